@@ -1,0 +1,11 @@
+//! crosswheel: build, repair and test Python wheels for macOS arm64 and
+//! manylinux aarch64/ppc64le from a Linux x86_64 host.
+//!
+//! Binary-format modules (`elf`, `macho`) know nothing of wheels; `wheel`
+//! knows nothing of binaries; the stage modules (`repair`, ...) tie them.
+
+pub mod elf;
+pub mod macho;
+pub mod manylinux;
+pub mod repair;
+pub mod wheel;

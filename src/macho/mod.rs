@@ -1,0 +1,1 @@
+//! Mach-O facts, edits and code signatures. Knows nothing of wheels.

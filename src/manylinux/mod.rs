@@ -1,0 +1,1 @@
+//! manylinux policies (data in config/) and their evaluation.

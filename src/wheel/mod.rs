@@ -1,0 +1,1 @@
+//! Wheel model: names, metadata, RECORD, safe reading, deterministic writing.
