@@ -1,0 +1,239 @@
+//! Support shared by the integration tests: the pinned real wheels of
+//! `tests/fixtures.lock`, the external tools a test needs, and the binary under test.
+//!
+//! Everything here fails loudly instead of skipping: a test whose fixture or tool is
+//! missing panics with the command that fixes it, so a green run always means the
+//! test really ran.
+
+// Each test binary includes this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use sha2::{Digest, Sha256};
+
+/// The lock is compiled in, so tests always check against the lock they were built with.
+const LOCK: &str = include_str!("../fixtures.lock");
+const LOCK_PATH: &str = "tests/fixtures.lock";
+const FETCH_HINT: &str = "run `scripts/fetch-fixtures`";
+
+/// One wheel pinned in `tests/fixtures.lock`.
+#[derive(Debug)]
+pub struct LockedFixture {
+    pub file_name: &'static str,
+    pub sha256: &'static str,
+    /// The `pip download` arguments that select exactly this file.
+    pub pip_args: Vec<&'static str>,
+    /// Hashing a large wheel is slow in a debug build: verify each once per process.
+    verified: OnceLock<Result<PathBuf, String>>,
+}
+
+/// All wheels of the lock, in lock order.
+///
+/// Panics when the lock is malformed: that is a bug in the repository, not in the
+/// environment.
+pub fn locked_fixtures() -> &'static [LockedFixture] {
+    static FIXTURES: OnceLock<Vec<LockedFixture>> = OnceLock::new();
+    FIXTURES.get_or_init(|| {
+        let fixtures: Vec<LockedFixture> = LOCK
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| {
+                let line = line.trim();
+                !line.is_empty() && !line.starts_with('#')
+            })
+            .map(|(index, line)| parse_lock_line(index + 1, line))
+            .collect();
+        for (position, fixture) in fixtures.iter().enumerate() {
+            let repeated = fixtures[..position]
+                .iter()
+                .any(|earlier| earlier.file_name == fixture.file_name);
+            assert!(
+                !repeated,
+                "{LOCK_PATH}: {} is listed twice",
+                fixture.file_name
+            );
+        }
+        fixtures
+    })
+}
+
+fn parse_lock_line(line_number: usize, line: &'static str) -> LockedFixture {
+    let mut fields = line.split_whitespace();
+    let (Some(file_name), Some(sha256)) = (fields.next(), fields.next()) else {
+        panic!("{LOCK_PATH}:{line_number}: expected `<file name> <sha256> <pip args>`");
+    };
+    let pip_args: Vec<&'static str> = fields.collect();
+    assert!(
+        file_name.ends_with(".whl") && !file_name.contains('/'),
+        "{LOCK_PATH}:{line_number}: `{file_name}` is not a wheel file name"
+    );
+    assert!(
+        sha256.len() == 64
+            && sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "{LOCK_PATH}:{line_number}: `{sha256}` is not a lowercase hex sha256"
+    );
+    assert!(
+        !pip_args.is_empty(),
+        "{LOCK_PATH}:{line_number}: no pip download arguments after the sha256"
+    );
+    LockedFixture {
+        file_name,
+        sha256,
+        pip_args,
+        verified: OnceLock::new(),
+    }
+}
+
+/// The folder `scripts/fetch-fixtures` downloads into.
+pub fn fixtures_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CROSSWHEEL_FIXTURES") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME")
+        .expect("neither CROSSWHEEL_FIXTURES nor HOME is set: cannot locate the fixture wheels");
+    Path::new(&home).join(".cache/crosswheel-fixtures")
+}
+
+impl LockedFixture {
+    /// The cached wheel's path once its sha256 matches the lock; otherwise a one-line
+    /// description of what is wrong and how to fix it.
+    pub fn verify(&self) -> Result<&Path, &str> {
+        let verified = self.verified.get_or_init(|| {
+            let path = fixtures_dir().join(self.file_name);
+            let actual = match sha256_of(&path) {
+                Ok(actual) => actual,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    return Err(format!(
+                        "fixture {} is missing: {FETCH_HINT}",
+                        path.display()
+                    ));
+                }
+                Err(error) => {
+                    return Err(format!("cannot read fixture {}: {error}", path.display()));
+                }
+            };
+            if actual != self.sha256 {
+                return Err(format!(
+                    "fixture {} has sha256 {actual} but {LOCK_PATH} says {}: {FETCH_HINT} \
+                     (it replaces the file)",
+                    path.display(),
+                    self.sha256
+                ));
+            }
+            Ok(path)
+        });
+        verified.as_deref().map_err(String::as_str)
+    }
+}
+
+/// The verified path of a locked wheel, by exact file name.
+///
+/// Panics with the fix when the name is not in the lock, the file was not fetched,
+/// or its sha256 differs from the lock.
+pub fn fixture(file_name: &str) -> PathBuf {
+    let Some(locked) = locked_fixtures()
+        .iter()
+        .find(|fixture| fixture.file_name == file_name)
+    else {
+        panic!("{file_name} is not pinned in {LOCK_PATH}: add its line there, then {FETCH_HINT}");
+    };
+    match locked.verify() {
+        Ok(path) => path.to_path_buf(),
+        Err(problem) => panic!("{problem}"),
+    }
+}
+
+/// The verified paths of every locked wheel whose file name matches a glob `pattern`
+/// (e.g. `"numpy-*-macosx_*.whl"`), in lock order. Panics when none matches, since a
+/// test looping over no fixture would test nothing.
+pub fn fixtures_matching(pattern: &str) -> Vec<PathBuf> {
+    let glob = glob::Pattern::new(pattern)
+        .unwrap_or_else(|error| panic!("invalid fixture pattern `{pattern}`: {error}"));
+    let paths: Vec<PathBuf> = locked_fixtures()
+        .iter()
+        .filter(|locked| glob.matches(locked.file_name))
+        .map(|locked| fixture(locked.file_name))
+        .collect();
+    assert!(
+        !paths.is_empty(),
+        "no wheel in {LOCK_PATH} matches `{pattern}`"
+    );
+    paths
+}
+
+/// Lowercase hex sha256 of a file, streamed.
+pub fn sha256_of(path: &Path) -> io::Result<String> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0; 1 << 20];
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
+}
+
+/// The path of an executable on `PATH` (or of `name` itself when it contains a `/`).
+///
+/// Panics naming `install_hint` (e.g. `"apt-get install patchelf"` or
+/// `"pip install auditwheel"`) when it is missing.
+pub fn require_tool(name: &str, install_hint: &str) -> PathBuf {
+    let candidates: Vec<PathBuf> = if name.contains('/') {
+        vec![PathBuf::from(name)]
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join(name))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    candidates
+        .into_iter()
+        .find(|candidate| is_executable(candidate))
+        .unwrap_or_else(|| {
+            panic!(
+                "this test needs `{name}`, which is not on PATH: install it with `{install_hint}`"
+            )
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+/// Extract every entry of `wheel` below `dir` (created if needed).
+pub fn unzip_to(wheel: &Path, dir: &Path) {
+    let file = File::open(wheel)
+        .unwrap_or_else(|error| panic!("cannot open {}: {error}", wheel.display()));
+    let mut archive = zip::ZipArchive::new(file)
+        .unwrap_or_else(|error| panic!("{} is not a zip archive: {error}", wheel.display()));
+    archive.extract(dir).unwrap_or_else(|error| {
+        panic!(
+            "cannot extract {} into {}: {error}",
+            wheel.display(),
+            dir.display()
+        )
+    });
+}
+
+/// The `crosswheel` binary Cargo built for this test run.
+pub fn crosswheel_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_crosswheel"))
+}
