@@ -228,3 +228,180 @@ fn blacklisted_imports<'a>(
                 .collect::<Vec<_>>()
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elf::facts::{ElfClass, Endianness, UndefinedSymbol, VersionRequirement};
+
+    const CONFIG: &str = r#"
+        [[policy]]
+        name = "linux"
+        priority = 0
+        unrestricted = true
+
+        [[policy]]
+        name = "manylinux_2_17"
+        aliases = ["manylinux2014"]
+        priority = 80
+        architectures = ["aarch64"]
+        whitelist_added = ["libc.so.6", "libz.so.1"]
+        [policy.blacklist]
+        "libz.so.1" = ["_tr_init", "*"]
+        [policy.symbol_versions_added.aarch64]
+        GLIBC = ["2.0", "2.17"]
+
+        [[policy]]
+        name = "manylinux_2_28"
+        priority = 64
+        architectures = ["aarch64"]
+        [policy.blacklist]
+        "libz.so.1" = ["_tr_init"]
+        [policy.symbol_versions_added.aarch64]
+        GLIBC = ["2.3.4", "2.28"]
+    "#;
+
+    fn policies() -> Policies {
+        Policies::from_config("test.toml", CONFIG, "aarch64").expect("the test configuration is valid")
+    }
+
+    fn facts(needed: &[&str], requirements: &[(&str, &[&str])]) -> ElfFacts {
+        ElfFacts {
+            machine: 183,
+            arch: Some("aarch64"),
+            class: ElfClass::Elf64,
+            endianness: Endianness::Little,
+            file_type: 3,
+            interpreter: None,
+            soname: None,
+            needed: needed.iter().map(|s| s.to_string()).collect(),
+            rpath: Vec::new(),
+            runpath: Vec::new(),
+            version_requirements: requirements
+                .iter()
+                .map(|(file, versions)| VersionRequirement {
+                    file: file.to_string(),
+                    versions: versions.iter().map(|v| v.to_string()).collect(),
+                })
+                .collect(),
+            undefined_symbols: Vec::new(),
+        }
+    }
+
+    fn import(name: &str, weak: bool) -> UndefinedSymbol {
+        UndefinedSymbol { name: name.into(), version: None, library: None, weak }
+    }
+
+    fn analyze(facts: &ElfFacts) -> Analysis {
+        let binaries = [Binary { path: "pkg/_ext.so", facts }];
+        policies().analyze(&binaries, &provided_names(&binaries))
+    }
+
+    #[test]
+    fn picks_the_most_compatible_policy_whose_sets_hold_every_version() {
+        let analysis = analyze(&facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.17"])]));
+        assert_eq!(analysis.policy, "manylinux_2_17_aarch64");
+        assert_eq!(analysis.platform_tags, ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]);
+        assert!(analysis.blocked.is_empty());
+    }
+
+    #[test]
+    fn explains_a_missing_version_as_a_symbol_version_violation() {
+        let analysis = analyze(&facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.17", "GLIBC_2.28"])]));
+        assert_eq!(analysis.policy, "manylinux_2_28_aarch64");
+        assert_eq!(analysis.symbol_policy, "manylinux_2_28_aarch64");
+        let blockers = analysis.next_blockers().expect("manylinux_2_17 fails");
+        assert_eq!(blockers.policy, "manylinux_2_17_aarch64");
+        assert_eq!(
+            blockers.violations,
+            [Violation::SymbolVersion {
+                binary: "pkg/_ext.so".into(),
+                library: "libc.so.6".into(),
+                version: "GLIBC_2.28".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn judges_membership_so_an_older_version_outside_the_set_fails() {
+        let analysis = analyze(&facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.3.4"])]));
+        assert_eq!(analysis.policy, "manylinux_2_28_aarch64");
+    }
+
+    #[test]
+    fn falls_back_to_linux_and_lists_every_better_policy_nearest_first() {
+        let analysis = analyze(&facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.35"])]));
+        assert_eq!(analysis.policy, "linux_aarch64");
+        assert_eq!(analysis.symbol_policy, "linux_aarch64");
+        let order: Vec<_> = analysis.blocked.iter().map(|b| b.policy.as_str()).collect();
+        assert_eq!(order, ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64"]);
+    }
+
+    #[test]
+    fn ignores_prefixes_the_policies_do_not_list_and_the_dynamic_loader() {
+        let analysis = analyze(&facts(
+            &["libc.so.6", "ld-linux-aarch64.so.1"],
+            &[("libssl.so.3", &["OPENSSL_3.0.0"]), ("ld-linux-aarch64.so.1", &["GLIBC_2.99"])],
+        ));
+        assert_eq!(analysis.policy, "manylinux_2_17_aarch64");
+        assert!(!analysis.versioned_symbols.contains_key("ld-linux-aarch64.so.1"));
+        assert!(analysis.versioned_symbols.contains_key("libssl.so.3"));
+    }
+
+    #[test]
+    fn reports_needed_libraries_outside_the_whitelist_unless_provided() {
+        let extension = facts(&["libc.so.6", "libssl.so.3"], &[]);
+        let analysis = analyze(&extension);
+        assert_eq!(analysis.policy, "linux_aarch64");
+        assert_eq!(analysis.symbol_policy, "manylinux_2_17_aarch64");
+        let binaries_needing_ssl = BTreeSet::from(["pkg/_ext.so".to_string()]);
+        assert_eq!(analysis.external_libraries.get("libssl.so.3"), Some(&binaries_needing_ssl));
+        assert!(analysis.blocked[0].violations.contains(&Violation::Library {
+            binary: "pkg/_ext.so".into(),
+            library: "libssl.so.3".into()
+        }));
+
+        let mut vendored = facts(&["libc.so.6"], &[]);
+        vendored.soname = Some("libssl.so.3".into());
+        let binaries = [
+            Binary { path: "pkg/_ext.so", facts: &extension },
+            Binary { path: "pkg.libs/libssl-1234abcd.so.3", facts: &vendored },
+        ];
+        let analysis = policies().analyze(&binaries, &provided_names(&binaries));
+        assert_eq!(analysis.policy, "manylinux_2_17_aarch64");
+        assert!(analysis.external_libraries.is_empty());
+    }
+
+    #[test]
+    fn reports_blacklisted_imports_but_not_weak_ones() {
+        let mut extension = facts(&["libc.so.6", "libz.so.1"], &[]);
+        extension.undefined_symbols = vec![import("_tr_init", false), import("deflate", false)];
+        let analysis = analyze(&extension);
+        assert_eq!(analysis.policy, "linux_aarch64");
+        let manylinux_2_28 = &analysis.blocked[0];
+        assert_eq!(
+            manylinux_2_28.violations,
+            [Violation::Blacklisted {
+                binary: "pkg/_ext.so".into(),
+                library: "libz.so.1".into(),
+                symbol: "_tr_init".into()
+            }]
+        );
+        // manylinux_2_17 bans the whole library with "*".
+        assert_eq!(analysis.blocked[1].violations.len(), 2);
+
+        extension.undefined_symbols = vec![import("_tr_init", true)];
+        extension.needed = vec!["libc.so.6".into()];
+        assert_eq!(analyze(&extension).policy, "manylinux_2_17_aarch64");
+    }
+
+    #[test]
+    fn serializes_violations_with_a_kind_tag() {
+        let analysis = analyze(&facts(&["libc.so.6", "libfoo.so.1"], &[]));
+        let json = serde_json::to_value(&analysis).expect("the analysis serializes");
+        let violation = &json["blocked"][0]["violations"][0];
+        assert_eq!(violation["kind"], "library");
+        assert_eq!(violation["library"], "libfoo.so.1");
+        assert_eq!(json["policy"], "linux_aarch64");
+    }
+}

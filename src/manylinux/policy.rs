@@ -278,3 +278,161 @@ fn resolve(config: ConfigFile, file: &str, arch: &str) -> Result<Policies, Polic
     }
     Ok(Policies { arch: arch.to_owned(), restricted, linux, known_arches })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two restricted policies: the older lacks `GLIBC_2.3.4` although it has
+    /// a higher version, to show that membership, not a maximum, decides.
+    const CONFIG: &str = r#"
+        [[policy]]
+        name = "linux"
+        priority = 0
+        unrestricted = true
+
+        [[policy]]
+        name = "manylinux_2_17"
+        aliases = ["manylinux2014"]
+        priority = 80
+        architectures = ["aarch64", "ppc64le"]
+        whitelist_added = ["libc.so.6"]
+        [policy.symbol_versions_added.aarch64]
+        GLIBC = ["2.0", "2.17"]
+        [policy.symbol_versions_added.ppc64le]
+        GLIBCXX = ["3.4", "LDBL_3.4"]
+
+        [[policy]]
+        name = "manylinux_2_28"
+        priority = 64
+        architectures = ["aarch64"]
+        whitelist_added = ["libz.so.1"]
+        [policy.blacklist]
+        "libz.so.1" = ["_tr_init"]
+        [policy.symbol_versions_added.aarch64]
+        GLIBC = ["2.3.4", "2.28"]
+    "#;
+
+    fn policies(arch: &str) -> Policies {
+        Policies::from_config("test.toml", CONFIG, arch).expect("the test configuration is valid")
+    }
+
+    fn tags(policies: &Policies) -> Vec<String> {
+        policies.iter().map(Policy::tag).collect()
+    }
+
+    #[test]
+    fn orders_policies_most_compatible_first_with_linux_last() {
+        let aarch64 = policies("aarch64");
+        assert_eq!(tags(&aarch64), ["manylinux_2_17_aarch64", "manylinux_2_28_aarch64", "linux_aarch64"]);
+        assert_eq!(aarch64.most_compatible().name, "manylinux_2_17");
+        assert_eq!(aarch64.newest().name, "manylinux_2_28");
+        assert_eq!(tags(&policies("ppc64le")), ["manylinux_2_17_ppc64le", "linux_ppc64le"]);
+    }
+
+    #[test]
+    fn accumulates_whitelist_and_versions_from_older_policies() {
+        let aarch64 = policies("aarch64");
+        let newest = aarch64.newest();
+        assert_eq!(newest.whitelist, BTreeSet::from(["libc.so.6".into(), "libz.so.1".into()]));
+        let glibc = BTreeSet::from(["2.0", "2.17", "2.3.4", "2.28"].map(String::from));
+        assert_eq!(newest.symbol_versions.get("GLIBC"), Some(&glibc));
+        assert!(aarch64.most_compatible().blacklist.is_empty(), "blacklists are per policy");
+    }
+
+    #[test]
+    fn allows_versions_by_set_membership_not_by_maximum() {
+        let aarch64 = policies("aarch64");
+        let old = aarch64.most_compatible();
+        assert!(old.allows_version("GLIBC_2.17"));
+        assert!(!old.allows_version("GLIBC_2.3.4"), "2.3.4 < 2.17 but is not in the set");
+        assert!(aarch64.newest().allows_version("GLIBC_2.3.4"));
+        assert!(old.allows_version("OPENSSL_1_1_0"), "unlisted prefixes are not judged");
+        assert!(!old.allows_version("GLIBC"), "a bare prefix is an empty version");
+    }
+
+    #[test]
+    fn treats_ldbl_entries_as_versions_of_their_prefix() {
+        let ppc64le = policies("ppc64le");
+        let policy = ppc64le.most_compatible();
+        assert!(policy.allows_version("GLIBCXX_LDBL_3.4"));
+        assert!(!policy.allows_version("GLIBCXX_LDBL_3.4.21"));
+        assert!(!policy.allows_version("GLIBCXX_IEEE128_3.4.29"));
+    }
+
+    #[test]
+    fn lists_the_pep600_tag_before_its_legacy_alias() {
+        let aarch64 = policies("aarch64");
+        let policy = aarch64.most_compatible();
+        assert_eq!(policy.platform_tags(), ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]);
+        assert_eq!(policy.compressed_platform_tag(), "manylinux2014_aarch64.manylinux_2_17_aarch64");
+        assert_eq!(aarch64.newest().compressed_platform_tag(), "manylinux_2_28_aarch64");
+    }
+
+    #[test]
+    fn parses_plat_values_by_tag_alias_or_stem() {
+        let aarch64 = policies("aarch64");
+        let named = |value| match aarch64.parse_plat(value) {
+            Ok(PlatRequest::Policy(policy)) => policy.name.clone(),
+            other => panic!("{value}: {other:?}"),
+        };
+        assert_eq!(aarch64.parse_plat("auto"), Ok(PlatRequest::Auto));
+        assert_eq!(named("manylinux_2_28_aarch64"), "manylinux_2_28");
+        assert_eq!(named("manylinux2014_aarch64"), "manylinux_2_17");
+        assert_eq!(named("manylinux2014"), "manylinux_2_17");
+        assert_eq!(named("manylinux_2_28"), "manylinux_2_28");
+    }
+
+    #[test]
+    fn rejects_plat_values_for_another_architecture() {
+        let error = policies("aarch64").parse_plat("manylinux2014_ppc64le").unwrap_err();
+        assert!(matches!(&error, PolicyError::WrongArch { requested, .. } if requested == "ppc64le"));
+        assert!(error.to_string().contains("the binaries are aarch64"), "{error}");
+    }
+
+    #[test]
+    fn rejects_unknown_plat_values_listing_the_valid_ones() {
+        let aarch64 = policies("aarch64");
+        for value in ["manylinux_2_99_aarch64", "linux_aarch64", "linux", "musllinux_1_2_aarch64"] {
+            let error = aarch64.parse_plat(value).unwrap_err();
+            assert!(matches!(error, PolicyError::UnknownPlatform { .. }), "{value}: {error:?}");
+            assert!(error.to_string().contains("manylinux2014_aarch64"), "{error}");
+        }
+    }
+
+    #[test]
+    fn rejects_an_architecture_without_policies() {
+        let error = Policies::from_config("test.toml", CONFIG, "mips64").unwrap_err();
+        assert_eq!(
+            error,
+            PolicyError::UnknownArch { arch: "mips64".into(), known: "aarch64, ppc64le".into() }
+        );
+    }
+
+    #[test]
+    fn rejects_configurations_that_break_the_cumulative_order() {
+        let swapped = CONFIG.replace("priority = 64", "priority = 90");
+        let error = Policies::from_config("test.toml", &swapped, "aarch64").unwrap_err();
+        assert!(matches!(error, PolicyError::Config { .. }), "{error:?}");
+
+        let stray = CONFIG.replace("[policy.symbol_versions_added.ppc64le]", "[policy.symbol_versions_added.s390x]");
+        let error = Policies::from_config("test.toml", &stray, "aarch64").unwrap_err();
+        assert!(error.to_string().starts_with("test.toml: policy `manylinux_2_17` adds"), "{error}");
+
+        let typo = CONFIG.replace("whitelist_added = [\"libz.so.1\"]", "whitelist = [\"libz.so.1\"]");
+        assert!(Policies::from_config("test.toml", &typo, "aarch64").is_err());
+    }
+
+    #[test]
+    fn builtin_policies_start_at_manylinux2014_for_the_cross_targets() {
+        for arch in ["aarch64", "ppc64le"] {
+            let policies = Policies::for_arch(arch).expect("the built-in configuration is valid");
+            assert_eq!(policies.most_compatible().platform_tags()[1], format!("manylinux2014_{arch}"));
+            for name in ["manylinux_2_24", "manylinux_2_26", "manylinux_2_27", "manylinux_2_28", "manylinux_2_31", "manylinux_2_34"] {
+                assert!(policies.by_name(name).is_some(), "{arch} lacks {name}");
+            }
+        }
+        let x86_64 = Policies::for_arch("x86_64").expect("the built-in configuration is valid");
+        assert_eq!(x86_64.most_compatible().platform_tags(), ["manylinux_2_5_x86_64", "manylinux1_x86_64"]);
+    }
+}
