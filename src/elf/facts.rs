@@ -134,8 +134,16 @@ impl ElfFacts {
             return Err(ElfError::NotElf);
         }
         let elf = Elf::parse(data)?;
-        let class = if elf.is_64 { ElfClass::Elf64 } else { ElfClass::Elf32 };
-        let endianness = if elf.little_endian { Endianness::Little } else { Endianness::Big };
+        let class = if elf.is_64 {
+            ElfClass::Elf64
+        } else {
+            ElfClass::Elf32
+        };
+        let endianness = if elf.little_endian {
+            Endianness::Little
+        } else {
+            Endianness::Big
+        };
         let machine = elf.header.e_machine;
 
         let mut facts = ElfFacts {
@@ -165,7 +173,10 @@ impl ElfFacts {
         for requirement in &self.version_requirements {
             for name in &requirement.versions {
                 let (prefix, version) = split_version_name(name);
-                by_prefix.entry(prefix.to_owned()).or_default().insert(version.to_owned());
+                by_prefix
+                    .entry(prefix.to_owned())
+                    .or_default()
+                    .insert(version.to_owned());
             }
         }
         by_prefix
@@ -204,7 +215,10 @@ impl ElfFacts {
 }
 
 fn split_search_path(value: &str) -> impl Iterator<Item = String> + '_ {
-    value.split(':').filter(|entry| !entry.is_empty()).map(str::to_owned)
+    value
+        .split(':')
+        .filter(|entry| !entry.is_empty())
+        .map(str::to_owned)
 }
 
 fn dynamic_string<'a>(
@@ -228,11 +242,18 @@ fn read_version_requirements(elf: &Elf<'_>) -> Result<Vec<VersionRequirement>, E
         let versions = need
             .iter()
             .map(|aux| {
-                dynamic_string(&elf.dynstrtab, aux.vna_name as u64, "a .gnu.version_r version")
-                    .map(str::to_owned)
+                dynamic_string(
+                    &elf.dynstrtab,
+                    aux.vna_name as u64,
+                    "a .gnu.version_r version",
+                )
+                .map(str::to_owned)
             })
             .collect::<Result<_, _>>()?;
-        requirements.push(VersionRequirement { file: file.to_owned(), versions });
+        requirements.push(VersionRequirement {
+            file: file.to_owned(),
+            versions,
+        });
     }
     Ok(requirements)
 }
@@ -244,7 +265,9 @@ fn required_versions_by_index<'a>(elf: &Elf<'a>) -> BTreeMap<u16, (&'a str, &'a 
         return by_index;
     };
     for need in verneed.iter() {
-        let Some(file) = elf.dynstrtab.get_at(need.vn_file) else { continue };
+        let Some(file) = elf.dynstrtab.get_at(need.vn_file) else {
+            continue;
+        };
         for aux in need.iter() {
             if let Some(name) = elf.dynstrtab.get_at(aux.vna_name) {
                 by_index.insert(aux.vna_other, (file, name));
@@ -302,7 +325,10 @@ mod tests {
     fn splits_version_names_at_the_first_underscore() {
         assert_eq!(split_version_name("GLIBC_2.17"), ("GLIBC", "2.17"));
         assert_eq!(split_version_name("GLIBC_2.3.4"), ("GLIBC", "2.3.4"));
-        assert_eq!(split_version_name("GLIBCXX_LDBL_3.4"), ("GLIBCXX", "LDBL_3.4"));
+        assert_eq!(
+            split_version_name("GLIBCXX_LDBL_3.4"),
+            ("GLIBCXX", "LDBL_3.4")
+        );
         assert_eq!(split_version_name("CXXABI_TM_1"), ("CXXABI", "TM_1"));
         assert_eq!(split_version_name("OPENSSL_1_1_0"), ("OPENSSL", "1_1_0"));
         assert_eq!(split_version_name("FLOAT128"), ("FLOAT128", ""));
@@ -314,7 +340,10 @@ mod tests {
         use Endianness::*;
         assert_eq!(arch_name(header::EM_PPC64, Elf64, Little), Some("ppc64le"));
         assert_eq!(arch_name(header::EM_PPC64, Elf64, Big), Some("ppc64"));
-        assert_eq!(arch_name(header::EM_AARCH64, Elf64, Little), Some("aarch64"));
+        assert_eq!(
+            arch_name(header::EM_AARCH64, Elf64, Little),
+            Some("aarch64")
+        );
         assert_eq!(arch_name(header::EM_386, Elf32, Little), Some("i686"));
         assert_eq!(arch_name(header::EM_S390, Elf64, Big), Some("s390x"));
         assert_eq!(arch_name(header::EM_RISCV, Elf64, Little), Some("riscv64"));
@@ -336,8 +365,11 @@ mod tests {
         assert!(facts.versions_by_prefix().contains_key("GLIBC"));
         let versioned = facts.undefined_symbols.iter().find(|s| s.version.is_some());
         let versioned = versioned.expect("the test binary imports versioned libc symbols");
-        assert!(facts.versions_required_from(versioned.library.as_deref().unwrap_or_default())
-            .any(|v| Some(v) == versioned.version.as_deref()));
+        assert!(
+            facts
+                .versions_required_from(versioned.library.as_deref().unwrap_or_default())
+                .any(|v| Some(v) == versioned.version.as_deref())
+        );
     }
 
     #[test]
@@ -346,7 +378,9 @@ mod tests {
         let full = ElfFacts::parse(&data).expect("the test binary parses");
         let (dynamic_offset, _) = dynamic_entries(&data);
         let step = (data.len() / 300).max(1);
-        let cuts = (0..data.len()).step_by(step).chain(dynamic_offset.saturating_sub(64)..dynamic_offset + 64);
+        let cuts = (0..data.len())
+            .step_by(step)
+            .chain(dynamic_offset.saturating_sub(64)..dynamic_offset + 64);
         for cut in cuts {
             if let Ok(facts) = ElfFacts::parse(&data[..cut.min(data.len())]) {
                 assert_eq!(facts.machine, full.machine, "cut at {cut}");
@@ -371,7 +405,11 @@ mod tests {
         for _ in 0..200 {
             let mut data = original.clone();
             for _ in 0..4 {
-                let region = if next() % 2 == 0 { &header_region } else { &dynamic_region };
+                let region = if next() % 2 == 0 {
+                    &header_region
+                } else {
+                    &dynamic_region
+                };
                 let position = region.start + (next() as usize) % region.len().max(1);
                 if let Some(byte) = data.get_mut(position) {
                     *byte = next() as u8;
@@ -392,7 +430,10 @@ mod tests {
             .iter()
             .position(|phdr| phdr.p_type == goblin::elf::program_header::PT_DYNAMIC)
             .expect("the test binary is dynamically linked");
-        assert!(elf.is_64 && elf.little_endian, "this test patches a 64-bit little-endian header");
+        assert!(
+            elf.is_64 && elf.little_endian,
+            "this test patches a 64-bit little-endian header"
+        );
         let entry = elf.header.e_phoff as usize + index * elf.header.e_phentsize as usize;
         let p_offset = entry + 8;
         let beyond_end = (data.len() as u64 + 0x1000).to_le_bytes();
@@ -413,7 +454,10 @@ mod tests {
         data[needed + 8..needed + 16].copy_from_slice(&u64::MAX.to_le_bytes());
         assert_eq!(
             ElfFacts::parse(&data),
-            Err(ElfError::BadStringOffset { what: "DT_NEEDED", offset: u64::MAX })
+            Err(ElfError::BadStringOffset {
+                what: "DT_NEEDED",
+                offset: u64::MAX
+            })
         );
     }
 }

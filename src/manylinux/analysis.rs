@@ -29,13 +29,21 @@ pub struct Binary<'a> {
 pub enum Violation {
     /// `binary` requires `version` (e.g. `GLIBC_2.28`) from `library`, and the
     /// policy's set for that prefix lacks it.
-    SymbolVersion { binary: String, library: String, version: String },
+    SymbolVersion {
+        binary: String,
+        library: String,
+        version: String,
+    },
     /// `binary` needs `library`, which is neither provided alongside nor
     /// whitelisted: it would have to be vendored.
     Library { binary: String, library: String },
     /// `binary` imports `symbol` from whitelisted `library`, which the policy
     /// bans (`*` bans the whole library).
-    Blacklisted { binary: String, library: String, symbol: String },
+    Blacklisted {
+        binary: String,
+        library: String,
+        symbol: String,
+    },
 }
 
 /// A more compatible policy than the one that holds, and why it fails.
@@ -104,8 +112,9 @@ impl Policies {
         let mut satisfied = self.linux();
         for policy in self.iter() {
             let violations = violations(policy, binaries, provided);
-            let symbols_hold =
-                !violations.iter().any(|v| matches!(v, Violation::SymbolVersion { .. }));
+            let symbols_hold = !violations
+                .iter()
+                .any(|v| matches!(v, Violation::SymbolVersion { .. }));
             if symbols_hold && symbol_policy.is_none() {
                 symbol_policy = Some(policy);
             }
@@ -113,7 +122,10 @@ impl Policies {
                 satisfied = policy;
                 break;
             }
-            blocked.push(Blockers { policy: policy.tag(), violations });
+            blocked.push(Blockers {
+                policy: policy.tag(),
+                violations,
+            });
         }
         blocked.reverse();
 
@@ -121,7 +133,10 @@ impl Policies {
         let mut external_libraries: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for binary in binaries {
             for library in external_needed(binary, most_compatible, provided) {
-                external_libraries.entry(library.to_owned()).or_default().insert(binary.path.to_owned());
+                external_libraries
+                    .entry(library.to_owned())
+                    .or_default()
+                    .insert(binary.path.to_owned());
             }
         }
 
@@ -156,15 +171,24 @@ fn external_needed<'a>(
     policy: &'a Policy,
     provided: &'a BTreeSet<String>,
 ) -> impl Iterator<Item = &'a str> {
-    binary.facts.needed.iter().map(String::as_str).filter(move |library| {
-        !policy.unrestricted
-            && !is_dynamic_loader(library)
-            && !provided.contains(*library)
-            && !policy.whitelist.contains(*library)
-    })
+    binary
+        .facts
+        .needed
+        .iter()
+        .map(String::as_str)
+        .filter(move |library| {
+            !policy.unrestricted
+                && !is_dynamic_loader(library)
+                && !provided.contains(*library)
+                && !policy.whitelist.contains(*library)
+        })
 }
 
-fn violations(policy: &Policy, binaries: &[Binary<'_>], provided: &BTreeSet<String>) -> Vec<Violation> {
+fn violations(
+    policy: &Policy,
+    binaries: &[Binary<'_>],
+    provided: &BTreeSet<String>,
+) -> Vec<Violation> {
     if policy.unrestricted {
         return Vec::new();
     }
@@ -176,7 +200,11 @@ fn violations(policy: &Policy, binaries: &[Binary<'_>], provided: &BTreeSet<Stri
             if is_dynamic_loader(&requirement.file) {
                 continue;
             }
-            for version in requirement.versions.iter().filter(|v| !policy.allows_version(v)) {
+            for version in requirement
+                .versions
+                .iter()
+                .filter(|v| !policy.allows_version(v))
+            {
                 found.insert(Violation::SymbolVersion {
                     binary: binary.path.to_owned(),
                     library: requirement.file.clone(),
@@ -262,7 +290,8 @@ mod tests {
     "#;
 
     fn policies() -> Policies {
-        Policies::from_config("test.toml", CONFIG, "aarch64").expect("the test configuration is valid")
+        Policies::from_config("test.toml", CONFIG, "aarch64")
+            .expect("the test configuration is valid")
     }
 
     fn facts(needed: &[&str], requirements: &[(&str, &[&str])]) -> ElfFacts {
@@ -289,11 +318,19 @@ mod tests {
     }
 
     fn import(name: &str, weak: bool) -> UndefinedSymbol {
-        UndefinedSymbol { name: name.into(), version: None, library: None, weak }
+        UndefinedSymbol {
+            name: name.into(),
+            version: None,
+            library: None,
+            weak,
+        }
     }
 
     fn analyze(facts: &ElfFacts) -> Analysis {
-        let binaries = [Binary { path: "pkg/_ext.so", facts }];
+        let binaries = [Binary {
+            path: "pkg/_ext.so",
+            facts,
+        }];
         policies().analyze(&binaries, &provided_names(&binaries))
     }
 
@@ -301,13 +338,19 @@ mod tests {
     fn picks_the_most_compatible_policy_whose_sets_hold_every_version() {
         let analysis = analyze(&facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.17"])]));
         assert_eq!(analysis.policy, "manylinux_2_17_aarch64");
-        assert_eq!(analysis.platform_tags, ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]);
+        assert_eq!(
+            analysis.platform_tags,
+            ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]
+        );
         assert!(analysis.blocked.is_empty());
     }
 
     #[test]
     fn explains_a_missing_version_as_a_symbol_version_violation() {
-        let analysis = analyze(&facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.17", "GLIBC_2.28"])]));
+        let analysis = analyze(&facts(
+            &["libc.so.6"],
+            &[("libc.so.6", &["GLIBC_2.17", "GLIBC_2.28"])],
+        ));
         assert_eq!(analysis.policy, "manylinux_2_28_aarch64");
         assert_eq!(analysis.symbol_policy, "manylinux_2_28_aarch64");
         let blockers = analysis.next_blockers().expect("manylinux_2_17 fails");
@@ -341,10 +384,17 @@ mod tests {
     fn ignores_prefixes_the_policies_do_not_list_and_the_dynamic_loader() {
         let analysis = analyze(&facts(
             &["libc.so.6", "ld-linux-aarch64.so.1"],
-            &[("libssl.so.3", &["OPENSSL_3.0.0"]), ("ld-linux-aarch64.so.1", &["GLIBC_2.99"])],
+            &[
+                ("libssl.so.3", &["OPENSSL_3.0.0"]),
+                ("ld-linux-aarch64.so.1", &["GLIBC_2.99"]),
+            ],
         ));
         assert_eq!(analysis.policy, "manylinux_2_17_aarch64");
-        assert!(!analysis.versioned_symbols.contains_key("ld-linux-aarch64.so.1"));
+        assert!(
+            !analysis
+                .versioned_symbols
+                .contains_key("ld-linux-aarch64.so.1")
+        );
         assert!(analysis.versioned_symbols.contains_key("libssl.so.3"));
     }
 
@@ -355,17 +405,30 @@ mod tests {
         assert_eq!(analysis.policy, "linux_aarch64");
         assert_eq!(analysis.symbol_policy, "manylinux_2_17_aarch64");
         let binaries_needing_ssl = BTreeSet::from(["pkg/_ext.so".to_string()]);
-        assert_eq!(analysis.external_libraries.get("libssl.so.3"), Some(&binaries_needing_ssl));
-        assert!(analysis.blocked[0].violations.contains(&Violation::Library {
-            binary: "pkg/_ext.so".into(),
-            library: "libssl.so.3".into()
-        }));
+        assert_eq!(
+            analysis.external_libraries.get("libssl.so.3"),
+            Some(&binaries_needing_ssl)
+        );
+        assert!(
+            analysis.blocked[0]
+                .violations
+                .contains(&Violation::Library {
+                    binary: "pkg/_ext.so".into(),
+                    library: "libssl.so.3".into()
+                })
+        );
 
         let mut vendored = facts(&["libc.so.6"], &[]);
         vendored.soname = Some("libssl.so.3".into());
         let binaries = [
-            Binary { path: "pkg/_ext.so", facts: &extension },
-            Binary { path: "pkg.libs/libssl-1234abcd.so.3", facts: &vendored },
+            Binary {
+                path: "pkg/_ext.so",
+                facts: &extension,
+            },
+            Binary {
+                path: "pkg.libs/libssl-1234abcd.so.3",
+                facts: &vendored,
+            },
         ];
         let analysis = policies().analyze(&binaries, &provided_names(&binaries));
         assert_eq!(analysis.policy, "manylinux_2_17_aarch64");

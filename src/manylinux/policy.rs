@@ -17,9 +17,19 @@ pub enum PolicyError {
     #[error("no manylinux policy exists for architecture `{arch}`; known architectures: {known}")]
     UnknownArch { arch: String, known: String },
     #[error("unknown platform `{value}` for {arch}; use `auto` or one of: {known}")]
-    UnknownPlatform { value: String, arch: String, known: String },
-    #[error("platform `{value}` targets {requested}, but the binaries are {arch}; use `auto` or a {arch} tag")]
-    WrongArch { value: String, requested: String, arch: String },
+    UnknownPlatform {
+        value: String,
+        arch: String,
+        known: String,
+    },
+    #[error(
+        "platform `{value}` targets {requested}, but the binaries are {arch}; use `auto` or a {arch} tag"
+    )]
+    WrongArch {
+        value: String,
+        requested: String,
+        arch: String,
+    },
 }
 
 /// One policy resolved for one architecture.
@@ -52,7 +62,11 @@ impl Policy {
     /// `["manylinux_2_17_aarch64", "manylinux2014_aarch64"]`.
     pub fn platform_tags(&self) -> Vec<String> {
         std::iter::once(self.tag())
-            .chain(self.aliases.iter().map(|alias| format!("{alias}_{}", self.arch)))
+            .chain(
+                self.aliases
+                    .iter()
+                    .map(|alias| format!("{alias}_{}", self.arch)),
+            )
             .collect()
     }
 
@@ -70,7 +84,9 @@ impl Policy {
     /// listed prefixes require set membership, not a maximum.
     pub fn allows_version(&self, version_name: &str) -> bool {
         let (prefix, version) = split_version_name(version_name);
-        self.symbol_versions.get(prefix).is_none_or(|allowed| allowed.contains(version))
+        self.symbol_versions
+            .get(prefix)
+            .is_none_or(|allowed| allowed.contains(version))
     }
 
     /// Whether `value` names this policy, by stem or alias, with or without
@@ -161,7 +177,9 @@ impl Policies {
         }
         let other_arch = self.known_arches.iter().find(|arch| {
             **arch != self.arch
-                && value.strip_suffix(arch.as_str()).is_some_and(|rest| rest.ends_with('_'))
+                && value
+                    .strip_suffix(arch.as_str())
+                    .is_some_and(|rest| rest.ends_with('_'))
         });
         if let Some(requested) = other_arch {
             return Err(PolicyError::WrongArch {
@@ -176,7 +194,11 @@ impl Policies {
             .flat_map(Policy::platform_tags)
             .collect::<Vec<_>>()
             .join(", ");
-        Err(PolicyError::UnknownPlatform { value: value.to_owned(), arch: self.arch.clone(), known })
+        Err(PolicyError::UnknownPlatform {
+            value: value.to_owned(),
+            arch: self.arch.clone(),
+            known,
+        })
     }
 }
 
@@ -209,12 +231,16 @@ struct ConfigPolicy {
 /// policies must be listed most compatible first, because each one extends
 /// the previous one (for every architecture, not only `arch`).
 fn resolve(config: ConfigFile, file: &str, arch: &str) -> Result<Policies, PolicyError> {
-    let config_error = |message: String| PolicyError::Config { file: file.to_owned(), message };
+    let config_error = |message: String| PolicyError::Config {
+        file: file.to_owned(),
+        message,
+    };
     let mut known_arches = BTreeSet::new();
     let mut unrestricted = Vec::new();
     let mut restricted = Vec::new();
     let mut whitelist = BTreeSet::new();
-    let mut versions_by_arch: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mut versions_by_arch: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> =
+        BTreeMap::new();
     let mut previous_priority = u32::MAX;
 
     for entry in config.policy {
@@ -238,7 +264,11 @@ fn resolve(config: ConfigFile, file: &str, arch: &str) -> Result<Policies, Polic
             )));
         }
         previous_priority = entry.priority;
-        if let Some(stray) = entry.symbol_versions_added.keys().find(|a| !entry.architectures.contains(*a)) {
+        if let Some(stray) = entry
+            .symbol_versions_added
+            .keys()
+            .find(|a| !entry.architectures.contains(*a))
+        {
             return Err(config_error(format!(
                 "policy `{}` adds symbol versions for `{stray}`, which is not in its architectures",
                 entry.name
@@ -266,17 +296,24 @@ fn resolve(config: ConfigFile, file: &str, arch: &str) -> Result<Policies, Polic
         }
     }
 
-    let [linux] = <[Policy; 1]>::try_from(unrestricted)
-        .map_err(|found| {
-            config_error(format!("expected exactly one unrestricted policy, found {}", found.len()))
-        })?;
+    let [linux] = <[Policy; 1]>::try_from(unrestricted).map_err(|found| {
+        config_error(format!(
+            "expected exactly one unrestricted policy, found {}",
+            found.len()
+        ))
+    })?;
     if restricted.is_empty() {
         return Err(PolicyError::UnknownArch {
             arch: arch.to_owned(),
             known: known_arches.iter().cloned().collect::<Vec<_>>().join(", "),
         });
     }
-    Ok(Policies { arch: arch.to_owned(), restricted, linux, known_arches })
+    Ok(Policies {
+        arch: arch.to_owned(),
+        restricted,
+        linux,
+        known_arches,
+    })
 }
 
 #[cfg(test)]
@@ -324,20 +361,36 @@ mod tests {
     #[test]
     fn orders_policies_most_compatible_first_with_linux_last() {
         let aarch64 = policies("aarch64");
-        assert_eq!(tags(&aarch64), ["manylinux_2_17_aarch64", "manylinux_2_28_aarch64", "linux_aarch64"]);
+        assert_eq!(
+            tags(&aarch64),
+            [
+                "manylinux_2_17_aarch64",
+                "manylinux_2_28_aarch64",
+                "linux_aarch64"
+            ]
+        );
         assert_eq!(aarch64.most_compatible().name, "manylinux_2_17");
         assert_eq!(aarch64.newest().name, "manylinux_2_28");
-        assert_eq!(tags(&policies("ppc64le")), ["manylinux_2_17_ppc64le", "linux_ppc64le"]);
+        assert_eq!(
+            tags(&policies("ppc64le")),
+            ["manylinux_2_17_ppc64le", "linux_ppc64le"]
+        );
     }
 
     #[test]
     fn accumulates_whitelist_and_versions_from_older_policies() {
         let aarch64 = policies("aarch64");
         let newest = aarch64.newest();
-        assert_eq!(newest.whitelist, BTreeSet::from(["libc.so.6".into(), "libz.so.1".into()]));
+        assert_eq!(
+            newest.whitelist,
+            BTreeSet::from(["libc.so.6".into(), "libz.so.1".into()])
+        );
         let glibc = BTreeSet::from(["2.0", "2.17", "2.3.4", "2.28"].map(String::from));
         assert_eq!(newest.symbol_versions.get("GLIBC"), Some(&glibc));
-        assert!(aarch64.most_compatible().blacklist.is_empty(), "blacklists are per policy");
+        assert!(
+            aarch64.most_compatible().blacklist.is_empty(),
+            "blacklists are per policy"
+        );
     }
 
     #[test]
@@ -345,10 +398,19 @@ mod tests {
         let aarch64 = policies("aarch64");
         let old = aarch64.most_compatible();
         assert!(old.allows_version("GLIBC_2.17"));
-        assert!(!old.allows_version("GLIBC_2.3.4"), "2.3.4 < 2.17 but is not in the set");
+        assert!(
+            !old.allows_version("GLIBC_2.3.4"),
+            "2.3.4 < 2.17 but is not in the set"
+        );
         assert!(aarch64.newest().allows_version("GLIBC_2.3.4"));
-        assert!(old.allows_version("OPENSSL_1_1_0"), "unlisted prefixes are not judged");
-        assert!(!old.allows_version("GLIBC"), "a bare prefix is an empty version");
+        assert!(
+            old.allows_version("OPENSSL_1_1_0"),
+            "unlisted prefixes are not judged"
+        );
+        assert!(
+            !old.allows_version("GLIBC"),
+            "a bare prefix is an empty version"
+        );
     }
 
     #[test]
@@ -364,9 +426,18 @@ mod tests {
     fn lists_the_pep600_tag_before_its_legacy_alias() {
         let aarch64 = policies("aarch64");
         let policy = aarch64.most_compatible();
-        assert_eq!(policy.platform_tags(), ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]);
-        assert_eq!(policy.compressed_platform_tag(), "manylinux2014_aarch64.manylinux_2_17_aarch64");
-        assert_eq!(aarch64.newest().compressed_platform_tag(), "manylinux_2_28_aarch64");
+        assert_eq!(
+            policy.platform_tags(),
+            ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]
+        );
+        assert_eq!(
+            policy.compressed_platform_tag(),
+            "manylinux2014_aarch64.manylinux_2_17_aarch64"
+        );
+        assert_eq!(
+            aarch64.newest().compressed_platform_tag(),
+            "manylinux_2_28_aarch64"
+        );
     }
 
     #[test]
@@ -385,18 +456,36 @@ mod tests {
 
     #[test]
     fn rejects_plat_values_for_another_architecture() {
-        let error = policies("aarch64").parse_plat("manylinux2014_ppc64le").unwrap_err();
-        assert!(matches!(&error, PolicyError::WrongArch { requested, .. } if requested == "ppc64le"));
-        assert!(error.to_string().contains("the binaries are aarch64"), "{error}");
+        let error = policies("aarch64")
+            .parse_plat("manylinux2014_ppc64le")
+            .unwrap_err();
+        assert!(
+            matches!(&error, PolicyError::WrongArch { requested, .. } if requested == "ppc64le")
+        );
+        assert!(
+            error.to_string().contains("the binaries are aarch64"),
+            "{error}"
+        );
     }
 
     #[test]
     fn rejects_unknown_plat_values_listing_the_valid_ones() {
         let aarch64 = policies("aarch64");
-        for value in ["manylinux_2_99_aarch64", "linux_aarch64", "linux", "musllinux_1_2_aarch64"] {
+        for value in [
+            "manylinux_2_99_aarch64",
+            "linux_aarch64",
+            "linux",
+            "musllinux_1_2_aarch64",
+        ] {
             let error = aarch64.parse_plat(value).unwrap_err();
-            assert!(matches!(error, PolicyError::UnknownPlatform { .. }), "{value}: {error:?}");
-            assert!(error.to_string().contains("manylinux2014_aarch64"), "{error}");
+            assert!(
+                matches!(error, PolicyError::UnknownPlatform { .. }),
+                "{value}: {error:?}"
+            );
+            assert!(
+                error.to_string().contains("manylinux2014_aarch64"),
+                "{error}"
+            );
         }
     }
 
@@ -405,7 +494,10 @@ mod tests {
         let error = Policies::from_config("test.toml", CONFIG, "mips64").unwrap_err();
         assert_eq!(
             error,
-            PolicyError::UnknownArch { arch: "mips64".into(), known: "aarch64, ppc64le".into() }
+            PolicyError::UnknownArch {
+                arch: "mips64".into(),
+                known: "aarch64, ppc64le".into()
+            }
         );
     }
 
@@ -415,11 +507,22 @@ mod tests {
         let error = Policies::from_config("test.toml", &swapped, "aarch64").unwrap_err();
         assert!(matches!(error, PolicyError::Config { .. }), "{error:?}");
 
-        let stray = CONFIG.replace("[policy.symbol_versions_added.ppc64le]", "[policy.symbol_versions_added.s390x]");
+        let stray = CONFIG.replace(
+            "[policy.symbol_versions_added.ppc64le]",
+            "[policy.symbol_versions_added.s390x]",
+        );
         let error = Policies::from_config("test.toml", &stray, "aarch64").unwrap_err();
-        assert!(error.to_string().starts_with("test.toml: policy `manylinux_2_17` adds"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("test.toml: policy `manylinux_2_17` adds"),
+            "{error}"
+        );
 
-        let typo = CONFIG.replace("whitelist_added = [\"libz.so.1\"]", "whitelist = [\"libz.so.1\"]");
+        let typo = CONFIG.replace(
+            "whitelist_added = [\"libz.so.1\"]",
+            "whitelist = [\"libz.so.1\"]",
+        );
         assert!(Policies::from_config("test.toml", &typo, "aarch64").is_err());
     }
 
@@ -427,12 +530,25 @@ mod tests {
     fn builtin_policies_start_at_manylinux2014_for_the_cross_targets() {
         for arch in ["aarch64", "ppc64le"] {
             let policies = Policies::for_arch(arch).expect("the built-in configuration is valid");
-            assert_eq!(policies.most_compatible().platform_tags()[1], format!("manylinux2014_{arch}"));
-            for name in ["manylinux_2_24", "manylinux_2_26", "manylinux_2_27", "manylinux_2_28", "manylinux_2_31", "manylinux_2_34"] {
+            assert_eq!(
+                policies.most_compatible().platform_tags()[1],
+                format!("manylinux2014_{arch}")
+            );
+            for name in [
+                "manylinux_2_24",
+                "manylinux_2_26",
+                "manylinux_2_27",
+                "manylinux_2_28",
+                "manylinux_2_31",
+                "manylinux_2_34",
+            ] {
                 assert!(policies.by_name(name).is_some(), "{arch} lacks {name}");
             }
         }
         let x86_64 = Policies::for_arch("x86_64").expect("the built-in configuration is valid");
-        assert_eq!(x86_64.most_compatible().platform_tags(), ["manylinux_2_5_x86_64", "manylinux1_x86_64"]);
+        assert_eq!(
+            x86_64.most_compatible().platform_tags(),
+            ["manylinux_2_5_x86_64", "manylinux1_x86_64"]
+        );
     }
 }
