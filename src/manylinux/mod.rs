@@ -1,1 +1,8 @@
-//! manylinux policies (data in config/) and their evaluation.
+//! manylinux policies (data in `config/manylinux-policy.toml`) and the
+//! judgement of a set of ELF files against them.
+
+mod analysis;
+mod policy;
+
+pub use analysis::{Analysis, Binary, Blockers, Violation, provided_names};
+pub use policy::{PlatRequest, Policies, Policy, PolicyError};
