@@ -4,7 +4,10 @@
 //! Binary-format modules (`elf`, `macho`) know nothing of wheels; `wheel`
 //! knows nothing of binaries; the stage modules (`repair`, ...) tie them.
 
+pub mod cli;
+pub mod commands;
 pub mod elf;
+pub mod logging;
 pub mod macho;
 pub mod manylinux;
 pub mod repair;

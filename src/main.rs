@@ -1,3 +1,25 @@
-fn main() {
-    println!("crosswheel");
+//! The `crosswheel` command: parses the command line and dispatches to one
+//! function per subcommand. Everything else lives in the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use crosswheel::cli::{Cli, Command};
+use crosswheel::commands;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    crosswheel::logging::init(cli.verbose);
+    let outcome = match cli.command {
+        Command::Inspect(args) => commands::inspect::run(&args),
+        Command::Repair(args) => commands::repair::run(&args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            // `{:#}` joins the context chain on one line: what, which file, why.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

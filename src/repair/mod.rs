@@ -1,1 +1,1 @@
-//! Repair stage.
+pub mod linux;

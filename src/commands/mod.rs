@@ -1,0 +1,5 @@
+//! One module per subcommand: each turns parsed arguments into calls to the
+//! stage modules and prints the result. Errors carry `anyhow` context.
+
+pub mod inspect;
+pub mod repair;
