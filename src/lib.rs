@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod elf;
+pub mod inspect;
 pub mod logging;
 pub mod macho;
 pub mod manylinux;

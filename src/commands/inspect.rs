@@ -1,5 +1,20 @@
-//! `crosswheel inspect WHEEL`
+//! `crosswheel inspect WHEEL [--json]`
+
 use std::process::ExitCode;
+
 use anyhow::Result;
+
 use crate::cli::InspectArgs;
-pub fn run(_args: &InspectArgs) -> Result<ExitCode> { anyhow::bail!("not yet") }
+use crate::inspect::linux;
+use crate::wheel::WheelArchive;
+
+pub fn run(args: &InspectArgs) -> Result<ExitCode> {
+    let wheel = WheelArchive::open(&args.wheel)?;
+    let report = linux::inspect(&wheel)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", linux::render(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}

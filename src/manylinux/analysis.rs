@@ -99,7 +99,7 @@ pub fn provided_names(binaries: &[Binary<'_>]) -> BTreeSet<String> {
 
 /// The dynamic loader is part of libc: it is never vendored, and its symbol
 /// versions are not judged.
-fn is_dynamic_loader(library: &str) -> bool {
+pub fn is_dynamic_loader(library: &str) -> bool {
     library.contains("ld-linux") || library == "ld64.so.1" || library == "ld64.so.2"
 }
 

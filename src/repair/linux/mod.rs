@@ -18,7 +18,7 @@ use crate::elf::edit::apply_edits;
 use crate::elf::facts::{ElfFacts, is_elf};
 use std::collections::BTreeSet;
 
-use crate::manylinux::{Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, provided_names};
+use crate::manylinux::{Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, is_dynamic_loader, provided_names};
 use crate::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
 use graft::{Binary, GraftPlan, Link, Origin, Rules};
 use search::{Abi, LibrarySearch};
@@ -145,7 +145,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     };
     let libs_dir = format!("{}.libs", wheel.name().distribution);
     let mut search = LibrarySearch::new(abi, &options.lib_paths, options.sysroot.as_deref());
-    let is_system = |name: &str| whitelist_policy.whitelist.contains(name);
+    let is_system = |name: &str| whitelist_policy.whitelist.contains(name) || is_dynamic_loader(name);
     let rules = Rules { is_system: &is_system, exclude: &options.exclude, libs_dir: libs_dir.clone(), arch_name: arch.clone() };
     let plan = graft::plan(binaries, &mut search, &rules).with_context(|| format!("{}", wheel.path().display()))?;
 

@@ -1,0 +1,172 @@
+//! The Linux half of `inspect`: ELF facts per file, where each DT_NEEDED
+//! resolves, and the manylinux verdict for the wheel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::elf::facts::{ElfClass, Endianness};
+use crate::manylinux::{Analysis, Binary as PolicyBinary, Policies, provided_names};
+use crate::repair::linux::{layout, wheel_abi, wheel_binaries};
+use crate::wheel::WheelArchive;
+
+/// Version of the JSON document; bumped only on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize)]
+pub struct LinuxReport {
+    pub schema: u32,
+    pub wheel: String,
+    pub os: &'static str,
+    pub arch: Option<String>,
+    pub binaries: Vec<BinaryReport>,
+    /// Absent for a wheel without ELF files.
+    pub manylinux: Option<Analysis>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BinaryReport {
+    pub path: String,
+    pub machine: String,
+    pub class: ElfClass,
+    pub endianness: Endianness,
+    pub soname: Option<String>,
+    pub needed: Vec<NeededReport>,
+    pub rpath: Vec<String>,
+    pub runpath: Vec<String>,
+    /// Version names required, grouped by prefix (`GLIBC` → `["2.17", ...]`).
+    pub versioned_symbols: BTreeMap<String, BTreeSet<String>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NeededReport {
+    pub name: String,
+    pub resolution: Resolution,
+    /// The wheel file it resolves to, for `wheel`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Carried by the wheel.
+    Wheel,
+    /// Provided by every system the most compatible policy covers.
+    System,
+    /// The interpreter itself provides it.
+    Python,
+    /// Must be vendored by `repair`.
+    External,
+}
+
+pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
+    let binaries = wheel_binaries(wheel)?;
+    let file_name = wheel.name().file_name();
+    let abi_checked = wheel_abi(wheel.path(), &binaries)?;
+    let Some(first) = binaries.first().filter(|_| abi_checked.is_some()) else {
+        return Ok(LinuxReport { schema: SCHEMA_VERSION, wheel: file_name, os: "linux", arch: None, binaries: Vec::new(), manylinux: None });
+    };
+    let arch = first.facts.arch.unwrap_or("unknown").to_string();
+    let policies = Policies::for_arch(&arch).with_context(|| wheel.path().display().to_string())?;
+    let whitelist = &policies.most_compatible().whitelist;
+    let paths: BTreeSet<&str> = binaries.iter().map(|b| b.path.as_str()).collect();
+
+    let reports = binaries
+        .iter()
+        .map(|binary| {
+            let facts = &binary.facts;
+            let needed = facts
+                .needed
+                .iter()
+                .map(|name| {
+                    let in_wheel = facts
+                        .runpath
+                        .iter()
+                        .chain(&facts.rpath)
+                        .filter_map(|entry| layout::rpath_in_wheel(entry, &binary.path))
+                        .filter_map(|folder| layout::join(&folder, name))
+                        .find(|candidate| paths.contains(candidate.as_str()))
+                        .or_else(|| paths.iter().find(|p| p.rsplit('/').next() == Some(name)).map(|p| p.to_string()));
+                    let resolution = if in_wheel.is_some() {
+                        Resolution::Wheel
+                    } else if whitelist.contains(name) {
+                        Resolution::System
+                    } else if name.starts_with("libpython") {
+                        Resolution::Python
+                    } else {
+                        Resolution::External
+                    };
+                    NeededReport { name: name.clone(), resolution, path: in_wheel }
+                })
+                .collect();
+            BinaryReport {
+                path: binary.path.clone(),
+                machine: facts.arch.unwrap_or("unknown").to_string(),
+                class: facts.class,
+                endianness: facts.endianness,
+                soname: facts.soname.clone(),
+                needed,
+                rpath: facts.rpath.clone(),
+                runpath: facts.runpath.clone(),
+                versioned_symbols: facts.versions_by_prefix(),
+            }
+        })
+        .collect();
+    let policy_binaries: Vec<PolicyBinary> = binaries.iter().map(|b| PolicyBinary { path: &b.path, facts: &b.facts }).collect();
+    let analysis = policies.analyze(&policy_binaries, &provided_names(&policy_binaries));
+    Ok(LinuxReport { schema: SCHEMA_VERSION, wheel: file_name, os: "linux", arch: Some(arch), binaries: reports, manylinux: Some(analysis) })
+}
+
+/// The human-readable form of the report.
+pub fn render(report: &LinuxReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", report.wheel);
+    for binary in &report.binaries {
+        let _ = writeln!(out, "\n{} ({}, {:?}, {:?})", binary.path, binary.machine, binary.class, binary.endianness);
+        if let Some(soname) = &binary.soname {
+            let _ = writeln!(out, "  SONAME   {soname}");
+        }
+        for needed in &binary.needed {
+            let place = match (&needed.resolution, &needed.path) {
+                (Resolution::Wheel, Some(path)) => format!("in wheel: {path}"),
+                (resolution, _) => format!("{resolution:?}").to_lowercase(),
+            };
+            let _ = writeln!(out, "  NEEDED   {} ({place})", needed.name);
+        }
+        if !binary.rpath.is_empty() {
+            let _ = writeln!(out, "  RPATH    {}", binary.rpath.join(":"));
+        }
+        if !binary.runpath.is_empty() {
+            let _ = writeln!(out, "  RUNPATH  {}", binary.runpath.join(":"));
+        }
+        for (prefix, versions) in &binary.versioned_symbols {
+            let list: Vec<&str> = versions.iter().map(String::as_str).collect();
+            let _ = writeln!(out, "  {prefix:<8} {}", list.join(" "));
+        }
+    }
+    match &report.manylinux {
+        None => {
+            let _ = writeln!(out, "\nno ELF files: a pure wheel needs no repair");
+        }
+        Some(analysis) => {
+            let _ = writeln!(out, "\npolicy: {} ({})", analysis.policy, analysis.platform_tags.join("."));
+            for (library, users) in &analysis.external_libraries {
+                let users: Vec<&str> = users.iter().map(String::as_str).collect();
+                let _ = writeln!(out, "external: {library} (needed by {})", users.join(", "));
+            }
+            if let Some(next) = analysis.next_blockers() {
+                let _ = writeln!(out, "not {}:", next.policy);
+                for violation in next.violations.iter().take(10) {
+                    let _ = writeln!(out, "  {violation}");
+                }
+                if next.violations.len() > 10 {
+                    let _ = writeln!(out, "  ... and {} more", next.violations.len() - 10);
+                }
+            }
+        }
+    }
+    out
+}

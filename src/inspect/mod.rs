@@ -1,0 +1,3 @@
+//! `inspect`: what a wheel's binaries are and need, as a stable report.
+
+pub mod linux;
