@@ -237,3 +237,46 @@ pub fn unzip_to(wheel: &Path, dir: &Path) {
 pub fn crosswheel_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_crosswheel"))
 }
+
+/// Writes a wheel holding `files` plus a correct RECORD (unless `files`
+/// already has one) with the zip crate, independently of crosswheel's writer.
+pub fn make_wheel(dir: &Path, file_name: &str, files: &[(&str, &[u8])]) -> PathBuf {
+    use std::io::Write;
+    let dist_info = {
+        let mut parts = file_name.split('-');
+        format!("{}-{}.dist-info", parts.next().expect("name"), parts.next().expect("version"))
+    };
+    let path = dir.join(file_name);
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).expect("create wheel"));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).unix_permissions(0o755);
+    let mut record = String::new();
+    for (name, data) in files {
+        zip.start_file(*name, options).expect("start entry");
+        zip.write_all(data).expect("write entry");
+        record.push_str(&record_line(name, data));
+    }
+    let record_name = format!("{dist_info}/RECORD");
+    if !files.iter().any(|(name, _)| *name == record_name) {
+        record.push_str(&format!("{record_name},,\n"));
+        zip.start_file(record_name, options).expect("start RECORD");
+        zip.write_all(record.as_bytes()).expect("write RECORD");
+    }
+    zip.finish().expect("finish wheel");
+    path
+}
+
+/// The WHEEL and METADATA files of a minimal wheel for `tag`.
+pub fn minimal_metadata(name: &str, version: &str, tag: &str) -> Vec<(String, Vec<u8>)> {
+    let dist_info = format!("{name}-{version}.dist-info");
+    vec![
+        (format!("{dist_info}/WHEEL"), format!("Wheel-Version: 1.0\nGenerator: crosswheel-tests\nRoot-Is-Purelib: false\nTag: {tag}\n").into_bytes()),
+        (format!("{dist_info}/METADATA"), format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n").into_bytes()),
+    ]
+}
+
+/// The RECORD line a correct wheel has for `name` holding `data`.
+pub fn record_line(name: &str, data: &[u8]) -> String {
+    use base64::Engine;
+    let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data));
+    format!("{name},sha256={digest},{}\n", data.len())
+}
