@@ -9,3 +9,4 @@ pub mod macho;
 pub mod manylinux;
 pub mod repair;
 pub mod wheel;
+pub mod toolchain;
