@@ -10,3 +10,5 @@ pub mod manylinux;
 pub mod repair;
 pub mod wheel;
 pub mod toolchain;
+pub mod crossenv;
+pub mod build;
