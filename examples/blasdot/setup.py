@@ -34,7 +34,7 @@ setup(
     ext_modules=[
         Extension(
             "blasdot._core",
-            sources=["src/blasdot/_core.c"],
+            sources=["csrc/_core.c"],
             include_dirs=[include_dir],
             library_dirs=[lib_dir],
             libraries=[library],
