@@ -138,6 +138,11 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let mut target_requires = project.target_requires.clone();
     target_requires.extend(request.extra_target_requires.iter().cloned());
     let mut cross_vars = request.cross_env.env_vars();
+    if system.backend == Backend::MesonPython {
+        // meson-python turns ARCHFLAGS on a non-mac host into its own cross file with the
+        // host `cc -arch arm64`, which overrides ours.
+        cross_vars.remove("ARCHFLAGS");
+    }
     cross_vars.insert("PATH".to_string(), path_var);
     if !target_requires.is_empty() {
         let site = prepare_target_site(request.cache, target, request.python, &target_requires, request.offline)?;
@@ -150,7 +155,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         cross_vars.insert("PKG_CONFIG_LIBDIR".to_string(), joined.to_string_lossy().into_owned());
         cross_vars.insert("CROSSWHEEL_TARGET_SITE".to_string(), site.to_string_lossy().into_owned());
     }
-    let settings = backend_settings(system.backend, request.cross_env, &host_env, request.config_settings);
+    let settings = backend_settings(system.backend, request.cross_env, request.config_settings);
 
     std::fs::create_dir_all(request.out_dir).map_err(io(request.out_dir))?;
     let staging = tempfile::Builder::new().prefix(".crosswheel-").tempdir_in(request.out_dir).map_err(io(request.out_dir))?;
@@ -189,24 +194,22 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
 }
 
 /// User settings plus what points each backend at the cross files.
-fn backend_settings(
-    backend: Backend,
-    cross_env: &CrossEnv,
-    host_env: &HostEnv,
-    user: &[(String, String)],
-) -> BTreeMap<String, Value> {
+fn backend_settings(backend: Backend, cross_env: &CrossEnv, user: &[(String, String)]) -> BTreeMap<String, Value> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     match backend {
         Backend::Setuptools => {}
         Backend::MesonPython => {
             pairs.push(("setup-args".into(), format!("--cross-file={}", cross_env.meson_cross_file.display())));
-            let _ = host_env;
         }
         Backend::ScikitBuildCore => {
             pairs.push((
                 "cmake.define.CMAKE_TOOLCHAIN_FILE".into(),
                 cross_env.cmake_toolchain_file.to_string_lossy().into_owned(),
             ));
+            // Lets FindPython ask the build python (through the toolchain's emulator) for
+            // the target's extension suffix. Must be a -D: a policy default set in the
+            // toolchain file comes after cmake_minimum_required has read the defaults.
+            pairs.push(("cmake.define.CMAKE_POLICY_DEFAULT_CMP0190".into(), "NEW".into()));
         }
     }
     pairs.extend(user.iter().cloned());

@@ -44,6 +44,8 @@ pub struct CrossEnv {
     pub meson_cross_file: PathBuf,
     pub meson_native_file: PathBuf,
     pub cmake_toolchain_file: PathBuf,
+    /// CMAKE_CROSSCOMPILING_EMULATOR that runs host programs (the build python) for CMake.
+    pub run_on_build: PathBuf,
     /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
     pub pkgconfig_dir: PathBuf,
     toolchain: Toolchain,
@@ -76,6 +78,7 @@ impl CrossEnv {
             meson_native_file: root.join("meson-native.ini"),
             cmake_toolchain_file: root.join("cmake-toolchain.cmake"),
             pkgconfig_dir: root.join("lib").join("pkgconfig"),
+            run_on_build: root.join("bin").join("run-on-build"),
             python: python.executable.clone(),
             target: target.clone(),
             toolchain: toolchain.clone(),
@@ -105,8 +108,9 @@ impl CrossEnv {
             (module, sysconfigdata::render_module(&vars)),
             (self.meson_cross_file.clone(), files::meson_cross_file(&self.toolchain, &python.executable, pkg_config.as_deref(), flags)),
             (self.meson_native_file.clone(), files::meson_native_file(&host_cc, &host_cxx, &python.executable)),
-            (self.cmake_toolchain_file.clone(), files::cmake_toolchain_file(&self.toolchain)),
+            (self.cmake_toolchain_file.clone(), files::cmake_toolchain_file(&self.toolchain, &self.run_on_build)),
             (self.root.join("env.sh"), self.shell_exports()),
+            (self.run_on_build.clone(), files::RUN_ON_BUILD_SCRIPT.to_string()),
         ];
         let mut parts: Vec<&[u8]> = vec![python.include.as_os_str().as_encoded_bytes(), python.platinclude.as_os_str().as_encoded_bytes()];
         for (path, text) in &files {
@@ -136,6 +140,10 @@ impl CrossEnv {
                 std::fs::create_dir_all(dir).map_err(io(dir))?;
             }
             std::fs::write(&staged, text).map_err(io(path))?;
+            if text.starts_with("#!") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o755)).map_err(io(path))?;
+            }
         }
         std::fs::write(staging.path().join("stamp"), &contents.stamp).map_err(io(&self.root))?;
 
