@@ -73,6 +73,7 @@ fn only_entries(dir: &Path) -> Vec<String> {
 fn assert_linux_extension(target: &str, platform_tag: &str, ext_suffix: &str, machine: u16) {
     let out = tempfile::tempdir().unwrap();
     let built = build(&example("blasdot"), target, out.path()).unwrap_or_else(|err| panic!("{err}"));
+    eprintln!("blasdot for {target}: build_wheel took {:.2?}", built.duration);
     assert_eq!(file_name(&built.path), format!("blasdot-0.1.0-cp311-cp311-{platform_tag}.whl"));
     assert_eq!(only_entries(out.path()), [file_name(&built.path)], "nothing but the wheel in the output dir");
     let (name, data) = extension_of(&built.path);
@@ -99,6 +100,7 @@ fn blasdot_for_linux_ppc64le_is_a_ppc64le_extension_needing_openblas() {
 fn blasdot_for_macos_arm64_is_an_arm64_bundle_needing_openblas() {
     let out = tempfile::tempdir().unwrap();
     let built = build(&example("blasdot"), "macos-arm64", out.path()).unwrap_or_else(|err| panic!("{err}"));
+    eprintln!("blasdot for macos-arm64: build_wheel took {:.2?}", built.duration);
     assert_eq!(file_name(&built.path), "blasdot-0.1.0-cp311-cp311-macosx_11_0_arm64.whl");
     let (name, data) = extension_of(&built.path);
     assert_eq!(name, "blasdot/_core.cpython-311-darwin.so");
