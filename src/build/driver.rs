@@ -51,7 +51,11 @@ pub(crate) struct HookOutcome {
 }
 
 impl HookRun<'_> {
-    pub fn run(&self, hook: &str, wheel_directory: Option<&Path>) -> Result<HookOutcome, BuildError> {
+    pub fn run(
+        &self,
+        hook: &str,
+        wheel_directory: Option<&Path>,
+    ) -> Result<HookOutcome, BuildError> {
         let io = |path: PathBuf| move |source| BuildError::Io { path, source };
         let driver = self.scratch_dir.join("crosswheel_pep517_driver.py");
         std::fs::write(&driver, DRIVER).map_err(io(driver.clone()))?;
@@ -79,7 +83,10 @@ impl HookRun<'_> {
         for (name, value) in self.env {
             command = command.env(name, value);
         }
-        let output = command.run().map_err(|source| BuildError::Io { path: self.python.to_path_buf(), source })?;
+        let output = command.run().map_err(|source| BuildError::Io {
+            path: self.python.to_path_buf(),
+            source,
+        })?;
         let result = std::fs::read_to_string(&result_file)
             .ok()
             .and_then(|text| serde_json::from_str::<Value>(&text).ok())
@@ -101,13 +108,22 @@ pub(crate) fn error_excerpt(output: &str) -> String {
     let mut keep = vec![false; lines.len()];
     for (index, line) in lines.iter().enumerate() {
         let lower = line.to_ascii_lowercase();
-        if lower.contains("error:") || lower.contains("fatal error") || lower.contains("undefined reference") {
+        if lower.contains("error:")
+            || lower.contains("fatal error")
+            || lower.contains("undefined reference")
+        {
             for flag in keep.iter_mut().skip(index).take(4) {
                 *flag = true;
             }
         }
     }
-    let picked: Vec<&str> = lines.iter().zip(&keep).filter(|(_, keep)| **keep).map(|(line, _)| *line).take(MAX_LINES).collect();
+    let picked: Vec<&str> = lines
+        .iter()
+        .zip(&keep)
+        .filter(|(_, keep)| **keep)
+        .map(|(line, _)| *line)
+        .take(MAX_LINES)
+        .collect();
     if picked.is_empty() {
         let start = lines.len().saturating_sub(30);
         lines.get(start..).unwrap_or_default().join("\n")
@@ -124,7 +140,12 @@ mod tests {
     fn excerpt_keeps_compiler_diagnostic_with_caret() {
         let log = "running build_ext\nbuilding 'x' extension\nsrc/x.c:3:5: error: use of undeclared identifier 'y'\n    3 | y;\n      | ^\n1 error generated.\nerror: command 'cc' failed\n";
         let excerpt = error_excerpt(log);
-        assert!(excerpt.starts_with("src/x.c:3:5: error: use of undeclared identifier 'y'\n    3 | y;\n      | ^"), "{excerpt}");
+        assert!(
+            excerpt.starts_with(
+                "src/x.c:3:5: error: use of undeclared identifier 'y'\n    3 | y;\n      | ^"
+            ),
+            "{excerpt}"
+        );
         assert!(!excerpt.contains("running build_ext"));
     }
 
@@ -132,6 +153,9 @@ mod tests {
     fn excerpt_without_diagnostics_is_the_log_tail() {
         let log: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let excerpt = error_excerpt(&log);
-        assert!(excerpt.starts_with("line 70") && excerpt.ends_with("line 99"), "{excerpt}");
+        assert!(
+            excerpt.starts_with("line 70") && excerpt.ends_with("line 99"),
+            "{excerpt}"
+        );
     }
 }

@@ -22,23 +22,52 @@ pub struct HostEnv {
 }
 
 impl HostEnv {
-    pub fn prepare(cache: &Cache, python: &BuildPython, requires: &[String], offline: bool) -> Result<HostEnv, BuildError> {
+    pub fn prepare(
+        cache: &Cache,
+        python: &BuildPython,
+        requires: &[String],
+        offline: bool,
+    ) -> Result<HostEnv, BuildError> {
         let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
         sorted.sort_unstable();
-        let key = super::short_hash(&[python.executable.as_os_str().as_encoded_bytes(), sorted.join("\n").as_bytes()]);
-        let root = cache.build_envs().join(format!("{}-{key}", python.abi_tag()));
-        let env = HostEnv { python: root.join("bin").join("python"), bin: root.join("bin"), root };
-        std::fs::create_dir_all(cache.build_envs()).map_err(|source| BuildError::Io { path: cache.build_envs(), source })?;
+        let key = super::short_hash(&[
+            python.executable.as_os_str().as_encoded_bytes(),
+            sorted.join("\n").as_bytes(),
+        ]);
+        let root = cache
+            .build_envs()
+            .join(format!("{}-{key}", python.abi_tag()));
+        let env = HostEnv {
+            python: root.join("bin").join("python"),
+            bin: root.join("bin"),
+            root,
+        };
+        std::fs::create_dir_all(cache.build_envs()).map_err(|source| BuildError::Io {
+            path: cache.build_envs(),
+            source,
+        })?;
         let _lock = lock(&env.root.with_extension("lock"))?;
         if env.installed().is_none() {
             if offline {
-                return Err(BuildError::OfflineRequires { requires: requires.join(", ") });
+                return Err(BuildError::OfflineRequires {
+                    requires: requires.join(", "),
+                });
             }
             if env.root.exists() {
-                std::fs::remove_dir_all(&env.root).map_err(|source| BuildError::Io { path: env.root.clone(), source })?;
+                std::fs::remove_dir_all(&env.root).map_err(|source| BuildError::Io {
+                    path: env.root.clone(),
+                    source,
+                })?;
             }
-            run_host(python.executable.as_path(), &["-m", "venv", "--without-pip"], &[env.root.as_os_str()])
-                .map_err(|output| BuildError::InstallRequires { requires: "a venv".into(), output })?;
+            run_host(
+                python.executable.as_path(),
+                &["-m", "venv", "--without-pip"],
+                &[env.root.as_os_str()],
+            )
+            .map_err(|output| BuildError::InstallRequires {
+                requires: "a venv".into(),
+                output,
+            })?;
             env.write_marker(&BTreeSet::new())?;
         }
         env.install(python, requires, offline)?;
@@ -46,15 +75,27 @@ impl HostEnv {
     }
 
     /// Installs requirements not yet in the venv (e.g. from `get_requires_for_build_wheel`).
-    pub fn install(&self, python: &BuildPython, requires: &[String], offline: bool) -> Result<(), BuildError> {
+    pub fn install(
+        &self,
+        python: &BuildPython,
+        requires: &[String],
+        offline: bool,
+    ) -> Result<(), BuildError> {
         let mut installed = self.installed().unwrap_or_default();
-        let missing: Vec<&String> = requires.iter().filter(|req| !installed.contains(*req)).collect();
+        let missing: Vec<&String> = requires
+            .iter()
+            .filter(|req| !installed.contains(*req))
+            .collect();
         if missing.is_empty() {
             return Ok(());
         }
         if offline {
             return Err(BuildError::OfflineRequires {
-                requires: missing.iter().map(|req| req.as_str()).collect::<Vec<_>>().join(", "),
+                requires: missing
+                    .iter()
+                    .map(|req| req.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
         let mut args: Vec<&std::ffi::OsStr> = Vec::new();
@@ -63,11 +104,21 @@ impl HostEnv {
         args.extend(missing.iter().map(|req| std::ffi::OsStr::new(req.as_str())));
         run_host(
             python.executable.as_path(),
-            &["-m", "pip", "--disable-pip-version-check", "--quiet", "--python"],
+            &[
+                "-m",
+                "pip",
+                "--disable-pip-version-check",
+                "--quiet",
+                "--python",
+            ],
             &args,
         )
         .map_err(|output| BuildError::InstallRequires {
-            requires: missing.iter().map(|req| req.as_str()).collect::<Vec<_>>().join(", "),
+            requires: missing
+                .iter()
+                .map(|req| req.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             output,
         })?;
         installed.extend(missing.into_iter().cloned());
@@ -88,16 +139,29 @@ impl HostEnv {
 
 /// Runs the host python with the cross variables removed; returns the combined output
 /// as the error.
-pub(crate) fn run_host(python: &Path, fixed: &[&str], rest: &[&std::ffi::OsStr]) -> Result<String, String> {
+pub(crate) fn run_host(
+    python: &Path,
+    fixed: &[&str],
+    rest: &[&std::ffi::OsStr],
+) -> Result<String, String> {
     let mut args: Vec<&std::ffi::OsStr> = fixed.iter().map(std::ffi::OsStr::new).collect();
     args.extend_from_slice(rest);
-    let mut command = duct::cmd(python, args).stderr_to_stdout().stdout_capture().unchecked();
+    let mut command = duct::cmd(python, args)
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked();
     for name in CROSS_ONLY_VARS {
         command = command.env_remove(name);
     }
-    let output = command.run().map_err(|err| format!("cannot run {}: {err}", python.display()))?;
+    let output = command
+        .run()
+        .map_err(|err| format!("cannot run {}: {err}", python.display()))?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    if output.status.success() { Ok(text) } else { Err(text.trim_end().to_string()) }
+    if output.status.success() {
+        Ok(text)
+    } else {
+        Err(text.trim_end().to_string())
+    }
 }
 
 /// An exclusive lock held until dropped: two crosswheel runs never install into the same
@@ -108,7 +172,13 @@ pub(crate) fn lock(path: &Path) -> Result<std::fs::File, BuildError> {
         .truncate(false)
         .write(true)
         .open(path)
-        .map_err(|source| BuildError::Io { path: path.to_path_buf(), source })?;
-    file.lock().map_err(|source| BuildError::Io { path: path.to_path_buf(), source })?;
+        .map_err(|source| BuildError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    file.lock().map_err(|source| BuildError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(file)
 }

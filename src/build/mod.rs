@@ -31,26 +31,66 @@ use crate::toolchain::Cache;
 pub enum BuildError {
     #[error("{path} is not valid TOML: {message}")]
     BadPyproject { path: PathBuf, message: String },
-    #[error("unsupported build backend `{backend}` in {path}: crosswheel cross-compiles projects built with setuptools, meson-python or scikit-build-core")]
+    #[error(
+        "unsupported build backend `{backend}` in {path}: crosswheel cross-compiles projects built with setuptools, meson-python or scikit-build-core"
+    )]
     UnsupportedBackend { backend: String, path: PathBuf },
     #[error("installing the build requirements {requires} failed:\n{output}")]
     InstallRequires { requires: String, output: String },
-    #[error("build requirements {requires} are not in crosswheel's cache and --offline forbids installing them: run once without --offline")]
+    #[error(
+        "build requirements {requires} are not in crosswheel's cache and --offline forbids installing them: run once without --offline"
+    )]
     OfflineRequires { requires: String },
-    #[error("the {target} wheels of {requires} are not in crosswheel's cache and --offline forbids downloading them: run once without --offline")]
+    #[error(
+        "the {target} wheels of {requires} are not in crosswheel's cache and --offline forbids downloading them: run once without --offline"
+    )]
     OfflineTargetRequires { target: String, requires: String },
-    #[error("downloading the {target} wheels of {requires} failed (is there a wheel for that platform?):\n{output}")]
-    TargetRequires { target: String, requires: String, output: String },
+    #[error(
+        "downloading the {target} wheels of {requires} failed (is there a wheel for that platform?):\n{output}"
+    )]
+    TargetRequires {
+        target: String,
+        requires: String,
+        output: String,
+    },
     #[error("cannot unpack target wheel {wheel}: {message}")]
     BadTargetWheel { wheel: PathBuf, message: String },
-    #[error("{backend} `{hook}` failed for {project} on the host ({status}):\n{excerpt}\n  full log: {log}")]
-    HostHookFailed { project: String, backend: &'static str, hook: &'static str, status: String, excerpt: String, log: PathBuf },
-    #[error("building {project} for {target} with {toolchain} failed ({backend} exited with {status}):\n{excerpt}\n  full log: {log}")]
-    BackendFailed { project: String, target: String, toolchain: String, backend: &'static str, status: String, excerpt: String, log: PathBuf },
-    #[error("{backend} built {wheel}, which is not a {target} wheel (platform tag {expected} expected): the cross environment did not reach the backend; full log: {log}")]
-    WrongPlatform { backend: &'static str, wheel: String, target: String, expected: String, log: PathBuf },
+    #[error("{backend} `{hook}` failed for {project} on the host ({}):\n{}\n  full log: {}", .failure.status, .failure.excerpt, .failure.log.display())]
+    HostHookFailed {
+        project: String,
+        backend: &'static str,
+        hook: &'static str,
+        failure: Box<Failure>,
+    },
+    #[error("building {project} for {target} with {toolchain} failed ({backend} exited with {}):\n{}\n  full log: {}", .failure.status, .failure.excerpt, .failure.log.display())]
+    BackendFailed {
+        project: String,
+        target: String,
+        toolchain: String,
+        backend: &'static str,
+        failure: Box<Failure>,
+    },
+    #[error("{backend} built {wheel}, which is not a {target} wheel (platform tag {expected} expected): the cross environment did not reach the backend; full log: {}", .log.display())]
+    WrongPlatform {
+        backend: &'static str,
+        wheel: String,
+        target: String,
+        expected: String,
+        log: Box<PathBuf>,
+    },
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What a failed backend run left: its exit status, the lines that matter, the full log.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: String,
+    pub excerpt: String,
+    pub log: PathBuf,
 }
 
 /// One wheel to build: a project for the target of `cross_env`.
@@ -87,16 +127,35 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         let path = path.to_path_buf();
         move |source| BuildError::Io { path, source }
     };
-    tracing::info!("building {} for {} with {} ({})", project.name, target, toolchain.description, system.backend.name());
+    tracing::info!(
+        "building {} for {} with {} ({})",
+        project.name,
+        target,
+        toolchain.description,
+        system.backend.name()
+    );
 
-    let host_env = HostEnv::prepare(request.cache, request.python, &system.requires, request.offline)?;
-    let scratch = tempfile::Builder::new().prefix("crosswheel-build-").tempdir().map_err(io(&std::env::temp_dir()))?;
+    let host_env = HostEnv::prepare(
+        request.cache,
+        request.python,
+        &system.requires,
+        request.offline,
+    )?;
+    let scratch = tempfile::Builder::new()
+        .prefix("crosswheel-build-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?;
     let source_dir = scratch.path().join("src");
     copy_source_tree(&project.dir, &source_dir)?;
 
     let logs = request.cache.root().join("logs");
     std::fs::create_dir_all(&logs).map_err(io(&logs))?;
-    let log = logs.join(format!("{}-{}-{}.log", project.name, target.id(), request.python.abi_tag()));
+    let log = logs.join(format!(
+        "{}-{}-{}.log",
+        project.name,
+        target.id(),
+        request.python.abi_tag()
+    ));
     let mut log_text = String::new();
 
     let path_var = prepend_path(&host_env.bin);
@@ -122,16 +181,23 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
             project: project.name.clone(),
             backend: system.backend.name(),
             hook,
-            status: outcome.status,
-            excerpt: driver::error_excerpt(&outcome.output),
-            log,
+            failure: Box::new(Failure {
+                status: outcome.status,
+                excerpt: driver::error_excerpt(&outcome.output),
+                log,
+            }),
         });
     }
     let extra: Vec<String> = outcome
         .result
         .as_ref()
         .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(|item| item.as_str().map(str::to_string)).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     host_env.install(request.python, &extra, request.offline)?;
 
@@ -145,25 +211,48 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     }
     cross_vars.insert("PATH".to_string(), path_var);
     if !target_requires.is_empty() {
-        let site = prepare_target_site(request.cache, target, request.python, &target_requires, request.offline)?;
+        let site = prepare_target_site(
+            request.cache,
+            target,
+            request.python,
+            &target_requires,
+            request.offline,
+        )?;
         let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
         pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
         let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| BuildError::Io {
             path: site.clone(),
             source: std::io::Error::other(err.to_string()),
         })?;
-        cross_vars.insert("PKG_CONFIG_LIBDIR".to_string(), joined.to_string_lossy().into_owned());
-        cross_vars.insert("CROSSWHEEL_TARGET_SITE".to_string(), site.to_string_lossy().into_owned());
+        cross_vars.insert(
+            "PKG_CONFIG_LIBDIR".to_string(),
+            joined.to_string_lossy().into_owned(),
+        );
+        cross_vars.insert(
+            "CROSSWHEEL_TARGET_SITE".to_string(),
+            site.to_string_lossy().into_owned(),
+        );
     }
     let settings = backend_settings(system.backend, request.cross_env, request.config_settings);
 
     std::fs::create_dir_all(request.out_dir).map_err(io(request.out_dir))?;
-    let staging = tempfile::Builder::new().prefix(".crosswheel-").tempdir_in(request.out_dir).map_err(io(request.out_dir))?;
-    let cross_run = driver::HookRun { config_settings: &settings, env: &cross_vars, remove: &[], ..host_run };
+    let staging = tempfile::Builder::new()
+        .prefix(".crosswheel-")
+        .tempdir_in(request.out_dir)
+        .map_err(io(request.out_dir))?;
+    let cross_run = driver::HookRun {
+        config_settings: &settings,
+        env: &cross_vars,
+        remove: &[],
+        ..host_run
+    };
     let outcome = cross_run.run("build_wheel", Some(staging.path()))?;
     log_text.push_str(&outcome.output);
     write_log(&log, &log_text)?;
-    let wheel_name = match (outcome.success, outcome.result.as_ref().and_then(Value::as_str)) {
+    let wheel_name = match (
+        outcome.success,
+        outcome.result.as_ref().and_then(Value::as_str),
+    ) {
         (true, Some(name)) => name.to_string(),
         _ => {
             return Err(BuildError::BackendFailed {
@@ -171,9 +260,11 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
                 target: target.to_string(),
                 toolchain: toolchain.description.clone(),
                 backend: system.backend.name(),
-                status: outcome.status,
-                excerpt: driver::error_excerpt(&outcome.output),
-                log,
+                failure: Box::new(Failure {
+                    status: outcome.status,
+                    excerpt: driver::error_excerpt(&outcome.output),
+                    log,
+                }),
             });
         }
     };
@@ -184,32 +275,50 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
             wheel: wheel_name,
             target: target.id().to_string(),
             expected,
-            log,
+            log: Box::new(log),
         });
     }
     let built = staging.path().join(&wheel_name);
     let path = request.out_dir.join(&wheel_name);
     std::fs::rename(&built, &path).map_err(io(&path))?;
-    Ok(BuiltWheel { path, backend: system.backend, log, duration: started.elapsed() })
+    Ok(BuiltWheel {
+        path,
+        backend: system.backend,
+        log,
+        duration: started.elapsed(),
+    })
 }
 
 /// User settings plus what points each backend at the cross files.
-fn backend_settings(backend: Backend, cross_env: &CrossEnv, user: &[(String, String)]) -> BTreeMap<String, Value> {
+fn backend_settings(
+    backend: Backend,
+    cross_env: &CrossEnv,
+    user: &[(String, String)],
+) -> BTreeMap<String, Value> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     match backend {
         Backend::Setuptools => {}
         Backend::MesonPython => {
-            pairs.push(("setup-args".into(), format!("--cross-file={}", cross_env.meson_cross_file.display())));
+            pairs.push((
+                "setup-args".into(),
+                format!("--cross-file={}", cross_env.meson_cross_file.display()),
+            ));
         }
         Backend::ScikitBuildCore => {
             pairs.push((
                 "cmake.define.CMAKE_TOOLCHAIN_FILE".into(),
-                cross_env.cmake_toolchain_file.to_string_lossy().into_owned(),
+                cross_env
+                    .cmake_toolchain_file
+                    .to_string_lossy()
+                    .into_owned(),
             ));
             // Lets FindPython ask the build python (through the toolchain's emulator) for
             // the target's extension suffix. Must be a -D: a policy default set in the
             // toolchain file comes after cmake_minimum_required has read the defaults.
-            pairs.push(("cmake.define.CMAKE_POLICY_DEFAULT_CMP0190".into(), "NEW".into()));
+            pairs.push((
+                "cmake.define.CMAKE_POLICY_DEFAULT_CMP0190".into(),
+                "NEW".into(),
+            ));
         }
     }
     pairs.extend(user.iter().cloned());
@@ -238,7 +347,9 @@ fn settings_map(pairs: &[(String, String)]) -> BTreeMap<String, Value> {
 fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
     let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
     let platforms = stem.rsplit('-').next().unwrap_or_default();
-    platforms.split('.').any(|platform| platform == expected || platform == "any")
+    platforms
+        .split('.')
+        .any(|platform| platform == expected || platform == "any")
 }
 
 fn prepend_path(dir: &Path) -> String {
@@ -261,7 +372,10 @@ fn pkgconfig_dirs_under(site: &Path) -> Vec<PathBuf> {
 }
 
 fn write_log(path: &Path, text: &str) -> Result<(), BuildError> {
-    std::fs::write(path, text).map_err(|source| BuildError::Io { path: path.to_path_buf(), source })
+    std::fs::write(path, text).map_err(|source| BuildError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Folders a build must not see: VCS data, caches, previous build outputs.
@@ -271,22 +385,32 @@ fn skip_in_copy(relative: &Path, is_dir: bool) -> bool {
     };
     let top_level = relative.components().count() == 1;
     is_dir
-        && (matches!(name, ".git" | ".hg" | "__pycache__" | ".tox" | ".nox" | ".venv" | ".pytest_cache")
-            || name.ends_with(".egg-info")
+        && (matches!(
+            name,
+            ".git" | ".hg" | "__pycache__" | ".tox" | ".nox" | ".venv" | ".pytest_cache"
+        ) || name.ends_with(".egg-info")
             || name.starts_with(".mesonpy-")
             || (top_level && matches!(name, "build" | "dist" | "wheelhouse" | "target")))
 }
 
 fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
-    let walker = walkdir::WalkDir::new(from).into_iter().filter_entry(|entry| {
-        let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
-        !skip_in_copy(relative, entry.file_type().is_dir())
-    });
+    let walker = walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_entry(|entry| {
+            let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
+            !skip_in_copy(relative, entry.file_type().is_dir())
+        });
     for entry in walker {
-        let entry = entry.map_err(|err| BuildError::Io { path: from.to_path_buf(), source: std::io::Error::other(err.to_string()) })?;
+        let entry = entry.map_err(|err| BuildError::Io {
+            path: from.to_path_buf(),
+            source: std::io::Error::other(err.to_string()),
+        })?;
         let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
         let dest = to.join(relative);
-        let io = |source| BuildError::Io { path: entry.path().to_path_buf(), source };
+        let io = |source| BuildError::Io {
+            path: entry.path().to_path_buf(),
+            source,
+        };
         if entry.file_type().is_dir() {
             std::fs::create_dir_all(&dest).map_err(io)?;
         } else if entry.file_type().is_symlink() {
@@ -305,7 +429,12 @@ pub(crate) fn short_hash(parts: &[&[u8]]) -> String {
         hasher.update((part.len() as u64).to_le_bytes());
         hasher.update(part);
     }
-    hasher.finalize().iter().take(6).map(|byte| format!("{byte:02x}")).collect()
+    hasher
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -314,7 +443,11 @@ mod tests {
 
     #[test]
     fn repeated_config_setting_becomes_a_list() {
-        let pairs = [("setup-args".to_string(), "-Da=1".to_string()), ("setup-args".to_string(), "-Db=2".to_string()), ("k".to_string(), "v".to_string())];
+        let pairs = [
+            ("setup-args".to_string(), "-Da=1".to_string()),
+            ("setup-args".to_string(), "-Db=2".to_string()),
+            ("k".to_string(), "v".to_string()),
+        ];
         let map = settings_map(&pairs);
         assert_eq!(map["setup-args"], serde_json::json!(["-Da=1", "-Db=2"]));
         assert_eq!(map["k"], serde_json::json!("v"));
@@ -322,10 +455,22 @@ mod tests {
 
     #[test]
     fn wheel_platform_check_reads_compressed_tag_sets() {
-        assert!(wheel_platform_matches("a-1-cp311-cp311-linux_aarch64.whl", "linux_aarch64"));
-        assert!(wheel_platform_matches("a-1-py3-none-any.whl", "linux_ppc64le"));
-        assert!(wheel_platform_matches("a-1-cp311-cp311-macosx_11_0_arm64.macosx_11_0_universal2.whl", "macosx_11_0_arm64"));
-        assert!(!wheel_platform_matches("a-1-cp311-cp311-linux_x86_64.whl", "linux_aarch64"));
+        assert!(wheel_platform_matches(
+            "a-1-cp311-cp311-linux_aarch64.whl",
+            "linux_aarch64"
+        ));
+        assert!(wheel_platform_matches(
+            "a-1-py3-none-any.whl",
+            "linux_ppc64le"
+        ));
+        assert!(wheel_platform_matches(
+            "a-1-cp311-cp311-macosx_11_0_arm64.macosx_11_0_universal2.whl",
+            "macosx_11_0_arm64"
+        ));
+        assert!(!wheel_platform_matches(
+            "a-1-cp311-cp311-linux_x86_64.whl",
+            "linux_aarch64"
+        ));
     }
 
     #[test]

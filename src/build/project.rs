@@ -97,31 +97,55 @@ impl Project {
                 message: err.message().to_string(),
             })?,
             // PEP 517: a project without pyproject.toml is a legacy setuptools project.
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound && dir.join("setup.py").is_file() => Pyproject::default(),
+            Err(err)
+                if err.kind() == std::io::ErrorKind::NotFound && dir.join("setup.py").is_file() =>
+            {
+                Pyproject::default()
+            }
             Err(source) => return Err(BuildError::Io { path, source }),
         };
         let (requires, build_backend, backend_path) = match pyproject.build_system {
             Some(raw) => match raw.build_backend {
                 Some(backend) => (raw.requires, backend, raw.backend_path),
-                None => (raw.requires, "setuptools.build_meta:__legacy__".to_string(), Vec::new()),
+                None => (
+                    raw.requires,
+                    "setuptools.build_meta:__legacy__".to_string(),
+                    Vec::new(),
+                ),
             },
-            None => (vec!["setuptools>=40.8.0".to_string()], "setuptools.build_meta:__legacy__".to_string(), Vec::new()),
+            None => (
+                vec!["setuptools>=40.8.0".to_string()],
+                "setuptools.build_meta:__legacy__".to_string(),
+                Vec::new(),
+            ),
         };
-        let backend = Backend::from_name(&build_backend).ok_or_else(|| BuildError::UnsupportedBackend {
-            backend: build_backend.clone(),
-            path: path.clone(),
-        })?;
+        let backend =
+            Backend::from_name(&build_backend).ok_or_else(|| BuildError::UnsupportedBackend {
+                backend: build_backend.clone(),
+                path: path.clone(),
+            })?;
         let name = pyproject
             .project
             .and_then(|project| project.name)
-            .or_else(|| dir.file_name().map(|name| name.to_string_lossy().into_owned()))
+            .or_else(|| {
+                dir.file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+            })
             .unwrap_or_else(|| "project".to_string());
-        let target_requires =
-            pyproject.tool.and_then(|tool| tool.crosswheel).map(|cw| cw.target_requires).unwrap_or_default();
+        let target_requires = pyproject
+            .tool
+            .and_then(|tool| tool.crosswheel)
+            .map(|cw| cw.target_requires)
+            .unwrap_or_default();
         Ok(Project {
             dir: dir.to_path_buf(),
             name,
-            build_system: BuildSystem { requires, build_backend, backend_path, backend },
+            build_system: BuildSystem {
+                requires,
+                build_backend,
+                backend_path,
+                backend,
+            },
             target_requires,
         })
     }
@@ -152,15 +176,24 @@ mod tests {
     #[test]
     fn missing_backend_means_legacy_setuptools() {
         let project = project_with("[build-system]\nrequires = ['setuptools']\n").unwrap();
-        assert_eq!(project.build_system.build_backend, "setuptools.build_meta:__legacy__");
+        assert_eq!(
+            project.build_system.build_backend,
+            "setuptools.build_meta:__legacy__"
+        );
         assert_eq!(project.build_system.backend, Backend::Setuptools);
     }
 
     #[test]
     fn rejects_unsupported_backend_naming_it() {
-        let err = project_with("[build-system]\nrequires = ['hatchling']\nbuild-backend = 'hatchling.build'\n").unwrap_err();
+        let err = project_with(
+            "[build-system]\nrequires = ['hatchling']\nbuild-backend = 'hatchling.build'\n",
+        )
+        .unwrap_err();
         let message = err.to_string();
-        assert!(message.contains("hatchling.build") && message.contains("meson-python"), "{message}");
+        assert!(
+            message.contains("hatchling.build") && message.contains("meson-python"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -10,7 +10,12 @@ use serde::Deserialize;
 use super::CrossEnvError;
 
 /// Variables that redirect sysconfig or imports; none of them may reach a probe of the host.
-pub(crate) const CROSS_ONLY_VARS: &[&str] = &["_PYTHON_HOST_PLATFORM", "_PYTHON_SYSCONFIGDATA_NAME", "PYTHONPATH", "PYTHONHOME"];
+pub(crate) const CROSS_ONLY_VARS: &[&str] = &[
+    "_PYTHON_HOST_PLATFORM",
+    "_PYTHON_SYSCONFIGDATA_NAME",
+    "PYTHONPATH",
+    "PYTHONHOME",
+];
 
 const PROBE: &str = r#"
 import importlib, json, sys, sysconfig
@@ -45,7 +50,10 @@ pub struct BuildPython {
 impl BuildPython {
     /// Probes an interpreter given by path or name (`python3.11`).
     pub fn probe(python: &Path) -> Result<BuildPython, CrossEnvError> {
-        let mut command = duct::cmd(python, ["-I", "-c", PROBE]).stdout_capture().stderr_capture().unchecked();
+        let mut command = duct::cmd(python, ["-I", "-c", PROBE])
+            .stdout_capture()
+            .stderr_capture()
+            .unchecked();
         for name in CROSS_ONLY_VARS {
             command = command.env_remove(name);
         }
@@ -59,14 +67,18 @@ impl BuildPython {
                 reason: String::from_utf8_lossy(&output.stderr).trim().to_string(),
             });
         }
-        let probed: BuildPython = serde_json::from_slice(&output.stdout).map_err(|err| CrossEnvError::PythonProbe {
-            python: python.to_path_buf(),
-            reason: format!("unexpected probe output: {err}"),
-        })?;
+        let probed: BuildPython =
+            serde_json::from_slice(&output.stdout).map_err(|err| CrossEnvError::PythonProbe {
+                python: python.to_path_buf(),
+                reason: format!("unexpected probe output: {err}"),
+            })?;
         if probed.implementation != "cpython" {
             return Err(CrossEnvError::PythonProbe {
                 python: python.to_path_buf(),
-                reason: format!("it is {}, only CPython can build for the targets", probed.implementation),
+                reason: format!(
+                    "it is {}, only CPython can build for the targets",
+                    probed.implementation
+                ),
             });
         }
         Ok(probed)
@@ -75,10 +87,11 @@ impl BuildPython {
     /// Finds `python3.X` on PATH for a version such as `3.11` and probes it.
     pub fn find(version: &str) -> Result<BuildPython, CrossEnvError> {
         let name = format!("python{version}");
-        let exe = crate::toolchain::find_on_path(&name).ok_or_else(|| CrossEnvError::PythonNotFound {
-            version: version.to_string(),
-            name: name.clone(),
-        })?;
+        let exe =
+            crate::toolchain::find_on_path(&name).ok_or_else(|| CrossEnvError::PythonNotFound {
+                version: version.to_string(),
+                name: name.clone(),
+            })?;
         let python = BuildPython::probe(&exe)?;
         let wanted = format!("{}.{}", python.version.0, python.version.1);
         if wanted != version {

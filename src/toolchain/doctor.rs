@@ -33,7 +33,11 @@ pub struct DoctorReport {
     pub targets: Vec<TargetDoctor>,
 }
 
-pub fn doctor(cache: &Cache, host_python: &Path, targets: &[Target]) -> Result<DoctorReport, ToolchainError> {
+pub fn doctor(
+    cache: &Cache,
+    host_python: &Path,
+    targets: &[Target],
+) -> Result<DoctorReport, ToolchainError> {
     let found_zig = zig::find_zig(cache)?;
     let zig_readiness = match &found_zig {
         Some(found) => Readiness {
@@ -51,24 +55,44 @@ pub fn doctor(cache: &Cache, host_python: &Path, targets: &[Target]) -> Result<D
         .iter()
         .map(|target| {
             let probe = gcc::probe_gcc(target);
-            let install_command = if probe.missing.is_empty() { None } else { gcc::apt_install_command(target) };
+            let install_command = if probe.missing.is_empty() {
+                None
+            } else {
+                gcc::apt_install_command(target)
+            };
             TargetDoctor {
                 target: target.clone(),
                 zig: zig_readiness.clone(),
-                gcc: Readiness { found: probe.found, missing: probe.missing, install_command },
+                gcc: Readiness {
+                    found: probe.found,
+                    missing: probe.missing,
+                    install_command,
+                },
             }
         })
         .collect();
-    Ok(DoctorReport { cache: cache.root().to_path_buf(), targets })
+    Ok(DoctorReport {
+        cache: cache.root().to_path_buf(),
+        targets,
+    })
 }
 
 impl fmt::Display for DoctorReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "cache: {}", self.cache.display())?;
         for entry in &self.targets {
-            writeln!(f, "{} — zig -target {}", entry.target, entry.target.zig_triple())?;
+            writeln!(
+                f,
+                "{} — zig -target {}",
+                entry.target,
+                entry.target.zig_triple()
+            )?;
             for (name, readiness) in [("zig", &entry.zig), ("gcc", &entry.gcc)] {
-                let state = if readiness.is_ready() { "ready" } else { "missing" };
+                let state = if readiness.is_ready() {
+                    "ready"
+                } else {
+                    "missing"
+                };
                 writeln!(f, "  {name}: {state}")?;
                 for (tool, path) in &readiness.found {
                     writeln!(f, "    found   {tool}: {}", path.display())?;
@@ -100,7 +124,10 @@ mod tests {
         let report = doctor(&cache, Path::new("python3"), &Target::all()).unwrap();
         let text = report.to_string();
         assert!(!report.targets[0].zig.is_ready());
-        assert!(text.contains("pip --python") && text.contains("ziglang=="), "{text}");
+        assert!(
+            text.contains("pip --python") && text.contains("ziglang=="),
+            "{text}"
+        );
         assert!(text.contains("macos-arm64"), "{text}");
     }
 }

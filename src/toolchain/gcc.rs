@@ -28,7 +28,9 @@ pub fn apt_install_command(target: &Target) -> Option<String> {
 pub fn probe_gcc(target: &Target) -> GccProbe {
     let mut probe = GccProbe::default();
     if target.is_macos() {
-        probe.missing.push("a cross gcc for macOS (none exists: use zig)".to_string());
+        probe
+            .missing
+            .push("a cross gcc for macOS (none exists: use zig)".to_string());
         return probe;
     }
     let triple = target.gnu_triple();
@@ -41,24 +43,44 @@ pub fn probe_gcc(target: &Target) -> GccProbe {
     }
     // gcc installs without the target's libc headers; the failure then only shows up as
     // "stdio.h: No such file" deep inside a build.
-    let libc_header = Path::new("/usr").join(triple).join("include").join("stdio.h");
+    let libc_header = Path::new("/usr")
+        .join(triple)
+        .join("include")
+        .join("stdio.h");
     if libc_header.is_file() {
-        probe.found.push((format!("{triple} libc headers"), libc_header));
+        probe
+            .found
+            .push((format!("{triple} libc headers"), libc_header));
     } else {
-        probe.missing.push(format!("{triple} libc headers ({})", libc_header.display()));
+        probe
+            .missing
+            .push(format!("{triple} libc headers ({})", libc_header.display()));
     }
     probe
 }
 
 pub fn find_gcc(target: &Target) -> Result<GccTools, ToolchainError> {
     let probe = probe_gcc(target);
-    let found = |name: &str| probe.found.iter().find(|(tool, _)| tool.ends_with(name)).map(|(_, path)| path.clone());
-    let essential_missing: Vec<String> =
-        probe.missing.iter().filter(|tool| !tool.ends_with("g++")).cloned().collect();
+    let found = |name: &str| {
+        probe
+            .found
+            .iter()
+            .find(|(tool, _)| tool.ends_with(name))
+            .map(|(_, path)| path.clone())
+    };
+    let essential_missing: Vec<String> = probe
+        .missing
+        .iter()
+        .filter(|tool| !tool.ends_with("g++"))
+        .cloned()
+        .collect();
     match (found("-gcc"), found("-ar"), found("-ranlib")) {
-        (Some(cc), Some(ar), Some(ranlib)) if essential_missing.is_empty() => {
-            Ok(GccTools { cc, cxx: found("-g++"), ar, ranlib })
-        }
+        (Some(cc), Some(ar), Some(ranlib)) if essential_missing.is_empty() => Ok(GccTools {
+            cc,
+            cxx: found("-g++"),
+            ar,
+            ranlib,
+        }),
         _ => Err(ToolchainError::GccMissing {
             target: target.id().to_string(),
             missing: essential_missing.join(", "),
@@ -70,12 +92,15 @@ pub fn find_gcc(target: &Target) -> Result<GccTools, ToolchainError> {
 
 pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
@@ -86,7 +111,10 @@ mod tests {
     fn install_hint_names_the_libc_package() {
         let target = Target::parse("linux-aarch64").unwrap();
         let command = apt_install_command(&target).unwrap();
-        assert!(command.contains("gcc-aarch64-linux-gnu") && command.contains("libc6-dev-arm64-cross"), "{command}");
+        assert!(
+            command.contains("gcc-aarch64-linux-gnu") && command.contains("libc6-dev-arm64-cross"),
+            "{command}"
+        );
     }
 
     #[test]

@@ -23,16 +23,32 @@ pub(crate) use wrappers::shell_quote;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
-    #[error("zig is not installed in {venv} and --offline forbids installing it: run `{install_command}` (or set CROSSWHEEL_ZIG to a zig executable)")]
-    ZigMissingOffline { venv: PathBuf, install_command: String },
+    #[error(
+        "zig is not installed in {venv} and --offline forbids installing it: run `{install_command}` (or set CROSSWHEEL_ZIG to a zig executable)"
+    )]
+    ZigMissingOffline {
+        venv: PathBuf,
+        install_command: String,
+    },
     #[error("installing zig into {venv} failed: {reason}\n  to install by hand: {install_command}")]
-    ZigInstallFailed { venv: PathBuf, reason: String, install_command: String },
+    ZigInstallFailed {
+        venv: PathBuf,
+        reason: String,
+        install_command: String,
+    },
     #[error("zig at {exe} does not work: {reason}")]
     BrokenZig { exe: PathBuf, reason: String },
     #[error("no cross gcc for {target}: missing {missing}; install with `{install_command}`")]
-    GccMissing { target: String, missing: String, install_command: String },
+    GccMissing {
+        target: String,
+        missing: String,
+        install_command: String,
+    },
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -14,10 +14,20 @@ const TARGETS_TOML: &str = include_str!("../../config/targets.toml");
 pub enum TargetError {
     #[error("unknown target `{name}`: use one of {known}")]
     Unknown { name: String, known: String },
-    #[error("invalid OS version `{version}` for {target}: expected MAJOR.MINOR such as `{example}`")]
-    BadVersion { target: String, version: String, example: String },
+    #[error(
+        "invalid OS version `{version}` for {target}: expected MAJOR.MINOR such as `{example}`"
+    )]
+    BadVersion {
+        target: String,
+        version: String,
+        example: String,
+    },
     #[error("{target} cannot target OS version {version}: the lowest supported is {min}")]
-    BelowFloor { target: String, version: String, min: String },
+    BelowFloor {
+        target: String,
+        version: String,
+        min: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -92,7 +102,10 @@ pub struct OsVersion {
 impl OsVersion {
     pub fn parse(text: &str) -> Option<Self> {
         let (major, minor) = text.split_once('.').unwrap_or((text, "0"));
-        Some(Self { major: major.parse().ok()?, minor: minor.parse().ok()? })
+        Some(Self {
+            major: major.parse().ok()?,
+            minor: minor.parse().ok()?,
+        })
     }
 }
 
@@ -120,7 +133,11 @@ impl Eq for Target {}
 impl Target {
     /// All known targets at their default OS version.
     pub fn all() -> Vec<Target> {
-        config().target.iter().map(Target::with_default_version).collect()
+        config()
+            .target
+            .iter()
+            .map(Target::with_default_version)
+            .collect()
     }
 
     /// Parses `linux-aarch64`, `linux-ppc64le`, `macos-arm64` or an alias such as
@@ -130,17 +147,26 @@ impl Target {
         config()
             .target
             .iter()
-            .find(|data| data.id == wanted || data.aliases.iter().any(|alias| *alias == wanted))
+            .find(|data| data.id == wanted || data.aliases.contains(&wanted))
             .map(Target::with_default_version)
             .ok_or_else(|| TargetError::Unknown {
                 name: name.to_string(),
-                known: config().target.iter().map(|t| t.id.as_str()).collect::<Vec<_>>().join(", "),
+                known: config()
+                    .target
+                    .iter()
+                    .map(|t| t.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
     }
 
     fn with_default_version(data: &'static TargetData) -> Target {
-        let os_version = OsVersion::parse(&data.default_os_version)
-            .unwrap_or_else(|| panic!("config/targets.toml: bad default_os_version for {}", data.id));
+        let os_version = OsVersion::parse(&data.default_os_version).unwrap_or_else(|| {
+            panic!(
+                "config/targets.toml: bad default_os_version for {}",
+                data.id
+            )
+        });
         Target { data, os_version }
     }
 
@@ -152,8 +178,12 @@ impl Target {
             version: version.to_string(),
             example: self.data.default_os_version.clone(),
         })?;
-        let floor = OsVersion::parse(&self.data.min_os_version)
-            .unwrap_or_else(|| panic!("config/targets.toml: bad min_os_version for {}", self.data.id));
+        let floor = OsVersion::parse(&self.data.min_os_version).unwrap_or_else(|| {
+            panic!(
+                "config/targets.toml: bad min_os_version for {}",
+                self.data.id
+            )
+        });
         if parsed < floor {
             return Err(TargetError::BelowFloor {
                 target: self.id().to_string(),
@@ -161,7 +191,10 @@ impl Target {
                 min: floor.to_string(),
             });
         }
-        Ok(Target { data: self.data, os_version: parsed })
+        Ok(Target {
+            data: self.data,
+            os_version: parsed,
+        })
     }
 
     pub(crate) fn data(&self) -> &'static TargetData {
@@ -280,8 +313,14 @@ mod tests {
     fn linux_aarch64_facts_match_debian_cpython() {
         let target = Target::parse("manylinux-aarch64").unwrap();
         assert_eq!(target.zig_triple(), "aarch64-linux-gnu.2.17");
-        assert_eq!(target.ext_suffix("311"), ".cpython-311-aarch64-linux-gnu.so");
-        assert_eq!(target.sysconfigdata_name(""), "_sysconfigdata__linux_aarch64-linux-gnu");
+        assert_eq!(
+            target.ext_suffix("311"),
+            ".cpython-311-aarch64-linux-gnu.so"
+        );
+        assert_eq!(
+            target.sysconfigdata_name(""),
+            "_sysconfigdata__linux_aarch64-linux-gnu"
+        );
         assert_eq!(target.python_host_platform(), "linux-aarch64");
         assert_eq!(target.platform_tag(), "linux_aarch64");
     }
@@ -292,13 +331,21 @@ mod tests {
         assert_eq!(target.zig_triple(), "powerpc64le-linux-gnu.2.19");
         assert_eq!(
             target.compatible_manylinux_platforms(),
-            ["manylinux_2_17_ppc64le", "manylinux_2_18_ppc64le", "manylinux_2_19_ppc64le", "manylinux2014_ppc64le"]
+            [
+                "manylinux_2_17_ppc64le",
+                "manylinux_2_18_ppc64le",
+                "manylinux_2_19_ppc64le",
+                "manylinux2014_ppc64le"
+            ]
         );
     }
 
     #[test]
     fn macos_deployment_target_goes_into_triple_and_tag() {
-        let target = Target::parse("macosx_11_0_arm64").unwrap().with_os_version("12.3").unwrap();
+        let target = Target::parse("macosx_11_0_arm64")
+            .unwrap()
+            .with_os_version("12.3")
+            .unwrap();
         assert_eq!(target.zig_triple(), "aarch64-macos.12.3");
         assert_eq!(target.platform_tag(), "macosx_12_3_arm64");
         assert_eq!(target.python_host_platform(), "macosx-12.3-arm64");
@@ -309,12 +356,18 @@ mod tests {
     fn refuses_macos_below_arm64_floor() {
         let target = Target::parse("macos-arm64").unwrap();
         let err = target.with_os_version("10.15").unwrap_err();
-        assert!(err.to_string().contains("lowest supported is 11.0"), "{err}");
+        assert!(
+            err.to_string().contains("lowest supported is 11.0"),
+            "{err}"
+        );
     }
 
     #[test]
     fn unknown_target_lists_known_ones() {
         let err = Target::parse("windows-arm64").unwrap_err().to_string();
-        assert!(err.contains("linux-aarch64") && err.contains("macos-arm64"), "{err}");
+        assert!(
+            err.contains("linux-aarch64") && err.contains("macos-arm64"),
+            "{err}"
+        );
     }
 }

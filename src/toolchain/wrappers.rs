@@ -17,10 +17,26 @@ pub struct WrapperPaths {
 }
 
 /// Writes (or refreshes) the wrappers for `target` under the cache and returns them.
-pub fn write_zig_wrappers(cache: &Cache, zig: &Zig, target: &Target) -> Result<WrapperPaths, ToolchainError> {
-    let bin = cache.toolchains().join(format!("zig-{}", zig.version)).join(target.zig_triple()).join("bin");
-    std::fs::create_dir_all(&bin).map_err(|source| ToolchainError::Io { path: bin.clone(), source })?;
-    let paths = WrapperPaths { cc: bin.join("cc"), cxx: bin.join("c++"), ar: bin.join("ar"), ranlib: bin.join("ranlib") };
+pub fn write_zig_wrappers(
+    cache: &Cache,
+    zig: &Zig,
+    target: &Target,
+) -> Result<WrapperPaths, ToolchainError> {
+    let bin = cache
+        .toolchains()
+        .join(format!("zig-{}", zig.version))
+        .join(target.zig_triple())
+        .join("bin");
+    std::fs::create_dir_all(&bin).map_err(|source| ToolchainError::Io {
+        path: bin.clone(),
+        source,
+    })?;
+    let paths = WrapperPaths {
+        cc: bin.join("cc"),
+        cxx: bin.join("c++"),
+        ar: bin.join("ar"),
+        ranlib: bin.join("ranlib"),
+    };
     let zig_cache = cache.zig_global_cache();
     write_script(&paths.cc, &compiler_script(zig, &zig_cache, target, "cc"))?;
     write_script(&paths.cxx, &compiler_script(zig, &zig_cache, target, "c++"))?;
@@ -51,7 +67,9 @@ fn compiler_script(zig: &Zig, zig_cache: &Path, target: &Target, driver: &str) -
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
     if macos {
         // `-bundle` crashes zig; a dylib with lazy symbol lookup loads the same way.
-        script.push_str("    -bundle) set -- \"$@\" -shared -undefined dynamic_lookup; continue ;;\n");
+        script.push_str(
+            "    -bundle) set -- \"$@\" -shared -undefined dynamic_lookup; continue ;;\n",
+        );
         // CMake and setuptools on a mac pass the arch separately; the triple already says it.
         script.push_str("    -arch) skip_next=1; continue ;;\n");
     }
@@ -62,7 +80,9 @@ fn compiler_script(zig: &Zig, zig_cache: &Path, target: &Target, driver: &str) -
     script.push_str("  set -- \"$@\" \"$arg\"\ndone\n");
     if macos {
         // Leaves room for the repair stage to rewrite install names and rpaths in place.
-        script.push_str("if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n");
+        script.push_str(
+            "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n",
+        );
     }
     let mut fixed = vec![
         shell_quote(&zig.exe.to_string_lossy()),
@@ -73,14 +93,23 @@ fn compiler_script(zig: &Zig, zig_cache: &Path, target: &Target, driver: &str) -
         // from the build system still wins.
         "-O2".to_string(),
     ];
-    fixed.extend(target.data().zig_extra_cflags.iter().map(|flag| shell_quote(flag)));
+    fixed.extend(
+        target
+            .data()
+            .zig_extra_cflags
+            .iter()
+            .map(|flag| shell_quote(flag)),
+    );
     script.push_str(&format!("exec {} \"$@\"\n", fixed.join(" ")));
     script
 }
 
 fn archiver_script(zig: &Zig, zig_cache: &Path, tool: &str) -> String {
     let mut script = prologue(zig_cache);
-    script.push_str(&format!("exec {} {tool} \"$@\"\n", shell_quote(&zig.exe.to_string_lossy())));
+    script.push_str(&format!(
+        "exec {} {tool} \"$@\"\n",
+        shell_quote(&zig.exe.to_string_lossy())
+    ));
     script
 }
 
@@ -90,11 +119,16 @@ fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
     if std::fs::read_to_string(path).is_ok_and(|existing| existing == content) {
         return Ok(());
     }
-    let io_err = |source| ToolchainError::Io { path: path.to_path_buf(), source };
+    let io_err = |source| ToolchainError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io_err)?;
     std::io::Write::write_all(&mut temp, content.as_bytes()).map_err(io_err)?;
-    temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o755)).map_err(io_err)?;
+    temp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o755))
+        .map_err(io_err)?;
     temp.persist(path).map_err(|err| io_err(err.error))?;
     Ok(())
 }
@@ -102,8 +136,14 @@ fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
 /// Quotes for POSIX sh: plain words stay as they are, anything else goes in single quotes.
 pub(crate) fn shell_quote(text: &str) -> String {
     let plain = !text.is_empty()
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain { text.to_string() } else { format!("'{}'", text.replace('\'', "'\\''")) }
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -111,7 +151,10 @@ mod tests {
     use super::*;
 
     fn fake_zig() -> Zig {
-        Zig { exe: PathBuf::from("/opt/zig dir/zig"), version: "0.17.1".into() }
+        Zig {
+            exe: PathBuf::from("/opt/zig dir/zig"),
+            version: "0.17.1".into(),
+        }
     }
 
     #[test]
@@ -120,7 +163,9 @@ mod tests {
         let script = compiler_script(&fake_zig(), Path::new("/c/zig"), &target, "cc");
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
-        assert!(script.contains("exec '/opt/zig dir/zig' cc -target aarch64-macos.11.0 -O2 \"$@\""));
+        assert!(
+            script.contains("exec '/opt/zig dir/zig' cc -target aarch64-macos.11.0 -O2 \"$@\"")
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ToolchainError, target::config, Cache};
+use super::{Cache, ToolchainError, target::config};
 
 /// A usable zig executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,10 @@ pub fn find_zig(cache: &Cache) -> Result<Option<Zig>, ToolchainError> {
     let Some(exe) = zig_in_venv(&cache.zig_venv()) else {
         return Ok(None);
     };
-    let version = zig_version(&exe).map_err(|reason| ToolchainError::BrokenZig { exe: exe.clone(), reason })?;
+    let version = zig_version(&exe).map_err(|reason| ToolchainError::BrokenZig {
+        exe: exe.clone(),
+        reason,
+    })?;
     Ok(Some(Zig { exe, version }))
 }
 
@@ -47,9 +50,16 @@ pub fn ensure_zig(cache: &Cache, host_python: &Path, offline: bool) -> Result<Zi
     }
     let install_command = zig_install_command(cache, host_python);
     if offline {
-        return Err(ToolchainError::ZigMissingOffline { venv: cache.zig_venv(), install_command });
+        return Err(ToolchainError::ZigMissingOffline {
+            venv: cache.zig_venv(),
+            install_command,
+        });
     }
-    tracing::info!("installing {} into {}", config().tools.ziglang, cache.zig_venv().display());
+    tracing::info!(
+        "installing {} into {}",
+        config().tools.ziglang,
+        cache.zig_venv().display()
+    );
     install_ziglang(cache, host_python).map_err(|reason| ToolchainError::ZigInstallFailed {
         venv: cache.zig_venv(),
         reason,
@@ -66,7 +76,8 @@ fn install_ziglang(cache: &Cache, host_python: &Path) -> Result<(), String> {
     let venv = cache.zig_venv();
     // A half-created venv from an interrupted install would be reused forever: start over.
     if venv.exists() {
-        std::fs::remove_dir_all(&venv).map_err(|err| format!("cannot remove {}: {err}", venv.display()))?;
+        std::fs::remove_dir_all(&venv)
+            .map_err(|err| format!("cannot remove {}: {err}", venv.display()))?;
     }
     let run = |args: Vec<std::ffi::OsString>| -> Result<(), String> {
         let output = duct::cmd(host_python, &args)
@@ -78,10 +89,17 @@ fn install_ziglang(cache: &Cache, host_python: &Path) -> Result<(), String> {
         if output.status.success() {
             Ok(())
         } else {
-            Err(String::from_utf8_lossy(&output.stdout).trim_end().to_string())
+            Err(String::from_utf8_lossy(&output.stdout)
+                .trim_end()
+                .to_string())
         }
     };
-    run(vec!["-m".into(), "venv".into(), "--without-pip".into(), venv.clone().into()])?;
+    run(vec![
+        "-m".into(),
+        "venv".into(),
+        "--without-pip".into(),
+        venv.clone().into(),
+    ])?;
     let venv_python = venv.join("bin").join("python");
     run(vec![
         "-m".into(),
@@ -99,7 +117,13 @@ fn zig_in_venv(venv: &Path) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = std::fs::read_dir(&lib)
         .ok()?
         .filter_map(|entry| entry.ok())
-        .map(|entry| entry.path().join("site-packages").join("ziglang").join("zig"))
+        .map(|entry| {
+            entry
+                .path()
+                .join("site-packages")
+                .join("ziglang")
+                .join("zig")
+        })
         .filter(|exe| exe.is_file())
         .collect();
     candidates.sort();
