@@ -13,3 +13,6 @@ pub mod macho;
 pub mod manylinux;
 pub mod repair;
 pub mod wheel;
+pub mod toolchain;
+pub mod crossenv;
+pub mod build;

@@ -1,0 +1,67 @@
+import math
+import platform
+
+import pytest
+
+import blasdot
+
+# Core names OpenBLAS's DYNAMIC_ARCH dispatch reports (driver/others/dynamic_arm64.c,
+# dynamic_power.c, dynamic.c in OpenBLAS 0.3.2x-0.3.3x).
+ARM64_CORES = {
+    "armv8", "cortexa53", "cortexa55", "cortexa57", "cortexa72", "cortexa73", "cortexa76",
+    "falkor", "thunderx", "thunderx2t99", "thunderx3t110", "tsv110", "emag8180",
+    "neoversen1", "neoversen2", "neoversev1", "neoversev2", "a64fx", "armv8sve", "armv9sme",
+    "vortex", "vortexm4", "ampere1",
+}
+POWER_CORES = {"power6", "power8", "power9", "power10"}
+X86_64_CORES = {
+    "prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "haswell",
+    "skylakex", "cooperlake", "sapphirerapids", "atom", "opteron", "barcelona", "bobcat",
+    "bulldozer", "piledriver", "steamroller", "excavator", "zen",
+}
+
+
+def test_dot_of_known_vectors():
+    assert blasdot.dot([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == 32.0
+
+
+def test_dot_accepts_ints_tuples_and_empty():
+    assert blasdot.dot((1, -2), [3, 4]) == -5.0
+    assert blasdot.dot([], []) == 0.0
+
+
+def test_dot_of_long_vector_matches_closed_form():
+    n = 100_000
+    a = [float(i) for i in range(n)]
+    b = [2.0] * n
+    # sum(2i) = n(n-1): exact in binary64 at this size, whatever the summation order.
+    assert blasdot.dot(a, b) == float(n * (n - 1))
+
+
+def test_dot_of_long_vector_matches_python_sum():
+    n = 12_345
+    a = [math.sin(i) for i in range(n)]
+    b = [math.cos(i) for i in range(n)]
+    expected = math.fsum(x * y for x, y in zip(a, b))
+    assert blasdot.dot(a, b) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+def test_dot_rejects_unequal_lengths():
+    with pytest.raises(ValueError, match="equal length"):
+        blasdot.dot([1.0], [1.0, 2.0])
+
+
+def test_dot_rejects_non_numbers():
+    with pytest.raises(TypeError):
+        blasdot.dot(["x"], [1.0])
+
+
+def test_corename_is_a_real_openblas_core_for_this_machine():
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        known = ARM64_CORES
+    elif machine.startswith("ppc64"):
+        known = POWER_CORES
+    else:
+        known = X86_64_CORES
+    assert blasdot.corename().lower() in known

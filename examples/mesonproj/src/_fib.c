@@ -1,0 +1,34 @@
+/* mesonproj._fib: fib(n), the n-th Fibonacci number as an unsigned 64-bit integer. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+static PyObject *fib(PyObject *self, PyObject *arg) {
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    /* fib(93) is the largest that fits in 64 bits. */
+    if (n < 0 || n > 93) {
+        PyErr_SetString(PyExc_ValueError, "fib() needs 0 <= n <= 93");
+        return NULL;
+    }
+    uint64_t a = 0, b = 1;
+    for (long i = 0; i < n; i++) {
+        uint64_t next = a + b;
+        a = b;
+        b = next;
+    }
+    return PyLong_FromUnsignedLongLong(a);
+}
+
+static PyMethodDef methods[] = {
+    {"fib", fib, METH_O, "fib(n) -> int: the n-th Fibonacci number."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "mesonproj._fib", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__fib(void) {
+    return PyModule_Create(&module);
+}

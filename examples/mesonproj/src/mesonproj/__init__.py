@@ -1,0 +1,5 @@
+"""Fibonacci numbers from a meson-built extension."""
+
+from mesonproj._fib import fib
+
+__all__ = ["fib"]

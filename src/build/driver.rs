@@ -1,0 +1,161 @@
+//! Runs one PEP 517 hook in a subprocess: a small python script imports the backend and
+//! writes the hook's result to a file (backends print freely on stdout).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::BuildError;
+
+const DRIVER: &str = r#"
+import importlib, json, os, sys
+
+with open(sys.argv[1], encoding="utf-8") as f:
+    request = json.load(f)
+# PEP 517: backend-path entries are relative to the source tree and come first.
+for entry in reversed(request["backend_path"]):
+    sys.path.insert(0, os.path.abspath(entry))
+module_name, _, attribute = request["backend"].partition(":")
+backend = importlib.import_module(module_name.strip())
+for part in filter(None, attribute.strip().split(".")):
+    backend = getattr(backend, part)
+hook = request["hook"]
+settings = request["config_settings"] or None
+if hook == "build_wheel":
+    result = backend.build_wheel(request["wheel_directory"], settings)
+else:
+    function = getattr(backend, hook, None)
+    result = function(settings) if function else []
+with open(request["result_file"], "w", encoding="utf-8") as f:
+    json.dump({"result": result}, f)
+"#;
+
+pub(crate) struct HookRun<'a> {
+    pub python: &'a Path,
+    pub source_dir: &'a Path,
+    pub scratch_dir: &'a Path,
+    pub backend: &'a str,
+    pub backend_path: &'a [String],
+    pub config_settings: &'a BTreeMap<String, Value>,
+    /// Variables to set; `remove` are dropped from the inherited environment first.
+    pub env: &'a BTreeMap<String, String>,
+    pub remove: &'a [&'a str],
+}
+
+pub(crate) struct HookOutcome {
+    pub success: bool,
+    pub status: String,
+    pub output: String,
+    pub result: Option<Value>,
+}
+
+impl HookRun<'_> {
+    pub fn run(
+        &self,
+        hook: &str,
+        wheel_directory: Option<&Path>,
+    ) -> Result<HookOutcome, BuildError> {
+        let io = |path: PathBuf| move |source| BuildError::Io { path, source };
+        let driver = self.scratch_dir.join("crosswheel_pep517_driver.py");
+        std::fs::write(&driver, DRIVER).map_err(io(driver.clone()))?;
+        let result_file = self.scratch_dir.join(format!("{hook}.result.json"));
+        let request_file = self.scratch_dir.join(format!("{hook}.request.json"));
+        let _ = std::fs::remove_file(&result_file);
+        let request = json!({
+            "hook": hook,
+            "backend": self.backend,
+            "backend_path": self.backend_path,
+            "config_settings": self.config_settings,
+            "wheel_directory": wheel_directory.map(|dir| dir.to_string_lossy().into_owned()),
+            "result_file": result_file.to_string_lossy(),
+        });
+        std::fs::write(&request_file, request.to_string()).map_err(io(request_file.clone()))?;
+
+        let mut command = duct::cmd(self.python, [driver.as_os_str(), request_file.as_os_str()])
+            .dir(self.source_dir)
+            .stderr_to_stdout()
+            .stdout_capture()
+            .unchecked();
+        for name in self.remove {
+            command = command.env_remove(name);
+        }
+        for (name, value) in self.env {
+            command = command.env(name, value);
+        }
+        let output = command.run().map_err(|source| BuildError::Io {
+            path: self.python.to_path_buf(),
+            source,
+        })?;
+        let result = std::fs::read_to_string(&result_file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|mut value| value.get_mut("result").map(Value::take));
+        Ok(HookOutcome {
+            success: output.status.success() && result.is_some(),
+            status: output.status.to_string(),
+            output: String::from_utf8_lossy(&output.stdout).into_owned(),
+            result,
+        })
+    }
+}
+
+/// The lines of a failed build a user needs: compiler diagnostics with the source line
+/// and caret that follow them, else the end of the log.
+pub(crate) fn error_excerpt(output: &str) -> String {
+    const MAX_LINES: usize = 40;
+    let lines: Vec<&str> = output.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    for (index, line) in lines.iter().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("error:")
+            || lower.contains("fatal error")
+            || lower.contains("undefined reference")
+        {
+            for flag in keep.iter_mut().skip(index).take(4) {
+                *flag = true;
+            }
+        }
+    }
+    let picked: Vec<&str> = lines
+        .iter()
+        .zip(&keep)
+        .filter(|(_, keep)| **keep)
+        .map(|(line, _)| *line)
+        .take(MAX_LINES)
+        .collect();
+    if picked.is_empty() {
+        let start = lines.len().saturating_sub(30);
+        lines.get(start..).unwrap_or_default().join("\n")
+    } else {
+        picked.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_keeps_compiler_diagnostic_with_caret() {
+        let log = "running build_ext\nbuilding 'x' extension\nsrc/x.c:3:5: error: use of undeclared identifier 'y'\n    3 | y;\n      | ^\n1 error generated.\nerror: command 'cc' failed\n";
+        let excerpt = error_excerpt(log);
+        assert!(
+            excerpt.starts_with(
+                "src/x.c:3:5: error: use of undeclared identifier 'y'\n    3 | y;\n      | ^"
+            ),
+            "{excerpt}"
+        );
+        assert!(!excerpt.contains("running build_ext"));
+    }
+
+    #[test]
+    fn excerpt_without_diagnostics_is_the_log_tail() {
+        let log: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let excerpt = error_excerpt(&log);
+        assert!(
+            excerpt.starts_with("line 70") && excerpt.ends_with("line 99"),
+            "{excerpt}"
+        );
+    }
+}

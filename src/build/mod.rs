@@ -1,0 +1,484 @@
+//! The build stage: a PEP 517 frontend that runs a project's backend inside a cross
+//! environment and returns the wheel it built. Knows nothing of repair.
+//!
+//! Per build: build requirements go into a cached host venv (no cross variables reach
+//! pip), target-form requirements are unpacked for the target, the source tree is copied
+//! into a scratch folder (per-target isolation; setuptools' `build/` and `*.egg-info`
+//! never land in the user's tree), `get_requires_for_build_wheel` runs as a host process,
+//! then `build_wheel` runs with the cross variables. The wheel is built into a temp
+//! folder inside `out_dir` and renamed into place only on success.
+
+mod driver;
+mod host_env;
+mod project;
+mod target_wheels;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+pub use host_env::HostEnv;
+pub use project::{Backend, BuildSystem, Project};
+pub use target_wheels::prepare_target_site;
+
+use crate::crossenv::{BuildPython, CROSS_ONLY_VARS, CrossEnv};
+use crate::toolchain::Cache;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("{path} is not valid TOML: {message}")]
+    BadPyproject { path: PathBuf, message: String },
+    #[error(
+        "unsupported build backend `{backend}` in {path}: crosswheel cross-compiles projects built with setuptools, meson-python or scikit-build-core"
+    )]
+    UnsupportedBackend { backend: String, path: PathBuf },
+    #[error("installing the build requirements {requires} failed:\n{output}")]
+    InstallRequires { requires: String, output: String },
+    #[error(
+        "build requirements {requires} are not in crosswheel's cache and --offline forbids installing them: run once without --offline"
+    )]
+    OfflineRequires { requires: String },
+    #[error(
+        "the {target} wheels of {requires} are not in crosswheel's cache and --offline forbids downloading them: run once without --offline"
+    )]
+    OfflineTargetRequires { target: String, requires: String },
+    #[error(
+        "downloading the {target} wheels of {requires} failed (is there a wheel for that platform?):\n{output}"
+    )]
+    TargetRequires {
+        target: String,
+        requires: String,
+        output: String,
+    },
+    #[error("cannot unpack target wheel {wheel}: {message}")]
+    BadTargetWheel { wheel: PathBuf, message: String },
+    #[error("{backend} `{hook}` failed for {project} on the host ({}):\n{}\n  full log: {}", .failure.status, .failure.excerpt, .failure.log.display())]
+    HostHookFailed {
+        project: String,
+        backend: &'static str,
+        hook: &'static str,
+        failure: Box<Failure>,
+    },
+    #[error("building {project} for {target} with {toolchain} failed ({backend} exited with {}):\n{}\n  full log: {}", .failure.status, .failure.excerpt, .failure.log.display())]
+    BackendFailed {
+        project: String,
+        target: String,
+        toolchain: String,
+        backend: &'static str,
+        failure: Box<Failure>,
+    },
+    #[error("{backend} built {wheel}, which is not a {target} wheel (platform tag {expected} expected): the cross environment did not reach the backend; full log: {}", .log.display())]
+    WrongPlatform {
+        backend: &'static str,
+        wheel: String,
+        target: String,
+        expected: String,
+        log: Box<PathBuf>,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What a failed backend run left: its exit status, the lines that matter, the full log.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: String,
+    pub excerpt: String,
+    pub log: PathBuf,
+}
+
+/// One wheel to build: a project for the target of `cross_env`.
+#[derive(Debug, Clone)]
+pub struct BuildRequest<'a> {
+    pub project_dir: &'a Path,
+    /// Where the finished wheel goes; nothing else is left there.
+    pub out_dir: &'a Path,
+    pub cross_env: &'a CrossEnv,
+    pub python: &'a BuildPython,
+    pub cache: &'a Cache,
+    /// PEP 517 config settings; a repeated key becomes a list, as with pip.
+    pub config_settings: &'a [(String, String)],
+    /// Target-form requirements on top of the project's `[tool.crosswheel] target-requires`.
+    pub extra_target_requires: &'a [String],
+    pub offline: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct BuiltWheel {
+    pub path: PathBuf,
+    pub backend: Backend,
+    pub log: PathBuf,
+    pub duration: Duration,
+}
+
+pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError> {
+    let started = Instant::now();
+    let project = Project::read(request.project_dir)?;
+    let system = &project.build_system;
+    let target = &request.cross_env.target;
+    let toolchain = request.cross_env.toolchain();
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BuildError::Io { path, source }
+    };
+    tracing::info!(
+        "building {} for {} with {} ({})",
+        project.name,
+        target,
+        toolchain.description,
+        system.backend.name()
+    );
+
+    let host_env = HostEnv::prepare(
+        request.cache,
+        request.python,
+        &system.requires,
+        request.offline,
+    )?;
+    let scratch = tempfile::Builder::new()
+        .prefix("crosswheel-build-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?;
+    let source_dir = scratch.path().join("src");
+    copy_source_tree(&project.dir, &source_dir)?;
+
+    let logs = request.cache.root().join("logs");
+    std::fs::create_dir_all(&logs).map_err(io(&logs))?;
+    let log = logs.join(format!(
+        "{}-{}-{}.log",
+        project.name,
+        target.id(),
+        request.python.abi_tag()
+    ));
+    let mut log_text = String::new();
+
+    let path_var = prepend_path(&host_env.bin);
+    let mut host_vars = BTreeMap::new();
+    host_vars.insert("PATH".to_string(), path_var.clone());
+    let user_settings = settings_map(request.config_settings);
+    let host_run = driver::HookRun {
+        python: &host_env.python,
+        source_dir: &source_dir,
+        scratch_dir: scratch.path(),
+        backend: &system.build_backend,
+        backend_path: &system.backend_path,
+        config_settings: &user_settings,
+        env: &host_vars,
+        remove: CROSS_ONLY_VARS,
+    };
+    let hook = "get_requires_for_build_wheel";
+    let outcome = host_run.run(hook, None)?;
+    log_text.push_str(&outcome.output);
+    if !outcome.success {
+        write_log(&log, &log_text)?;
+        return Err(BuildError::HostHookFailed {
+            project: project.name.clone(),
+            backend: system.backend.name(),
+            hook,
+            failure: Box::new(Failure {
+                status: outcome.status,
+                excerpt: driver::error_excerpt(&outcome.output),
+                log,
+            }),
+        });
+    }
+    let extra: Vec<String> = outcome
+        .result
+        .as_ref()
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    host_env.install(request.python, &extra, request.offline)?;
+
+    let mut target_requires = project.target_requires.clone();
+    target_requires.extend(request.extra_target_requires.iter().cloned());
+    let mut cross_vars = request.cross_env.env_vars();
+    if system.backend == Backend::MesonPython {
+        // meson-python turns ARCHFLAGS on a non-mac host into its own cross file with the
+        // host `cc -arch arm64`, which overrides ours.
+        cross_vars.remove("ARCHFLAGS");
+    }
+    cross_vars.insert("PATH".to_string(), path_var);
+    if !target_requires.is_empty() {
+        let site = prepare_target_site(
+            request.cache,
+            target,
+            request.python,
+            &target_requires,
+            request.offline,
+        )?;
+        let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
+        pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
+        let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| BuildError::Io {
+            path: site.clone(),
+            source: std::io::Error::other(err.to_string()),
+        })?;
+        cross_vars.insert(
+            "PKG_CONFIG_LIBDIR".to_string(),
+            joined.to_string_lossy().into_owned(),
+        );
+        cross_vars.insert(
+            "CROSSWHEEL_TARGET_SITE".to_string(),
+            site.to_string_lossy().into_owned(),
+        );
+    }
+    let settings = backend_settings(system.backend, request.cross_env, request.config_settings);
+
+    std::fs::create_dir_all(request.out_dir).map_err(io(request.out_dir))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".crosswheel-")
+        .tempdir_in(request.out_dir)
+        .map_err(io(request.out_dir))?;
+    let cross_run = driver::HookRun {
+        config_settings: &settings,
+        env: &cross_vars,
+        remove: &[],
+        ..host_run
+    };
+    let outcome = cross_run.run("build_wheel", Some(staging.path()))?;
+    log_text.push_str(&outcome.output);
+    write_log(&log, &log_text)?;
+    let wheel_name = match (
+        outcome.success,
+        outcome.result.as_ref().and_then(Value::as_str),
+    ) {
+        (true, Some(name)) => name.to_string(),
+        _ => {
+            return Err(BuildError::BackendFailed {
+                project: project.name.clone(),
+                target: target.to_string(),
+                toolchain: toolchain.description.clone(),
+                backend: system.backend.name(),
+                failure: Box::new(Failure {
+                    status: outcome.status,
+                    excerpt: driver::error_excerpt(&outcome.output),
+                    log,
+                }),
+            });
+        }
+    };
+    let expected = target.platform_tag();
+    if !wheel_platform_matches(&wheel_name, &expected) {
+        return Err(BuildError::WrongPlatform {
+            backend: system.backend.name(),
+            wheel: wheel_name,
+            target: target.id().to_string(),
+            expected,
+            log: Box::new(log),
+        });
+    }
+    let built = staging.path().join(&wheel_name);
+    let path = request.out_dir.join(&wheel_name);
+    std::fs::rename(&built, &path).map_err(io(&path))?;
+    Ok(BuiltWheel {
+        path,
+        backend: system.backend,
+        log,
+        duration: started.elapsed(),
+    })
+}
+
+/// User settings plus what points each backend at the cross files.
+fn backend_settings(
+    backend: Backend,
+    cross_env: &CrossEnv,
+    user: &[(String, String)],
+) -> BTreeMap<String, Value> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    match backend {
+        Backend::Setuptools => {}
+        Backend::MesonPython => {
+            pairs.push((
+                "setup-args".into(),
+                format!("--cross-file={}", cross_env.meson_cross_file.display()),
+            ));
+        }
+        Backend::ScikitBuildCore => {
+            pairs.push((
+                "cmake.define.CMAKE_TOOLCHAIN_FILE".into(),
+                cross_env
+                    .cmake_toolchain_file
+                    .to_string_lossy()
+                    .into_owned(),
+            ));
+            // Lets FindPython ask the build python (through the toolchain's emulator) for
+            // the target's extension suffix. Must be a -D: a policy default set in the
+            // toolchain file comes after cmake_minimum_required has read the defaults.
+            pairs.push((
+                "cmake.define.CMAKE_POLICY_DEFAULT_CMP0190".into(),
+                "NEW".into(),
+            ));
+        }
+    }
+    pairs.extend(user.iter().cloned());
+    settings_map(&pairs)
+}
+
+fn settings_map(pairs: &[(String, String)]) -> BTreeMap<String, Value> {
+    let mut map: BTreeMap<String, Value> = BTreeMap::new();
+    for (key, value) in pairs {
+        match map.get_mut(key) {
+            None => {
+                map.insert(key.clone(), Value::String(value.clone()));
+            }
+            Some(Value::Array(items)) => items.push(Value::String(value.clone())),
+            Some(existing) => {
+                let first = existing.take();
+                *existing = Value::Array(vec![first, Value::String(value.clone())]);
+            }
+        }
+    }
+    map
+}
+
+/// `name-1.0-cp311-cp311-linux_aarch64.whl` matches `linux_aarch64`; a pure wheel matches
+/// any target.
+fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
+    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
+    let platforms = stem.rsplit('-').next().unwrap_or_default();
+    platforms
+        .split('.')
+        .any(|platform| platform == expected || platform == "any")
+}
+
+fn prepend_path(dir: &Path) -> String {
+    match std::env::var("PATH") {
+        Ok(existing) if !existing.is_empty() => format!("{}:{existing}", dir.display()),
+        _ => dir.to_string_lossy().into_owned(),
+    }
+}
+
+fn pkgconfig_dirs_under(site: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = walkdir::WalkDir::new(site)
+        .max_depth(4)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_dir() && entry.file_name() == "pkgconfig")
+        .map(|entry| entry.into_path())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn write_log(path: &Path, text: &str) -> Result<(), BuildError> {
+    std::fs::write(path, text).map_err(|source| BuildError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Folders a build must not see: VCS data, caches, previous build outputs.
+fn skip_in_copy(relative: &Path, is_dir: bool) -> bool {
+    let Some(name) = relative.file_name().and_then(|name| name.to_str()) else {
+        return false;
+    };
+    let top_level = relative.components().count() == 1;
+    is_dir
+        && (matches!(
+            name,
+            ".git" | ".hg" | "__pycache__" | ".tox" | ".nox" | ".venv" | ".pytest_cache"
+        ) || name.ends_with(".egg-info")
+            || name.starts_with(".mesonpy-")
+            || (top_level && matches!(name, "build" | "dist" | "wheelhouse" | "target")))
+}
+
+fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
+    let walker = walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_entry(|entry| {
+            let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
+            !skip_in_copy(relative, entry.file_type().is_dir())
+        });
+    for entry in walker {
+        let entry = entry.map_err(|err| BuildError::Io {
+            path: from.to_path_buf(),
+            source: std::io::Error::other(err.to_string()),
+        })?;
+        let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        let dest = to.join(relative);
+        let io = |source| BuildError::Io {
+            path: entry.path().to_path_buf(),
+            source,
+        };
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).map_err(io)?;
+        } else if entry.file_type().is_symlink() {
+            let link = std::fs::read_link(entry.path()).map_err(io)?;
+            std::os::unix::fs::symlink(link, &dest).map_err(io)?;
+        } else {
+            std::fs::copy(entry.path(), &dest).map_err(io)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn short_hash(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_config_setting_becomes_a_list() {
+        let pairs = [
+            ("setup-args".to_string(), "-Da=1".to_string()),
+            ("setup-args".to_string(), "-Db=2".to_string()),
+            ("k".to_string(), "v".to_string()),
+        ];
+        let map = settings_map(&pairs);
+        assert_eq!(map["setup-args"], serde_json::json!(["-Da=1", "-Db=2"]));
+        assert_eq!(map["k"], serde_json::json!("v"));
+    }
+
+    #[test]
+    fn wheel_platform_check_reads_compressed_tag_sets() {
+        assert!(wheel_platform_matches(
+            "a-1-cp311-cp311-linux_aarch64.whl",
+            "linux_aarch64"
+        ));
+        assert!(wheel_platform_matches(
+            "a-1-py3-none-any.whl",
+            "linux_ppc64le"
+        ));
+        assert!(wheel_platform_matches(
+            "a-1-cp311-cp311-macosx_11_0_arm64.macosx_11_0_universal2.whl",
+            "macosx_11_0_arm64"
+        ));
+        assert!(!wheel_platform_matches(
+            "a-1-cp311-cp311-linux_x86_64.whl",
+            "linux_aarch64"
+        ));
+    }
+
+    #[test]
+    fn source_copy_skips_vcs_and_previous_outputs_but_not_nested_build_dirs() {
+        assert!(skip_in_copy(Path::new(".git"), true));
+        assert!(skip_in_copy(Path::new("build"), true));
+        assert!(skip_in_copy(Path::new("src/pkg.egg-info"), true));
+        assert!(!skip_in_copy(Path::new("src/build"), true));
+        assert!(!skip_in_copy(Path::new("build"), false));
+    }
+}

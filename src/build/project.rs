@@ -1,0 +1,204 @@
+//! What a project's `pyproject.toml` tells the build stage: the PEP 517 build system and
+//! the requirements whose *target* wheels must be present at build time.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::BuildError;
+
+/// The build backends crosswheel knows how to point at a cross environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Setuptools,
+    MesonPython,
+    ScikitBuildCore,
+}
+
+impl Backend {
+    fn from_name(name: &str) -> Option<Backend> {
+        let module = name.split(':').next().unwrap_or(name).trim();
+        match module {
+            "setuptools.build_meta" => Some(Backend::Setuptools),
+            "mesonpy" => Some(Backend::MesonPython),
+            "scikit_build_core.build" => Some(Backend::ScikitBuildCore),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Setuptools => "setuptools",
+            Backend::MesonPython => "meson-python",
+            Backend::ScikitBuildCore => "scikit-build-core",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildSystem {
+    pub requires: Vec<String>,
+    /// `module:object` as written (PEP 517).
+    pub build_backend: String,
+    pub backend_path: Vec<String>,
+    pub backend: Backend,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub dir: PathBuf,
+    /// `[project] name`, else the folder name; for messages and log names.
+    pub name: String,
+    pub build_system: BuildSystem,
+    /// `[tool.crosswheel] target-requires`: build requirements needed as target-arch wheels.
+    pub target_requires: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Pyproject {
+    #[serde(rename = "build-system")]
+    build_system: Option<RawBuildSystem>,
+    project: Option<RawProject>,
+    tool: Option<RawTool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawBuildSystem {
+    #[serde(default)]
+    requires: Vec<String>,
+    #[serde(rename = "build-backend")]
+    build_backend: Option<String>,
+    #[serde(rename = "backend-path", default)]
+    backend_path: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawProject {
+    name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawTool {
+    crosswheel: Option<RawCrosswheel>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawCrosswheel {
+    #[serde(rename = "target-requires", default)]
+    target_requires: Vec<String>,
+}
+
+impl Project {
+    pub fn read(dir: &Path) -> Result<Project, BuildError> {
+        let path = dir.join("pyproject.toml");
+        let pyproject: Pyproject = match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str(&text).map_err(|err| BuildError::BadPyproject {
+                path: path.clone(),
+                message: err.message().to_string(),
+            })?,
+            // PEP 517: a project without pyproject.toml is a legacy setuptools project.
+            Err(err)
+                if err.kind() == std::io::ErrorKind::NotFound && dir.join("setup.py").is_file() =>
+            {
+                Pyproject::default()
+            }
+            Err(source) => return Err(BuildError::Io { path, source }),
+        };
+        let (requires, build_backend, backend_path) = match pyproject.build_system {
+            Some(raw) => match raw.build_backend {
+                Some(backend) => (raw.requires, backend, raw.backend_path),
+                None => (
+                    raw.requires,
+                    "setuptools.build_meta:__legacy__".to_string(),
+                    Vec::new(),
+                ),
+            },
+            None => (
+                vec!["setuptools>=40.8.0".to_string()],
+                "setuptools.build_meta:__legacy__".to_string(),
+                Vec::new(),
+            ),
+        };
+        let backend =
+            Backend::from_name(&build_backend).ok_or_else(|| BuildError::UnsupportedBackend {
+                backend: build_backend.clone(),
+                path: path.clone(),
+            })?;
+        let name = pyproject
+            .project
+            .and_then(|project| project.name)
+            .or_else(|| {
+                dir.file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "project".to_string());
+        let target_requires = pyproject
+            .tool
+            .and_then(|tool| tool.crosswheel)
+            .map(|cw| cw.target_requires)
+            .unwrap_or_default();
+        Ok(Project {
+            dir: dir.to_path_buf(),
+            name,
+            build_system: BuildSystem {
+                requires,
+                build_backend,
+                backend_path,
+                backend,
+            },
+            target_requires,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project_with(pyproject: &str) -> Result<Project, BuildError> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pyproject.toml"), pyproject).unwrap();
+        Project::read(dir.path())
+    }
+
+    #[test]
+    fn reads_backend_requires_and_target_requires() {
+        let project = project_with(
+            "[build-system]\nrequires = ['meson-python']\nbuild-backend = 'mesonpy'\n\
+             [project]\nname = 'demo'\n[tool.crosswheel]\ntarget-requires = ['scipy-openblas32']\n",
+        )
+        .unwrap();
+        assert_eq!(project.name, "demo");
+        assert_eq!(project.build_system.backend, Backend::MesonPython);
+        assert_eq!(project.target_requires, ["scipy-openblas32"]);
+    }
+
+    #[test]
+    fn missing_backend_means_legacy_setuptools() {
+        let project = project_with("[build-system]\nrequires = ['setuptools']\n").unwrap();
+        assert_eq!(
+            project.build_system.build_backend,
+            "setuptools.build_meta:__legacy__"
+        );
+        assert_eq!(project.build_system.backend, Backend::Setuptools);
+    }
+
+    #[test]
+    fn rejects_unsupported_backend_naming_it() {
+        let err = project_with(
+            "[build-system]\nrequires = ['hatchling']\nbuild-backend = 'hatchling.build'\n",
+        )
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("hatchling.build") && message.contains("meson-python"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn reports_invalid_toml_with_path() {
+        let err = project_with("[build-system\n").unwrap_err().to_string();
+        assert!(err.contains("pyproject.toml is not valid TOML"), "{err}");
+    }
+}

@@ -1,0 +1,148 @@
+//! Build requirements needed in their *target* form: libraries an extension links
+//! against (scipy-openblas32). The host copy installed as a build requirement holds
+//! x86_64 binaries, so the target's wheels are downloaded with `pip download --platform`
+//! and unpacked into a folder the backend is told about through `CROSSWHEEL_TARGET_SITE`.
+
+use std::path::{Path, PathBuf};
+
+use super::{BuildError, host_env};
+use crate::crossenv::BuildPython;
+use crate::toolchain::{Cache, Target};
+
+const MARKER: &str = ".crosswheel-complete";
+
+/// Unpacks the target wheels of `requires` (without dependencies) and returns the folder.
+pub fn prepare_target_site(
+    cache: &Cache,
+    target: &Target,
+    python: &BuildPython,
+    requires: &[String],
+    offline: bool,
+) -> Result<PathBuf, BuildError> {
+    let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let key = super::short_hash(&[sorted.join("\n").as_bytes()]);
+    let root = cache.target_wheels().join(format!(
+        "{}-{}-{}-{key}",
+        target.id(),
+        target.os_version(),
+        python.abi_tag()
+    ));
+    let site = root.join("site");
+    std::fs::create_dir_all(&root).map_err(|source| BuildError::Io {
+        path: root.clone(),
+        source,
+    })?;
+    let _lock = host_env::lock(&root.join("lock"))?;
+    if site.join(MARKER).is_file() {
+        return Ok(site);
+    }
+    if offline {
+        return Err(BuildError::OfflineTargetRequires {
+            target: target.id().to_string(),
+            requires: requires.join(", "),
+        });
+    }
+    let wheels = root.join("wheels");
+    for dir in [&wheels, &site] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|source| BuildError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+    }
+    download(target, python, requires, &wheels)?;
+    std::fs::create_dir_all(&site).map_err(|source| BuildError::Io {
+        path: site.clone(),
+        source,
+    })?;
+    for entry in std::fs::read_dir(&wheels).map_err(|source| BuildError::Io {
+        path: wheels.clone(),
+        source,
+    })? {
+        let path = entry
+            .map_err(|source| BuildError::Io {
+                path: wheels.clone(),
+                source,
+            })?
+            .path();
+        if path.extension().is_some_and(|ext| ext == "whl") {
+            unpack(&path, &site)?;
+        }
+    }
+    std::fs::write(site.join(MARKER), "").map_err(|source| BuildError::Io {
+        path: site.clone(),
+        source,
+    })?;
+    Ok(site)
+}
+
+fn download(
+    target: &Target,
+    python: &BuildPython,
+    requires: &[String],
+    dest: &Path,
+) -> Result<(), BuildError> {
+    let abi = python.abi_tag();
+    let mut args: Vec<String> = vec![
+        "--no-deps".into(),
+        "--only-binary=:all:".into(),
+        "--python-version".into(),
+        python.version_text(),
+        "--implementation".into(),
+        "cp".into(),
+        "--abi".into(),
+        abi,
+        "--abi".into(),
+        "abi3".into(),
+        "--abi".into(),
+        "none".into(),
+    ];
+    // pip does not widen a manylinux --platform to older glibc tags: list every one the
+    // target's glibc can load.
+    let platforms = if target.is_macos() {
+        vec![target.platform_tag()]
+    } else {
+        target.compatible_manylinux_platforms()
+    };
+    for platform in platforms {
+        args.push("--platform".into());
+        args.push(platform);
+    }
+    args.push("--dest".into());
+    args.push(dest.to_string_lossy().into_owned());
+    args.extend(requires.iter().cloned());
+    let rest: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    host_env::run_host(
+        &python.executable,
+        &[
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "download",
+            "--quiet",
+        ],
+        &rest,
+    )
+    .map(|_| ())
+    .map_err(|output| BuildError::TargetRequires {
+        target: target.id().to_string(),
+        requires: requires.join(", "),
+        output,
+    })
+}
+
+fn unpack(wheel: &Path, site: &Path) -> Result<(), BuildError> {
+    let bad = |message: String| BuildError::BadTargetWheel {
+        wheel: wheel.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(wheel).map_err(|source| BuildError::Io {
+        path: wheel.to_path_buf(),
+        source,
+    })?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|err| bad(err.to_string()))?;
+    // `extract` refuses entries escaping the folder (`..`, absolute paths).
+    archive.extract(site).map_err(|err| bad(err.to_string()))
+}

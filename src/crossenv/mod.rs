@@ -1,0 +1,344 @@
+//! A crossenv-like environment: the build python runs the build backend, but sysconfig,
+//! compilers and cross files describe the target.
+//!
+//! One folder per (target, OS version, python, toolchain) under the cache holds the
+//! target's `_sysconfigdata_*.py`, a copy of the build python's headers, and meson/CMake
+//! cross files; [`CrossEnv::env_vars`] lists the variables that switch a process into it.
+
+mod files;
+mod python;
+mod sysconfigdata;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+pub use files::UserFlags;
+pub use python::BuildPython;
+pub(crate) use python::CROSS_ONLY_VARS;
+
+use crate::toolchain::{Cache, Target, Toolchain, find_on_path, shell_quote};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrossEnvError {
+    #[error(
+        "no python{version} on PATH: install CPython {version} (for example with pyenv or apt) or pass its path"
+    )]
+    PythonNotFound { version: String, name: String },
+    #[error("build python {python} is unusable: {reason}")]
+    PythonProbe { python: PathBuf, reason: String },
+    #[error("cannot write the cross environment at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A ready cross environment for one target and one build python.
+#[derive(Debug, Clone)]
+pub struct CrossEnv {
+    pub root: PathBuf,
+    pub target: Target,
+    pub python: PathBuf,
+    /// Folder on PYTHONPATH holding the target's sysconfigdata module.
+    pub sysconfig_dir: PathBuf,
+    pub sysconfigdata_name: String,
+    /// `.../include/python3.11`: the headers extensions compile against.
+    pub python_include_dir: PathBuf,
+    pub meson_cross_file: PathBuf,
+    pub meson_native_file: PathBuf,
+    pub cmake_toolchain_file: PathBuf,
+    /// CMAKE_CROSSCOMPILING_EMULATOR that runs host programs (the build python) for CMake.
+    pub run_on_build: PathBuf,
+    /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
+    pub pkgconfig_dir: PathBuf,
+    toolchain: Toolchain,
+}
+
+/// Generated files of an environment, kept in memory until written.
+struct Contents {
+    files: Vec<(PathBuf, String)>,
+    stamp: String,
+}
+
+impl CrossEnv {
+    /// Creates (or reuses, when nothing changed) the environment for `toolchain.target`.
+    /// User `CFLAGS`/`CXXFLAGS`/`CPPFLAGS`/`LDFLAGS` are read from the environment now.
+    pub fn create(
+        cache: &Cache,
+        python: &BuildPython,
+        toolchain: &Toolchain,
+    ) -> Result<CrossEnv, CrossEnvError> {
+        let target = &toolchain.target;
+        let key = short_hash(&[
+            python.executable.to_string_lossy().as_bytes(),
+            toolchain.description.as_bytes(),
+            toolchain.cc.to_string_lossy().as_bytes(),
+        ]);
+        let name = format!(
+            "{}-{}-{}-{key}",
+            target.id(),
+            target.os_version(),
+            python.abi_tag()
+        );
+        let root = cache.cross_envs().join(name);
+        let header_dir_name = python
+            .include
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("python"));
+        let env = CrossEnv {
+            sysconfig_dir: root.join("sysconfig"),
+            sysconfigdata_name: target.sysconfigdata_name(&python.abiflags),
+            python_include_dir: root.join("include").join(header_dir_name),
+            meson_cross_file: root.join("meson-cross.ini"),
+            meson_native_file: root.join("meson-native.ini"),
+            cmake_toolchain_file: root.join("cmake-toolchain.cmake"),
+            pkgconfig_dir: root.join("lib").join("pkgconfig"),
+            run_on_build: root.join("bin").join("run-on-build"),
+            python: python.executable.clone(),
+            target: target.clone(),
+            toolchain: toolchain.clone(),
+            root,
+        };
+        let contents = env.contents(python, &UserFlags::from_env());
+        let stamp_path = env.root.join("stamp");
+        if std::fs::read_to_string(&stamp_path).is_ok_and(|stamp| stamp == contents.stamp) {
+            return Ok(env);
+        }
+        env.write(python, &contents)?;
+        Ok(env)
+    }
+
+    fn contents(&self, python: &BuildPython, flags: &UserFlags) -> Contents {
+        let layout = sysconfigdata::EnvLayout {
+            include_dir: &self.root.join("include"),
+            python_include_dir: &self.python_include_dir,
+            lib_dir: &self.root.join("lib"),
+        };
+        let vars = sysconfigdata::target_vars(python, &self.toolchain, &layout);
+        let module = self
+            .sysconfig_dir
+            .join(format!("{}.py", self.sysconfigdata_name));
+        let pkg_config = find_on_path("pkg-config").or_else(|| find_on_path("pkgconf"));
+        let host_cc = host_tool("cc");
+        let host_cxx = host_tool("c++");
+        let files = vec![
+            (module, sysconfigdata::render_module(&vars)),
+            (
+                self.meson_cross_file.clone(),
+                files::meson_cross_file(
+                    &self.toolchain,
+                    &python.executable,
+                    pkg_config.as_deref(),
+                    flags,
+                ),
+            ),
+            (
+                self.meson_native_file.clone(),
+                files::meson_native_file(&host_cc, &host_cxx, &python.executable),
+            ),
+            (
+                self.cmake_toolchain_file.clone(),
+                files::cmake_toolchain_file(&self.toolchain, &self.run_on_build),
+            ),
+            (self.root.join("env.sh"), self.shell_exports()),
+            (
+                self.run_on_build.clone(),
+                files::RUN_ON_BUILD_SCRIPT.to_string(),
+            ),
+        ];
+        let mut parts: Vec<&[u8]> = vec![
+            python.include.as_os_str().as_encoded_bytes(),
+            python.platinclude.as_os_str().as_encoded_bytes(),
+        ];
+        for (path, text) in &files {
+            parts.push(path.as_os_str().as_encoded_bytes());
+            parts.push(text.as_bytes());
+        }
+        Contents {
+            stamp: short_hash(&parts),
+            files,
+        }
+    }
+
+    /// Builds the environment in a sibling temp folder and swaps it in, so a concurrent or
+    /// interrupted run never sees half an environment.
+    fn write(&self, python: &BuildPython, contents: &Contents) -> Result<(), CrossEnvError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| CrossEnvError::Io { path, source }
+        };
+        let parent = self.root.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+        let staging = tempfile::Builder::new()
+            .prefix(".staging-")
+            .tempdir_in(parent)
+            .map_err(io(parent))?;
+        let relocate = |path: &Path| {
+            staging
+                .path()
+                .join(path.strip_prefix(&self.root).unwrap_or(path))
+        };
+
+        copy_headers(python, &relocate(&self.python_include_dir))?;
+        std::fs::create_dir_all(relocate(&self.pkgconfig_dir)).map_err(io(&self.pkgconfig_dir))?;
+        for (path, text) in &contents.files {
+            let staged = relocate(path);
+            if let Some(dir) = staged.parent() {
+                std::fs::create_dir_all(dir).map_err(io(dir))?;
+            }
+            std::fs::write(&staged, text).map_err(io(path))?;
+            if text.starts_with("#!") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o755))
+                    .map_err(io(path))?;
+            }
+        }
+        std::fs::write(staging.path().join("stamp"), &contents.stamp).map_err(io(&self.root))?;
+
+        if self.root.exists() {
+            std::fs::remove_dir_all(&self.root).map_err(io(&self.root))?;
+        }
+        let staged_root = staging.keep();
+        if let Err(source) = std::fs::rename(&staged_root, &self.root) {
+            let _ = std::fs::remove_dir_all(&staged_root);
+            // Another run created it meanwhile: fine if it made the same thing.
+            let stamp = std::fs::read_to_string(self.root.join("stamp")).unwrap_or_default();
+            if stamp != contents.stamp {
+                return Err(CrossEnvError::Io {
+                    path: self.root.clone(),
+                    source,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Variables that switch a process into the environment. `PYTHONPATH` keeps whatever
+    /// the current process has after the sysconfig folder; user `CFLAGS`/`LDFLAGS` are left
+    /// alone (setuptools and CMake read them).
+    pub fn env_vars(&self) -> BTreeMap<String, String> {
+        let mut vars = BTreeMap::new();
+        let target = &self.target;
+        let mut python_path = self.sysconfig_dir.to_string_lossy().into_owned();
+        if let Some(existing) = std::env::var("PYTHONPATH")
+            .ok()
+            .filter(|value| !value.is_empty())
+        {
+            python_path = format!("{python_path}:{existing}");
+        }
+        vars.insert("PYTHONPATH".into(), python_path);
+        vars.insert(
+            "_PYTHON_HOST_PLATFORM".into(),
+            target.python_host_platform(),
+        );
+        vars.insert(
+            "_PYTHON_SYSCONFIGDATA_NAME".into(),
+            self.sysconfigdata_name.clone(),
+        );
+        vars.insert(
+            "CC".into(),
+            self.toolchain.cc.to_string_lossy().into_owned(),
+        );
+        if let Some(cxx) = &self.toolchain.cxx {
+            vars.insert("CXX".into(), cxx.to_string_lossy().into_owned());
+        }
+        vars.insert(
+            "AR".into(),
+            self.toolchain.ar.to_string_lossy().into_owned(),
+        );
+        vars.insert(
+            "RANLIB".into(),
+            self.toolchain.ranlib.to_string_lossy().into_owned(),
+        );
+        vars.insert("CC_FOR_BUILD".into(), host_tool("cc"));
+        vars.insert("CXX_FOR_BUILD".into(), host_tool("c++"));
+        vars.insert(
+            "PKG_CONFIG_LIBDIR".into(),
+            self.pkgconfig_dir.to_string_lossy().into_owned(),
+        );
+        vars.insert(
+            "CMAKE_TOOLCHAIN_FILE".into(),
+            self.cmake_toolchain_file.to_string_lossy().into_owned(),
+        );
+        if target.is_macos() {
+            vars.insert("ARCHFLAGS".into(), "-arch arm64".into());
+            vars.insert(
+                "MACOSX_DEPLOYMENT_TARGET".into(),
+                target.os_version().to_string(),
+            );
+        }
+        vars
+    }
+
+    /// `export NAME=value` lines for `crosswheel env` and `env.sh`.
+    pub fn shell_exports(&self) -> String {
+        let sysconfig_dir = shell_quote(&self.sysconfig_dir.to_string_lossy());
+        self.env_vars()
+            .iter()
+            .map(|(name, value)| match name.as_str() {
+                // The file is sourced later, under whatever PYTHONPATH the shell has then.
+                "PYTHONPATH" => {
+                    format!("export PYTHONPATH={sysconfig_dir}${{PYTHONPATH:+:$PYTHONPATH}}\n")
+                }
+                _ => format!("export {name}={}\n", shell_quote(value)),
+            })
+            .collect()
+    }
+
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.toolchain
+    }
+}
+
+fn host_tool(name: &str) -> String {
+    find_on_path(name)
+        .map(|path| path.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string())
+}
+
+fn short_hash(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Copies the build python's headers; on multiarch builds (Debian) `Python.h`'s
+/// `pyconfig.h` dispatches on the host arch, so the real one comes from `platinclude`.
+fn copy_headers(python: &BuildPython, dest: &Path) -> Result<(), CrossEnvError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CrossEnvError::Io { path, source }
+    };
+    for entry in walkdir::WalkDir::new(&python.include).follow_links(true) {
+        let entry = entry.map_err(|err| CrossEnvError::Io {
+            path: python.include.clone(),
+            source: std::io::Error::other(err.to_string()),
+        })?;
+        let relative = entry
+            .path()
+            .strip_prefix(&python.include)
+            .unwrap_or(entry.path());
+        let out = dest.join(relative);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&out).map_err(io(&out))?;
+        } else {
+            std::fs::copy(entry.path(), &out).map_err(io(entry.path()))?;
+        }
+    }
+    let platform_config = python.platinclude.join("pyconfig.h");
+    if python.platinclude != python.include && platform_config.is_file() {
+        std::fs::copy(&platform_config, dest.join("pyconfig.h")).map_err(io(&platform_config))?;
+    }
+    Ok(())
+}

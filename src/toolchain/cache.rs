@@ -1,0 +1,76 @@
+//! crosswheel's private cache: zig, its compile cache, wrapper scripts, cross
+//! environments, build environments and target wheels.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot locate crosswheel's cache: set CROSSWHEEL_CACHE (or XDG_CACHE_HOME or HOME)")]
+pub struct NoCacheDir;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+impl Cache {
+    /// `$CROSSWHEEL_CACHE`, else `$XDG_CACHE_HOME/crosswheel`, else `~/.cache/crosswheel`.
+    pub fn from_env() -> Result<Cache, NoCacheDir> {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+        let root = if let Some(dir) = non_empty("CROSSWHEEL_CACHE") {
+            PathBuf::from(dir)
+        } else if let Some(dir) = non_empty("XDG_CACHE_HOME") {
+            PathBuf::from(dir).join("crosswheel")
+        } else if let Some(home) = non_empty("HOME") {
+            PathBuf::from(home).join(".cache").join("crosswheel")
+        } else {
+            return Err(NoCacheDir);
+        };
+        Ok(Cache { root })
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> Cache {
+        Cache { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The private venv holding the `ziglang` package.
+    pub fn zig_venv(&self) -> PathBuf {
+        self.root.join("ziglang-venv")
+    }
+
+    /// `ZIG_GLOBAL_CACHE_DIR`: zig's libc stubs take 15-50 s per target to build once.
+    pub fn zig_global_cache(&self) -> PathBuf {
+        self.root.join("zig")
+    }
+
+    pub fn toolchains(&self) -> PathBuf {
+        self.root.join("toolchains")
+    }
+
+    pub fn cross_envs(&self) -> PathBuf {
+        self.root.join("crossenv")
+    }
+
+    pub fn build_envs(&self) -> PathBuf {
+        self.root.join("build-env")
+    }
+
+    pub fn target_wheels(&self) -> PathBuf {
+        self.root.join("target-wheels")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zig_compile_cache_lives_inside_the_cache() {
+        let cache = Cache::at("/tmp/cw");
+        assert!(cache.zig_global_cache().starts_with(cache.root()));
+        assert!(cache.zig_venv().starts_with(cache.root()));
+    }
+}

@@ -1,0 +1,122 @@
+//! Compilers for the targets: zig (default, from the `ziglang` package in a private venv)
+//! or a system cross gcc, presented to build systems as plain `cc`/`c++`/`ar`/`ranlib`.
+
+mod cache;
+mod doctor;
+mod gcc;
+mod target;
+mod wrappers;
+mod zig;
+
+use std::path::{Path, PathBuf};
+
+pub use cache::{Cache, NoCacheDir};
+pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
+pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
+pub use target::{Os, OsVersion, Target, TargetError};
+pub use wrappers::{WrapperPaths, write_zig_wrappers};
+pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
+
+pub(crate) use gcc::find_on_path;
+pub(crate) use target::config as targets_config;
+pub(crate) use wrappers::shell_quote;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolchainError {
+    #[error(
+        "zig is not installed in {venv} and --offline forbids installing it: run `{install_command}` (or set CROSSWHEEL_ZIG to a zig executable)"
+    )]
+    ZigMissingOffline {
+        venv: PathBuf,
+        install_command: String,
+    },
+    #[error("installing zig into {venv} failed: {reason}\n  to install by hand: {install_command}")]
+    ZigInstallFailed {
+        venv: PathBuf,
+        reason: String,
+        install_command: String,
+    },
+    #[error("zig at {exe} does not work: {reason}")]
+    BrokenZig { exe: PathBuf, reason: String },
+    #[error("no cross gcc for {target}: missing {missing}; install with `{install_command}`")]
+    GccMissing {
+        target: String,
+        missing: String,
+        install_command: String,
+    },
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolchainKind {
+    #[default]
+    Zig,
+    Gcc,
+}
+
+impl std::str::FromStr for ToolchainKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "zig" => Ok(ToolchainKind::Zig),
+            "gcc" => Ok(ToolchainKind::Gcc),
+            other => Err(format!("unknown toolchain `{other}`: use `zig` or `gcc`")),
+        }
+    }
+}
+
+/// Compilers for one target, ready to be put in `CC`/`CXX`/`AR`/`RANLIB`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    pub kind: ToolchainKind,
+    pub target: Target,
+    pub cc: PathBuf,
+    /// `None` when a gcc toolchain has no g++ installed.
+    pub cxx: Option<PathBuf>,
+    pub ar: PathBuf,
+    pub ranlib: PathBuf,
+    /// One line for logs and error messages, e.g. `zig 0.17.1 -target aarch64-linux-gnu.2.17`.
+    pub description: String,
+}
+
+/// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`.
+pub fn resolve_toolchain(
+    kind: ToolchainKind,
+    target: &Target,
+    cache: &Cache,
+    host_python: &Path,
+    offline: bool,
+) -> Result<Toolchain, ToolchainError> {
+    match kind {
+        ToolchainKind::Zig => {
+            let zig = ensure_zig(cache, host_python, offline)?;
+            let wrappers = write_zig_wrappers(cache, &zig, target)?;
+            Ok(Toolchain {
+                kind,
+                target: target.clone(),
+                cc: wrappers.cc,
+                cxx: Some(wrappers.cxx),
+                ar: wrappers.ar,
+                ranlib: wrappers.ranlib,
+                description: format!("zig {} -target {}", zig.version, target.zig_triple()),
+            })
+        }
+        ToolchainKind::Gcc => {
+            let tools = find_gcc(target)?;
+            Ok(Toolchain {
+                kind,
+                target: target.clone(),
+                description: format!("system gcc {}", tools.cc.display()),
+                cc: tools.cc,
+                cxx: tools.cxx,
+                ar: tools.ar,
+                ranlib: tools.ranlib,
+            })
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! zig from the `ziglang` Python package, installed into a private venv on first use.
+
+use std::path::{Path, PathBuf};
+
+use super::{Cache, ToolchainError, target::config};
+
+/// A usable zig executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zig {
+    pub exe: PathBuf,
+    pub version: String,
+}
+
+/// The shell command that installs zig the way crosswheel does (for hints and `doctor`).
+pub fn zig_install_command(cache: &Cache, host_python: &Path) -> String {
+    let venv = cache.zig_venv();
+    format!(
+        "{python} -m venv --without-pip {venv} && {python} -m pip --python {venv}/bin/python install '{spec}'",
+        python = host_python.display(),
+        venv = venv.display(),
+        spec = config().tools.ziglang,
+    )
+}
+
+/// Finds zig without installing anything: `$CROSSWHEEL_ZIG` first (an explicit zig
+/// executable), then the `ziglang` package in the cache's private venv.
+pub fn find_zig(cache: &Cache) -> Result<Option<Zig>, ToolchainError> {
+    if let Some(exe) = std::env::var_os("CROSSWHEEL_ZIG").filter(|value| !value.is_empty()) {
+        let exe = PathBuf::from(exe);
+        let version = zig_version(&exe).map_err(|reason| ToolchainError::BrokenZig {
+            exe: exe.clone(),
+            reason: format!("{reason} (it comes from CROSSWHEEL_ZIG)"),
+        })?;
+        return Ok(Some(Zig { exe, version }));
+    }
+    let Some(exe) = zig_in_venv(&cache.zig_venv()) else {
+        return Ok(None);
+    };
+    let version = zig_version(&exe).map_err(|reason| ToolchainError::BrokenZig {
+        exe: exe.clone(),
+        reason,
+    })?;
+    Ok(Some(Zig { exe, version }))
+}
+
+/// Finds zig, installing `ziglang` with the host pip when it is missing and `offline` is off.
+pub fn ensure_zig(cache: &Cache, host_python: &Path, offline: bool) -> Result<Zig, ToolchainError> {
+    if let Some(zig) = find_zig(cache)? {
+        return Ok(zig);
+    }
+    let install_command = zig_install_command(cache, host_python);
+    if offline {
+        return Err(ToolchainError::ZigMissingOffline {
+            venv: cache.zig_venv(),
+            install_command,
+        });
+    }
+    tracing::info!(
+        "installing {} into {}",
+        config().tools.ziglang,
+        cache.zig_venv().display()
+    );
+    install_ziglang(cache, host_python).map_err(|reason| ToolchainError::ZigInstallFailed {
+        venv: cache.zig_venv(),
+        reason,
+        install_command: install_command.clone(),
+    })?;
+    find_zig(cache)?.ok_or_else(|| ToolchainError::ZigInstallFailed {
+        venv: cache.zig_venv(),
+        reason: "pip succeeded but no ziglang/zig executable appeared".to_string(),
+        install_command,
+    })
+}
+
+fn install_ziglang(cache: &Cache, host_python: &Path) -> Result<(), String> {
+    let venv = cache.zig_venv();
+    // A half-created venv from an interrupted install would be reused forever: start over.
+    if venv.exists() {
+        std::fs::remove_dir_all(&venv)
+            .map_err(|err| format!("cannot remove {}: {err}", venv.display()))?;
+    }
+    let run = |args: Vec<std::ffi::OsString>| -> Result<(), String> {
+        let output = duct::cmd(host_python, &args)
+            .stderr_to_stdout()
+            .stdout_capture()
+            .unchecked()
+            .run()
+            .map_err(|err| format!("cannot run {}: {err}", host_python.display()))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&output.stdout)
+                .trim_end()
+                .to_string())
+        }
+    };
+    run(vec![
+        "-m".into(),
+        "venv".into(),
+        "--without-pip".into(),
+        venv.clone().into(),
+    ])?;
+    let venv_python = venv.join("bin").join("python");
+    run(vec![
+        "-m".into(),
+        "pip".into(),
+        "--python".into(),
+        venv_python.into(),
+        "install".into(),
+        "--quiet".into(),
+        config().tools.ziglang.clone().into(),
+    ])
+}
+
+fn zig_in_venv(venv: &Path) -> Option<PathBuf> {
+    let lib = venv.join("lib");
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .ok()?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| {
+            entry
+                .path()
+                .join("site-packages")
+                .join("ziglang")
+                .join("zig")
+        })
+        .filter(|exe| exe.is_file())
+        .collect();
+    candidates.sort();
+    candidates.pop()
+}
+
+fn zig_version(exe: &Path) -> Result<String, String> {
+    let output = duct::cmd(exe, ["version"])
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .map_err(|err| format!("cannot run it: {err}"))?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if output.status.success() && !text.is_empty() {
+        Ok(text)
+    } else {
+        Err(format!("`zig version` failed: {text}"))
+    }
+}

@@ -1,0 +1,156 @@
+//! Cross builds of the meson-python and scikit-build-core examples with zig.
+//!
+//! Needs python3.11 on PATH and network access on the first run (meson-python, ninja,
+//! scikit-build-core, cmake); later runs use crosswheel's cache.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crosswheel::build::{Backend, BuildRequest, BuiltWheel, build_wheel};
+use crosswheel::crossenv::{BuildPython, CrossEnv};
+use crosswheel::toolchain::{Cache, Target, ToolchainKind, resolve_toolchain};
+
+const EM_AARCH64: u16 = 183;
+const EM_PPC64: u16 = 21;
+const CPU_TYPE_ARM64: u32 = 0x0100_000c;
+
+fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
+    let python = BuildPython::find("3.11")
+        .unwrap_or_else(|err| panic!("these tests need CPython 3.11 on PATH: {err}"));
+    let target = Target::parse(target).unwrap();
+    let cache = Cache::from_env().expect("a cache directory");
+    let toolchain = resolve_toolchain(
+        ToolchainKind::Zig,
+        &target,
+        &cache,
+        &python.executable,
+        false,
+    )
+    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
+    let env = CrossEnv::create(&cache, &python, &toolchain)
+        .unwrap_or_else(|err| panic!("cross env: {err}"));
+    let project: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(example);
+    build_wheel(&BuildRequest {
+        project_dir: &project,
+        out_dir,
+        cross_env: &env,
+        python: &python,
+        cache: &cache,
+        config_settings: &[],
+        extra_target_requires: &[],
+        offline: false,
+    })
+    .unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// Names of the wheel's members and the bytes of the one whose name starts with `prefix`.
+fn member(wheel: &Path, prefix: &str) -> (String, Vec<u8>) {
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(wheel).unwrap()).unwrap();
+    let names: Vec<String> = (0..archive.len())
+        .map(|index| {
+            archive
+                .by_index(index)
+                .unwrap()
+                .name()
+                .unwrap()
+                .into_owned()
+        })
+        .filter(|name| name.starts_with(prefix))
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "one member starting with {prefix} expected in {}: {names:?}",
+        wheel.display()
+    );
+    let mut data = Vec::new();
+    archive
+        .by_name(&names[0])
+        .unwrap()
+        .read_to_end(&mut data)
+        .unwrap();
+    (names[0].clone(), data)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn elf_machine(data: &[u8]) -> u16 {
+    goblin::elf::Elf::parse(data).unwrap().header.e_machine
+}
+
+#[test]
+fn meson_python_example_for_linux_aarch64() {
+    let out = tempfile::tempdir().unwrap();
+    let built = build("mesonproj", "linux-aarch64", out.path());
+    assert_eq!(built.backend, Backend::MesonPython);
+    assert_eq!(
+        file_name(&built.path),
+        "mesonproj-0.1.0-cp311-cp311-linux_aarch64.whl"
+    );
+    let (name, data) = member(&built.path, "mesonproj/_fib");
+    assert_eq!(name, "mesonproj/_fib.cpython-311-aarch64-linux-gnu.so");
+    assert_eq!(elf_machine(&data), EM_AARCH64);
+}
+
+#[test]
+fn meson_python_example_for_linux_ppc64le() {
+    let out = tempfile::tempdir().unwrap();
+    let built = build("mesonproj", "linux-ppc64le", out.path());
+    assert_eq!(
+        file_name(&built.path),
+        "mesonproj-0.1.0-cp311-cp311-linux_ppc64le.whl"
+    );
+    let (name, data) = member(&built.path, "mesonproj/_fib");
+    assert_eq!(name, "mesonproj/_fib.cpython-311-powerpc64le-linux-gnu.so");
+    assert_eq!(elf_machine(&data), EM_PPC64);
+}
+
+#[test]
+fn meson_python_example_for_macos_arm64() {
+    let out = tempfile::tempdir().unwrap();
+    let built = build("mesonproj", "macos-arm64", out.path());
+    assert_eq!(
+        file_name(&built.path),
+        "mesonproj-0.1.0-cp311-cp311-macosx_11_0_arm64.whl"
+    );
+    let (name, data) = member(&built.path, "mesonproj/_fib");
+    assert_eq!(name, "mesonproj/_fib.cpython-311-darwin.so");
+    let goblin::mach::Mach::Binary(macho) = goblin::mach::Mach::parse(&data).unwrap() else {
+        panic!("{name} is a fat Mach-O; expected a thin arm64 one");
+    };
+    assert_eq!(macho.header.cputype, CPU_TYPE_ARM64);
+}
+
+#[test]
+fn scikit_build_core_example_for_linux_aarch64() {
+    let out = tempfile::tempdir().unwrap();
+    let built = build("cmakeproj", "linux-aarch64", out.path());
+    assert_eq!(built.backend, Backend::ScikitBuildCore);
+    assert_eq!(
+        file_name(&built.path),
+        "cmakeproj-0.1.0-cp311-cp311-linux_aarch64.whl"
+    );
+    let (name, data) = member(&built.path, "cmakeproj/_gcd");
+    assert_eq!(name, "cmakeproj/_gcd.cpython-311-aarch64-linux-gnu.so");
+    assert_eq!(elf_machine(&data), EM_AARCH64);
+}
+
+#[test]
+fn scikit_build_core_example_for_macos_arm64() {
+    let out = tempfile::tempdir().unwrap();
+    let built = build("cmakeproj", "macos-arm64", out.path());
+    assert_eq!(
+        file_name(&built.path),
+        "cmakeproj-0.1.0-cp311-cp311-macosx_11_0_arm64.whl"
+    );
+    let (name, data) = member(&built.path, "cmakeproj/_gcd");
+    assert_eq!(name, "cmakeproj/_gcd.cpython-311-darwin.so");
+    let goblin::mach::Mach::Binary(macho) = goblin::mach::Mach::parse(&data).unwrap() else {
+        panic!("{name} is a fat Mach-O; expected a thin arm64 one");
+    };
+    assert_eq!(macho.header.cputype, CPU_TYPE_ARM64);
+}
