@@ -21,6 +21,12 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Vendor external libraries into wheels, fix their references and retag them.
     Repair(RepairArgs),
+    /// Build, repair and test wheels of a project for every target.
+    Build(BuildArgs),
+    /// Show the cross toolchains found for each target and how to install missing ones.
+    Toolchain(ToolchainArgs),
+    /// Create a cross environment and print the shell exports to use it (like crossenv).
+    Env(EnvArgs),
 }
 
 #[derive(Debug, Args)]
@@ -59,4 +65,49 @@ pub struct RepairArgs {
     /// macOS: raise the wheel tag to the highest minos found instead of failing.
     #[arg(long)]
     pub retag: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The project to build (a folder with pyproject.toml).
+    #[arg(default_value = ".")]
+    pub project: PathBuf,
+    /// Targets to build: linux-aarch64, linux-ppc64le, macos-arm64 (default: all three).
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// CPython version of the wheels (the host's python3.X builds them).
+    #[arg(long, default_value = "3.11")]
+    pub python: String,
+    /// Cross compiler: zig (installed on first use) or gcc (system cross gcc).
+    #[arg(long, default_value = "zig")]
+    pub toolchain: String,
+    /// Never download: use only what the cache already holds.
+    #[arg(long)]
+    pub offline: bool,
+    /// Where finished wheels go.
+    #[arg(short = 'w', long = "output-dir", default_value = "wheelhouse")]
+    pub output_dir: PathBuf,
+    /// PEP 517 config setting KEY=VALUE (repeatable).
+    #[arg(short = 'C', long = "config-setting", value_name = "KEY=VALUE")]
+    pub config_settings: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ToolchainArgs {
+    /// Targets to report on (default: all).
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// The target of the environment (linux-aarch64, linux-ppc64le, macos-arm64).
+    #[arg(long)]
+    pub target: String,
+    #[arg(long, default_value = "3.11")]
+    pub python: String,
+    #[arg(long, default_value = "zig")]
+    pub toolchain: String,
+    #[arg(long)]
+    pub offline: bool,
 }

@@ -12,6 +12,7 @@ pub mod logging;
 pub mod macho;
 pub mod manylinux;
 pub mod repair;
+pub mod pipeline;
 pub mod wheel;
 pub mod toolchain;
 pub mod crossenv;

@@ -1,5 +1,7 @@
 //! Logging set-up: `tracing` to stderr, `-v` for details, `RUST_LOG` wins.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 pub fn init(verbosity: u8) {
@@ -13,6 +15,7 @@ pub fn init(verbosity: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
         .without_time()
         .try_init();
 }

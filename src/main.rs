@@ -13,6 +13,9 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Inspect(args) => commands::inspect::run(&args),
         Command::Repair(args) => commands::repair::run(&args),
+        Command::Build(args) => commands::build::run_build(&args),
+        Command::Toolchain(args) => commands::toolchain::run_doctor(&args),
+        Command::Env(args) => commands::toolchain::run_env(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -1,5 +1,7 @@
 //! One module per subcommand: each turns parsed arguments into calls to the
 //! stage modules and prints the result. Errors carry `anyhow` context.
 
+pub mod build;
 pub mod inspect;
 pub mod repair;
+pub mod toolchain;

@@ -1,0 +1,33 @@
+//! `crosswheel toolchain` (doctor) and `crosswheel env`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{EnvArgs, ToolchainArgs};
+use crate::crossenv::{BuildPython, CrossEnv};
+use crate::toolchain::{Cache, Target, ToolchainKind, doctor, resolve_toolchain};
+
+pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
+    let targets = if args.targets.is_empty() {
+        Target::all()
+    } else {
+        args.targets.iter().map(|t| Target::parse(t)).collect::<Result<Vec<_>, _>>()?
+    };
+    let cache = Cache::from_env()?;
+    let python = crate::toolchain::find_on_path("python3").unwrap_or_else(|| "python3".into());
+    let report = doctor(&cache, &python, &targets)?;
+    print!("{report}");
+    Ok(if report.targets.iter().all(|t| t.zig.is_ready() || t.gcc.is_ready()) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
+    let target = Target::parse(&args.target)?;
+    let cache = Cache::from_env()?;
+    let python = BuildPython::find(&args.python)?;
+    let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
+    let toolchain = resolve_toolchain(kind, &target, &cache, &python.executable, args.offline)?;
+    let env = CrossEnv::create(&cache, &python, &toolchain)?;
+    print!("{}", env.shell_exports());
+    Ok(ExitCode::SUCCESS)
+}
