@@ -1,19 +1,337 @@
-//! ELF editing (placeholder until the editor lands; same API).
+//! ELF editing: DT_SONAME, DT_NEEDED (with the matching `.gnu.version_r` file
+//! names) and DT_RUNPATH, in process, without patchelf.
+//!
+//! The file is rewritten through `object::build::elf::Builder`. The builder keeps
+//! every allocated section at its file offset, so sections that outgrow their slot
+//! are moved to a new `PT_LOAD` segment by [`super::layout`]. Every output is read
+//! back and checked ([`check_layout`] plus the edited names) before it is returned.
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+use object::build::elf::{Builder, Dynamic};
+use object::build::{ByteString, Id};
+use object::elf;
+use object::read::elf::{FileHeader, SectionHeader};
+use object::{Endian, Endianness, FileKind};
+
+pub use super::check::check_layout;
+use super::check::DynamicNames;
+use super::layout;
+
+/// The edits to apply to one ELF file. Fields left empty leave the file alone.
+#[derive(Debug, Default, Clone)]
 pub struct ElfEdits {
+    /// Set (or add) DT_SONAME.
     pub soname: Option<String>,
+    /// Rename DT_NEEDED entries, old name -> new name, together with the
+    /// `.gnu.version_r` entries naming the same file (ld.so asserts they match).
+    /// Names the file does not need are ignored, so re-applying is a no-op.
     pub replace_needed: BTreeMap<String, String>,
+    /// Set DT_RUNPATH to these entries joined with ':' and remove DT_RPATH.
+    /// An empty list removes both.
     pub runpath: Option<Vec<String>>,
 }
 
+/// Why an ELF file could not be edited.
 #[derive(Debug, thiserror::Error)]
 pub enum ElfEditError {
-    #[error("ELF editing is not available in this build")]
-    Unavailable,
+    #[error("cannot parse ELF file: {0}")]
+    Parse(String),
+    #[error("ELF file has no dynamic section: only shared libraries and dynamic executables can be edited")]
+    NotDynamic,
+    #[error("invalid {field} {value:?}: {reason}")]
+    InvalidValue {
+        field: &'static str,
+        value: String,
+        reason: &'static str,
+    },
+    #[error("cannot make room for the grown dynamic sections: {0}")]
+    NoRoom(String),
+    #[error("cannot write edited ELF file: {0}")]
+    Write(String),
+    #[error("ELF layout check failed: {0}")]
+    Layout(String),
+    #[error("edited ELF file does not read back as intended ({0}); this is a crosswheel bug, please report it with the input file")]
+    Verify(String),
 }
 
-pub fn apply_edits(_data: &[u8], _edits: &ElfEdits) -> Result<Vec<u8>, ElfEditError> {
-    Err(ElfEditError::Unavailable)
+/// Applies `edits` to the ELF file `data` and returns the new file.
+///
+/// Returns the input bytes unchanged when the file already carries the requested
+/// values, so repairing an already repaired wheel rewrites nothing.
+pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditError> {
+    validate(edits)?;
+    let before = DynamicNames::read(data)?;
+    let expected = expected_names(&before, edits);
+    if expected == before {
+        return Ok(data.to_vec());
+    }
+
+    let input = RetypedInput::new(data)?;
+    let mut builder =
+        Builder::read(&*input.data).map_err(|e| ElfEditError::Parse(e.to_string()))?;
+    input.restore_types(&mut builder);
+    edit_dynamic(&mut builder, edits)?;
+    layout::make_room(&mut builder)?;
+
+    let mut output = Vec::new();
+    builder
+        .write(&mut output)
+        .map_err(|e| ElfEditError::Write(e.to_string()))?;
+    check_layout(&output)?;
+    verify(&output, &expected)?;
+    Ok(output)
+}
+
+/// The input with its attributes sections retyped as `SHT_PROGBITS`.
+///
+/// The builder parses attributes sections and rejects malformed ones (the ppc64le
+/// libscipy_openblas has one). Nothing here edits them, so their bytes are carried
+/// through as opaque data and their type is restored on the builder's section.
+struct RetypedInput<'a> {
+    data: Cow<'a, [u8]>,
+    /// Builder section index and original type of each retyped section.
+    retyped: Vec<(usize, elf::SectionType)>,
+}
+
+impl<'a> RetypedInput<'a> {
+    fn new(data: &'a [u8]) -> Result<Self, ElfEditError> {
+        match FileKind::parse(data).map_err(|e| ElfEditError::Parse(e.to_string()))? {
+            FileKind::Elf32 => Self::retype::<elf::FileHeader32<Endianness>>(data),
+            FileKind::Elf64 => Self::retype::<elf::FileHeader64<Endianness>>(data),
+            _ => Err(ElfEditError::Parse("not an ELF file".into())),
+        }
+    }
+
+    fn retype<Elf: FileHeader<Endian = Endianness>>(data: &'a [u8]) -> Result<Self, ElfEditError> {
+        let parse_error = |e: object::read::Error| ElfEditError::Parse(e.to_string());
+        let header = Elf::parse(data).map_err(parse_error)?;
+        let endian = header.endian().map_err(parse_error)?;
+        let machine = header.e_machine(endian);
+        let sections = header.sections(endian, data).map_err(parse_error)?;
+        let retyped: Vec<(usize, elf::SectionType)> = sections
+            .enumerate()
+            .filter(|(_, section)| {
+                !section.sh_flags(endian).contains(elf::SHF_ALLOC)
+                    && is_attributes(machine, section.sh_type(endian))
+            })
+            .map(|(index, section)| (index.0, section.sh_type(endian)))
+            .collect();
+        if retyped.is_empty() {
+            return Ok(Self {
+                data: Cow::Borrowed(data),
+                retyped,
+            });
+        }
+
+        let e_shoff: u64 = header.e_shoff(endian).into();
+        let entry_size = u64::from(header.e_shentsize(endian));
+        let progbits = if endian.is_little_endian() {
+            elf::SHT_PROGBITS.0.to_le_bytes()
+        } else {
+            elf::SHT_PROGBITS.0.to_be_bytes()
+        };
+        let mut copy = data.to_vec();
+        for &(index, _) in &retyped {
+            // sh_type is the second 32-bit field of both section header classes.
+            let sh_type = (index as u64)
+                .checked_mul(entry_size)
+                .and_then(|offset| offset.checked_add(e_shoff)?.checked_add(4))
+                .and_then(|start| usize::try_from(start).ok())
+                .and_then(|start| copy.get_mut(start..start.checked_add(4)?))
+                .ok_or_else(|| ElfEditError::Parse(format!("section header #{index} lies outside the file")))?;
+            sh_type.copy_from_slice(&progbits);
+        }
+        Ok(Self {
+            data: Cow::Owned(copy),
+            retyped,
+        })
+    }
+
+    fn restore_types(&self, builder: &mut Builder<'_>) {
+        for section in builder.sections.iter_mut() {
+            // Builder section ids count from the first section after the null one.
+            let file_index = section.id().index() + 1;
+            if let Some(&(_, sh_type)) = self.retyped.iter().find(|(index, _)| *index == file_index) {
+                section.sh_type = sh_type;
+            }
+        }
+    }
+}
+
+fn is_attributes(machine: elf::Machine, sh_type: elf::SectionType) -> bool {
+    sh_type == elf::SHT_GNU_ATTRIBUTES
+        || matches!(
+            (machine, sh_type),
+            (elf::EM_ARM, elf::SHT_ARM_ATTRIBUTES)
+                | (elf::EM_AARCH64, elf::SHT_AARCH64_ATTRIBUTES)
+                | (elf::EM_CSKY, elf::SHT_CSKY_ATTRIBUTES)
+                | (elf::EM_RISCV, elf::SHT_RISCV_ATTRIBUTES)
+        )
+}
+
+fn validate(edits: &ElfEdits) -> Result<(), ElfEditError> {
+    let check = |field: &'static str, value: &str, allow_colon: bool| {
+        let reason = if value.is_empty() {
+            Some("must not be empty")
+        } else if value.contains('\0') {
+            Some("must not contain a NUL byte")
+        } else if !allow_colon && value.contains(':') {
+            Some("must not contain ':' (it separates runpath entries)")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(ElfEditError::InvalidValue {
+                field,
+                value: value.to_owned(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    };
+    if let Some(soname) = &edits.soname {
+        check("SONAME", soname, true)?;
+    }
+    for (old, new) in &edits.replace_needed {
+        check("NEEDED name", old, true)?;
+        check("NEEDED name", new, true)?;
+    }
+    for entry in edits.runpath.iter().flatten() {
+        check("RUNPATH entry", entry, false)?;
+    }
+    Ok(())
+}
+
+/// The names the file must carry after the edits.
+fn expected_names(before: &DynamicNames, edits: &ElfEdits) -> DynamicNames {
+    let rename = |name: &Vec<u8>| -> Vec<u8> {
+        std::str::from_utf8(name)
+            .ok()
+            .and_then(|name| edits.replace_needed.get(name))
+            .map_or_else(|| name.clone(), |new| new.as_bytes().to_vec())
+    };
+    let mut expected = before.clone();
+    if let Some(soname) = &edits.soname {
+        expected.soname = Some(soname.as_bytes().to_vec());
+    }
+    expected.needed = before.needed.iter().map(rename).collect();
+    expected.verneed_files = before.verneed_files.iter().map(rename).collect();
+    if let Some(runpath) = &edits.runpath {
+        expected.rpath = None;
+        expected.runpath = (!runpath.is_empty()).then(|| runpath.join(":").into_bytes());
+    }
+    expected
+}
+
+/// Rewrites the dynamic entries and version file names held by the builder.
+fn edit_dynamic(builder: &mut Builder<'_>, edits: &ElfEdits) -> Result<(), ElfEditError> {
+    for file in builder.version_files.iter_mut() {
+        if let Some(new) = renamed(&file.name, &edits.replace_needed) {
+            file.name = new;
+        }
+    }
+    let dynamics = builder.dynamic_data_mut().ok_or(ElfEditError::NotDynamic)?;
+    for dynamic in dynamics.iter_mut() {
+        if let Dynamic::String { tag: elf::DT_NEEDED, val } = dynamic {
+            if let Some(new) = renamed(val, &edits.replace_needed) {
+                *val = new;
+            }
+        }
+    }
+    if let Some(soname) = &edits.soname {
+        set_string(dynamics, elf::DT_SONAME, soname.as_bytes());
+    }
+    if let Some(runpath) = &edits.runpath {
+        // DT_RUNPATH takes the place of the first existing search path entry, so the
+        // entry order of the file stays as the linker wrote it.
+        if let Some(first) = dynamics
+            .iter_mut()
+            .find(|d| matches!(d.tag(), elf::DT_RPATH | elf::DT_RUNPATH))
+        {
+            *first = Dynamic::String {
+                tag: elf::DT_RUNPATH,
+                val: Vec::new().into(),
+            };
+        }
+        dynamics.retain(|d| d.tag() != elf::DT_RPATH);
+        if runpath.is_empty() {
+            dynamics.retain(|d| d.tag() != elf::DT_RUNPATH);
+        } else {
+            set_string(dynamics, elf::DT_RUNPATH, runpath.join(":").as_bytes());
+        }
+    }
+    Ok(())
+}
+
+fn renamed<'a>(name: &[u8], replace: &BTreeMap<String, String>) -> Option<ByteString<'a>> {
+    let name = std::str::from_utf8(name).ok()?;
+    replace
+        .get(name)
+        .map(|new| new.as_bytes().to_vec().into())
+}
+
+/// Sets the (single) string entry `tag`, adding it after the DT_NEEDED/DT_SONAME
+/// block when the file has none.
+fn set_string(dynamics: &mut Vec<Dynamic<'_>>, tag: elf::DynamicTag, value: &[u8]) {
+    let mut entries = dynamics.iter_mut().filter(|d| d.tag() == tag);
+    if let Some(first) = entries.next() {
+        *first = Dynamic::String {
+            tag,
+            val: value.to_vec().into(),
+        };
+        let mut seen = false;
+        dynamics.retain(|d| d.tag() != tag || !std::mem::replace(&mut seen, true));
+        return;
+    }
+    let position = dynamics
+        .iter()
+        .rposition(|d| matches!(d.tag(), elf::DT_NEEDED | elf::DT_SONAME))
+        .map_or(0, |index| index + 1);
+    dynamics.insert(
+        position,
+        Dynamic::String {
+            tag,
+            val: value.to_vec().into(),
+        },
+    );
+}
+
+fn verify(output: &[u8], expected: &DynamicNames) -> Result<(), ElfEditError> {
+    let after = DynamicNames::read(output)?;
+    let mut expected = expected.clone();
+    // The builder drops version files that no symbol uses; that is not an edit.
+    expected
+        .verneed_files
+        .retain(|file| after.verneed_files.contains(file));
+    if after != expected {
+        return Err(ElfEditError::Verify(format!(
+            "expected {}, read {}",
+            describe(&expected),
+            describe(&after)
+        )));
+    }
+    Ok(())
+}
+
+fn describe(names: &DynamicNames) -> String {
+    let show = |v: &Option<Vec<u8>>| {
+        v.as_deref()
+            .map_or_else(|| "-".to_owned(), |v| String::from_utf8_lossy(v).into_owned())
+    };
+    let list = |v: &[Vec<u8>]| {
+        v.iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "SONAME={} NEEDED=[{}] RUNPATH={} RPATH={} verneed=[{}]",
+        show(&names.soname),
+        list(&names.needed),
+        show(&names.runpath),
+        show(&names.rpath),
+        list(&names.verneed_files)
+    )
 }

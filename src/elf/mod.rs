@@ -1,3 +1,5 @@
 //! ELF facts (read) and edits (write). Knows nothing of wheels.
+mod check;
 pub mod edit;
 pub mod facts;
+mod layout;
