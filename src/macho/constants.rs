@@ -44,6 +44,8 @@ pub(crate) const LC_DYLD_EXPORTS_TRIE: u32 = 0x33 | LC_REQ_DYLD;
 pub(crate) const DYLIB_COMMAND_SIZE: u64 = 24;
 /// `struct rpath_command`: cmd, cmdsize, path offset.
 pub(crate) const RPATH_COMMAND_SIZE: u64 = 12;
+/// `struct linkedit_data_command`, the shape of LC_CODE_SIGNATURE.
+pub(crate) const LINKEDIT_DATA_COMMAND_SIZE: u64 = 16;
 pub(crate) const SEGMENT_COMMAND_32_SIZE: u64 = 56;
 pub(crate) const SEGMENT_COMMAND_64_SIZE: u64 = 72;
 pub(crate) const SECTION_32_SIZE: u64 = 68;

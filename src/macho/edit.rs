@@ -240,11 +240,17 @@ fn write_commands(
         .iter()
         .map(|command| command.bytes.len() as u64)
         .sum();
+    // Signing adds an LC_CODE_SIGNATURE to an unsigned slice (x86_64 slices
+    // often are): keep room for it, or the edit succeeds and signing fails.
+    let signature_room = match slice.code_signature {
+        Some(_) => 0,
+        None => LINKEDIT_DATA_COMMAND_SIZE,
+    };
     let available = slice.load_commands_size + slice.header_padding;
-    if new_size > available || new_size > u64::from(u32::MAX) {
+    if new_size + signature_room > available || new_size > u64::from(u32::MAX) {
         return Err(MachOError::HeaderPaddingExhausted {
             arch: slice.arch.to_string(),
-            needed: new_size,
+            needed: new_size + signature_room,
             available,
         });
     }

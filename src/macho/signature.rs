@@ -300,18 +300,19 @@ fn check_identifier(bytes: &[u8], offset: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// The executable segment fields must describe __TEXT. ld64 records its file
-/// size as the limit; some signers record the end offset, the same number
-/// whenever __TEXT starts the file, as it does in every linked image.
+/// The executable segment fields must lie within __TEXT. ld64 and codesign
+/// record __TEXT's start as the base; as the limit, codesign records its file
+/// size while newer linkers record the extent of the executable sections, so
+/// only "inside __TEXT" is checked.
 fn check_exec_segment(slice: &Slice<'_>, bytes: &[u8]) -> Result<(), String> {
     let base = be_u64(bytes, field::EXEC_SEG_BASE).unwrap_or_default();
     let limit = be_u64(bytes, field::EXEC_SEG_LIMIT).unwrap_or_default();
     let (text_offset, text_size) = slice
         .segment("__TEXT")
         .map_or((0, 0), |text| (text.file_offset, text.file_size));
-    if base != text_offset || (limit != text_size && limit != text_offset + text_size) {
+    if base != text_offset || limit > text_offset + text_size {
         return Err(format!(
-            "execSeg base/limit {base}/{limit} do not match __TEXT's file range {text_offset}+{text_size}"
+            "execSeg base/limit {base}/{limit} lie outside __TEXT's file range {text_offset}+{text_size}"
         ));
     }
     Ok(())
