@@ -38,6 +38,7 @@ pub(crate) const LC_LOAD_UPWARD_DYLIB: u32 = 0x23 | LC_REQ_DYLD;
 pub(crate) const LC_VERSION_MIN_MACOSX: u32 = 0x24;
 pub(crate) const LC_BUILD_VERSION: u32 = 0x32;
 pub(crate) const LC_DYLD_EXPORTS_TRIE: u32 = 0x33 | LC_REQ_DYLD;
+pub(crate) const LC_DYLD_CHAINED_FIXUPS: u32 = 0x34 | LC_REQ_DYLD;
 
 /// `struct dylib_command`: cmd, cmdsize, name offset, timestamp, current
 /// version, compatibility version.
@@ -106,6 +107,7 @@ pub(crate) fn load_command_name(cmd: u32) -> &'static str {
         LC_VERSION_MIN_MACOSX => "LC_VERSION_MIN_MACOSX",
         LC_BUILD_VERSION => "LC_BUILD_VERSION",
         LC_DYLD_EXPORTS_TRIE => "LC_DYLD_EXPORTS_TRIE",
+        LC_DYLD_CHAINED_FIXUPS => "LC_DYLD_CHAINED_FIXUPS",
         _ => "load command",
     }
 }

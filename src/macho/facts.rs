@@ -50,7 +50,9 @@ pub struct Slice<'a> {
     /// Names this image exports (export trie, or defined external symbols of
     /// the symbol table when there is no trie), sorted and deduplicated.
     pub exported_symbols: Vec<String>,
-    /// Undefined external symbols of the symbol table, in symbol-table order.
+    /// What the image imports and from which library: from the bind opcodes
+    /// or chained-fixup imports dyld resolves, or from the symbol table's
+    /// undefined symbols when the image has neither. One entry per name.
     pub imported_symbols: Vec<ImportedSymbol>,
     pub(crate) load_commands: Vec<LoadCommandRef>,
 }
@@ -349,6 +351,8 @@ pub enum LibraryOrdinal {
     DynamicLookup,
     /// 0xff: the main executable.
     Executable,
+    /// Bind tables only (-3): any loaded image's weak definition, or none.
+    WeakLookup,
 }
 
 impl LibraryOrdinal {

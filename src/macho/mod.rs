@@ -7,6 +7,7 @@
 //! - [`sign_adhoc`] replaces every slice's signature with an ad-hoc one.
 //! - [`is_system_library`] tells which install names macOS itself provides.
 
+mod binds;
 mod bytes;
 mod constants;
 mod edit;

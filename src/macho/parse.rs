@@ -1,6 +1,7 @@
 //! Reading thin and fat Mach-O files into [`MachOFile`]. Every offset and size
 //! the file declares is checked before use; a lie becomes a `MachOError`.
 
+use super::binds;
 use super::bytes::{be_u32, be_u64, c_str_at, fixed_name, le_u32, le_u64, slice_at};
 use super::constants::*;
 use super::error::MachOError;
@@ -152,6 +153,9 @@ fn fat_slice_ranges(data: &[u8], wide: bool) -> Result<Vec<FatSliceRange>, MachO
 struct LinkeditTables {
     symtab: Option<(u64, u64, u64, u64)>,
     export_trie: Option<(u64, u64)>,
+    /// Regular and lazy bind opcode streams of LC_DYLD_INFO.
+    bind_streams: Vec<(u64, u64)>,
+    chained_fixups: Option<(u64, u64)>,
 }
 
 pub(crate) fn parse_slice<'a>(
@@ -298,7 +302,11 @@ pub(crate) fn parse_slice<'a>(
     let symbols = symbols::read(data, tables.symtab, tables.export_trie, is_64_bit, &label)?;
     let SymbolTables { exported, imported } = symbols;
     slice.exported_symbols = exported;
-    slice.imported_symbols = imported;
+    slice.imported_symbols = match (tables.chained_fixups, tables.bind_streams.is_empty()) {
+        (Some(fixups), _) => binds::from_chained_fixups(data, fixups, &label)?,
+        (None, false) => binds::from_bind_opcodes(data, &tables.bind_streams, &label)?,
+        (None, true) => imported,
+    };
     Ok(slice)
 }
 
@@ -409,11 +417,23 @@ fn decode_command(
             tables.symtab = Some((word(8)?, word(12)?, word(16)?, word(20)?));
         }
         LC_DYLD_INFO | LC_DYLD_INFO_ONLY => {
+            for (offset_field, what) in [(16, "the bind opcodes"), (32, "the lazy bind opcodes")] {
+                let (offset, size) = (word(offset_field)?, word(offset_field + 4)?);
+                in_slice(offset, size, what)?;
+                if size > 0 {
+                    tables.bind_streams.push((offset, size));
+                }
+            }
             let (offset, size) = (word(40)?, word(44)?);
             in_slice(offset, size, "the export trie")?;
             if size > 0 {
                 tables.export_trie = Some((offset, size));
             }
+        }
+        LC_DYLD_CHAINED_FIXUPS => {
+            let (offset, size) = (word(8)?, word(12)?);
+            in_slice(offset, size, "the chained fixups")?;
+            tables.chained_fixups = Some((offset, size));
         }
         LC_DYLD_EXPORTS_TRIE => {
             let (offset, size) = (word(8)?, word(12)?);
