@@ -597,3 +597,32 @@ fn every_single_byte_corruption_of_the_load_commands_is_handled() {
         }
     }
 }
+
+#[test]
+fn signing_a_30_mb_dylib_verifies_and_reports_its_timing() {
+    let dir = &built().dir;
+    let path = zig_dylib(
+        dir,
+        "libbig.dylib",
+        "const unsigned char big_table[30 * 1024 * 1024] = {1, 2, 3};\n\
+         const unsigned char *big(void) { return big_table; }\n",
+        "aarch64-macos.11.0",
+        &["-Wl,-headerpad_max_install_names"],
+    );
+    let bytes = std::fs::read(path).unwrap();
+    assert!(bytes.len() > 30 * 1024 * 1024, "{} bytes", bytes.len());
+    let edited = edit_load_commands(&bytes, &[LoadCommandEdit::AddRpath("@loader_path".into())]).unwrap();
+
+    let started = std::time::Instant::now();
+    let signed = sign_adhoc(&edited, "libbig.dylib").unwrap();
+    let signing = started.elapsed();
+    let started = std::time::Instant::now();
+    let file = MachOFile::parse(&signed).unwrap();
+    let status = verify_signature(&file.slices[0]);
+    let verifying = started.elapsed();
+    eprintln!(
+        "{:.1} MB dylib: sign_adhoc (including its own verification) {signing:?}, parse + verify {verifying:?}",
+        signed.len() as f64 / 1e6
+    );
+    assert!(matches!(status, SignatureStatus::Valid { adhoc: true, .. }), "{status:?}");
+}
