@@ -5,10 +5,10 @@
 //! An edit leaves the old signature in place, now stale: re-sign with
 //! [`super::sign_adhoc`] before shipping the file.
 
-use super::bytes::{align_up, slice_at};
+use super::bytes::{align_up, c_str_at, le_u32, slice_at};
 use super::constants::*;
 use super::error::MachOError;
-use super::facts::{Dependency, DeploymentTarget, MachOFile, Slice, Version};
+use super::facts::{Dependency, DependencyKind, DeploymentTarget, MachOFile, Slice, Version};
 
 /// One rewrite, applied to every slice of a (possibly fat) file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,8 +188,8 @@ fn rename_dylib_commands(
 ) -> bool {
     let mut found = false;
     for command in commands.iter_mut() {
-        let is_dylib = command.cmd == LC_ID_DYLIB
-            || super::facts::DependencyKind::from_command(command.cmd).is_some();
+        let is_dylib =
+            command.cmd == LC_ID_DYLIB || DependencyKind::from_command(command.cmd).is_some();
         if !is_dylib || !matches(command.cmd, embedded_string(command).as_deref()) {
             continue;
         }
@@ -208,11 +208,11 @@ fn rename_dylib_commands(
 /// The string stored in a dylib or rpath command (already validated by the parser).
 fn embedded_string(command: &RawCommand) -> Option<String> {
     let offset = word(&command.bytes, 8)?;
-    super::bytes::c_str_at(&command.bytes, u64::from(offset))
+    c_str_at(&command.bytes, u64::from(offset))
 }
 
 fn word(bytes: &[u8], offset: usize) -> Option<u32> {
-    super::bytes::le_u32(bytes, offset as u64)
+    le_u32(bytes, offset as u64)
 }
 
 /// Builds `cmd, cmdsize, string offset, fixed fields..., string, NUL, padding`.

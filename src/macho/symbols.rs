@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::bytes::{c_str_at, le_u16, slice_at, u8_at, uleb128_at};
+use super::bytes::{c_str_at, le_u16, le_u32, le_u64, slice_at, u8_at, uleb128_at};
 use super::constants::*;
 use super::error::MachOError;
 use super::facts::{ImportedSymbol, LibraryOrdinal};
@@ -96,13 +96,13 @@ fn symbol_table(
     let mut symbols = Vec::new();
     for (index, entry) in table.chunks_exact(entry_size as usize).enumerate() {
         let bad = |what: &str| MachOError::malformed(label, format!("symbol {index}: {what}"));
-        let string_index = super::bytes::le_u32(entry, 0).ok_or_else(|| bad("truncated entry"))?;
+        let string_index = le_u32(entry, 0).ok_or_else(|| bad("truncated entry"))?;
         let kind = u8_at(entry, 4).ok_or_else(|| bad("truncated entry"))?;
         let desc = le_u16(entry, 6).ok_or_else(|| bad("truncated entry"))?;
         let value = if is_64_bit {
-            super::bytes::le_u64(entry, 8)
+            le_u64(entry, 8)
         } else {
-            super::bytes::le_u32(entry, 8).map(u64::from)
+            le_u32(entry, 8).map(u64::from)
         }
         .ok_or_else(|| bad("truncated entry"))?;
         // Debugging entries (N_STAB) and unnamed symbols say nothing about linkage.

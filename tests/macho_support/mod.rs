@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 pub fn fixture_dir() -> PathBuf {
     match std::env::var_os("CROSSWHEEL_FIXTURES") {
@@ -224,4 +225,65 @@ pub fn zig_dylib(dir: &Path, name: &str, source: &str, target: &str, extra: &[&s
         .arg(&source_path)
         .env("ZIG_GLOBAL_CACHE_DIR", cache));
     output
+}
+
+pub struct Built {
+    /// `@rpath/libfoo.dylib`, minos 11.0, max header padding.
+    pub libfoo: Vec<u8>,
+    /// Extension linked against libfoo, rpath `@loader_path/../lib`.
+    pub extension: Vec<u8>,
+    /// A dylib built for macOS 10.15 (below the arm64 floor).
+    pub old_target: Vec<u8>,
+    pub dir: PathBuf,
+}
+
+/// Small images built once per test binary with zig.
+pub fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(env!("CARGO_CRATE_NAME"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let headerpad = "-Wl,-headerpad_max_install_names";
+        let libfoo = zig_dylib(
+            &dir,
+            "libfoo.dylib",
+            "int foo_value(void) { return 42; }\n",
+            "aarch64-macos.11.0",
+            &[headerpad, "-Wl,-install_name,@rpath/libfoo.dylib"],
+        );
+        let search = format!("-L{}", dir.display());
+        let extension = zig_dylib(
+            &dir,
+            "ext.so",
+            "extern int foo_value(void);\nextern void *PyLong_FromLong(long);\n\
+             void *PyInit_ext(void) { return PyLong_FromLong(foo_value()); }\n",
+            "aarch64-macos.11.0",
+            &[
+                headerpad,
+                &search,
+                "-lfoo",
+                "-Wl,-rpath,@loader_path/../lib",
+            ],
+        );
+        let old_target = zig_dylib(
+            &dir,
+            "libold.dylib",
+            "int old_value(void) { return 7; }\n",
+            "aarch64-macos.10.15",
+            &[],
+        );
+        let read = |path: PathBuf| std::fs::read(path).unwrap();
+        Built {
+            libfoo: read(libfoo),
+            extension: read(extension),
+            old_target: read(old_target),
+            dir,
+        }
+    })
+}
+
+pub fn write(name: &str, bytes: &[u8]) -> PathBuf {
+    let path = built().dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
 }
