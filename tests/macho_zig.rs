@@ -238,3 +238,41 @@ fn signing_a_30_mb_dylib_verifies_and_reports_its_timing() {
         "{status:?}"
     );
 }
+
+#[test]
+fn old_deployment_target_gets_sha1_and_sha256_code_directories_that_both_verify() {
+    // macOS before 10.11.4 only knows SHA-1 page hashes, so the signer adds a
+    // SHA-1 CodeDirectory first and a SHA-256 one in the alternate slot.
+    let edited = edit_load_commands(
+        &built().libfoo,
+        &[LoadCommandEdit::SetMinos(Version::new(10, 9, 0))],
+    )
+    .unwrap();
+    let signed = sign_adhoc(&edited, "libfoo.dylib").unwrap();
+    let file = MachOFile::parse(&signed).unwrap();
+    let slice = &file.slices[0];
+    assert!(matches!(
+        verify_signature(slice),
+        SignatureStatus::Valid { adhoc: true, .. }
+    ));
+
+    let location = slice.code_signature.unwrap();
+    let superblob = &signed[location.offset as usize..(location.offset + location.size) as usize];
+    let be = |at: usize| u32::from_be_bytes(superblob[at..at + 4].try_into().unwrap()) as usize;
+    let hash_types: Vec<(usize, u8)> = (0..be(8))
+        .map(|index| (be(12 + index * 8), be(16 + index * 8)))
+        .filter(|&(slot, _)| slot == 0 || slot == 0x1000)
+        .map(|(slot, offset)| (slot, superblob[offset + 37]))
+        .collect();
+    assert_eq!(
+        hash_types,
+        [(0, 1), (0x1000, 2)],
+        "(slot, hash type) of the CodeDirectories"
+    );
+
+    // A page corrupted under both hashes is caught.
+    let mut corrupted = signed.clone();
+    corrupted[location.offset as usize / 2] ^= 0x55;
+    let status = verify_signature(&MachOFile::parse(&corrupted).unwrap().slices[0]);
+    assert!(matches!(status, SignatureStatus::Invalid(_)), "{status:?}");
+}
