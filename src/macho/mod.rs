@@ -1,1 +1,31 @@
 //! Mach-O facts, edits and code signatures. Knows nothing of wheels.
+//!
+//! - [`MachOFile::parse`] reads thin and universal files into per-slice facts.
+//! - [`verify_signature`] recomputes an embedded signature's hashes.
+//! - [`edit_load_commands`] rewrites install names, rpaths and minos inside
+//!   the header padding.
+//! - [`sign_adhoc`] replaces every slice's signature with an ad-hoc one.
+//! - [`is_system_library`] tells which install names macOS itself provides.
+
+mod binds;
+mod bytes;
+mod constants;
+mod edit;
+mod error;
+mod facts;
+mod parse;
+mod sign;
+mod signature;
+mod symbols;
+mod system_libs;
+
+pub use edit::{LoadCommandEdit, edit_load_commands};
+pub use error::MachOError;
+pub use facts::{
+    Arch, CodeSignatureLocation, Dependency, DependencyKind, DeploymentTarget,
+    DeploymentTargetSource, FileType, ImportedSymbol, LibraryOrdinal, MachOFile, Section, Segment,
+    Slice, Version,
+};
+pub use sign::sign_adhoc;
+pub use signature::{SignatureStatus, verify_signature};
+pub use system_libs::{SystemLibraries, is_system_library};
