@@ -82,39 +82,53 @@ pub(crate) fn verify_contents(
     entries: &[ZipEntry],
     record: &Record,
 ) -> Result<Vec<Option<[u8; 32]>>, WheelError> {
-    let results: Vec<Result<Option<[u8; 32]>, WheelError>> = entries
-        .par_iter()
+    // Largest first: one shared library is often half a wheel, and starting
+    // it last would leave the other threads idle at the end.
+    let mut order: Vec<(usize, &ZipEntry)> = entries.iter().enumerate().collect();
+    order.sort_by_key(|(_, entry)| std::cmp::Reverse(entry.size));
+    let mut results: Vec<(usize, Result<Option<[u8; 32]>, WheelError>)> = order
+        .into_par_iter()
+        .with_max_len(1)
         .map_init(
             || vec![0u8; CHUNK_LEN],
-            |buffer, entry| {
-                let expected = record.get(&entry.name).and_then(|row| row.hash.as_ref());
-                let mut hasher = expected.map(|hash| hash.algorithm.hasher());
-                let compressed = compressed_bytes(wheel, bytes, entry)?;
-                inflate(entry, compressed, buffer, |chunk| {
-                    if let Some(hasher) = &mut hasher {
-                        hasher.update(chunk);
-                    }
-                })
-                .map_err(|detail| corrupt(wheel, entry, detail))?;
-                let (Some(expected), Some(hasher)) = (expected, hasher) else {
-                    return Ok(None);
-                };
-                let actual = hasher.finish();
-                if actual != *expected {
-                    return Err(WheelError::HashMismatch {
-                        wheel: wheel.to_owned(),
-                        entry: entry.name.clone(),
-                        expected: expected.to_string(),
-                        actual: actual.to_string(),
-                    });
-                }
-                Ok((actual.algorithm == HashAlgorithm::Sha256)
-                    .then(|| actual.digest.as_slice().try_into().ok())
-                    .flatten())
-            },
+            |buffer, (index, entry)| (index, verify_entry(wheel, bytes, entry, record, buffer)),
         )
         .collect();
-    results.into_iter().collect()
+    results.sort_unstable_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+fn verify_entry(
+    wheel: &Path,
+    bytes: &[u8],
+    entry: &ZipEntry,
+    record: &Record,
+    buffer: &mut [u8],
+) -> Result<Option<[u8; 32]>, WheelError> {
+    let expected = record.get(&entry.name).and_then(|row| row.hash.as_ref());
+    let mut hasher = expected.map(|hash| hash.algorithm.hasher());
+    let compressed = compressed_bytes(wheel, bytes, entry)?;
+    inflate(entry, compressed, buffer, |chunk| {
+        if let Some(hasher) = &mut hasher {
+            hasher.update(chunk);
+        }
+    })
+    .map_err(|detail| corrupt(wheel, entry, detail))?;
+    let (Some(expected), Some(hasher)) = (expected, hasher) else {
+        return Ok(None);
+    };
+    let actual = hasher.finish();
+    if actual != *expected {
+        return Err(WheelError::HashMismatch {
+            wheel: wheel.to_owned(),
+            entry: entry.name.clone(),
+            expected: expected.to_string(),
+            actual: actual.to_string(),
+        });
+    }
+    Ok((actual.algorithm == HashAlgorithm::Sha256)
+        .then(|| actual.digest.as_slice().try_into().ok())
+        .flatten())
 }
 
 /// The decompressed contents of one entry, CRC-checked.
