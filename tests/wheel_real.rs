@@ -12,7 +12,10 @@ const NUMPY: &str = "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux201
 fn fixture(file_name: &str) -> PathBuf {
     let dir = std::env::var_os("CROSSWHEEL_FIXTURES")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/crosswheel-fixtures")))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/crosswheel-fixtures"))
+        })
         .expect("set CROSSWHEEL_FIXTURES or HOME to locate the fixture cache");
     let path = dir.join(file_name);
     assert!(
@@ -27,8 +30,14 @@ fn fixture(file_name: &str) -> PathBuf {
 }
 
 fn record_lines(archive: &WheelArchive) -> BTreeSet<String> {
-    let record = archive.read(&format!("{}/RECORD", archive.dist_info_dir())).unwrap();
-    String::from_utf8(record).unwrap().lines().map(str::to_owned).collect()
+    let record = archive
+        .read(&format!("{}/RECORD", archive.dist_info_dir()))
+        .unwrap();
+    String::from_utf8(record)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
@@ -41,11 +50,17 @@ fn opens_and_verifies_the_numpy_wheel() {
     assert_eq!(archive.data_dir(), None);
     assert_eq!(
         archive.wheel_metadata().tags(),
-        ["cp311-cp311-manylinux_2_17_aarch64", "cp311-cp311-manylinux2014_aarch64"]
+        [
+            "cp311-cp311-manylinux_2_17_aarch64",
+            "cp311-cp311-manylinux2014_aarch64"
+        ]
     );
     assert_eq!(archive.name().tags(), archive.wheel_metadata().tags());
     let metadata = archive.metadata_name_version();
-    assert_eq!((metadata.name.as_str(), metadata.version.as_str()), ("numpy", "2.2.6"));
+    assert_eq!(
+        (metadata.name.as_str(), metadata.version.as_str()),
+        ("numpy", "2.2.6")
+    );
     // Every file but RECORD is listed with a verified sha256.
     assert_eq!(archive.record().rows().len(), archive.entries().len());
     let without_hash: Vec<&str> = archive
@@ -54,17 +69,30 @@ fn opens_and_verifies_the_numpy_wheel() {
         .map(|raw| raw.entry.name.as_str())
         .collect();
     assert_eq!(without_hash, ["numpy-2.2.6.dist-info/RECORD"]);
-    assert!(archive.entries().iter().any(|e| e.name.starts_with("numpy.libs/")));
+    assert!(
+        archive
+            .entries()
+            .iter()
+            .any(|e| e.name.starts_with("numpy.libs/"))
+    );
 }
 
 #[test]
 fn rewriting_numpy_with_raw_copies_keeps_every_record_line() {
     let input = WheelArchive::open(fixture(NUMPY)).unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let entries: Vec<(String, Contents<'_>)> =
-        input.raw_entries().map(|raw| (raw.entry.name.clone(), Contents::Raw(raw))).collect();
+    let entries: Vec<(String, Contents<'_>)> = input
+        .raw_entries()
+        .map(|raw| (raw.entry.name.clone(), Contents::Raw(raw)))
+        .collect();
     let start = Instant::now();
-    let out = write_wheel(out_dir.path(), input.name(), entries, &WriteOptions::default()).unwrap();
+    let out = write_wheel(
+        out_dir.path(),
+        input.name(),
+        entries,
+        &WriteOptions::default(),
+    )
+    .unwrap();
     eprintln!("raw rewrite of {NUMPY}: {:?}", start.elapsed());
 
     assert_eq!(out.file_name().unwrap(), NUMPY);
@@ -73,7 +101,11 @@ fn rewriting_numpy_with_raw_copies_keeps_every_record_line() {
     let record = format!("{}/RECORD", input.dist_info_dir());
     for raw in input.raw_entries().filter(|raw| raw.entry.name != record) {
         let copied = output.raw_entry(&raw.entry.name).unwrap();
-        assert!(copied.compressed == raw.compressed, "{} was recompressed", raw.entry.name);
+        assert!(
+            copied.compressed == raw.compressed,
+            "{} was recompressed",
+            raw.entry.name
+        );
     }
 }
 
@@ -81,7 +113,12 @@ fn rewriting_numpy_with_raw_copies_keeps_every_record_line() {
 fn detects_a_flipped_byte_in_the_numpy_wheel() {
     let source = fixture(NUMPY);
     let input = WheelArchive::open(&source).unwrap();
-    let largest = input.entries().iter().max_by_key(|e| e.compressed_size).unwrap().clone();
+    let largest = input
+        .entries()
+        .iter()
+        .max_by_key(|e| e.compressed_size)
+        .unwrap()
+        .clone();
     let mut bytes = std::fs::read(&source).unwrap();
     let middle = usize::try_from(largest.data_offset + largest.compressed_size / 2).unwrap();
     bytes[middle] ^= 0x55;
@@ -92,6 +129,9 @@ fn detects_a_flipped_byte_in_the_numpy_wheel() {
         WheelError::CorruptEntry { entry, .. } | WheelError::HashMismatch { entry, .. } => {
             assert_eq!(entry, largest.name);
         }
-        other => panic!("expected the corruption of {} to be found, got {other}", largest.name),
+        other => panic!(
+            "expected the corruption of {} to be found, got {other}",
+            largest.name
+        ),
     }
 }
