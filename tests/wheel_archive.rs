@@ -294,6 +294,14 @@ fn rejects_entry_name_with_nul() {
 }
 
 #[test]
+fn rejects_entry_name_with_control_character() {
+    assert_eq!(
+        unsafe_name_problem("demo/evil\n.py"),
+        UnsafeName::ControlCharacter
+    );
+}
+
+#[test]
 fn rejects_entry_name_with_empty_component() {
     assert_eq!(
         unsafe_name_problem("demo//evil.py"),

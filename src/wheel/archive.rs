@@ -98,7 +98,7 @@ impl WheelArchive {
             .collect();
         let dist_info_dir =
             find_dist_info_dir(&path, entries.iter().map(|e| e.name.as_str()), &name)?;
-        let data_dir = format!("{}.data", dist_info_dir.trim_end_matches(".dist-info"));
+        let data_dir = format!("{}.data", dist_info_stem(&dist_info_dir));
         let data_dir_prefix = format!("{data_dir}/");
         let data_dir = entries
             .iter()
@@ -273,8 +273,7 @@ pub(crate) fn find_dist_info_dir<'a>(
             second: second.to_owned(),
         });
     }
-    let stem = found.trim_end_matches(".dist-info");
-    if !same_project(stem, name) {
+    if !same_project(dist_info_stem(found), name) {
         return Err(WheelError::DistInfoMismatch {
             wheel: wheel.to_owned(),
             found: found.to_owned(),
@@ -282,4 +281,10 @@ pub(crate) fn find_dist_info_dir<'a>(
         });
     }
     Ok(found.to_owned())
+}
+
+fn dist_info_stem(dist_info_dir: &str) -> &str {
+    dist_info_dir
+        .strip_suffix(".dist-info")
+        .unwrap_or(dist_info_dir)
 }

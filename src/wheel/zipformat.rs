@@ -131,6 +131,8 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 pub enum UnsafeName {
     #[error("contains a NUL byte")]
     Nul,
+    #[error("contains a control character")]
+    ControlCharacter,
     #[error("contains a backslash")]
     Backslash,
     #[error("is an absolute path")]
@@ -149,6 +151,11 @@ pub enum UnsafeName {
 pub fn check_entry_name(name: &str) -> Result<(), UnsafeName> {
     if name.contains('\0') {
         return Err(UnsafeName::Nul);
+    }
+    // Newlines and escape sequences in names corrupt RECORD readers and
+    // terminals that print them.
+    if name.contains(|c: char| c.is_control()) {
+        return Err(UnsafeName::ControlCharacter);
     }
     if name.contains('\\') {
         return Err(UnsafeName::Backslash);
@@ -254,6 +261,8 @@ mod tests {
             ("C:/x", UnsafeName::DriveLetter),
             ("c:x", UnsafeName::DriveLetter),
             ("a\0b", UnsafeName::Nul),
+            ("a\nb", UnsafeName::ControlCharacter),
+            ("a\u{1b}[31mb", UnsafeName::ControlCharacter),
             ("a//b", UnsafeName::EmptyComponent),
             ("", UnsafeName::EmptyComponent),
             ("a/", UnsafeName::EmptyComponent),
