@@ -98,6 +98,16 @@ fn rewriting_numpy_with_raw_copies_keeps_every_record_line() {
     assert_eq!(out.file_name().unwrap(), NUMPY);
     let output = WheelArchive::open(&out).unwrap();
     assert_eq!(record_lines(&output), record_lines(&input));
+    let tested = std::process::Command::new("python3")
+        .args(["-m", "zipfile", "-t"])
+        .arg(&out)
+        .output()
+        .expect("this test needs python3 on PATH (apt-get install python3)");
+    let stdout = String::from_utf8_lossy(&tested.stdout);
+    assert!(
+        tested.status.success() && stdout.contains("Done testing") && !stdout.contains("corrupted"),
+        "python3 -m zipfile -t rejected the rewritten wheel: {stdout}"
+    );
     let record = format!("{}/RECORD", input.dist_info_dir());
     for raw in input.raw_entries().filter(|raw| raw.entry.name != record) {
         let copied = output.raw_entry(&raw.entry.name).unwrap();
