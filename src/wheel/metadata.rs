@@ -66,7 +66,7 @@ impl ParseError {
 }
 
 /// Decodes a dist-info file, which PEP 427 requires to be UTF-8.
-pub fn utf8(bytes: &[u8]) -> Result<&str, ParseError> {
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, ParseError> {
     std::str::from_utf8(bytes).map_err(|_| ParseError::whole_file(ParseErrorKind::NotUtf8))
 }
 
