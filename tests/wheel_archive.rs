@@ -43,7 +43,11 @@ impl Spec {
     }
 
     fn dir(name: &str) -> Self {
-        Self { deflate: false, mode: 0o040_755, ..Self::file(name, b"") }
+        Self {
+            deflate: false,
+            mode: 0o040_755,
+            ..Self::file(name, b"")
+        }
     }
 
     fn mode(self, mode: u32) -> Self {
@@ -110,7 +114,8 @@ fn zip_bytes(specs: &[Spec]) -> Vec<u8> {
 }
 
 fn record_line(name: &str, data: &[u8]) -> String {
-    let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data));
+    let digest =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data));
     format!("{name},sha256={digest},{}\n", data.len())
 }
 
@@ -118,7 +123,10 @@ fn base_files() -> Vec<Spec> {
     vec![
         Spec::file("demo/__init__.py", b"print('hello')\n"),
         Spec::file("demo/zeros.bin", &[0; 64 * 1024]),
-        Spec::file("demo-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\n"),
+        Spec::file(
+            "demo-1.0.dist-info/METADATA",
+            b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\n",
+        ),
         Spec::file(
             "demo-1.0.dist-info/WHEEL",
             b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
@@ -137,10 +145,16 @@ fn with_record(mut specs: Vec<Spec>) -> Vec<Spec> {
         .to_owned();
     let mut record = String::new();
     for spec in specs.iter().filter(|s| !s.is_dir()) {
-        record.push_str(&record_line(&String::from_utf8_lossy(&spec.name), &spec.data));
+        record.push_str(&record_line(
+            &String::from_utf8_lossy(&spec.name),
+            &spec.data,
+        ));
     }
     record.push_str(&format!("{dist_info}/RECORD,,\n"));
-    specs.push(Spec::file(&format!("{dist_info}/RECORD"), record.as_bytes()));
+    specs.push(Spec::file(
+        &format!("{dist_info}/RECORD"),
+        record.as_bytes(),
+    ));
     specs
 }
 
@@ -150,7 +164,11 @@ fn write_file(dir: &Path, file_name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-fn open_bytes_as(file_name: &str, bytes: &[u8], limits: &Limits) -> Result<WheelArchive, WheelError> {
+fn open_bytes_as(
+    file_name: &str,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<WheelArchive, WheelError> {
     let dir = tempfile::tempdir().unwrap();
     WheelArchive::open_with_limits(write_file(dir.path(), file_name, bytes), limits)
 }
@@ -162,8 +180,14 @@ fn open_specs(specs: &[Spec]) -> Result<WheelArchive, WheelError> {
 fn rejection(specs: &[Spec]) -> WheelError {
     let error = open_specs(specs).expect_err("the wheel should have been rejected");
     let message = error.to_string();
-    assert!(message.contains(WHEEL_FILE), "message does not name the wheel: {message}");
-    assert!(!message.contains('\n'), "message is not one line: {message}");
+    assert!(
+        message.contains(WHEEL_FILE),
+        "message does not name the wheel: {message}"
+    );
+    assert!(
+        !message.contains('\n'),
+        "message is not one line: {message}"
+    );
     error
 }
 
@@ -193,15 +217,21 @@ fn opens_a_valid_wheel_and_exposes_its_parts() {
     assert_eq!(archive.metadata_name_version().name, "demo");
     assert_eq!(archive.metadata_name_version().version, "1.0");
     let names: Vec<&str> = archive.entries().iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(names, [
-        "demo/__init__.py",
-        "demo/zeros.bin",
-        "demo-1.0.dist-info/METADATA",
-        "demo-1.0.dist-info/WHEEL",
-        "demo-1.0.data/scripts/run",
-        "demo-1.0.dist-info/RECORD",
-    ]);
-    assert_eq!(archive.read("demo/__init__.py").unwrap(), b"print('hello')\n");
+    assert_eq!(
+        names,
+        [
+            "demo/__init__.py",
+            "demo/zeros.bin",
+            "demo-1.0.dist-info/METADATA",
+            "demo-1.0.dist-info/WHEEL",
+            "demo-1.0.data/scripts/run",
+            "demo-1.0.dist-info/RECORD",
+        ]
+    );
+    assert_eq!(
+        archive.read("demo/__init__.py").unwrap(),
+        b"print('hello')\n"
+    );
     assert_eq!(archive.read("demo/zeros.bin").unwrap(), vec![0; 64 * 1024]);
     let script = archive.entry("demo-1.0.data/scripts/run").unwrap();
     assert_eq!(script.unix_mode, Some(0o100_755));
@@ -209,27 +239,38 @@ fn opens_a_valid_wheel_and_exposes_its_parts() {
     assert_eq!(script.modified.to_string(), "2025-01-01 13:32:00");
     assert_eq!(archive.record().rows().len(), 6);
     let raw = archive.raw_entry("demo/__init__.py").unwrap();
-    assert!(raw.sha256.is_some(), "a verified sha256 should be kept for raw copies");
-    assert!(matches!(archive.read("nope"), Err(WheelError::EntryNotFound { .. })));
+    assert!(
+        raw.sha256.is_some(),
+        "a verified sha256 should be kept for raw copies"
+    );
+    assert!(matches!(
+        archive.read("nope"),
+        Err(WheelError::EntryNotFound { .. })
+    ));
 }
 
 #[test]
 fn rejects_file_that_is_not_a_zip() {
-    let error = open_bytes_as(WHEEL_FILE, b"this is text, not a zip", &Limits::default()).unwrap_err();
+    let error =
+        open_bytes_as(WHEEL_FILE, b"this is text, not a zip", &Limits::default()).unwrap_err();
     assert!(matches!(error, WheelError::NotAZip { .. }), "{error}");
 }
 
 #[test]
 fn rejects_truncated_zip() {
     let bytes = zip_bytes(&with_record(base_files()));
-    let error = open_bytes_as(WHEEL_FILE, &bytes[..bytes.len() / 2], &Limits::default()).unwrap_err();
+    let error =
+        open_bytes_as(WHEEL_FILE, &bytes[..bytes.len() / 2], &Limits::default()).unwrap_err();
     assert!(matches!(error, WheelError::TruncatedZip { .. }), "{error}");
     assert!(error.to_string().contains(WHEEL_FILE));
 }
 
 #[test]
 fn rejects_entry_with_parent_dir_component() {
-    assert_eq!(unsafe_name_problem("demo/../../evil.py"), UnsafeName::ParentComponent);
+    assert_eq!(
+        unsafe_name_problem("demo/../../evil.py"),
+        UnsafeName::ParentComponent
+    );
 }
 
 #[test]
@@ -253,8 +294,19 @@ fn rejects_entry_name_with_nul() {
 }
 
 #[test]
+fn rejects_entry_name_with_control_character() {
+    assert_eq!(
+        unsafe_name_problem("demo/evil\n.py"),
+        UnsafeName::ControlCharacter
+    );
+}
+
+#[test]
 fn rejects_entry_name_with_empty_component() {
-    assert_eq!(unsafe_name_problem("demo//evil.py"), UnsafeName::EmptyComponent);
+    assert_eq!(
+        unsafe_name_problem("demo//evil.py"),
+        UnsafeName::EmptyComponent
+    );
 }
 
 #[test]
@@ -264,7 +316,10 @@ fn rejects_non_utf8_entry_name() {
     bad.name = b"demo/\xff.py".to_vec();
     specs.push(bad);
     let error = rejection(&specs);
-    assert!(matches!(error, WheelError::NonUtf8EntryName { .. }), "{error}");
+    assert!(
+        matches!(error, WheelError::NonUtf8EntryName { .. }),
+        "{error}"
+    );
 }
 
 #[test]
@@ -284,7 +339,10 @@ fn rejects_names_differing_only_by_case() {
     specs.push(Spec::file("demo/readme", b"b"));
     match rejection(&with_record(specs)) {
         WheelError::CaseCollision { entry, other, .. } => {
-            assert_eq!((entry.as_str(), other.as_str()), ("demo/readme", "demo/README"));
+            assert_eq!(
+                (entry.as_str(), other.as_str()),
+                ("demo/readme", "demo/README")
+            );
         }
         other => panic!("expected CaseCollision, got {other}"),
     }
@@ -306,7 +364,11 @@ fn rejects_fifo_and_other_non_regular_entries() {
         let mut specs = base_files();
         specs.push(Spec::file("demo/special", b"").mode(mode));
         match rejection(&with_record(specs)) {
-            WheelError::UnsupportedEntryType { entry, mode: file_type, .. } => {
+            WheelError::UnsupportedEntryType {
+                entry,
+                mode: file_type,
+                ..
+            } => {
                 assert_eq!(entry, "demo/special");
                 assert_eq!(file_type, mode & 0o170_000);
             }
@@ -329,7 +391,10 @@ fn rejects_encrypted_entry() {
     let mut specs = base_files();
     specs[0].flags = 1;
     let error = rejection(&with_record(specs));
-    assert!(matches!(error, WheelError::EncryptedEntry { .. }), "{error}");
+    assert!(
+        matches!(error, WheelError::EncryptedEntry { .. }),
+        "{error}"
+    );
 }
 
 #[test]
@@ -349,31 +414,49 @@ fn rejects_local_header_naming_a_different_file() {
     let mut specs = base_files();
     specs[0].local_name = Some(b"demo/other.py".to_vec());
     let error = rejection(&with_record(specs));
-    assert!(matches!(error, WheelError::BadLocalHeader { .. }), "{error}");
+    assert!(
+        matches!(error, WheelError::BadLocalHeader { .. }),
+        "{error}"
+    );
 }
 
 #[test]
 fn rejects_entries_sharing_compressed_bytes() {
     // A stored entry whose data is itself a complete local header + data of
     // a second entry: the classic overlapping-file zip bomb.
-    let inner = Spec { deflate: false, ..Spec::file("demo/inner.txt", b"inner") };
+    let inner = Spec {
+        deflate: false,
+        ..Spec::file("demo/inner.txt", b"inner")
+    };
     let inner_zip = zip_bytes(std::slice::from_ref(&inner));
     let inner_local = &inner_zip[..30 + inner.name.len() + inner.data.len()];
-    let outer = Spec { deflate: false, ..Spec::file("demo/outer.bin", inner_local) };
+    let outer = Spec {
+        deflate: false,
+        ..Spec::file("demo/outer.bin", inner_local)
+    };
     let mut specs = base_files();
     specs.push(outer.clone());
     specs.push(inner.clone());
     let mut bytes = zip_bytes(&with_record(specs.clone()));
     // Point the inner entry's central header at the copy inside outer.bin.
     let outer_data_offset = find(&bytes, inner_local).unwrap();
-    let central = find_last(&bytes, &[b"PK\x01\x02".as_slice(), &[0x14, 0x03]].concat(), b"demo/inner.txt");
+    let central = find_last(
+        &bytes,
+        &[b"PK\x01\x02".as_slice(), &[0x14, 0x03]].concat(),
+        b"demo/inner.txt",
+    );
     bytes[central + 42..central + 46].copy_from_slice(&(outer_data_offset as u32).to_le_bytes());
     let error = open_bytes_as(WHEEL_FILE, &bytes, &Limits::default()).unwrap_err();
-    assert!(matches!(error, WheelError::OverlappingEntries { .. }), "{error}");
+    assert!(
+        matches!(error, WheelError::OverlappingEntries { .. }),
+        "{error}"
+    );
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 /// Offset of the central header (starting with `prefix`) whose name is `name`.
@@ -386,15 +469,25 @@ fn find_last(bytes: &[u8], prefix: &[u8], name: &[u8]) -> usize {
 
 #[test]
 fn rejects_total_uncompressed_size_over_limit() {
-    let limits = Limits { max_total_size: 10_000, ..Limits::default() };
+    let limits = Limits {
+        max_total_size: 10_000,
+        ..Limits::default()
+    };
     let bytes = zip_bytes(&with_record(base_files()));
     let error = open_bytes_as(WHEEL_FILE, &bytes, &limits).unwrap_err();
-    assert!(matches!(error, WheelError::TotalSizeLimit { limit: 10_000, .. }), "{error}");
+    assert!(
+        matches!(error, WheelError::TotalSizeLimit { limit: 10_000, .. }),
+        "{error}"
+    );
 }
 
 #[test]
 fn rejects_entry_over_compression_ratio_limit() {
-    let limits = Limits { max_compression_ratio: 50, ratio_exempt_size: 1024, ..Limits::default() };
+    let limits = Limits {
+        max_compression_ratio: 50,
+        ratio_exempt_size: 1024,
+        ..Limits::default()
+    };
     let bytes = zip_bytes(&with_record(base_files()));
     match open_bytes_as(WHEEL_FILE, &bytes, &limits).unwrap_err() {
         WheelError::CompressionRatioLimit { entry, size, .. } => {
@@ -425,10 +518,16 @@ fn rejects_wheel_without_dist_info() {
 #[test]
 fn rejects_wheel_with_two_dist_info_directories() {
     let mut specs = base_files();
-    specs.push(Spec::file("other-2.0.dist-info/METADATA", b"Name: other\nVersion: 2.0\n"));
+    specs.push(Spec::file(
+        "other-2.0.dist-info/METADATA",
+        b"Name: other\nVersion: 2.0\n",
+    ));
     match rejection(&with_record(specs)) {
         WheelError::MultipleDistInfo { first, second, .. } => {
-            assert_eq!((first.as_str(), second.as_str()), ("demo-1.0.dist-info", "other-2.0.dist-info"));
+            assert_eq!(
+                (first.as_str(), second.as_str()),
+                ("demo-1.0.dist-info", "other-2.0.dist-info")
+            );
         }
         other => panic!("expected MultipleDistInfo, got {other}"),
     }
@@ -436,10 +535,18 @@ fn rejects_wheel_with_two_dist_info_directories() {
 
 #[test]
 fn rejects_dist_info_not_matching_the_file_name() {
-    let specs = with_record(vec![Spec::file("demo-2.0.dist-info/WHEEL", b"Tag: py3-none-any\n")]);
+    let specs = with_record(vec![Spec::file(
+        "demo-2.0.dist-info/WHEEL",
+        b"Tag: py3-none-any\n",
+    )]);
     match rejection(&specs) {
-        WheelError::DistInfoMismatch { found, expected, .. } => {
-            assert_eq!((found.as_str(), expected.as_str()), ("demo-2.0.dist-info", "demo-1.0"));
+        WheelError::DistInfoMismatch {
+            found, expected, ..
+        } => {
+            assert_eq!(
+                (found.as_str(), expected.as_str()),
+                ("demo-2.0.dist-info", "demo-1.0")
+            );
         }
         other => panic!("expected DistInfoMismatch, got {other}"),
     }
@@ -449,7 +556,10 @@ fn rejects_dist_info_not_matching_the_file_name() {
 fn matches_dist_info_after_name_normalisation() {
     let wheel = "Foo_Bar-1.0-py3-none-any.whl";
     let specs = with_record(vec![
-        Spec::file("foo.bar-1.0.dist-info/METADATA", b"Name: foo.bar\nVersion: 1.0\n"),
+        Spec::file(
+            "foo.bar-1.0.dist-info/METADATA",
+            b"Name: foo.bar\nVersion: 1.0\n",
+        ),
         Spec::file("foo.bar-1.0.dist-info/WHEEL", b"Tag: py3-none-any\n"),
     ]);
     let archive = open_bytes_as(wheel, &zip_bytes(&specs), &Limits::default()).unwrap();
@@ -473,7 +583,10 @@ fn missing_dist_info_file(file: &str) -> String {
 #[test]
 fn rejects_wheel_without_record_wheel_or_metadata_file() {
     for file in ["RECORD", "WHEEL", "METADATA"] {
-        assert_eq!(missing_dist_info_file(file), format!("demo-1.0.dist-info/{file}"));
+        assert_eq!(
+            missing_dist_info_file(file),
+            format!("demo-1.0.dist-info/{file}")
+        );
     }
 }
 
@@ -497,8 +610,10 @@ fn rejects_file_missing_from_record() {
 
 #[test]
 fn rejects_record_listing_a_file_not_in_the_archive() {
-    let specs: Vec<Spec> =
-        with_record(base_files()).into_iter().filter(|s| s.name != b"demo/__init__.py").collect();
+    let specs: Vec<Spec> = with_record(base_files())
+        .into_iter()
+        .filter(|s| s.name != b"demo/__init__.py")
+        .collect();
     match rejection(&specs) {
         WheelError::MissingEntry { entry, .. } => assert_eq!(entry, "demo/__init__.py"),
         other => panic!("expected MissingEntry, got {other}"),
@@ -530,8 +645,16 @@ fn rejects_content_not_matching_its_record_hash() {
 fn rejects_size_not_matching_record() {
     let specs = with_edited_record(|record| record.replace(",15\n", ",16\n"));
     match rejection(&specs) {
-        WheelError::SizeMismatch { entry, expected, actual, .. } => {
-            assert_eq!((entry.as_str(), expected, actual), ("demo/__init__.py", 16, 15));
+        WheelError::SizeMismatch {
+            entry,
+            expected,
+            actual,
+            ..
+        } => {
+            assert_eq!(
+                (entry.as_str(), expected, actual),
+                ("demo/__init__.py", 16, 15)
+            );
         }
         other => panic!("expected SizeMismatch, got {other}"),
     }
@@ -539,7 +662,10 @@ fn rejects_size_not_matching_record() {
 
 #[test]
 fn rejects_md5_and_sha1_record_hashes() {
-    for weak in ["md5=XUFAKrxLKna5cZ2REBfFkg", "sha1=qvTGHdzF6KLavt4PO0gs2a6pQ00"] {
+    for weak in [
+        "md5=XUFAKrxLKna5cZ2REBfFkg",
+        "sha1=qvTGHdzF6KLavt4PO0gs2a6pQ00",
+    ] {
         let specs = with_edited_record(|record| {
             let good = record_line("demo/__init__.py", b"print('hello')\n");
             record.replace(&good, &format!("demo/__init__.py,{weak},15\n"))
@@ -547,7 +673,10 @@ fn rejects_md5_and_sha1_record_hashes() {
         match rejection(&specs) {
             WheelError::Malformed { entry, source, .. } => {
                 assert_eq!(entry, "demo-1.0.dist-info/RECORD");
-                assert!(matches!(source.kind, ParseErrorKind::ForbiddenHashAlgorithm(_)), "{source}");
+                assert!(
+                    matches!(source.kind, ParseErrorKind::ForbiddenHashAlgorithm(_)),
+                    "{source}"
+                );
             }
             other => panic!("expected Malformed RECORD, got {other}"),
         }
@@ -572,7 +701,13 @@ fn accepts_sha512_record_hashes() {
         record.replace(&good, &format!("demo/__init__.py,sha512={digest},15\n"))
     });
     let archive = open_specs(&specs).unwrap();
-    assert!(archive.raw_entry("demo/__init__.py").unwrap().sha256.is_none());
+    assert!(
+        archive
+            .raw_entry("demo/__init__.py")
+            .unwrap()
+            .sha256
+            .is_none()
+    );
 }
 
 #[test]

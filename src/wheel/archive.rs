@@ -85,8 +85,10 @@ impl WheelArchive {
         let path = path.as_ref().to_owned();
         let file_name = path.file_name().unwrap_or_default().to_string_lossy();
         let name = WheelName::parse(&file_name)?;
-        let bytes = std::fs::read(&path)
-            .map_err(|source| WheelError::Read { path: path.clone(), source })?;
+        let bytes = std::fs::read(&path).map_err(|source| WheelError::Read {
+            path: path.clone(),
+            source,
+        })?;
 
         let entries = scan_entries(&path, &bytes, limits)?;
         let by_name: HashMap<String, usize> = entries
@@ -96,7 +98,7 @@ impl WheelArchive {
             .collect();
         let dist_info_dir =
             find_dist_info_dir(&path, entries.iter().map(|e| e.name.as_str()), &name)?;
-        let data_dir = format!("{}.data", dist_info_dir.trim_end_matches(".dist-info"));
+        let data_dir = format!("{}.data", dist_info_stem(&dist_info_dir));
         let data_dir_prefix = format!("{data_dir}/");
         let data_dir = entries
             .iter()
@@ -151,7 +153,9 @@ impl WheelArchive {
     }
 
     pub fn entry(&self, name: &str) -> Option<&ZipEntry> {
-        self.by_name.get(name).and_then(|&index| self.entries.get(index))
+        self.by_name
+            .get(name)
+            .and_then(|&index| self.entries.get(index))
     }
 
     /// The decompressed contents of an entry.
@@ -207,7 +211,10 @@ impl WheelArchive {
     }
 
     fn not_found(&self, name: &str) -> WheelError {
-        WheelError::EntryNotFound { wheel: self.path.clone(), entry: name.to_owned() }
+        WheelError::EntryNotFound {
+            wheel: self.path.clone(),
+            entry: name.to_owned(),
+        }
     }
 }
 
@@ -228,14 +235,19 @@ impl DistInfoFiles<'_> {
     ) -> Result<T, WheelError> {
         let entry = format!("{}/{file}", self.dist_info_dir);
         let Some(zip_entry) = self.by_name.get(&entry).and_then(|&i| self.entries.get(i)) else {
-            return Err(WheelError::MissingDistInfoFile { wheel: self.wheel.to_owned(), entry });
+            return Err(WheelError::MissingDistInfoFile {
+                wheel: self.wheel.to_owned(),
+                entry,
+            });
         };
         let contents = read_entry(self.wheel, self.bytes, zip_entry)?;
-        metadata::utf8(&contents).and_then(parse).map_err(|source| WheelError::Malformed {
-            wheel: self.wheel.to_owned(),
-            entry,
-            source,
-        })
+        metadata::utf8(&contents)
+            .and_then(parse)
+            .map_err(|source| WheelError::Malformed {
+                wheel: self.wheel.to_owned(),
+                entry,
+                source,
+            })
     }
 }
 
@@ -251,9 +263,9 @@ pub(crate) fn find_dist_info_dir<'a>(
         .filter(|top| top.ends_with(".dist-info"))
         .collect();
     let mut candidates = candidates.into_iter();
-    let found = candidates
-        .next()
-        .ok_or_else(|| WheelError::NoDistInfo { wheel: wheel.to_owned() })?;
+    let found = candidates.next().ok_or_else(|| WheelError::NoDistInfo {
+        wheel: wheel.to_owned(),
+    })?;
     if let Some(second) = candidates.next() {
         return Err(WheelError::MultipleDistInfo {
             wheel: wheel.to_owned(),
@@ -261,8 +273,7 @@ pub(crate) fn find_dist_info_dir<'a>(
             second: second.to_owned(),
         });
     }
-    let stem = found.trim_end_matches(".dist-info");
-    if !same_project(stem, name) {
+    if !same_project(dist_info_stem(found), name) {
         return Err(WheelError::DistInfoMismatch {
             wheel: wheel.to_owned(),
             found: found.to_owned(),
@@ -270,4 +281,10 @@ pub(crate) fn find_dist_info_dir<'a>(
         });
     }
     Ok(found.to_owned())
+}
+
+fn dist_info_stem(dist_info_dir: &str) -> &str {
+    dist_info_dir
+        .strip_suffix(".dist-info")
+        .unwrap_or(dist_info_dir)
 }

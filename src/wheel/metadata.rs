@@ -54,7 +54,10 @@ impl std::error::Error for ParseError {}
 
 impl ParseError {
     pub(crate) fn at(line: usize, kind: ParseErrorKind) -> Self {
-        Self { line: Some(line), kind }
+        Self {
+            line: Some(line),
+            kind,
+        }
     }
 
     pub(crate) fn whole_file(kind: ParseErrorKind) -> Self {
@@ -63,7 +66,7 @@ impl ParseError {
 }
 
 /// Decodes a dist-info file, which PEP 427 requires to be UTF-8.
-pub fn utf8(bytes: &[u8]) -> Result<&str, ParseError> {
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, ParseError> {
     std::str::from_utf8(bytes).map_err(|_| ParseError::whole_file(ParseErrorKind::NotUtf8))
 }
 
@@ -106,7 +109,10 @@ impl WheelMetadata {
                     .ok_or_else(|| ParseError::at(index + 1, ParseErrorKind::MissingColon))?;
                 Some((key.trim().to_owned(), value.trim().to_owned()))
             };
-            lines.push(Line { raw: raw.to_owned(), header });
+            lines.push(Line {
+                raw: raw.to_owned(),
+                header,
+            });
         }
         let header_end = header_end.unwrap_or(lines.len());
         Ok(Self { lines, header_end })
@@ -183,9 +189,19 @@ impl WheelMetadata {
             header: Some(("Tag".to_owned(), tag.as_ref().to_owned())),
         });
         let mut lines = Vec::with_capacity(self.lines.len() + tags.len());
-        lines.extend(self.lines[..insert_at].iter().filter(|l| !is_tag(l)).cloned());
+        lines.extend(
+            self.lines[..insert_at]
+                .iter()
+                .filter(|l| !is_tag(l))
+                .cloned(),
+        );
         lines.extend(new_lines);
-        lines.extend(self.lines[insert_at..].iter().filter(|l| !is_tag(l)).cloned());
+        lines.extend(
+            self.lines[insert_at..]
+                .iter()
+                .filter(|l| !is_tag(l))
+                .cloned(),
+        );
         let removed_before = self.lines[..self.header_end]
             .iter()
             .filter(|line| is_tag(line))
@@ -206,7 +222,9 @@ impl WheelMetadata {
 impl fmt::Display for WheelMetadata {
     /// The file's bytes: untouched lines exactly as read.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.lines.iter().try_for_each(|line| f.write_str(&line.raw))
+        self.lines
+            .iter()
+            .try_for_each(|line| f.write_str(&line.raw))
     }
 }
 
@@ -237,8 +255,12 @@ impl NameVersion {
         }
         let missing = |field| ParseError::whole_file(ParseErrorKind::MissingField(field));
         Ok(Self {
-            name: name.filter(|n| !n.is_empty()).ok_or_else(|| missing("Name"))?,
-            version: version.filter(|v| !v.is_empty()).ok_or_else(|| missing("Version"))?,
+            name: name
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| missing("Name"))?,
+            version: version
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| missing("Version"))?,
         })
     }
 }
@@ -269,10 +291,22 @@ mod tests {
     fn parses_wheel_headers_in_order_with_repeated_tags() {
         let wheel = WheelMetadata::parse(NUMPY_WHEEL).unwrap();
         let keys: Vec<&str> = wheel.headers().map(|(key, _)| key).collect();
-        assert_eq!(keys, ["Wheel-Version", "Generator", "Root-Is-Purelib", "Tag", "Tag"]);
+        assert_eq!(
+            keys,
+            [
+                "Wheel-Version",
+                "Generator",
+                "Root-Is-Purelib",
+                "Tag",
+                "Tag"
+            ]
+        );
         assert_eq!(
             wheel.tags(),
-            ["cp311-cp311-manylinux_2_17_aarch64", "cp311-cp311-manylinux2014_aarch64"]
+            [
+                "cp311-cp311-manylinux_2_17_aarch64",
+                "cp311-cp311-manylinux2014_aarch64"
+            ]
         );
         assert_eq!(wheel.root_is_purelib(), Some(false));
         assert_eq!(wheel.wheel_version(), Some("1.0"));
@@ -281,9 +315,13 @@ mod tests {
 
     #[test]
     fn serializes_unchanged_file_byte_for_byte() {
-        let odd = "Wheel-Version:1.0\r\nGenerator:  x  \r\nBuild: 7\r\nTag: py3-none-any\r\n\r\nbody";
+        let odd =
+            "Wheel-Version:1.0\r\nGenerator:  x  \r\nBuild: 7\r\nTag: py3-none-any\r\n\r\nbody";
         assert_eq!(WheelMetadata::parse(odd).unwrap().to_string(), odd);
-        assert_eq!(WheelMetadata::parse(NUMPY_WHEEL).unwrap().to_string(), NUMPY_WHEEL);
+        assert_eq!(
+            WheelMetadata::parse(NUMPY_WHEEL).unwrap().to_string(),
+            NUMPY_WHEEL
+        );
     }
 
     #[test]
@@ -313,7 +351,10 @@ mod tests {
     fn adds_tags_at_end_of_headers_when_there_were_none() {
         let mut wheel = WheelMetadata::parse("Wheel-Version: 1.0\n\nbody\n").unwrap();
         wheel.replace_tags(&["p-q-r"]);
-        assert_eq!(wheel.to_string(), "Wheel-Version: 1.0\nTag: p-q-r\n\nbody\n");
+        assert_eq!(
+            wheel.to_string(),
+            "Wheel-Version: 1.0\nTag: p-q-r\n\nbody\n"
+        );
 
         let mut unterminated = WheelMetadata::parse("Wheel-Version: 1.0").unwrap();
         unterminated.replace_tags(&["p-q-r"]);
@@ -339,7 +380,13 @@ mod tests {
     fn reads_name_and_version_from_metadata_headers_only() {
         let text = "Metadata-Version: 2.1\nName: numpy\nVersion: 2.2.6\n\nName: not-this\n";
         let parsed = NameVersion::parse(text).unwrap();
-        assert_eq!(parsed, NameVersion { name: "numpy".into(), version: "2.2.6".into() });
+        assert_eq!(
+            parsed,
+            NameVersion {
+                name: "numpy".into(),
+                version: "2.2.6".into()
+            }
+        );
     }
 
     #[test]

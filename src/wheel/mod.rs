@@ -28,7 +28,10 @@ pub enum WheelError {
         "invalid wheel file name `{file_name}`: {reason} \
          (PEP 427: name-version[-build]-python-abi-platform.whl)"
     )]
-    InvalidFileName { file_name: String, reason: &'static str },
+    InvalidFileName {
+        file_name: String,
+        reason: &'static str,
+    },
 
     #[error("cannot read {}: {source}", path.display())]
     Read { path: PathBuf, source: io::Error },
@@ -37,13 +40,20 @@ pub enum WheelError {
     Write { path: PathBuf, source: io::Error },
 
     #[error("{}: not a zip archive ({source}); is this really a wheel?", wheel.display())]
-    NotAZip { wheel: PathBuf, source: zip::result::ZipError },
+    NotAZip {
+        wheel: PathBuf,
+        source: zip::result::ZipError,
+    },
 
     #[error("{}: truncated zip archive ({detail}); download or build it again", wheel.display())]
     TruncatedZip { wheel: PathBuf, detail: String },
 
     #[error("{}: unsafe entry name `{}`: it {problem}", wheel.display(), entry.escape_debug())]
-    UnsafeEntryName { wheel: PathBuf, entry: String, problem: UnsafeName },
+    UnsafeEntryName {
+        wheel: PathBuf,
+        entry: String,
+        problem: UnsafeName,
+    },
 
     #[error("{}: entry name `{entry}` is not valid UTF-8", wheel.display())]
     NonUtf8EntryName { wheel: PathBuf, entry: String },
@@ -56,7 +66,11 @@ pub enum WheelError {
          on case-insensitive file systems",
         wheel.display()
     )]
-    CaseCollision { wheel: PathBuf, entry: String, other: String },
+    CaseCollision {
+        wheel: PathBuf,
+        entry: String,
+        other: String,
+    },
 
     #[error("{}: entry `{entry}` is a symbolic link; wheels may contain only regular files", wheel.display())]
     SymlinkEntry { wheel: PathBuf, entry: String },
@@ -65,7 +79,11 @@ pub enum WheelError {
         "{}: entry `{entry}` has file type {mode:#o}; wheels may contain only regular files",
         wheel.display()
     )]
-    UnsupportedEntryType { wheel: PathBuf, entry: String, mode: u32 },
+    UnsupportedEntryType {
+        wheel: PathBuf,
+        entry: String,
+        mode: u32,
+    },
 
     #[error("{}: entry `{entry}` is encrypted, which wheels never are", wheel.display())]
     EncryptedEntry { wheel: PathBuf, entry: String },
@@ -74,39 +92,69 @@ pub enum WheelError {
         "{}: entry `{entry}` uses compression method {method}; only stored and deflated are supported",
         wheel.display()
     )]
-    UnsupportedCompression { wheel: PathBuf, entry: String, method: u16 },
+    UnsupportedCompression {
+        wheel: PathBuf,
+        entry: String,
+        method: u16,
+    },
 
     #[error("{}: entry `{entry}`: bad local header: {detail}", wheel.display())]
-    BadLocalHeader { wheel: PathBuf, entry: String, detail: &'static str },
+    BadLocalHeader {
+        wheel: PathBuf,
+        entry: String,
+        detail: &'static str,
+    },
 
     #[error("{}: entries `{entry}` and `{other}` overlap in the archive (zip bomb?)", wheel.display())]
-    OverlappingEntries { wheel: PathBuf, entry: String, other: String },
+    OverlappingEntries {
+        wheel: PathBuf,
+        entry: String,
+        other: String,
+    },
 
     #[error(
         "{}: entries total {total} bytes uncompressed, over the {limit}-byte limit (zip bomb?)",
         wheel.display()
     )]
-    TotalSizeLimit { wheel: PathBuf, total: u64, limit: u64 },
+    TotalSizeLimit {
+        wheel: PathBuf,
+        total: u64,
+        limit: u64,
+    },
 
     #[error(
         "{}: entry `{entry}` expands {size} bytes from {compressed}, over the {limit}:1 \
          compression-ratio limit (zip bomb?)",
         wheel.display()
     )]
-    CompressionRatioLimit { wheel: PathBuf, entry: String, size: u64, compressed: u64, limit: u64 },
+    CompressionRatioLimit {
+        wheel: PathBuf,
+        entry: String,
+        size: u64,
+        compressed: u64,
+        limit: u64,
+    },
 
     #[error("{}: no top-level `*.dist-info` directory", wheel.display())]
     NoDistInfo { wheel: PathBuf },
 
     #[error("{}: more than one `*.dist-info` directory: `{first}` and `{second}`", wheel.display())]
-    MultipleDistInfo { wheel: PathBuf, first: String, second: String },
+    MultipleDistInfo {
+        wheel: PathBuf,
+        first: String,
+        second: String,
+    },
 
     #[error(
         "{}: `{found}` does not match the file name, which wants `{expected}.dist-info`; \
          rename the wheel or fix its metadata",
         wheel.display()
     )]
-    DistInfoMismatch { wheel: PathBuf, found: String, expected: String },
+    DistInfoMismatch {
+        wheel: PathBuf,
+        found: String,
+        expected: String,
+    },
 
     #[error("{}: required file `{entry}` is missing", wheel.display())]
     MissingDistInfoFile { wheel: PathBuf, entry: String },
@@ -115,7 +163,11 @@ pub enum WheelError {
     NoWheelTags { wheel: PathBuf, entry: String },
 
     #[error("{}: `{entry}` is malformed: {source}", wheel.display())]
-    Malformed { wheel: PathBuf, entry: String, source: ParseError },
+    Malformed {
+        wheel: PathBuf,
+        entry: String,
+        source: ParseError,
+    },
 
     #[error("{}: entry `{entry}` is not listed in RECORD", wheel.display())]
     UnlistedEntry { wheel: PathBuf, entry: String },
@@ -130,16 +182,30 @@ pub enum WheelError {
         "{}: entry `{entry}` does not match its RECORD hash (RECORD says {expected}, content is {actual})",
         wheel.display()
     )]
-    HashMismatch { wheel: PathBuf, entry: String, expected: String, actual: String },
+    HashMismatch {
+        wheel: PathBuf,
+        entry: String,
+        expected: String,
+        actual: String,
+    },
 
     #[error(
         "{}: entry `{entry}` is {actual} bytes but RECORD says {expected}",
         wheel.display()
     )]
-    SizeMismatch { wheel: PathBuf, entry: String, expected: u64, actual: u64 },
+    SizeMismatch {
+        wheel: PathBuf,
+        entry: String,
+        expected: u64,
+        actual: u64,
+    },
 
     #[error("{}: entry `{entry}` is corrupt: {detail}", wheel.display())]
-    CorruptEntry { wheel: PathBuf, entry: String, detail: String },
+    CorruptEntry {
+        wheel: PathBuf,
+        entry: String,
+        detail: String,
+    },
 
     #[error("{}: no entry `{entry}`", wheel.display())]
     EntryNotFound { wheel: PathBuf, entry: String },
@@ -149,7 +215,11 @@ pub enum WheelError {
          which crosswheel does not write",
         wheel.display()
     )]
-    EntryTooLarge { wheel: PathBuf, entry: String, size: u64 },
+    EntryTooLarge {
+        wheel: PathBuf,
+        entry: String,
+        size: u64,
+    },
 
     #[error("{}: entry name `{entry}` is longer than 65535 bytes", wheel.display())]
     EntryNameTooLong { wheel: PathBuf, entry: String },

@@ -46,8 +46,7 @@ impl WheelName {
             ));
         }
         if let Some(build) = build
-            && !(build.starts_with(|c: char| c.is_ascii_digit())
-                && build.chars().all(is_name_char))
+            && !(build.starts_with(|c: char| c.is_ascii_digit()) && build.chars().all(is_name_char))
         {
             return Err(invalid(
                 "the build tag must start with a digit and contain only letters, digits, `_` and `.`",
@@ -181,7 +180,10 @@ mod tests {
         assert_eq!(name.build, None);
         assert_eq!(name.python, ["cp311"]);
         assert_eq!(name.abi, ["cp311"]);
-        assert_eq!(name.platform, ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]);
+        assert_eq!(
+            name.platform,
+            ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]
+        );
     }
 
     #[test]
@@ -205,14 +207,22 @@ mod tests {
     #[test]
     fn rejects_build_tag_not_starting_with_a_digit() {
         let error = WheelName::parse("pkg-1.0-dev1-py3-none-any.whl").unwrap_err();
-        assert!(error.to_string().contains("build tag must start with a digit"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("build tag must start with a digit"),
+            "{error}"
+        );
     }
 
     #[test]
     fn rejects_wrong_number_of_parts() {
         for file_name in ["pkg-1.0-py3-none.whl", "a-b-1-2-py3-none-any.whl"] {
             let error = WheelName::parse(file_name).unwrap_err();
-            assert!(matches!(error, WheelError::InvalidFileName { .. }), "{error}");
+            assert!(
+                matches!(error, WheelError::InvalidFileName { .. }),
+                "{error}"
+            );
         }
     }
 
@@ -234,7 +244,12 @@ mod tests {
         let name = WheelName::parse("x-1-py2.py3-none-linux_a.linux_b.whl").unwrap();
         assert_eq!(
             name.tags(),
-            ["py2-none-linux_a", "py2-none-linux_b", "py3-none-linux_a", "py3-none-linux_b"]
+            [
+                "py2-none-linux_a",
+                "py2-none-linux_b",
+                "py3-none-linux_a",
+                "py3-none-linux_b"
+            ]
         );
     }
 

@@ -111,7 +111,12 @@ impl RecordHash {
 
 impl fmt::Display for RecordHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={}", self.algorithm.name(), URL_SAFE_NO_PAD.encode(&self.digest))
+        write!(
+            f,
+            "{}={}",
+            self.algorithm.name(),
+            URL_SAFE_NO_PAD.encode(&self.digest)
+        )
     }
 }
 
@@ -162,7 +167,10 @@ impl Record {
                 .transpose()
                 .map_err(|kind| ParseError::at(line, kind))?;
             let size = (!size.is_empty())
-                .then(|| size.parse::<u64>().map_err(|_| ParseErrorKind::BadSize(size.clone())))
+                .then(|| {
+                    size.parse::<u64>()
+                        .map_err(|_| ParseErrorKind::BadSize(size.clone()))
+                })
                 .transpose()
                 .map_err(|kind| ParseError::at(line, kind))?;
             if by_path.insert(path.clone(), rows.len()).is_some() {
@@ -178,7 +186,9 @@ impl Record {
     }
 
     pub fn get(&self, path: &str) -> Option<&RecordRow> {
-        self.by_path.get(path).and_then(|&index| self.rows.get(index))
+        self.by_path
+            .get(path)
+            .and_then(|&index| self.rows.get(index))
     }
 }
 
@@ -222,7 +232,10 @@ struct CsvRows<'a> {
 
 impl<'a> CsvRows<'a> {
     fn new(text: &'a str) -> Self {
-        Self { chars: text.chars().peekable(), line: 1 }
+        Self {
+            chars: text.chars().peekable(),
+            line: 1,
+        }
     }
 
     fn end_line(&mut self, c: char) {
@@ -310,11 +323,17 @@ mod tests {
         let text = "pkg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n\
                     pkg-1.0.dist-info/RECORD,,\n";
         let record = Record::parse(text).unwrap();
-        assert_eq!(record.rows(), [row("pkg/__init__.py", b""), RecordRow {
-            path: "pkg-1.0.dist-info/RECORD".into(),
-            hash: None,
-            size: None
-        }]);
+        assert_eq!(
+            record.rows(),
+            [
+                row("pkg/__init__.py", b""),
+                RecordRow {
+                    path: "pkg-1.0.dist-info/RECORD".into(),
+                    hash: None,
+                    size: None
+                }
+            ]
+        );
         assert!(record.get("pkg/__init__.py").is_some());
     }
 
@@ -332,7 +351,11 @@ mod tests {
             row("plain dir/x.py", b"x"),
             row("a,b.py", b""),
             row("q\"uote", b""),
-            RecordRow { path: "p-1.dist-info/RECORD".into(), hash: None, size: None },
+            RecordRow {
+                path: "p-1.dist-info/RECORD".into(),
+                hash: None,
+                size: None,
+            },
         ])
         .unwrap();
         assert_eq!(
@@ -357,7 +380,10 @@ mod tests {
 
     #[test]
     fn rejects_md5_and_sha1_as_forbidden() {
-        for field in ["md5=1B2M2Y8AsgTpgAmY7PhCfg", "sha1=2jmj7l5rSw0yVb_vlWAYkK_YBwk"] {
+        for field in [
+            "md5=1B2M2Y8AsgTpgAmY7PhCfg",
+            "sha1=2jmj7l5rSw0yVb_vlWAYkK_YBwk",
+        ] {
             assert!(matches!(
                 RecordHash::parse(field),
                 Err(ParseErrorKind::ForbiddenHashAlgorithm(_))
@@ -368,7 +394,10 @@ mod tests {
     #[test]
     fn rejects_digest_of_wrong_length() {
         let error = Record::parse("a,sha256=AAAA,1\n").unwrap_err();
-        assert_eq!(error, ParseError::at(1, ParseErrorKind::BadDigest("AAAA".into())));
+        assert_eq!(
+            error,
+            ParseError::at(1, ParseErrorKind::BadDigest("AAAA".into()))
+        );
     }
 
     #[test]
@@ -376,9 +405,15 @@ mod tests {
         let too_few = Record::parse("a,,\nb,\n").unwrap_err();
         assert_eq!(too_few, ParseError::at(2, ParseErrorKind::FieldCount(2)));
         let duplicate = Record::parse("a,,\na,,\n").unwrap_err();
-        assert_eq!(duplicate, ParseError::at(2, ParseErrorKind::DuplicatePath("a".into())));
+        assert_eq!(
+            duplicate,
+            ParseError::at(2, ParseErrorKind::DuplicatePath("a".into()))
+        );
         let size = Record::parse("a,,-1\n").unwrap_err();
-        assert_eq!(size, ParseError::at(1, ParseErrorKind::BadSize("-1".into())));
+        assert_eq!(
+            size,
+            ParseError::at(1, ParseErrorKind::BadSize("-1".into()))
+        );
         let quote = Record::parse("\"a,,\n").unwrap_err();
         assert_eq!(quote, ParseError::at(1, ParseErrorKind::UnterminatedQuote));
     }

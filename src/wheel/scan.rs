@@ -11,8 +11,8 @@ use crate::wheel::archive::{Limits, ZipEntry};
 use crate::wheel::zipformat::{
     CENTRAL_HEADER_LEN, CENTRAL_HEADER_SIGNATURE, CompressionMethod, DosDateTime,
     END_OF_CENTRAL_DIRECTORY_LEN, END_OF_CENTRAL_DIRECTORY_SIGNATURE, FLAG_ENCRYPTED,
-    LOCAL_HEADER_LEN, LOCAL_HEADER_SIGNATURE, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, check_entry_name, find_case_collision,
-    read_u16, read_u32,
+    LOCAL_HEADER_LEN, LOCAL_HEADER_SIGNATURE, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, check_entry_name,
+    find_case_collision, read_u16, read_u32,
 };
 
 /// "Version made by" host system for unix (APPNOTE 4.4.2.2).
@@ -34,7 +34,10 @@ pub(crate) fn scan_entries(
     if archive.has_duplicate_names() {
         let entry = first_duplicate_name(bytes, central_directory_start)
             .unwrap_or_else(|| "(unknown)".to_owned());
-        return Err(WheelError::DuplicateEntry { wheel: wheel.to_owned(), entry });
+        return Err(WheelError::DuplicateEntry {
+            wheel: wheel.to_owned(),
+            entry,
+        });
     }
 
     let mut files = Vec::with_capacity(archive.len());
@@ -43,7 +46,10 @@ pub(crate) fn scan_entries(
     for index in 0..archive.len() {
         let entry = archive
             .by_index_data(index)
-            .map_err(|source| WheelError::NotAZip { wheel: wheel.to_owned(), source })?;
+            .map_err(|source| WheelError::NotAZip {
+                wheel: wheel.to_owned(),
+                source,
+            })?;
         let central = CentralHeader::at(bytes, entry.central_header_start())
             .ok_or_else(|| truncated(wheel, "central directory header out of bounds"))?;
         let name = std::str::from_utf8(central.name).map_err(|_| WheelError::NonUtf8EntryName {
@@ -74,7 +80,10 @@ pub(crate) fn scan_entries(
             continue;
         }
         if central.flags & FLAG_ENCRYPTED != 0 {
-            return Err(WheelError::EncryptedEntry { wheel: wheel.to_owned(), entry: name.to_owned() });
+            return Err(WheelError::EncryptedEntry {
+                wheel: wheel.to_owned(),
+                entry: name.to_owned(),
+            });
         }
         let method = match central.method {
             0 => CompressionMethod::Stored,
@@ -89,7 +98,9 @@ pub(crate) fn scan_entries(
         };
         let (size, compressed_size) = (entry.size(), entry.compressed_size());
         if method == CompressionMethod::Stored && size != compressed_size {
-            return Err(error("stored entry's compressed and uncompressed sizes differ"));
+            return Err(error(
+                "stored entry's compressed and uncompressed sizes differ",
+            ));
         }
         total_size = total_size.saturating_add(size);
         if total_size > limits.max_total_size {
@@ -111,14 +122,22 @@ pub(crate) fn scan_entries(
             });
         }
         let header_start = entry.header_start();
-        let data_offset = local_data_offset(bytes, header_start, central.name).map_err(|detail| {
-            WheelError::BadLocalHeader { wheel: wheel.to_owned(), entry: name.to_owned(), detail }
-        })?;
+        let data_offset =
+            local_data_offset(bytes, header_start, central.name).map_err(|detail| {
+                WheelError::BadLocalHeader {
+                    wheel: wheel.to_owned(),
+                    entry: name.to_owned(),
+                    detail,
+                }
+            })?;
         let data_end = data_offset
             .checked_add(compressed_size)
             .filter(|&end| usize::try_from(end).is_ok_and(|end| end <= bytes.len()))
             .ok_or_else(|| {
-                truncated(wheel, &format!("entry `{name}` extends past the end of the file"))
+                truncated(
+                    wheel,
+                    &format!("entry `{name}` extends past the end of the file"),
+                )
             })?;
         extents.push((header_start, data_end, files.len()));
         files.push(ZipEntry {
@@ -150,7 +169,10 @@ fn entry_kind(wheel: &Path, name: &str, unix_mode: Option<u32>) -> Result<EntryK
     let file_type = unix_mode.map_or(0, |mode| mode & S_IFMT);
     let named_as_directory = name.ends_with('/');
     match file_type {
-        S_IFLNK => Err(WheelError::SymlinkEntry { wheel: wheel.to_owned(), entry: name.to_owned() }),
+        S_IFLNK => Err(WheelError::SymlinkEntry {
+            wheel: wheel.to_owned(),
+            entry: name.to_owned(),
+        }),
         0 | S_IFREG | S_IFDIR if named_as_directory => Ok(EntryKind::Directory),
         0 | S_IFREG => Ok(EntryKind::File),
         _ => Err(WheelError::UnsupportedEntryType {
@@ -181,12 +203,17 @@ impl<'a> CentralHeader<'a> {
         let external_attributes = read_u32(header, 38)?;
         // Some non-unix archivers still put a mode in the high half.
         let mode = external_attributes >> 16;
-        let unix_mode = (system == SYSTEM_UNIX || mode != 0).then_some(mode).filter(|&m| m != 0);
+        let unix_mode = (system == SYSTEM_UNIX || mode != 0)
+            .then_some(mode)
+            .filter(|&m| m != 0);
         let name_len = usize::from(read_u16(header, 28)?);
         Some(Self {
             flags: read_u16(header, 8)?,
             method: read_u16(header, 10)?,
-            modified: DosDateTime { time: read_u16(header, 12)?, date: read_u16(header, 14)? },
+            modified: DosDateTime {
+                time: read_u16(header, 12)?,
+                date: read_u16(header, 14)?,
+            },
             unix_mode,
             name: header.get(CENTRAL_HEADER_LEN..CENTRAL_HEADER_LEN + name_len)?,
         })
@@ -212,7 +239,9 @@ fn local_data_offset(bytes: &[u8], header_start: u64, name: &[u8]) -> Result<u64
         return Err("its name differs from the central directory's");
     }
     let header_len = LOCAL_HEADER_LEN as u64 + u64::from(name_len) + u64::from(extra_len);
-    header_start.checked_add(header_len).ok_or("its offset overflows")
+    header_start
+        .checked_add(header_len)
+        .ok_or("its offset overflows")
 }
 
 /// Two entries sharing bytes is the classic way to multiply a zip bomb.
@@ -223,7 +252,11 @@ fn check_no_overlap(
     central_directory_start: u64,
 ) -> Result<(), WheelError> {
     extents.sort_unstable();
-    let name = |index: usize| files.get(index).map_or_else(String::new, |f| f.name.clone());
+    let name = |index: usize| {
+        files
+            .get(index)
+            .map_or_else(String::new, |f| f.name.clone())
+    };
     for pair in extents.windows(2) {
         if let [(_, end, first), (start, _, second)] = *pair
             && end > start
@@ -288,10 +321,16 @@ fn open_error(wheel: &Path, bytes: &[u8], source: zip::result::ZipError) -> Whee
     if starts_like_zip && !has_end_record {
         truncated(wheel, "no end of central directory record")
     } else {
-        WheelError::NotAZip { wheel: wheel.to_owned(), source }
+        WheelError::NotAZip {
+            wheel: wheel.to_owned(),
+            source,
+        }
     }
 }
 
 fn truncated(wheel: &Path, detail: &str) -> WheelError {
-    WheelError::TruncatedZip { wheel: wheel.to_owned(), detail: detail.to_owned() }
+    WheelError::TruncatedZip {
+        wheel: wheel.to_owned(),
+        detail: detail.to_owned(),
+    }
 }

@@ -72,6 +72,9 @@ pub(crate) fn check_record_listing(
     Ok(())
 }
 
+/// One entry's verification: the sha256 RECORD gave, if it gave one.
+type Verified = Result<Option<[u8; 32]>, WheelError>;
+
 /// Decompresses every entry, checking its CRC-32, size and RECORD hash.
 /// Returns, per entry, the verified sha256 digest when RECORD gives one
 /// (so a writer can reuse it). The reported error is the first in archive
@@ -82,49 +85,69 @@ pub(crate) fn verify_contents(
     entries: &[ZipEntry],
     record: &Record,
 ) -> Result<Vec<Option<[u8; 32]>>, WheelError> {
-    let results: Vec<Result<Option<[u8; 32]>, WheelError>> = entries
-        .par_iter()
+    // Largest first: one shared library is often half a wheel, and starting
+    // it last would leave the other threads idle at the end.
+    let mut order: Vec<(usize, &ZipEntry)> = entries.iter().enumerate().collect();
+    order.sort_by_key(|(_, entry)| std::cmp::Reverse(entry.size));
+    let mut results: Vec<(usize, Verified)> = order
+        .into_par_iter()
+        .with_max_len(1)
         .map_init(
             || vec![0u8; CHUNK_LEN],
-            |buffer, entry| {
-                let expected = record.get(&entry.name).and_then(|row| row.hash.as_ref());
-                let mut hasher = expected.map(|hash| hash.algorithm.hasher());
-                let compressed = compressed_bytes(wheel, bytes, entry)?;
-                inflate(entry, compressed, buffer, |chunk| {
-                    if let Some(hasher) = &mut hasher {
-                        hasher.update(chunk);
-                    }
-                })
-                .map_err(|detail| corrupt(wheel, entry, detail))?;
-                let (Some(expected), Some(hasher)) = (expected, hasher) else {
-                    return Ok(None);
-                };
-                let actual = hasher.finish();
-                if actual != *expected {
-                    return Err(WheelError::HashMismatch {
-                        wheel: wheel.to_owned(),
-                        entry: entry.name.clone(),
-                        expected: expected.to_string(),
-                        actual: actual.to_string(),
-                    });
-                }
-                Ok((actual.algorithm == HashAlgorithm::Sha256)
-                    .then(|| actual.digest.as_slice().try_into().ok())
-                    .flatten())
-            },
+            |buffer, (index, entry)| (index, verify_entry(wheel, bytes, entry, record, buffer)),
         )
         .collect();
-    results.into_iter().collect()
+    results.sort_unstable_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+fn verify_entry(
+    wheel: &Path,
+    bytes: &[u8],
+    entry: &ZipEntry,
+    record: &Record,
+    buffer: &mut [u8],
+) -> Verified {
+    let expected = record.get(&entry.name).and_then(|row| row.hash.as_ref());
+    let mut hasher = expected.map(|hash| hash.algorithm.hasher());
+    let compressed = compressed_bytes(wheel, bytes, entry)?;
+    inflate(entry, compressed, buffer, |chunk| {
+        if let Some(hasher) = &mut hasher {
+            hasher.update(chunk);
+        }
+    })
+    .map_err(|detail| corrupt(wheel, entry, detail))?;
+    let (Some(expected), Some(hasher)) = (expected, hasher) else {
+        return Ok(None);
+    };
+    let actual = hasher.finish();
+    if actual != *expected {
+        return Err(WheelError::HashMismatch {
+            wheel: wheel.to_owned(),
+            entry: entry.name.clone(),
+            expected: expected.to_string(),
+            actual: actual.to_string(),
+        });
+    }
+    Ok((actual.algorithm == HashAlgorithm::Sha256)
+        .then(|| actual.digest.as_slice().try_into().ok())
+        .flatten())
 }
 
 /// The decompressed contents of one entry, CRC-checked.
-pub(crate) fn read_entry(wheel: &Path, bytes: &[u8], entry: &ZipEntry) -> Result<Vec<u8>, WheelError> {
+pub(crate) fn read_entry(
+    wheel: &Path,
+    bytes: &[u8],
+    entry: &ZipEntry,
+) -> Result<Vec<u8>, WheelError> {
     let compressed = compressed_bytes(wheel, bytes, entry)?;
     let capacity = usize::try_from(entry.size).unwrap_or(0);
     let mut contents = Vec::with_capacity(capacity);
     let mut buffer = vec![0u8; CHUNK_LEN.min(capacity.saturating_add(1))];
-    inflate(entry, compressed, &mut buffer, |chunk| contents.extend_from_slice(chunk))
-        .map_err(|detail| corrupt(wheel, entry, detail))?;
+    inflate(entry, compressed, &mut buffer, |chunk| {
+        contents.extend_from_slice(chunk)
+    })
+    .map_err(|detail| corrupt(wheel, entry, detail))?;
     Ok(contents)
 }
 
@@ -197,5 +220,9 @@ pub(crate) fn inflate(
 }
 
 fn corrupt(wheel: &Path, entry: &ZipEntry, detail: String) -> WheelError {
-    WheelError::CorruptEntry { wheel: wheel.to_owned(), entry: entry.name.clone(), detail }
+    WheelError::CorruptEntry {
+        wheel: wheel.to_owned(),
+        entry: entry.name.clone(),
+        detail,
+    }
 }

@@ -57,7 +57,9 @@ fn parse_source_date_epoch(value: Option<OsString>) -> Result<Option<u64>, Wheel
     let Some(value) = value else {
         return Ok(None);
     };
-    let invalid = || WheelError::InvalidSourceDateEpoch { value: value.to_string_lossy().into_owned() };
+    let invalid = || WheelError::InvalidSourceDateEpoch {
+        value: value.to_string_lossy().into_owned(),
+    };
     let text = value.to_str().ok_or_else(invalid)?.trim();
     if text.is_empty() {
         return Ok(None);
@@ -86,7 +88,8 @@ pub fn write_wheel(
         });
     }
     let out_path = out_dir.join(&file_name);
-    let dist_info_dir = find_dist_info_dir(&out_path, entries.iter().map(|(n, _)| n.as_str()), name)?;
+    let dist_info_dir =
+        find_dist_info_dir(&out_path, entries.iter().map(|(n, _)| n.as_str()), name)?;
     let record_path = format!("{dist_info_dir}/RECORD");
     let mut entries: Vec<(String, Contents<'_>)> = entries
         .into_iter()
@@ -108,13 +111,25 @@ pub fn write_wheel(
         .collect::<Result<Vec<_>, _>>()?;
 
     let mut rows: Vec<RecordRow> = prepared.iter().map(Prepared::record_row).collect();
-    rows.push(RecordRow { path: record_path.clone(), hash: None, size: None });
-    let record = Record::from_rows(rows)
-        .map_err(|source| WheelError::Malformed { wheel: out_path.clone(), entry: record_path.clone(), source })?;
-    let record = Contents::Bytes { data: record.to_string().into_bytes(), mode: DEFAULT_FILE_MODE };
+    rows.push(RecordRow {
+        path: record_path.clone(),
+        hash: None,
+        size: None,
+    });
+    let record = Record::from_rows(rows).map_err(|source| WheelError::Malformed {
+        wheel: out_path.clone(),
+        entry: record_path.clone(),
+        source,
+    })?;
+    let record = Contents::Bytes {
+        data: record.to_string().into_bytes(),
+        mode: DEFAULT_FILE_MODE,
+    };
     prepared.push(Prepared::new(&out_path, record_path, record)?);
 
-    write_atomically(out_dir, &out_path, |out| write_zip(&out_path, out, &prepared, modified))?;
+    write_atomically(out_dir, &out_path, |out| {
+        write_zip(&out_path, out, &prepared, modified)
+    })?;
     Ok(out_path)
 }
 
@@ -135,10 +150,16 @@ fn check_names(wheel: &Path, entries: &[(String, Contents<'_>)]) -> Result<(), W
             problem,
         })?;
         if entry.len() > usize::from(u16::MAX) {
-            return Err(WheelError::EntryNameTooLong { wheel: wheel.to_owned(), entry: entry.clone() });
+            return Err(WheelError::EntryNameTooLong {
+                wheel: wheel.to_owned(),
+                entry: entry.clone(),
+            });
         }
         if !seen.insert(entry.as_str()) {
-            return Err(WheelError::DuplicateEntry { wheel: wheel.to_owned(), entry: entry.clone() });
+            return Err(WheelError::DuplicateEntry {
+                wheel: wheel.to_owned(),
+                entry: entry.clone(),
+            });
         }
     }
     if let Some((entry, other)) = find_case_collision(entries.iter().map(|(n, _)| n.as_str())) {
@@ -183,22 +204,38 @@ impl<'a> Prepared<'a> {
                 data: Cow::Borrowed(raw.compressed),
                 mode: raw.entry.unix_mode.unwrap_or(DEFAULT_FILE_MODE),
                 sha256: match raw.sha256 {
-                    Some(digest) => RecordHash { algorithm: HashAlgorithm::Sha256, digest: digest.to_vec() },
+                    Some(digest) => RecordHash {
+                        algorithm: HashAlgorithm::Sha256,
+                        digest: digest.to_vec(),
+                    },
                     None => rehash(wheel, &name, &raw)?,
                 },
                 name,
             },
             Contents::Bytes { data, mode } => {
-                let compressed = deflate(&data)
-                    .map_err(|source| WheelError::Write { path: wheel.to_owned(), source })?;
-                let (crc32, size, sha256) =
-                    (crc32fast::hash(&data), data.len() as u64, RecordHash::sha256(&data));
+                let compressed = deflate(&data).map_err(|source| WheelError::Write {
+                    path: wheel.to_owned(),
+                    source,
+                })?;
+                let (crc32, size, sha256) = (
+                    crc32fast::hash(&data),
+                    data.len() as u64,
+                    RecordHash::sha256(&data),
+                );
                 let (method, stored) = if compressed.len() < data.len() {
                     (CompressionMethod::Deflated, compressed)
                 } else {
                     (CompressionMethod::Stored, data)
                 };
-                Self { name, method, crc32, size, data: Cow::Owned(stored), mode, sha256 }
+                Self {
+                    name,
+                    method,
+                    crc32,
+                    size,
+                    data: Cow::Owned(stored),
+                    mode,
+                    sha256,
+                }
             }
         };
         if prepared.size > MAX_ZIP32 || prepared.data.len() as u64 > MAX_ZIP32 {
@@ -212,7 +249,11 @@ impl<'a> Prepared<'a> {
     }
 
     fn record_row(&self) -> RecordRow {
-        RecordRow { path: self.name.clone(), hash: Some(self.sha256.clone()), size: Some(self.size) }
+        RecordRow {
+            path: self.name.clone(),
+            hash: Some(self.sha256.clone()),
+            size: Some(self.size),
+        }
     }
 }
 
@@ -220,9 +261,14 @@ impl<'a> Prepared<'a> {
 fn rehash(wheel: &Path, name: &str, raw: &RawEntry<'_>) -> Result<RecordHash, WheelError> {
     let mut hasher = HashAlgorithm::Sha256.hasher();
     let mut buffer = vec![0u8; 256 * 1024];
-    inflate(raw.entry, raw.compressed, &mut buffer, |chunk| hasher.update(chunk)).map_err(
-        |detail| WheelError::CorruptEntry { wheel: wheel.to_owned(), entry: name.to_owned(), detail },
-    )?;
+    inflate(raw.entry, raw.compressed, &mut buffer, |chunk| {
+        hasher.update(chunk)
+    })
+    .map_err(|detail| WheelError::CorruptEntry {
+        wheel: wheel.to_owned(),
+        entry: name.to_owned(),
+        detail,
+    })?;
     Ok(hasher.finish())
 }
 
@@ -242,7 +288,10 @@ fn write_atomically(
     out_path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<(), WheelError>,
 ) -> Result<(), WheelError> {
-    let write_error = |source| WheelError::Write { path: out_path.to_owned(), source };
+    let write_error = |source| WheelError::Write {
+        path: out_path.to_owned(),
+        source,
+    };
     let temporary = tempfile::NamedTempFile::new_in(out_dir).map_err(write_error)?;
     {
         let mut out = BufWriter::with_capacity(1 << 20, temporary.as_file());
@@ -254,9 +303,14 @@ fn write_atomically(
     {
         use std::os::unix::fs::PermissionsExt;
         let permissions = std::fs::Permissions::from_mode(0o644);
-        temporary.as_file().set_permissions(permissions).map_err(write_error)?;
+        temporary
+            .as_file()
+            .set_permissions(permissions)
+            .map_err(write_error)?;
     }
-    temporary.persist(out_path).map_err(|error| write_error(error.error))?;
+    temporary
+        .persist(out_path)
+        .map_err(|error| write_error(error.error))?;
     Ok(())
 }
 
@@ -267,8 +321,13 @@ fn write_zip(
     entries: &[Prepared<'_>],
     modified: DosDateTime,
 ) -> Result<(), WheelError> {
-    let too_large = || WheelError::ArchiveTooLarge { wheel: wheel.to_owned() };
-    let write_error = |source| WheelError::Write { path: wheel.to_owned(), source };
+    let too_large = || WheelError::ArchiveTooLarge {
+        wheel: wheel.to_owned(),
+    };
+    let write_error = |source| WheelError::Write {
+        path: wheel.to_owned(),
+        source,
+    };
     let entry_count = u16::try_from(entries.len()).map_err(|_| too_large())?;
     let mut central_directory = Vec::new();
     let mut offset: u64 = 0;
@@ -291,13 +350,19 @@ fn write_zip(
         put_u16(&mut central_directory, 0); // comment length
         put_u16(&mut central_directory, 0); // disk number
         put_u16(&mut central_directory, 0); // internal attributes
-        put_u32(&mut central_directory, (S_IFREG | (entry.mode & 0o7777)) << 16);
+        put_u32(
+            &mut central_directory,
+            (S_IFREG | (entry.mode & 0o7777)) << 16,
+        );
         put_u32(&mut central_directory, local_offset);
         central_directory.extend_from_slice(entry.name.as_bytes());
     }
     debug_assert_eq!(
         central_directory.len(),
-        entries.iter().map(|e| CENTRAL_HEADER_LEN + e.name.len()).sum::<usize>()
+        entries
+            .iter()
+            .map(|e| CENTRAL_HEADER_LEN + e.name.len())
+            .sum::<usize>()
     );
     let central_directory_offset = u32::try_from(offset).map_err(|_| too_large())?;
     let central_directory_len = u32::try_from(central_directory.len()).map_err(|_| too_large())?;
@@ -323,7 +388,10 @@ fn write_zip(
 fn entry_header(entry: &Prepared<'_>, modified: DosDateTime) -> Vec<u8> {
     let mut header = Vec::with_capacity(24);
     put_u16(&mut header, entry.method.version_needed());
-    put_u16(&mut header, if entry.name.is_ascii() { 0 } else { FLAG_UTF8 });
+    put_u16(
+        &mut header,
+        if entry.name.is_ascii() { 0 } else { FLAG_UTF8 },
+    );
     put_u16(&mut header, entry.method.code());
     put_u16(&mut header, modified.time);
     put_u16(&mut header, modified.date);
@@ -354,7 +422,10 @@ mod tests {
 
     #[test]
     fn source_date_epoch_parses_seconds() {
-        assert_eq!(parse_source_date_epoch(Some("1700000000".into())).unwrap(), Some(1_700_000_000));
+        assert_eq!(
+            parse_source_date_epoch(Some("1700000000".into())).unwrap(),
+            Some(1_700_000_000)
+        );
     }
 
     #[test]
@@ -362,7 +433,12 @@ mod tests {
         for value in ["yesterday", "-5", "1.5"] {
             let error = parse_source_date_epoch(Some(value.into())).unwrap_err();
             assert!(matches!(error, WheelError::InvalidSourceDateEpoch { .. }));
-            assert!(error.to_string().contains(&format!("SOURCE_DATE_EPOCH=`{value}`")), "{error}");
+            assert!(
+                error
+                    .to_string()
+                    .contains(&format!("SOURCE_DATE_EPOCH=`{value}`")),
+                "{error}"
+            );
         }
     }
 }

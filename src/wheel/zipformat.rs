@@ -54,7 +54,10 @@ pub struct DosDateTime {
 
 impl DosDateTime {
     /// 1980-01-01 00:00:00, the earliest representable time.
-    pub const MIN: DosDateTime = DosDateTime { date: (1 << 5) | 1, time: 0 };
+    pub const MIN: DosDateTime = DosDateTime {
+        date: (1 << 5) | 1,
+        time: 0,
+    };
     /// 2107-12-31 23:59:58, the latest representable time.
     pub const MAX: DosDateTime = DosDateTime {
         date: (127 << 9) | (12 << 5) | 31,
@@ -113,7 +116,11 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
     let year = year_of_era + era * 400 + u64::from(month <= 2);
     (year, month, day)
 }
@@ -124,6 +131,8 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 pub enum UnsafeName {
     #[error("contains a NUL byte")]
     Nul,
+    #[error("contains a control character")]
+    ControlCharacter,
     #[error("contains a backslash")]
     Backslash,
     #[error("is an absolute path")]
@@ -142,6 +151,11 @@ pub enum UnsafeName {
 pub fn check_entry_name(name: &str) -> Result<(), UnsafeName> {
     if name.contains('\0') {
         return Err(UnsafeName::Nul);
+    }
+    // Newlines and escape sequences in names corrupt RECORD readers and
+    // terminals that print them.
+    if name.contains(|c: char| c.is_control()) {
+        return Err(UnsafeName::ControlCharacter);
     }
     if name.contains('\\') {
         return Err(UnsafeName::Backslash);
@@ -197,8 +211,14 @@ mod tests {
         // 2025-05-17 15:29:23 UTC: seconds round down to even.
         let dos = DosDateTime::from_unix(1_747_495_763);
         assert_eq!(dos.to_string(), "2025-05-17 15:29:22");
-        assert_eq!(DosDateTime::from_unix(315_532_800).to_string(), "1980-01-01 00:00:00");
-        assert_eq!(DosDateTime::from_unix(951_782_400).to_string(), "2000-02-29 00:00:00");
+        assert_eq!(
+            DosDateTime::from_unix(315_532_800).to_string(),
+            "1980-01-01 00:00:00"
+        );
+        assert_eq!(
+            DosDateTime::from_unix(951_782_400).to_string(),
+            "2000-02-29 00:00:00"
+        );
     }
 
     #[test]
@@ -213,12 +233,20 @@ mod tests {
     #[test]
     fn dos_time_orders_chronologically() {
         assert!(DosDateTime::from_unix(1_000_000_000) < DosDateTime::from_unix(1_000_000_002));
-        assert!(DosDateTime::from_unix(999_999_999 + 86_400) > DosDateTime::from_unix(1_000_000_000));
+        assert!(
+            DosDateTime::from_unix(999_999_999 + 86_400) > DosDateTime::from_unix(1_000_000_000)
+        );
     }
 
     #[test]
     fn accepts_ordinary_entry_names() {
-        for name in ["a", "pkg/mod.py", "pkg-1.0.dist-info/RECORD", "x/..y/z..", "ab:c/d"] {
+        for name in [
+            "a",
+            "pkg/mod.py",
+            "pkg-1.0.dist-info/RECORD",
+            "x/..y/z..",
+            "ab:c/d",
+        ] {
             assert_eq!(check_entry_name(name), Ok(()), "{name}");
         }
     }
@@ -233,6 +261,8 @@ mod tests {
             ("C:/x", UnsafeName::DriveLetter),
             ("c:x", UnsafeName::DriveLetter),
             ("a\0b", UnsafeName::Nul),
+            ("a\nb", UnsafeName::ControlCharacter),
+            ("a\u{1b}[31mb", UnsafeName::ControlCharacter),
             ("a//b", UnsafeName::EmptyComponent),
             ("", UnsafeName::EmptyComponent),
             ("a/", UnsafeName::EmptyComponent),
