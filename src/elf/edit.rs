@@ -38,6 +38,8 @@ pub struct ElfEdits {
 pub enum ElfEditError {
     #[error("cannot parse ELF file: {0}")]
     Parse(String),
+    #[error("malformed ELF file: {0}")]
+    MalformedInput(String),
     #[error("ELF file has no dynamic section: only shared libraries and dynamic executables can be edited")]
     NotDynamic,
     #[error("invalid {field} {value:?}: {reason}")]
@@ -68,6 +70,12 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
         return Ok(data.to_vec());
     }
 
+    // The builder trusts section offsets and sizes (it reserves the output buffer
+    // from them), and the relayout trusts that sections sit inside their segments.
+    check_layout(data).map_err(|error| match error {
+        ElfEditError::Layout(message) => ElfEditError::MalformedInput(message),
+        other => other,
+    })?;
     let input = RetypedInput::new(data)?;
     let mut builder =
         Builder::read(&*input.data).map_err(|e| ElfEditError::Parse(e.to_string()))?;
