@@ -39,7 +39,8 @@ struct Target {
     name: &'static str,
     zig_triple: &'static str,
     zig_flags: &'static [&'static str],
-    qemu: &'static str,
+    /// None: the host runs the programs natively.
+    qemu: Option<&'static str>,
     /// Extra environment for qemu (OpenBLAS picks an SME kernel on qemu's default aarch64 CPU).
     qemu_env: &'static [(&'static str, &'static str)],
     openblas_wheel: &'static str,
@@ -49,7 +50,7 @@ const AARCH64: Target = Target {
     name: "aarch64",
     zig_triple: "aarch64-linux-gnu.2.17",
     zig_flags: &[],
-    qemu: "qemu-aarch64-static",
+    qemu: Some("qemu-aarch64-static"),
     qemu_env: &[("QEMU_CPU", "cortex-a72")],
     openblas_wheel: OPENBLAS_34_AARCH64,
 };
@@ -59,10 +60,32 @@ const PPC64LE: Target = Target {
     zig_triple: "powerpc64le-linux-gnu.2.19",
     // zig's ppc64le glibc stubs lack the IEEE128 printf family.
     zig_flags: &["-mabi=ibmlongdouble"],
-    qemu: "qemu-ppc64le-static",
+    qemu: Some("qemu-ppc64le-static"),
     qemu_env: &[],
     openblas_wheel: OPENBLAS_34_PPC64LE,
 };
+
+/// Targets without an OpenBLAS fixture, for the two-library chain test.
+const X86_64: Target = Target {
+    name: "x86_64",
+    zig_triple: "x86_64-linux-gnu.2.17",
+    zig_flags: &[],
+    qemu: None,
+    qemu_env: &[],
+    openblas_wheel: "",
+};
+
+const ARMHF: Target = Target {
+    name: "armhf",
+    zig_triple: "arm-linux-gnueabihf.2.17",
+    zig_flags: &[],
+    qemu: Some("qemu-arm-static"),
+    qemu_env: &[],
+    openblas_wheel: "",
+};
+
+/// What `inner_value()` returns; `chain_check()` adds one to it.
+const INNER_VALUE: f64 = 2.75;
 
 #[test]
 fn aarch64_renamed_openblas_loads_through_edited_needed_and_runpath() {
@@ -199,6 +222,99 @@ fn long_runpath_moves_dynstr_of_ppc64le_openblas_to_a_new_load_segment() {
         "scipy_cblas_ddot",
     ]);
     assert_printed(&output, "scipy_cblas_ddot", dot(&LOADER_X, &LOADER_Y));
+}
+
+#[test]
+fn x86_64_library_chain_loads_natively_after_relayout() {
+    library_chain_loads_after_relayout(X86_64);
+}
+
+#[test]
+fn armhf_32bit_library_chain_loads_after_relayout() {
+    library_chain_loads_after_relayout(ARMHF);
+}
+
+/// libouter.so needs libinner.so; both are renamed and re-pointed with a runpath
+/// too long for the linker's layout, then loaded through the edited names.
+fn library_chain_loads_after_relayout(target: Target) {
+    let work = tempfile::tempdir().expect("create temp dir");
+    let build = work.path().join("build");
+    fs::create_dir_all(&build).expect("create build dir");
+    let inner_source = build.join("inner.c");
+    fs::write(
+        &inner_source,
+        format!("double inner_value(void) {{ return {INNER_VALUE:?}; }}\n"),
+    )
+    .expect("write inner.c");
+    let outer_source = build.join("outer.c");
+    fs::write(
+        &outer_source,
+        "double inner_value(void);\ndouble chain_check(void) { return inner_value() + 1.0; }\n",
+    )
+    .expect("write outer.c");
+    let inner = build.join("libinner.so");
+    let outer = build.join("libouter.so");
+    let loader = build.join("loader");
+    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/loader.c");
+    zig_cc(target, &[
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-Wl,-soname,libinner.so".as_ref(),
+        "-o".as_ref(),
+        inner.as_os_str(),
+        inner_source.as_os_str(),
+    ]);
+    zig_cc(target, &[
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-o".as_ref(),
+        outer.as_os_str(),
+        outer_source.as_os_str(),
+        "-L".as_ref(),
+        build.as_os_str(),
+        "-linner".as_ref(),
+    ]);
+    zig_cc(target, &[
+        "-o".as_ref(),
+        loader.as_os_str(),
+        loader_source.as_os_str(),
+        "-ldl".as_ref(),
+    ]);
+
+    let renamed_inner = "libinner-1a2b3c4d.so";
+    let mut runpath: Vec<String> = (0..40)
+        .map(|index| format!("$ORIGIN/../unused-directory-{index:02}"))
+        .collect();
+    runpath.push(LIBS_RUNPATH.into());
+    let (pkg, libs) = wheel_like_layout(work.path());
+    let loads_before = count_loads(&readelf(&["-lW"], &outer));
+    let inner = edit_file(&inner, &libs.join(renamed_inner), &ElfEdits {
+        soname: Some(renamed_inner.into()),
+        ..ElfEdits::default()
+    });
+    let outer = edit_file(&outer, &pkg.join("libouter.so"), &ElfEdits {
+        replace_needed: BTreeMap::from([("libinner.so".into(), renamed_inner.into())]),
+        runpath: Some(runpath.clone()),
+        ..ElfEdits::default()
+    });
+
+    assert_eq!(count_loads(&readelf(&["-lW"], &outer)), loads_before + 1);
+    let dynamic = readelf(&["-dW"], &outer);
+    assert_eq!(dynamic_values(&dynamic, "NEEDED")[0], renamed_inner);
+    assert_eq!(dynamic_values(&dynamic, "RUNPATH"), [runpath.join(":")]);
+    assert_eq!(
+        dynamic_values(&readelf(&["-dW"], &inner), "SONAME"),
+        [renamed_inner]
+    );
+    assert_program_headers_are_sane(&inner);
+    assert_program_headers_are_sane(&outer);
+
+    let output = run_loader(target, &loader, &[
+        outer.to_str().expect("utf-8 path"),
+        "--call",
+        "chain_check",
+    ]);
+    assert_printed(&output, "chain_check", INNER_VALUE + 1.0);
 }
 
 #[test]
@@ -472,24 +588,26 @@ fn sysroot(target: Target) -> PathBuf {
 }
 
 fn run_loader(target: Target, loader: &Path, args: &[&str]) -> String {
-    let output = Command::new(target.qemu)
-        .arg("-L")
-        .arg(sysroot(target))
-        .arg(loader)
+    let mut command = match target.qemu {
+        Some(qemu) => {
+            let mut command = Command::new(qemu);
+            command.arg("-L").arg(sysroot(target)).arg(loader);
+            command
+        }
+        None => Command::new(loader),
+    };
+    let runner = target.qemu.unwrap_or("the host");
+    let output = command
         .args(args)
         .envs(target.qemu_env.iter().copied())
         .output()
         .unwrap_or_else(|error| {
-            panic!(
-                "cannot run {} ({error}): apt-get install qemu-user-static",
-                target.qemu
-            )
+            panic!("cannot run the loader under {runner} ({error}): apt-get install qemu-user-static")
         });
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
-        "loader {args:?} under {} failed:\n{stdout}{}",
-        target.qemu,
+        "loader {args:?} under {runner} failed:\n{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
     stdout

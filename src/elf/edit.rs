@@ -343,3 +343,126 @@ fn describe(names: &DynamicNames) -> String {
         list(&names.verneed_files)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(needed: &[&str], runpath: Option<&str>, rpath: Option<&str>) -> DynamicNames {
+        DynamicNames {
+            soname: Some(b"libfoo.so".to_vec()),
+            needed: needed.iter().map(|n| n.as_bytes().to_vec()).collect(),
+            runpath: runpath.map(|r| r.as_bytes().to_vec()),
+            rpath: rpath.map(|r| r.as_bytes().to_vec()),
+            verneed_files: needed.iter().map(|n| n.as_bytes().to_vec()).collect(),
+        }
+    }
+
+    fn string(tag: elf::DynamicTag, value: &str) -> Dynamic<'static> {
+        Dynamic::String {
+            tag,
+            val: value.as_bytes().to_vec().into(),
+        }
+    }
+
+    #[test]
+    fn rejects_runpath_entry_containing_a_separator() {
+        let edits = ElfEdits {
+            runpath: Some(vec!["$ORIGIN:/usr/lib".into()]),
+            ..ElfEdits::default()
+        };
+        assert!(matches!(
+            validate(&edits),
+            Err(ElfEditError::InvalidValue { field: "RUNPATH entry", .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_empty_soname_and_names_with_nul() {
+        let empty = ElfEdits {
+            soname: Some(String::new()),
+            ..ElfEdits::default()
+        };
+        let nul = ElfEdits {
+            replace_needed: BTreeMap::from([("libz.so.1".into(), "libz\0.so".into())]),
+            ..ElfEdits::default()
+        };
+        assert!(validate(&empty).is_err());
+        assert!(validate(&nul).is_err());
+    }
+
+    #[test]
+    fn expected_names_rename_needed_and_version_files_alike() {
+        let before = names(&["libz.so.1", "libc.so.6"], None, None);
+        let edits = ElfEdits {
+            replace_needed: BTreeMap::from([("libz.so.1".into(), "libz-1234abcd.so.1".into())]),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &edits);
+        let renamed = vec![b"libz-1234abcd.so.1".to_vec(), b"libc.so.6".to_vec()];
+        assert_eq!(expected.needed, renamed);
+        assert_eq!(expected.verneed_files, renamed);
+    }
+
+    #[test]
+    fn expected_names_replace_rpath_by_runpath_and_empty_runpath_removes_both() {
+        let before = names(&[], Some("/old"), Some("/older"));
+        let set = ElfEdits {
+            runpath: Some(vec!["$ORIGIN".into(), "$ORIGIN/../lib".into()]),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &set);
+        assert_eq!(expected.runpath.as_deref(), Some(&b"$ORIGIN:$ORIGIN/../lib"[..]));
+        assert_eq!(expected.rpath, None);
+
+        let clear = ElfEdits {
+            runpath: Some(Vec::new()),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &clear);
+        assert_eq!((expected.runpath, expected.rpath), (None, None));
+    }
+
+    #[test]
+    fn edits_already_present_expect_the_same_names() {
+        let before = names(&["libm.so.6"], Some("$ORIGIN"), None);
+        let edits = ElfEdits {
+            soname: Some("libfoo.so".into()),
+            replace_needed: BTreeMap::from([("libgone.so".into(), "libnew.so".into())]),
+            runpath: Some(vec!["$ORIGIN".into()]),
+        };
+        assert_eq!(expected_names(&before, &edits), before);
+    }
+
+    #[test]
+    fn set_string_adds_a_missing_entry_after_the_needed_block() {
+        let mut dynamics = vec![
+            string(elf::DT_NEEDED, "libm.so.6"),
+            string(elf::DT_NEEDED, "libc.so.6"),
+            Dynamic::Auto { tag: elf::DT_STRTAB },
+        ];
+        set_string(&mut dynamics, elf::DT_SONAME, b"libfoo.so");
+        assert_eq!(dynamics[2], string(elf::DT_SONAME, "libfoo.so"));
+        assert_eq!(dynamics.len(), 4);
+    }
+
+    #[test]
+    fn set_string_replaces_the_first_entry_and_drops_duplicates() {
+        let mut dynamics = vec![
+            string(elf::DT_SONAME, "libold.so"),
+            Dynamic::Auto { tag: elf::DT_STRTAB },
+            string(elf::DT_SONAME, "libolder.so"),
+        ];
+        set_string(&mut dynamics, elf::DT_SONAME, b"libnew.so");
+        assert_eq!(dynamics, vec![
+            string(elf::DT_SONAME, "libnew.so"),
+            Dynamic::Auto { tag: elf::DT_STRTAB },
+        ]);
+    }
+
+    #[test]
+    fn rejects_non_elf_input() {
+        let result = apply_edits(b"definitely not an ELF file", &ElfEdits::default());
+        assert!(matches!(result, Err(ElfEditError::Parse(_))), "{result:?}");
+    }
+}

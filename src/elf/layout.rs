@@ -327,3 +327,45 @@ fn relocate_symbols(builder: &mut Builder<'_>, id: SectionId, delta: u64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::Endianness;
+
+    #[test]
+    fn gnu_hash_counts_only_named_defined_global_symbols() {
+        let mut builder = Builder::new(Endianness::Little, true);
+        builder.gnu_hash_bloom_count = 1;
+        builder.gnu_hash_bucket_count = 2;
+        let text = builder.sections.add().id();
+        let mut add = |name: &'static str, bind: elf::SymbolBind, defined: bool| {
+            let symbol = builder.dynamic_symbols.add();
+            symbol.name = name.into();
+            symbol.set_st_info(bind, elf::STT_FUNC);
+            symbol.section = defined.then_some(text);
+        };
+        add("exported", elf::STB_GLOBAL, true);
+        add("weak_exported", elf::STB_WEAK, true);
+        add("local", elf::STB_LOCAL, true);
+        add("imported", elf::STB_GLOBAL, false);
+        add("", elf::STB_GLOBAL, true);
+
+        // Header (16) + one 64-bit bloom word + two buckets + two hashed symbols.
+        assert_eq!(gnu_hash_size(&builder), 16 + 8 + 2 * 4 + 2 * 4);
+    }
+
+    #[test]
+    fn a_section_fits_up_to_its_slot_end() {
+        let plan = |new_size| SizePlan {
+            id: Builder::new(Endianness::Little, true).sections.add().id(),
+            offset: 0x100,
+            old_size: 0x10,
+            new_size,
+            slot_end: 0x120,
+        };
+        assert!(plan(0x20).fits());
+        assert!(!plan(0x21).fits());
+        assert!(!plan(u64::MAX).fits());
+    }
+}
