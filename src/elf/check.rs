@@ -167,7 +167,11 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
                 load.filesz, load.memsz
             )));
         }
-        if load.offset.checked_add(load.filesz).is_none_or(|end| end > file_len) {
+        if load
+            .offset
+            .checked_add(load.filesz)
+            .is_none_or(|end| end > file_len)
+        {
             return Err(layout_error(format!(
                 "PT_LOAD #{index} (offset 0x{:x}, size 0x{:x}) extends past the end of the file (0x{file_len:x})",
                 load.offset, load.filesz
@@ -221,8 +225,7 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
             )));
         }
         if p_type == elf::PT_PHDR {
-            let table_size = u64::from(header.e_phentsize(endian))
-                * program_headers.len() as u64;
+            let table_size = u64::from(header.e_phentsize(endian)) * program_headers.len() as u64;
             let e_phoff: u64 = header.e_phoff(endian).into();
             if offset != e_phoff || size < table_size {
                 return Err(layout_error(format!(
@@ -378,7 +381,10 @@ mod tests {
     #[test]
     fn rejects_dynamic_segment_outside_every_load() {
         let data = elf(
-            &[load(0, 0, 0x1000), segment(PT_DYNAMIC, 0x1000, 0x1000, 0x100)],
+            &[
+                load(0, 0, 0x1000),
+                segment(PT_DYNAMIC, 0x1000, 0x1000, 0x100),
+            ],
             0x1100,
         );
         assert!(layout_error_of(&data).contains("PT_DYNAMIC"));

@@ -118,8 +118,16 @@ fn add_last_load_segment(
     let mut memory_end = 0u64;
     let mut align = 1u64;
     for load in builder.segments.iter().filter(|segment| segment.is_load()) {
-        file_end = file_end.max(load.p_offset.checked_add(load.p_filesz).ok_or_else(overflow)?);
-        memory_end = memory_end.max(load.p_vaddr.checked_add(load.p_memsz).ok_or_else(overflow)?);
+        file_end = file_end.max(
+            load.p_offset
+                .checked_add(load.p_filesz)
+                .ok_or_else(overflow)?,
+        );
+        memory_end = memory_end.max(
+            load.p_vaddr
+                .checked_add(load.p_memsz)
+                .ok_or_else(overflow)?,
+        );
         align = align.max(load.p_align);
     }
     if !align.is_power_of_two() {
