@@ -103,7 +103,8 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
 /// through as opaque data and their type is restored on the builder's section.
 struct RetypedInput<'a> {
     data: Cow<'a, [u8]>,
-    /// Builder section index and original type of each retyped section.
+    /// File section index (1-based, as in the section header table) and original
+    /// type of each retyped section.
     retyped: Vec<(usize, elf::SectionType)>,
 }
 
