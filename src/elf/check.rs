@@ -137,6 +137,17 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
     let endian = header.endian().map_err(parse_error)?;
     let program_headers = header.program_headers(endian, data).map_err(parse_error)?;
 
+    for (index, ph) in program_headers.iter().enumerate() {
+        let offset: u64 = ph.p_offset(endian).into();
+        let size: u64 = ph.p_filesz(endian).into();
+        if offset.checked_add(size).is_none_or(|end| end > file_len) {
+            return Err(layout_error(format!(
+                "program header #{index} (type 0x{:x}, offset 0x{offset:x}, size 0x{size:x}) extends past the end of the file (0x{file_len:x})",
+                ph.p_type(endian).0
+            )));
+        }
+    }
+
     let mut loads: Vec<Mapping> = Vec::new();
     for ph in program_headers {
         if ph.p_type(endian) != elf::PT_LOAD {
@@ -156,7 +167,11 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
                 load.filesz, load.memsz
             )));
         }
-        if load.offset.checked_add(load.filesz).is_none_or(|end| end > file_len) {
+        if load
+            .offset
+            .checked_add(load.filesz)
+            .is_none_or(|end| end > file_len)
+        {
             return Err(layout_error(format!(
                 "PT_LOAD #{index} (offset 0x{:x}, size 0x{:x}) extends past the end of the file (0x{file_len:x})",
                 load.offset, load.filesz
@@ -178,9 +193,15 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
         }
         if let Some(previous) = loads.last() {
             let previous_end = previous.vaddr.saturating_add(previous.memsz);
+            if load.vaddr < previous.vaddr {
+                return Err(layout_error(format!(
+                    "PT_LOAD #{index} at 0x{:x} comes after a PT_LOAD at 0x{:x}: PT_LOADs must be sorted by address",
+                    load.vaddr, previous.vaddr
+                )));
+            }
             if load.vaddr < previous_end {
                 return Err(layout_error(format!(
-                    "PT_LOAD #{index} at 0x{:x} overlaps or precedes the previous PT_LOAD ending at 0x{previous_end:x}",
+                    "PT_LOAD #{index} at 0x{:x} overlaps the previous PT_LOAD, which ends at 0x{previous_end:x}",
                     load.vaddr
                 )));
             }
@@ -204,8 +225,7 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
             )));
         }
         if p_type == elf::PT_PHDR {
-            let table_size = u64::from(header.e_phentsize(endian))
-                * program_headers.len() as u64;
+            let table_size = u64::from(header.e_phentsize(endian)) * program_headers.len() as u64;
             let e_phoff: u64 = header.e_phoff(endian).into();
             if offset != e_phoff || size < table_size {
                 return Err(layout_error(format!(
@@ -245,4 +265,164 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PT_LOAD: u32 = 1;
+    const PT_DYNAMIC: u32 = 2;
+    const PT_PHDR: u32 = 6;
+    const HEADER_SIZE: u64 = 64;
+    const PHDR_SIZE: u64 = 56;
+
+    #[derive(Clone, Copy)]
+    struct Phdr {
+        p_type: u32,
+        offset: u64,
+        vaddr: u64,
+        filesz: u64,
+        memsz: u64,
+        align: u64,
+    }
+
+    fn load(offset: u64, vaddr: u64, size: u64) -> Phdr {
+        Phdr {
+            p_type: PT_LOAD,
+            offset,
+            vaddr,
+            filesz: size,
+            memsz: size,
+            align: 0x1000,
+        }
+    }
+
+    fn segment(p_type: u32, offset: u64, vaddr: u64, size: u64) -> Phdr {
+        Phdr {
+            p_type,
+            offset,
+            vaddr,
+            filesz: size,
+            memsz: size,
+            align: 8,
+        }
+    }
+
+    /// A little-endian ELF64 shared object with these program headers and no sections.
+    fn elf(phdrs: &[Phdr], file_len: usize) -> Vec<u8> {
+        let mut data = vec![0u8; file_len];
+        data[..8].copy_from_slice(b"\x7fELF\x02\x01\x01\x00");
+        let mut put = |offset: usize, bytes: &[u8]| {
+            data[offset..offset + bytes.len()].copy_from_slice(bytes);
+        };
+        put(16, &3u16.to_le_bytes()); // ET_DYN
+        put(18, &183u16.to_le_bytes()); // EM_AARCH64
+        put(20, &1u32.to_le_bytes());
+        put(32, &HEADER_SIZE.to_le_bytes());
+        put(52, &(HEADER_SIZE as u16).to_le_bytes());
+        put(54, &(PHDR_SIZE as u16).to_le_bytes());
+        put(56, &(phdrs.len() as u16).to_le_bytes());
+        put(58, &64u16.to_le_bytes());
+        for (index, phdr) in phdrs.iter().enumerate() {
+            let at = (HEADER_SIZE + index as u64 * PHDR_SIZE) as usize;
+            put(at, &phdr.p_type.to_le_bytes());
+            put(at + 4, &4u32.to_le_bytes()); // PF_R
+            put(at + 8, &phdr.offset.to_le_bytes());
+            put(at + 16, &phdr.vaddr.to_le_bytes());
+            put(at + 24, &phdr.vaddr.to_le_bytes());
+            put(at + 32, &phdr.filesz.to_le_bytes());
+            put(at + 40, &phdr.memsz.to_le_bytes());
+            put(at + 48, &phdr.align.to_le_bytes());
+        }
+        data
+    }
+
+    fn layout_error_of(data: &[u8]) -> String {
+        match check_layout(data) {
+            Err(ElfEditError::Layout(message)) => message,
+            other => panic!("expected a layout error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn accepts_sorted_congruent_loads_holding_phdr_and_dynamic() {
+        let table_size = 4 * PHDR_SIZE;
+        let data = elf(
+            &[
+                segment(PT_PHDR, HEADER_SIZE, HEADER_SIZE, table_size),
+                load(0, 0, 0x1000),
+                load(0x1000, 0x11000, 0x800),
+                segment(PT_DYNAMIC, 0x1100, 0x11100, 0x100),
+            ],
+            0x1800,
+        );
+        check_layout(&data).expect("valid layout");
+    }
+
+    #[test]
+    fn rejects_loads_out_of_address_order() {
+        let data = elf(&[load(0x1000, 0x11000, 0x100), load(0, 0, 0x1000)], 0x1100);
+        assert!(layout_error_of(&data).contains("must be sorted"));
+    }
+
+    #[test]
+    fn rejects_overlapping_loads() {
+        let data = elf(&[load(0, 0, 0x1000), load(0x1800, 0x800, 0x100)], 0x1900);
+        assert!(layout_error_of(&data).contains("overlaps"));
+    }
+
+    #[test]
+    fn rejects_load_whose_offset_is_not_congruent_to_its_address() {
+        let data = elf(&[load(0, 0, 0x1000), load(0x1000, 0x11800, 0x100)], 0x1100);
+        assert!(layout_error_of(&data).contains("not congruent"));
+    }
+
+    #[test]
+    fn rejects_dynamic_segment_outside_every_load() {
+        let data = elf(
+            &[
+                load(0, 0, 0x1000),
+                segment(PT_DYNAMIC, 0x1000, 0x1000, 0x100),
+            ],
+            0x1100,
+        );
+        assert!(layout_error_of(&data).contains("PT_DYNAMIC"));
+    }
+
+    #[test]
+    fn rejects_dynamic_segment_whose_address_does_not_match_its_offset() {
+        let data = elf(
+            &[load(0, 0, 0x1000), segment(PT_DYNAMIC, 0x800, 0x900, 0x100)],
+            0x1000,
+        );
+        assert!(layout_error_of(&data).contains("PT_DYNAMIC"));
+    }
+
+    #[test]
+    fn rejects_phdr_segment_that_misses_part_of_the_table() {
+        let data = elf(
+            &[
+                segment(PT_PHDR, HEADER_SIZE, HEADER_SIZE, PHDR_SIZE),
+                load(0, 0, 0x1000),
+            ],
+            0x1000,
+        );
+        assert!(layout_error_of(&data).contains("does not cover"));
+    }
+
+    #[test]
+    fn rejects_segment_extending_past_the_end_of_the_file() {
+        let data = elf(&[load(0, 0, 0x2000)], 0x1000);
+        assert!(layout_error_of(&data).contains("past the end of the file"));
+    }
+
+    #[test]
+    fn reports_truncated_header_as_parse_error() {
+        let data = elf(&[load(0, 0, 0x1000)], 0x1000);
+        assert!(matches!(
+            check_layout(&data[..40]),
+            Err(ElfEditError::Parse(_))
+        ));
+    }
 }

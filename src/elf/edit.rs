@@ -15,8 +15,8 @@ use object::elf;
 use object::read::elf::{FileHeader, SectionHeader};
 use object::{Endian, Endianness, FileKind};
 
-pub use super::check::check_layout;
 use super::check::DynamicNames;
+pub use super::check::check_layout;
 use super::layout;
 
 /// The edits to apply to one ELF file. Fields left empty leave the file alone.
@@ -38,7 +38,11 @@ pub struct ElfEdits {
 pub enum ElfEditError {
     #[error("cannot parse ELF file: {0}")]
     Parse(String),
-    #[error("ELF file has no dynamic section: only shared libraries and dynamic executables can be edited")]
+    #[error("malformed ELF file: {0}")]
+    MalformedInput(String),
+    #[error(
+        "ELF file has no dynamic section: only shared libraries and dynamic executables can be edited"
+    )]
     NotDynamic,
     #[error("invalid {field} {value:?}: {reason}")]
     InvalidValue {
@@ -52,7 +56,9 @@ pub enum ElfEditError {
     Write(String),
     #[error("ELF layout check failed: {0}")]
     Layout(String),
-    #[error("edited ELF file does not read back as intended ({0}); this is a crosswheel bug, please report it with the input file")]
+    #[error(
+        "edited ELF file does not read back as intended ({0}); this is a crosswheel bug, please report it with the input file"
+    )]
     Verify(String),
 }
 
@@ -68,6 +74,12 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
         return Ok(data.to_vec());
     }
 
+    // The builder trusts section offsets and sizes (it reserves the output buffer
+    // from them), and the relayout trusts that sections sit inside their segments.
+    check_layout(data).map_err(|error| match error {
+        ElfEditError::Layout(message) => ElfEditError::MalformedInput(message),
+        other => other,
+    })?;
     let input = RetypedInput::new(data)?;
     let mut builder =
         Builder::read(&*input.data).map_err(|e| ElfEditError::Parse(e.to_string()))?;
@@ -91,7 +103,8 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
 /// through as opaque data and their type is restored on the builder's section.
 struct RetypedInput<'a> {
     data: Cow<'a, [u8]>,
-    /// Builder section index and original type of each retyped section.
+    /// File section index (1-based, as in the section header table) and original
+    /// type of each retyped section.
     retyped: Vec<(usize, elf::SectionType)>,
 }
 
@@ -140,7 +153,9 @@ impl<'a> RetypedInput<'a> {
                 .and_then(|offset| offset.checked_add(e_shoff)?.checked_add(4))
                 .and_then(|start| usize::try_from(start).ok())
                 .and_then(|start| copy.get_mut(start..start.checked_add(4)?))
-                .ok_or_else(|| ElfEditError::Parse(format!("section header #{index} lies outside the file")))?;
+                .ok_or_else(|| {
+                    ElfEditError::Parse(format!("section header #{index} lies outside the file"))
+                })?;
             sh_type.copy_from_slice(&progbits);
         }
         Ok(Self {
@@ -153,7 +168,8 @@ impl<'a> RetypedInput<'a> {
         for section in builder.sections.iter_mut() {
             // Builder section ids count from the first section after the null one.
             let file_index = section.id().index() + 1;
-            if let Some(&(_, sh_type)) = self.retyped.iter().find(|(index, _)| *index == file_index) {
+            if let Some(&(_, sh_type)) = self.retyped.iter().find(|(index, _)| *index == file_index)
+            {
                 section.sh_type = sh_type;
             }
         }
@@ -234,10 +250,13 @@ fn edit_dynamic(builder: &mut Builder<'_>, edits: &ElfEdits) -> Result<(), ElfEd
     }
     let dynamics = builder.dynamic_data_mut().ok_or(ElfEditError::NotDynamic)?;
     for dynamic in dynamics.iter_mut() {
-        if let Dynamic::String { tag: elf::DT_NEEDED, val } = dynamic {
-            if let Some(new) = renamed(val, &edits.replace_needed) {
-                *val = new;
-            }
+        if let Dynamic::String {
+            tag: elf::DT_NEEDED,
+            val,
+        } = dynamic
+            && let Some(new) = renamed(val, &edits.replace_needed)
+        {
+            *val = new;
         }
     }
     if let Some(soname) = &edits.soname {
@@ -267,9 +286,7 @@ fn edit_dynamic(builder: &mut Builder<'_>, edits: &ElfEdits) -> Result<(), ElfEd
 
 fn renamed<'a>(name: &[u8], replace: &BTreeMap<String, String>) -> Option<ByteString<'a>> {
     let name = std::str::from_utf8(name).ok()?;
-    replace
-        .get(name)
-        .map(|new| new.as_bytes().to_vec().into())
+    replace.get(name).map(|new| new.as_bytes().to_vec().into())
 }
 
 /// Sets the (single) string entry `tag`, adding it after the DT_NEEDED/DT_SONAME
@@ -300,15 +317,23 @@ fn set_string(dynamics: &mut Vec<Dynamic<'_>>, tag: elf::DynamicTag, value: &[u8
 
 fn verify(output: &[u8], expected: &DynamicNames) -> Result<(), ElfEditError> {
     let after = DynamicNames::read(output)?;
-    let mut expected = expected.clone();
-    // The builder drops version files that no symbol uses; that is not an edit.
-    expected
+    // `write` drops version files that no symbol uses; that is not an edit, so the
+    // files read back need only be a subset of the expected ones.
+    let versions_ok = after
         .verneed_files
-        .retain(|file| after.verneed_files.contains(file));
-    if after != expected {
+        .iter()
+        .all(|file| expected.verneed_files.contains(file));
+    let entries_ok = (&after.soname, &after.needed, &after.runpath, &after.rpath)
+        == (
+            &expected.soname,
+            &expected.needed,
+            &expected.runpath,
+            &expected.rpath,
+        );
+    if !(versions_ok && entries_ok) {
         return Err(ElfEditError::Verify(format!(
             "expected {}, read {}",
-            describe(&expected),
+            describe(expected),
             describe(&after)
         )));
     }
@@ -317,8 +342,10 @@ fn verify(output: &[u8], expected: &DynamicNames) -> Result<(), ElfEditError> {
 
 fn describe(names: &DynamicNames) -> String {
     let show = |v: &Option<Vec<u8>>| {
-        v.as_deref()
-            .map_or_else(|| "-".to_owned(), |v| String::from_utf8_lossy(v).into_owned())
+        v.as_deref().map_or_else(
+            || "-".to_owned(),
+            |v| String::from_utf8_lossy(v).into_owned(),
+        )
     };
     let list = |v: &[Vec<u8>]| {
         v.iter()
@@ -334,4 +361,142 @@ fn describe(names: &DynamicNames) -> String {
         show(&names.rpath),
         list(&names.verneed_files)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(needed: &[&str], runpath: Option<&str>, rpath: Option<&str>) -> DynamicNames {
+        DynamicNames {
+            soname: Some(b"libfoo.so".to_vec()),
+            needed: needed.iter().map(|n| n.as_bytes().to_vec()).collect(),
+            runpath: runpath.map(|r| r.as_bytes().to_vec()),
+            rpath: rpath.map(|r| r.as_bytes().to_vec()),
+            verneed_files: needed.iter().map(|n| n.as_bytes().to_vec()).collect(),
+        }
+    }
+
+    fn string(tag: elf::DynamicTag, value: &str) -> Dynamic<'static> {
+        Dynamic::String {
+            tag,
+            val: value.as_bytes().to_vec().into(),
+        }
+    }
+
+    #[test]
+    fn rejects_runpath_entry_containing_a_separator() {
+        let edits = ElfEdits {
+            runpath: Some(vec!["$ORIGIN:/usr/lib".into()]),
+            ..ElfEdits::default()
+        };
+        assert!(matches!(
+            validate(&edits),
+            Err(ElfEditError::InvalidValue {
+                field: "RUNPATH entry",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn rejects_empty_soname_and_names_with_nul() {
+        let empty = ElfEdits {
+            soname: Some(String::new()),
+            ..ElfEdits::default()
+        };
+        let nul = ElfEdits {
+            replace_needed: BTreeMap::from([("libz.so.1".into(), "libz\0.so".into())]),
+            ..ElfEdits::default()
+        };
+        assert!(validate(&empty).is_err());
+        assert!(validate(&nul).is_err());
+    }
+
+    #[test]
+    fn expected_names_rename_needed_and_version_files_alike() {
+        let before = names(&["libz.so.1", "libc.so.6"], None, None);
+        let edits = ElfEdits {
+            replace_needed: BTreeMap::from([("libz.so.1".into(), "libz-1234abcd.so.1".into())]),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &edits);
+        let renamed = vec![b"libz-1234abcd.so.1".to_vec(), b"libc.so.6".to_vec()];
+        assert_eq!(expected.needed, renamed);
+        assert_eq!(expected.verneed_files, renamed);
+    }
+
+    #[test]
+    fn expected_names_replace_rpath_by_runpath_and_empty_runpath_removes_both() {
+        let before = names(&[], Some("/old"), Some("/older"));
+        let set = ElfEdits {
+            runpath: Some(vec!["$ORIGIN".into(), "$ORIGIN/../lib".into()]),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &set);
+        assert_eq!(
+            expected.runpath.as_deref(),
+            Some(&b"$ORIGIN:$ORIGIN/../lib"[..])
+        );
+        assert_eq!(expected.rpath, None);
+
+        let clear = ElfEdits {
+            runpath: Some(Vec::new()),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &clear);
+        assert_eq!((expected.runpath, expected.rpath), (None, None));
+    }
+
+    #[test]
+    fn edits_already_present_expect_the_same_names() {
+        let before = names(&["libm.so.6"], Some("$ORIGIN"), None);
+        let edits = ElfEdits {
+            soname: Some("libfoo.so".into()),
+            replace_needed: BTreeMap::from([("libgone.so".into(), "libnew.so".into())]),
+            runpath: Some(vec!["$ORIGIN".into()]),
+        };
+        assert_eq!(expected_names(&before, &edits), before);
+    }
+
+    #[test]
+    fn set_string_adds_a_missing_entry_after_the_needed_block() {
+        let mut dynamics = vec![
+            string(elf::DT_NEEDED, "libm.so.6"),
+            string(elf::DT_NEEDED, "libc.so.6"),
+            Dynamic::Auto {
+                tag: elf::DT_STRTAB,
+            },
+        ];
+        set_string(&mut dynamics, elf::DT_SONAME, b"libfoo.so");
+        assert_eq!(dynamics[2], string(elf::DT_SONAME, "libfoo.so"));
+        assert_eq!(dynamics.len(), 4);
+    }
+
+    #[test]
+    fn set_string_replaces_the_first_entry_and_drops_duplicates() {
+        let mut dynamics = vec![
+            string(elf::DT_SONAME, "libold.so"),
+            Dynamic::Auto {
+                tag: elf::DT_STRTAB,
+            },
+            string(elf::DT_SONAME, "libolder.so"),
+        ];
+        set_string(&mut dynamics, elf::DT_SONAME, b"libnew.so");
+        assert_eq!(
+            dynamics,
+            vec![
+                string(elf::DT_SONAME, "libnew.so"),
+                Dynamic::Auto {
+                    tag: elf::DT_STRTAB
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_non_elf_input() {
+        let result = apply_edits(b"definitely not an ELF file", &ElfEdits::default());
+        assert!(matches!(result, Err(ElfEditError::Parse(_))), "{result:?}");
+    }
 }

@@ -8,7 +8,7 @@
 //! `PT_INTERP`, `PT_GNU_PROPERTY`) follow it. Sections are only moved when nothing
 //! but those segments and the builder-generated dynamic entries refer to them.
 
-use object::build::elf::{Builder, Section, SectionData, SectionId};
+use object::build::elf::{Builder, Section, SectionData, SectionId, SegmentId};
 use object::elf;
 use object::write::elf as encode;
 
@@ -60,14 +60,6 @@ pub(super) fn make_room(builder: &mut Builder<'_>) -> Result<(), ElfEditError> {
         }
     }
 
-    let align = builder
-        .segments
-        .iter()
-        .filter(|segment| segment.is_load())
-        .map(|segment| segment.p_align)
-        .max()
-        .unwrap_or(1)
-        .max(1);
     let mut flags = elf::PF_R;
     if moving
         .iter()
@@ -75,7 +67,7 @@ pub(super) fn make_room(builder: &mut Builder<'_>) -> Result<(), ElfEditError> {
     {
         flags |= elf::PF_W;
     }
-    let new_load = builder.segments.add_load_segment(flags, align).id();
+    let new_load = add_last_load_segment(builder, flags)?;
 
     moving.sort_by_key(|&id| builder.sections.get(id).sh_offset);
     for &id in &moving {
@@ -110,6 +102,51 @@ pub(super) fn make_room(builder: &mut Builder<'_>) -> Result<(), ElfEditError> {
         }
     }
     Ok(())
+}
+
+/// Adds an empty `PT_LOAD` after the file contents and the address range of all
+/// others, its address congruent to its offset modulo the largest load alignment.
+///
+/// Unlike `Segments::add_load_segment`, only `PT_LOAD`s are considered: other
+/// segments may carry unrelated sizes (`PT_GNU_STACK`'s p_memsz is a stack size).
+fn add_last_load_segment(
+    builder: &mut Builder<'_>,
+    flags: elf::ProgramFlags,
+) -> Result<SegmentId, ElfEditError> {
+    let overflow = || ElfEditError::Parse("PT_LOAD range overflows".into());
+    let mut file_end = 0u64;
+    let mut memory_end = 0u64;
+    let mut align = 1u64;
+    for load in builder.segments.iter().filter(|segment| segment.is_load()) {
+        file_end = file_end.max(
+            load.p_offset
+                .checked_add(load.p_filesz)
+                .ok_or_else(overflow)?,
+        );
+        memory_end = memory_end.max(
+            load.p_vaddr
+                .checked_add(load.p_memsz)
+                .ok_or_else(overflow)?,
+        );
+        align = align.max(load.p_align);
+    }
+    if !align.is_power_of_two() {
+        return Err(ElfEditError::Parse(format!(
+            "PT_LOAD alignment 0x{align:x} is not a power of two"
+        )));
+    }
+    let address = memory_end
+        .checked_next_multiple_of(align)
+        .and_then(|start| start.checked_add(file_end % align))
+        .ok_or_else(overflow)?;
+    let segment = builder.segments.add();
+    segment.p_type = elf::PT_LOAD;
+    segment.p_flags = flags;
+    segment.p_offset = file_end;
+    segment.p_vaddr = address;
+    segment.p_paddr = address;
+    segment.p_align = align;
+    Ok(segment.id())
 }
 
 /// Where an allocated section is, how big it is, and how big it will be written.
@@ -296,5 +333,47 @@ fn relocate_symbols(builder: &mut Builder<'_>, id: SectionId, delta: u64) {
         if symbol.section == Some(id) {
             symbol.st_value = symbol.st_value.wrapping_add(delta);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::Endianness;
+
+    #[test]
+    fn gnu_hash_counts_only_named_defined_global_symbols() {
+        let mut builder = Builder::new(Endianness::Little, true);
+        builder.gnu_hash_bloom_count = 1;
+        builder.gnu_hash_bucket_count = 2;
+        let text = builder.sections.add().id();
+        let mut add = |name: &'static str, bind: elf::SymbolBind, defined: bool| {
+            let symbol = builder.dynamic_symbols.add();
+            symbol.name = name.into();
+            symbol.set_st_info(bind, elf::STT_FUNC);
+            symbol.section = defined.then_some(text);
+        };
+        add("exported", elf::STB_GLOBAL, true);
+        add("weak_exported", elf::STB_WEAK, true);
+        add("local", elf::STB_LOCAL, true);
+        add("imported", elf::STB_GLOBAL, false);
+        add("", elf::STB_GLOBAL, true);
+
+        // Header (16) + one 64-bit bloom word + two buckets + two hashed symbols.
+        assert_eq!(gnu_hash_size(&builder), 16 + 8 + 2 * 4 + 2 * 4);
+    }
+
+    #[test]
+    fn a_section_fits_up_to_its_slot_end() {
+        let plan = |new_size| SizePlan {
+            id: Builder::new(Endianness::Little, true).sections.add().id(),
+            offset: 0x100,
+            old_size: 0x10,
+            new_size,
+            slot_end: 0x120,
+        };
+        assert!(plan(0x20).fits());
+        assert!(!plan(0x21).fits());
+        assert!(!plan(u64::MAX).fits());
     }
 }

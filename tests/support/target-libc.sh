@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Provide a target glibc (Debian's libc6 package) to run cross-built test programs
-# under qemu-user with `-L <sysroot>`. Prints the sysroot path on stdout.
+# Provide a target glibc (Debian's libc6, plus libgcc-s1 and zlib1g that vendored
+# Fortran runtimes need) to run cross-built test programs under qemu-user with
+# `-L <sysroot>`. Prints the sysroot path on stdout.
 #
-# Usage: target-libc.sh aarch64|ppc64le
+# Usage: target-libc.sh aarch64|ppc64le|armhf
 #
 # The host's dpkg is never touched: apt runs under a private APT_CONFIG with its own
 # state, cache and source list (the mirror URIs are taken from the host's apt sources),
@@ -16,12 +17,14 @@ arch="${1:-}"
 case "$arch" in
     aarch64) debian_arch=arm64; loader=lib/ld-linux-aarch64.so.1 ;;
     ppc64le) debian_arch=ppc64el; loader=lib64/ld64.so.2 ;;
-    *) die "usage: target-libc.sh aarch64|ppc64le" ;;
+    armhf) debian_arch=armhf; loader=lib/ld-linux-armhf.so.3 ;;
+    *) die "usage: target-libc.sh aarch64|ppc64le|armhf" ;;
 esac
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/crosswheel"
 sysroot="$cache/sysroots/$arch"
-if [ -e "$sysroot/$loader" ] && [ -e "$sysroot/.complete" ]; then
+packages="libc6 libgcc-s1 zlib1g"
+if [ -e "$sysroot/$loader" ] && [ "$(cat "$sysroot/.complete" 2>/dev/null)" = "$packages" ]; then
     echo "$sysroot"
     exit 0
 fi
@@ -66,8 +69,10 @@ CONF
 export APT_CONFIG="$work/apt.conf"
 
 apt-get -qq update >&2 || die "apt-get update failed for $uri $suite ($debian_arch)"
-(cd "$work/debs" && apt-get -qq download "libc6:$debian_arch" >&2) \
-    || die "apt-get download libc6:$debian_arch failed"
+for package in $packages; do
+    (cd "$work/debs" && apt-get -qq download "$package:$debian_arch" >&2) \
+        || die "apt-get download $package:$debian_arch failed"
+done
 
 rm -rf "$sysroot"
 mkdir -p "$sysroot"
@@ -83,6 +88,6 @@ while IFS= read -r link; do
     esac
 done < <(find "$sysroot" -type l)
 
-[ -e "$sysroot/$loader" ] || die "libc6:$debian_arch unpacked but $loader is missing in $sysroot"
-touch "$sysroot/.complete"
+[ -e "$sysroot/$loader" ] || die "$packages ($debian_arch) unpacked but $loader is missing in $sysroot"
+echo "$packages" > "$sysroot/.complete"
 echo "$sysroot"
