@@ -131,6 +131,7 @@ struct Config {
     python: String,
     python_roots: Vec<String>,
     qemu_package: String,
+    qemu_keep: Vec<String>,
     prune: Vec<String>,
     forwarded_acquire_settings: Vec<String>,
 }
@@ -171,6 +172,8 @@ pub struct TreeSpec {
     /// Fetch the whole dependency closure (a root filesystem) or only the named packages
     /// (self-contained tools such as the static qemu binaries).
     pub with_dependencies: bool,
+    /// Paths (relative to the tree root) to keep; empty keeps everything.
+    pub keep_only: Vec<String>,
 }
 
 impl TreeSpec {
@@ -182,6 +185,7 @@ impl TreeSpec {
             debian_arch: arch.debian().to_string(),
             packages: config().python_roots.iter().map(|root| root.replace("{py}", python)).collect(),
             with_dependencies: true,
+            keep_only: Vec::new(),
         }
     }
 
@@ -193,6 +197,7 @@ impl TreeSpec {
             debian_arch: host.debian().to_string(),
             packages: vec![package],
             with_dependencies: false,
+            keep_only: config().qemu_keep.clone(),
         }
     }
 }
@@ -292,6 +297,9 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     unpack::unpack_all(&debs, &root)?;
     unpack::relativize_absolute_symlinks(&root)?;
     unpack::prune(&root, &config().prune)?;
+    if !spec.keep_only.is_empty() {
+        unpack::keep_only(&root, &work.path().join("kept"), &spec.keep_only)?;
+    }
     let manifest = Manifest { debian_arch: spec.debian_arch.clone(), packages: unpack::package_versions(&debs) };
     write_manifest(&root, &manifest)?;
 
@@ -447,6 +455,23 @@ mod tests {
         match std::env::var_os("CROSSWHEEL_CACHE").filter(|v| !v.is_empty()) {
             Some(explicit) => assert_eq!(dir.ok(), Some(PathBuf::from(explicit))),
             None => assert!(dir.is_ok_and(|d| d.ends_with("crosswheel"))),
+        }
+    }
+
+    #[test]
+    fn missing_tool_is_one_line_naming_the_supported_hosts() {
+        let message = SysrootError::ToolMissing { tool: "apt-get" }.to_string();
+        assert_eq!(message, "crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `apt-get` is not on PATH");
+    }
+
+    #[test]
+    fn qemu_tree_keeps_only_the_emulators_crosswheel_runs() {
+        let spec = TreeSpec::qemu_user(LinuxArch::X86_64);
+        assert_eq!(spec.cache_subdir, Path::new("tools/qemu-user-static-amd64"));
+        assert!(!spec.with_dependencies);
+        for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le] {
+            let binary = format!("usr/bin/qemu-{}-static", arch.machine());
+            assert!(spec.keep_only.contains(&binary), "{binary} missing from {:?}", spec.keep_only);
         }
     }
 

@@ -97,6 +97,25 @@ pub(crate) fn prune(root: &Path, paths: &[String]) -> Result<(), SysrootError> {
     Ok(())
 }
 
+/// Reduces the tree at `root` to the listed paths (those absent are skipped), using
+/// `scratch` to assemble the reduced tree.
+pub(crate) fn keep_only(root: &Path, scratch: &Path, keep: &[String]) -> Result<(), SysrootError> {
+    for relative in keep {
+        let from = root.join(relative);
+        if fs::symlink_metadata(&from).is_err() {
+            continue;
+        }
+        let to = scratch.join(relative);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(SysrootError::io("create", parent))?;
+        }
+        fs::rename(&from, &to).map_err(SysrootError::io("move", &from))?;
+    }
+    fs::create_dir_all(scratch).map_err(SysrootError::io("create", scratch))?;
+    fs::remove_dir_all(root).map_err(SysrootError::io("remove", root))?;
+    fs::rename(scratch, root).map_err(SysrootError::io("move", scratch))
+}
+
 /// Name and version of each package, from APT's `name_version_arch.deb` file names
 /// (the version is URL-escaped there: `1%3a1.2.13` for epoch 1).
 pub(crate) fn package_versions(debs: &[PathBuf]) -> Vec<PackageVersion> {
@@ -169,6 +188,21 @@ mod tests {
         assert_eq!(relativize_absolute_symlinks(root).unwrap(), 1, "only the absolute link is rewritten");
         assert_eq!(fs::read_to_string(root.join("lib64/ld64.so.2")).unwrap(), "loader");
         assert_eq!(fs::read_link(root.join("lib/ld.so")).unwrap(), PathBuf::from("powerpc64le-linux-gnu/ld64.so.2"));
+    }
+
+    #[test]
+    fn keep_only_leaves_just_the_listed_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("usr/bin")).unwrap();
+        fs::create_dir_all(root.join("usr/share/doc")).unwrap();
+        fs::write(root.join("usr/bin/qemu-aarch64-static"), "a").unwrap();
+        fs::write(root.join("usr/bin/qemu-mips-static"), "m").unwrap();
+        let keep = ["usr/bin/qemu-aarch64-static".to_string(), "usr/bin/absent".to_string()];
+        keep_only(&root, &dir.path().join("scratch"), &keep).unwrap();
+        assert_eq!(fs::read_to_string(root.join("usr/bin/qemu-aarch64-static")).unwrap(), "a");
+        assert!(!root.join("usr/bin/qemu-mips-static").exists());
+        assert!(!root.join("usr/share").exists());
     }
 
     #[test]
