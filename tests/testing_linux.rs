@@ -45,6 +45,11 @@ fn project_with_tests(arch: LinuxArch, extra_test: &str) -> tempfile::TempDir {
     let tests = project.path().join("tests");
     fs::create_dir_all(&tests).expect("tests folder");
     let machine = arch.machine();
+    // CPython's multiarch triplet, which names extension modules.
+    let multiarch = match arch {
+        LinuxArch::Ppc64le => "powerpc64le-linux-gnu".to_string(),
+        _ => format!("{machine}-linux-gnu"),
+    };
     let body = format!(
         r#"import platform
 import markupsafe
@@ -56,7 +61,7 @@ def test_runs_on_the_target_machine():
 
 
 def test_c_speedups_escape():
-    assert _speedups.__file__.endswith(".cpython-311-{machine}-linux-gnu.so"), _speedups.__file__
+    assert _speedups.__file__.endswith(".cpython-311-{multiarch}.so"), _speedups.__file__
     assert str(_speedups._escape_inner("<a href='x'>")) == "&lt;a href=&#39;x&#39;&gt;"
     assert markupsafe.escape("<b>") == markupsafe.Markup("&lt;b&gt;")
 

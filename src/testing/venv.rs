@@ -245,7 +245,10 @@ fn host_pip() -> Command {
         // platform (DESIGN.md, Python for the target).
         .env_remove("_PYTHON_HOST_PLATFORM")
         .env_remove("_PYTHON_SYSCONFIGDATA_NAME")
-        .env_remove("PYTHONPATH");
+        .env_remove("PYTHONPATH")
+        // The warning about running as root concerns the host's site-packages, which a
+        // `--target` install never touches.
+        .env("PIP_ROOT_USER_ACTION", "ignore");
     command
 }
 
