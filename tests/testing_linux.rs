@@ -157,7 +157,32 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
         Err(err) => err.to_string(),
         Ok(outcome) => panic!("installation cannot succeed, got {outcome:?}"),
     };
+    eprintln!("[message] {err}");
     assert!(err.starts_with("cannot install "), "{err}");
     assert!(err.contains("crosswheel-no-such-package-for-tests"), "{err}");
     assert!(err.contains(&logs.path().display().to_string()), "{err}");
+}
+
+#[test]
+fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
+    // pathtools 0.1.2 exists only as a pure-Python sdist: the host pip cannot install it
+    // for another platform, pip inside the target environment can.
+    let project = project_with_tests(LinuxArch::Aarch64, "\n\ndef test_sdist_requirement():\n    import pathtools.path\n");
+    let logs = tempfile::tempdir().expect("log folder");
+    let spec = TestSpec {
+        test_command: "python -c 'import pathtools, markupsafe._speedups' && pytest -q tests".into(),
+        test_requires: vec!["pathtools==0.1.2".into(), "pytest".into()],
+        test_sources: vec![PathBuf::from("tests")],
+        project_dir: project.path().to_path_buf(),
+        qemu_cpu: None,
+        cache_dir: sysroot::default_cache_dir().expect("cache folder"),
+        log_dir: logs.path().to_path_buf(),
+    };
+    let outcome = test_wheel(&markupsafe_wheel(LinuxArch::Aarch64), LinuxArch::Aarch64, &spec)
+        .unwrap_or_else(|err| panic!("{err}"));
+    eprintln!("[timing] aarch64 test stage with pip under emulation: {:.2} s", outcome.duration.as_secs_f64());
+    let log = log_text(&outcome);
+    assert!(log.contains("retrying with pip under the target interpreter"), "{log}");
+    assert!(outcome.passed, "tests failed:\n{log}");
+    assert!(log.contains("4 passed"), "{log}");
 }
