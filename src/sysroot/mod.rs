@@ -39,7 +39,10 @@ pub enum SysrootError {
          mirrors configured there, so `apt-get update` must work on this host"
     )]
     NoSources { list: PathBuf, parts: PathBuf },
-    #[error("`{command}` failed for {arch}: {detail}")]
+    #[error(
+        "`{command}` failed for {arch}: {detail}; crosswheel fetches from the host's configured \
+         mirrors, so check that they are reachable and carry {arch} packages"
+    )]
     Apt { command: String, arch: String, detail: String },
     #[error("cannot unpack {deb}: {detail}")]
     Unpack { deb: PathBuf, detail: String },
@@ -287,6 +290,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
         return open_finished(&final_dir);
     }
 
+    remove_abandoned_work(parent, &name);
     let started = std::time::Instant::now();
     let work = tempfile::Builder::new()
         .prefix(&format!(".{name}.tmp-"))
@@ -319,6 +323,26 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     let mut tree = open_finished(&final_dir)?;
     tree.downloaded = true;
     Ok(tree)
+}
+
+/// Temporary folders of builds that were killed before they could clean up. Only old
+/// ones go: a younger one may belong to a process that broke a stale lock just now.
+fn remove_abandoned_work(parent: &Path, name: &str) {
+    const ABANDONED_AFTER: Duration = Duration::from_secs(60 * 60);
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > ABANDONED_AFTER);
+        if old && entry.file_name().to_string_lossy().starts_with(&prefix) {
+            tracing::debug!("removing abandoned {}", entry.path().display());
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn fetch(work: &Path, spec: &TreeSpec) -> Result<Vec<PathBuf>, SysrootError> {

@@ -149,8 +149,19 @@ impl TargetEnv {
     }
 
     fn install_error(&self, requirements: &[String], reason: String, log: &Log) -> TestError {
+        // The wheel's full path would drown the message; its name says enough.
+        let named: Vec<&str> = requirements
+            .iter()
+            .map(|requirement| {
+                let path = Path::new(requirement);
+                match (path.extension(), path.file_name()) {
+                    (Some(ext), Some(name)) if ext == "whl" => name.to_str().unwrap_or(requirement),
+                    _ => requirement,
+                }
+            })
+            .collect();
         TestError::Install {
-            what: requirements.join(" "),
+            what: named.join(" "),
             arch: self.arch,
             reason,
             log: log.path().to_path_buf(),
