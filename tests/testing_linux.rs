@@ -14,19 +14,23 @@ const MARKUPSAFE: &str = "3.0.4";
 fn fixture_dir() -> PathBuf {
     match std::env::var_os("CROSSWHEEL_FIXTURES") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/crosswheel-fixtures"),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/crosswheel-fixtures"),
     }
 }
 
 /// The markupsafe wheel for `arch`; panics with the command that fetches it.
 fn markupsafe_wheel(arch: LinuxArch) -> PathBuf {
     let dir = fixture_dir();
-    let prefix = format!("markupsafe-{MARKUPSAFE}-cp311-cp311-manylinux2014_{}", arch.machine());
+    let prefix = format!(
+        "markupsafe-{MARKUPSAFE}-cp311-cp311-manylinux2014_{}",
+        arch.machine()
+    );
     let found = fs::read_dir(&dir).ok().and_then(|entries| {
-        entries
-            .flatten()
-            .map(|entry| entry.path())
-            .find(|path| path.file_name().is_some_and(|name| name.to_string_lossy().starts_with(&prefix)))
+        entries.flatten().map(|entry| entry.path()).find(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with(&prefix))
+        })
     });
     found.unwrap_or_else(|| {
         panic!(
@@ -84,8 +88,14 @@ fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
         cache_dir: sysroot::default_cache_dir().expect("cache folder"),
         log_dir: logs.to_path_buf(),
     };
-    let outcome = test_wheel(&markupsafe_wheel(arch), arch, &spec).unwrap_or_else(|err| panic!("{err}"));
-    eprintln!("[timing] {arch} test stage: {:.2} s ({:?}, passed: {})", outcome.duration.as_secs_f64(), outcome.mode, outcome.passed);
+    let outcome =
+        test_wheel(&markupsafe_wheel(arch), arch, &spec).unwrap_or_else(|err| panic!("{err}"));
+    eprintln!(
+        "[timing] {arch} test stage: {:.2} s ({:?}, passed: {})",
+        outcome.duration.as_secs_f64(),
+        outcome.mode,
+        outcome.passed
+    );
     outcome
 }
 
@@ -123,7 +133,10 @@ fn injected_failure_is_reported_as_not_passed_with_pytest_output_in_the_log() {
     let logs = tempfile::tempdir().expect("log folder");
     let outcome = run(LinuxArch::Aarch64, project.path(), logs.path());
     let log = log_text(&outcome);
-    assert!(!outcome.passed, "a failing test must fail the stage:\n{log}");
+    assert!(
+        !outcome.passed,
+        "a failing test must fail the stage:\n{log}"
+    );
     assert!(log.contains("injected failure"), "{log}");
     assert!(log.contains("1 failed, 3 passed"), "{log}");
 }
@@ -153,13 +166,20 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
         cache_dir: sysroot::default_cache_dir().expect("cache folder"),
         log_dir: logs.path().to_path_buf(),
     };
-    let err = match test_wheel(&markupsafe_wheel(LinuxArch::Aarch64), LinuxArch::Aarch64, &spec) {
+    let err = match test_wheel(
+        &markupsafe_wheel(LinuxArch::Aarch64),
+        LinuxArch::Aarch64,
+        &spec,
+    ) {
         Err(err) => err.to_string(),
         Ok(outcome) => panic!("installation cannot succeed, got {outcome:?}"),
     };
     eprintln!("[message] {err}");
     assert!(err.starts_with("cannot install "), "{err}");
-    assert!(err.contains("crosswheel-no-such-package-for-tests"), "{err}");
+    assert!(
+        err.contains("crosswheel-no-such-package-for-tests"),
+        "{err}"
+    );
     assert!(err.contains(&logs.path().display().to_string()), "{err}");
 }
 
@@ -167,10 +187,14 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
 fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
     // pathtools 0.1.2 exists only as a pure-Python sdist: the host pip cannot install it
     // for another platform, pip inside the target environment can.
-    let project = project_with_tests(LinuxArch::Aarch64, "\n\ndef test_sdist_requirement():\n    import pathtools.path\n");
+    let project = project_with_tests(
+        LinuxArch::Aarch64,
+        "\n\ndef test_sdist_requirement():\n    import pathtools.path\n",
+    );
     let logs = tempfile::tempdir().expect("log folder");
     let spec = TestSpec {
-        test_command: "python -c 'import pathtools, markupsafe._speedups' && pytest -q tests".into(),
+        test_command: "python -c 'import pathtools, markupsafe._speedups' && pytest -q tests"
+            .into(),
         test_requires: vec!["pathtools==0.1.2".into(), "pytest".into()],
         test_sources: vec![PathBuf::from("tests")],
         project_dir: project.path().to_path_buf(),
@@ -178,11 +202,21 @@ fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
         cache_dir: sysroot::default_cache_dir().expect("cache folder"),
         log_dir: logs.path().to_path_buf(),
     };
-    let outcome = test_wheel(&markupsafe_wheel(LinuxArch::Aarch64), LinuxArch::Aarch64, &spec)
-        .unwrap_or_else(|err| panic!("{err}"));
-    eprintln!("[timing] aarch64 test stage with pip under emulation: {:.2} s", outcome.duration.as_secs_f64());
+    let outcome = test_wheel(
+        &markupsafe_wheel(LinuxArch::Aarch64),
+        LinuxArch::Aarch64,
+        &spec,
+    )
+    .unwrap_or_else(|err| panic!("{err}"));
+    eprintln!(
+        "[timing] aarch64 test stage with pip under emulation: {:.2} s",
+        outcome.duration.as_secs_f64()
+    );
     let log = log_text(&outcome);
-    assert!(log.contains("retrying with pip under the target interpreter"), "{log}");
+    assert!(
+        log.contains("retrying with pip under the target interpreter"),
+        "{log}"
+    );
     assert!(outcome.passed, "tests failed:\n{log}");
     assert!(log.contains("4 passed"), "{log}");
 }

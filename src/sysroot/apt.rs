@@ -31,9 +31,20 @@ struct HostApt {
 }
 
 impl PrivateApt {
-    pub(crate) fn create(dir: &Path, arch: &str, forwarded_acquire: &[String]) -> Result<Self, SysrootError> {
+    pub(crate) fn create(
+        dir: &Path,
+        arch: &str,
+        forwarded_acquire: &[String],
+    ) -> Result<Self, SysrootError> {
         let host = HostApt::query(forwarded_acquire)?;
-        for sub in ["state/lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/apt.conf.d", "etc/preferences.d", "log"] {
+        for sub in [
+            "state/lists/partial",
+            "cache/archives/partial",
+            "etc/sources.list.d",
+            "etc/apt.conf.d",
+            "etc/preferences.d",
+            "log",
+        ] {
             let path = dir.join(sub);
             fs::create_dir_all(&path).map_err(SysrootError::io("create", &path))?;
         }
@@ -43,12 +54,19 @@ impl PrivateApt {
         }
         let copied = copy_sources(&host, &dir.join("etc"))?;
         if copied == 0 {
-            return Err(SysrootError::NoSources { list: host.source_list, parts: host.source_parts });
+            return Err(SysrootError::NoSources {
+                list: host.source_list,
+                parts: host.source_parts,
+            });
         }
         let config = dir.join("apt.conf");
         let text = render_config(dir, arch, &host);
         fs::write(&config, text).map_err(SysrootError::io("write", &config))?;
-        Ok(PrivateApt { dir: dir.to_path_buf(), config, arch: arch.to_string() })
+        Ok(PrivateApt {
+            dir: dir.to_path_buf(),
+            config,
+            arch: arch.to_string(),
+        })
     }
 
     fn apt_get(&self, args: &[&str]) -> Command {
@@ -80,7 +98,11 @@ impl PrivateApt {
 
     /// Downloads `packages` and everything they depend on (no recommends), as if
     /// installing them on an empty system, and returns the `.deb` files.
-    pub(crate) fn download_closure(&self, packages: &[String], index_problems: &[String]) -> Result<Vec<PathBuf>, SysrootError> {
+    pub(crate) fn download_closure(
+        &self,
+        packages: &[String],
+        index_problems: &[String],
+    ) -> Result<Vec<PathBuf>, SysrootError> {
         let mut args = vec!["--no-install-recommends", "--download-only", "install"];
         args.extend(packages.iter().map(String::as_str));
         let output = run(self.apt_get(&args), "apt-get")?;
@@ -89,7 +111,12 @@ impl PrivateApt {
     }
 
     /// Downloads exactly `packages` into `into`.
-    pub(crate) fn download(&self, packages: &[String], into: &Path, index_problems: &[String]) -> Result<Vec<PathBuf>, SysrootError> {
+    pub(crate) fn download(
+        &self,
+        packages: &[String],
+        into: &Path,
+        index_problems: &[String],
+    ) -> Result<Vec<PathBuf>, SysrootError> {
         let mut args = vec!["download"];
         args.extend(packages.iter().map(String::as_str));
         let mut command = self.apt_get(&args);
@@ -99,7 +126,12 @@ impl PrivateApt {
         list_debs(into)
     }
 
-    fn check(&self, output: &Output, command: &str, index_problems: &[String]) -> Result<(), SysrootError> {
+    fn check(
+        &self,
+        output: &Output,
+        command: &str,
+        index_problems: &[String],
+    ) -> Result<(), SysrootError> {
         if output.status.success() {
             return Ok(());
         }
@@ -110,7 +142,11 @@ impl PrivateApt {
         if let Some(first) = index_problems.first() {
             detail.push_str(&format!(" (while updating the package indices: {first})"));
         }
-        Err(SysrootError::Apt { command: command.to_string(), arch: self.arch.clone(), detail })
+        Err(SysrootError::Apt {
+            command: command.to_string(),
+            arch: self.arch.clone(),
+            detail,
+        })
     }
 }
 
@@ -119,10 +155,14 @@ impl HostApt {
         let mut command = Command::new("apt-config");
         command.env("LC_ALL", "C").args([
             "shell",
-            "SOURCE_LIST", "Dir::Etc::SourceList/f",
-            "SOURCE_PARTS", "Dir::Etc::SourceParts/d",
-            "TRUSTED", "Dir::Etc::Trusted/f",
-            "TRUSTED_PARTS", "Dir::Etc::TrustedParts/d",
+            "SOURCE_LIST",
+            "Dir::Etc::SourceList/f",
+            "SOURCE_PARTS",
+            "Dir::Etc::SourceParts/d",
+            "TRUSTED",
+            "Dir::Etc::Trusted/f",
+            "TRUSTED_PARTS",
+            "Dir::Etc::TrustedParts/d",
         ]);
         let shell = stdout_of(run(command, "apt-config")?, "apt-config shell")?;
         let value = |name: &str| shell_assignment(&shell, name).map(PathBuf::from);
@@ -133,7 +173,8 @@ impl HostApt {
             source_list: value("SOURCE_LIST").unwrap_or_else(|| "/etc/apt/sources.list".into()),
             source_parts: value("SOURCE_PARTS").unwrap_or_else(|| "/etc/apt/sources.list.d".into()),
             trusted: value("TRUSTED").unwrap_or_else(|| "/etc/apt/trusted.gpg".into()),
-            trusted_parts: value("TRUSTED_PARTS").unwrap_or_else(|| "/etc/apt/trusted.gpg.d".into()),
+            trusted_parts: value("TRUSTED_PARTS")
+                .unwrap_or_else(|| "/etc/apt/trusted.gpg.d".into()),
             acquire_settings: forwarded_settings(&dump, forwarded_acquire),
         })
     }
@@ -157,7 +198,10 @@ fn copy_sources(host: &HostApt, etc: &Path) -> Result<usize, SysrootError> {
         let entry = entry.map_err(SysrootError::io("list", &host.source_parts))?;
         let path = entry.path();
         // APT itself reads only these two extensions (`*.disabled` and the like are off).
-        let is_source = matches!(path.extension().and_then(|e| e.to_str()), Some("list" | "sources"));
+        let is_source = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("list" | "sources")
+        );
         if is_source && path.is_file() {
             let to = etc.join("sources.list.d").join(entry.file_name());
             fs::copy(&path, &to).map_err(SysrootError::io("copy", &path))?;
@@ -182,7 +226,10 @@ fn render_config(dir: &Path, arch: &str, host: &HostApt) -> String {
     set("Dir::Etc::Preferences", at("etc/preferences"));
     set("Dir::Etc::PreferencesParts", at("etc/preferences.d"));
     set("Dir::Etc::Trusted", quote(&host.trusted.to_string_lossy()));
-    set("Dir::Etc::TrustedParts", quote(&host.trusted_parts.to_string_lossy()));
+    set(
+        "Dir::Etc::TrustedParts",
+        quote(&host.trusted_parts.to_string_lossy()),
+    );
     set("APT::Architecture", quote(arch));
     set("APT::Architectures", format!("{{ {}; }}", quote(arch)));
     set("Acquire::Languages", quote("none"));
@@ -200,9 +247,14 @@ fn render_config(dir: &Path, arch: &str, host: &HostApt) -> String {
 fn forwarded_settings(dump: &str, allowed: &[String]) -> Vec<String> {
     dump.lines()
         .filter(|line| {
-            let Some((key, value)) = line.split_once(' ') else { return false };
-            let first = key.strip_prefix("Acquire::").and_then(|rest| rest.split("::").next());
-            let allowed = first.is_some_and(|first| allowed.iter().any(|a| a.eq_ignore_ascii_case(first)));
+            let Some((key, value)) = line.split_once(' ') else {
+                return false;
+            };
+            let first = key
+                .strip_prefix("Acquire::")
+                .and_then(|rest| rest.split("::").next());
+            let allowed =
+                first.is_some_and(|first| allowed.iter().any(|a| a.eq_ignore_ascii_case(first)));
             allowed && value.trim() != "\"\";" && line.ends_with(';')
         })
         .map(str::to_string)
@@ -235,7 +287,11 @@ fn run(mut command: Command, tool: &'static str) -> Result<Output, SysrootError>
     tracing::debug!("running {command:?}");
     command.output().map_err(|err| match err.kind() {
         io::ErrorKind::NotFound => SysrootError::ToolMissing { tool },
-        _ => SysrootError::Io { action: "run", path: PathBuf::from(tool), source: err },
+        _ => SysrootError::Io {
+            action: "run",
+            path: PathBuf::from(tool),
+            source: err,
+        },
     })
 }
 
@@ -278,15 +334,24 @@ mod tests {
         let allowed = vec!["http".to_string(), "Check-Valid-Until".to_string()];
         assert_eq!(
             forwarded_settings(dump, &allowed),
-            vec!["Acquire::http::Proxy \"http://proxy:3128\";", "Acquire::Check-Valid-Until \"false\";"]
+            vec![
+                "Acquire::http::Proxy \"http://proxy:3128\";",
+                "Acquire::Check-Valid-Until \"false\";"
+            ]
         );
     }
 
     #[test]
     fn reads_apt_config_shell_assignments() {
         let shell = "SOURCE_LIST='/etc/apt/sources.list'\nSOURCE_PARTS='/etc/apt/it'\\''s.d/'\n";
-        assert_eq!(shell_assignment(shell, "SOURCE_LIST").as_deref(), Some("/etc/apt/sources.list"));
-        assert_eq!(shell_assignment(shell, "SOURCE_PARTS").as_deref(), Some("/etc/apt/it's.d/"));
+        assert_eq!(
+            shell_assignment(shell, "SOURCE_LIST").as_deref(),
+            Some("/etc/apt/sources.list")
+        );
+        assert_eq!(
+            shell_assignment(shell, "SOURCE_PARTS").as_deref(),
+            Some("/etc/apt/it's.d/")
+        );
         assert_eq!(shell_assignment(shell, "SOURCE"), None);
     }
 
@@ -300,8 +365,16 @@ mod tests {
             acquire_settings: vec!["Acquire::Retries \"3\";".into()],
         };
         let text = render_config(Path::new("/tmp/x"), "ppc64el", &host);
-        for key in ["Dir::State ", "Dir::Cache ", "Dir::Etc::Parts ", "Dir::Etc::SourceParts "] {
-            let line = text.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key} missing:\n{text}"));
+        for key in [
+            "Dir::State ",
+            "Dir::Cache ",
+            "Dir::Etc::Parts ",
+            "Dir::Etc::SourceParts ",
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_else(|| panic!("{key} missing:\n{text}"));
             assert!(line.contains("\"/tmp/x/"), "{line}");
         }
         assert!(text.contains("APT::Architectures { \"ppc64el\"; };"));

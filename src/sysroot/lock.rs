@@ -53,8 +53,11 @@ pub(crate) fn acquire(
     loop {
         match OpenOptions::new().write(true).create_new(true).open(path) {
             Ok(mut file) => {
-                writeln!(file, "{}", std::process::id()).map_err(SysrootError::io("write", path))?;
-                return Ok(Acquired::Lock(BuildLock { path: path.to_path_buf() }));
+                writeln!(file, "{}", std::process::id())
+                    .map_err(SysrootError::io("write", path))?;
+                return Ok(Acquired::Lock(BuildLock {
+                    path: path.to_path_buf(),
+                }));
             }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
             Err(err) => return Err(SysrootError::io("create the lock file", path)(err)),
@@ -68,7 +71,9 @@ pub(crate) fn acquire(
                 match fs::remove_file(path) {
                     Ok(()) => {}
                     Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-                    Err(err) => return Err(SysrootError::io("remove the abandoned lock", path)(err)),
+                    Err(err) => {
+                        return Err(SysrootError::io("remove the abandoned lock", path)(err));
+                    }
                 }
             }
             Holder::Alive(pid) => {
@@ -80,7 +85,10 @@ pub(crate) fn acquire(
                     });
                 }
                 if started.elapsed() < POLL_INTERVAL {
-                    tracing::info!("waiting for process {pid}, which is preparing the same files ({})", path.display());
+                    tracing::info!(
+                        "waiting for process {pid}, which is preparing the same files ({})",
+                        path.display()
+                    );
                 }
                 std::thread::sleep(POLL_INTERVAL);
             }
@@ -122,9 +130,15 @@ mod tests {
         fs::write(&path, "4294967295\n").unwrap();
         let acquired = acquire(&path, &|| false, Duration::from_secs(5)).unwrap();
         assert!(matches!(acquired, Acquired::Lock(_)));
-        assert_eq!(fs::read_to_string(&path).unwrap().trim(), std::process::id().to_string());
+        assert_eq!(
+            fs::read_to_string(&path).unwrap().trim(),
+            std::process::id().to_string()
+        );
         drop(acquired);
-        assert!(!path.exists(), "the lock file must go when the lock is dropped");
+        assert!(
+            !path.exists(),
+            "the lock file must go when the lock is dropped"
+        );
     }
 
     #[test]
@@ -160,6 +174,10 @@ mod tests {
         fs::write(&lock, "1235\n").unwrap();
         assert_eq!(holder(&lock, &fake_proc), Holder::Gone);
         fs::write(&lock, "").unwrap();
-        assert_eq!(holder(&lock, &fake_proc), Holder::Alive(0), "a fresh unwritten lock is still being created");
+        assert_eq!(
+            holder(&lock, &fake_proc),
+            Holder::Alive(0),
+            "a fresh unwritten lock is still being created"
+        );
     }
 }

@@ -43,16 +43,28 @@ pub enum SysrootError {
         "`{command}` failed for {arch}: {detail}; crosswheel fetches from the host's configured \
          mirrors, so check that they are reachable and carry {arch} packages"
     )]
-    Apt { command: String, arch: String, detail: String },
+    Apt {
+        command: String,
+        arch: String,
+        detail: String,
+    },
     #[error("cannot unpack {deb}: {detail}")]
     Unpack { deb: PathBuf, detail: String },
     #[error("cannot {action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: io::Error },
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
     #[error(
         "gave up after {waited_secs} s waiting for process {pid} to finish {path}: if no \
          crosswheel is running, delete that lock file"
     )]
-    LockTimeout { path: PathBuf, pid: u32, waited_secs: u64 },
+    LockTimeout {
+        path: PathBuf,
+        pid: u32,
+        waited_secs: u64,
+    },
     #[error("no cache folder: set CROSSWHEEL_CACHE, XDG_CACHE_HOME or HOME")]
     NoCacheDir,
     #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
@@ -60,8 +72,15 @@ pub enum SysrootError {
 }
 
 impl SysrootError {
-    pub(crate) fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Self + 'a {
-        move |source| SysrootError::Io { action, path: path.to_path_buf(), source }
+    pub(crate) fn io<'a>(
+        action: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(io::Error) -> Self + 'a {
+        move |source| SysrootError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 
@@ -156,14 +175,20 @@ pub fn target_python_version() -> &'static str {
 /// crosswheel's cache: `$CROSSWHEEL_CACHE`, else `$XDG_CACHE_HOME/crosswheel`, else
 /// `~/.cache/crosswheel`.
 pub fn default_cache_dir() -> Result<PathBuf, SysrootError> {
-    let from_env = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let from_env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = from_env("CROSSWHEEL_CACHE") {
         return Ok(dir);
     }
     if let Some(dir) = from_env("XDG_CACHE_HOME") {
         return Ok(dir.join("crosswheel"));
     }
-    from_env("HOME").map(|home| home.join(".cache").join("crosswheel")).ok_or(SysrootError::NoCacheDir)
+    from_env("HOME")
+        .map(|home| home.join(".cache").join("crosswheel"))
+        .ok_or(SysrootError::NoCacheDir)
 }
 
 /// What to fetch and where to keep it, relative to the cache.
@@ -186,7 +211,11 @@ impl TreeSpec {
         TreeSpec {
             cache_subdir: Path::new("sysroots").join(format!("{}-py{python}", arch.debian())),
             debian_arch: arch.debian().to_string(),
-            packages: config().python_roots.iter().map(|root| root.replace("{py}", python)).collect(),
+            packages: config()
+                .python_roots
+                .iter()
+                .map(|root| root.replace("{py}", python))
+                .collect(),
             with_dependencies: true,
             keep_only: Vec::new(),
         }
@@ -222,7 +251,9 @@ impl Manifest {
     /// The upstream part of a package's version: `2.36` from libc6 `2.36-9+deb12u14`.
     pub fn upstream_version(&self, package: &str) -> Option<&str> {
         let version = &self.packages.iter().find(|p| p.name == package)?.version;
-        let without_epoch = version.split_once(':').map_or(version.as_str(), |(_, rest)| rest);
+        let without_epoch = version
+            .split_once(':')
+            .map_or(version.as_str(), |(_, rest)| rest);
         without_epoch.split(['-', '+', '~']).next()
     }
 }
@@ -264,9 +295,15 @@ impl PackageTree {
             }
             Err(err) => return Err(SysrootError::io("read", &manifest_path)(err)),
         };
-        let manifest = serde_json::from_str(&text)
-            .map_err(|err| SysrootError::BadTree { path: root.to_path_buf(), detail: err.to_string() })?;
-        Ok(Some(PackageTree { root: root.to_path_buf(), manifest, downloaded: false }))
+        let manifest = serde_json::from_str(&text).map_err(|err| SysrootError::BadTree {
+            path: root.to_path_buf(),
+            detail: err.to_string(),
+        })?;
+        Ok(Some(PackageTree {
+            root: root.to_path_buf(),
+            manifest,
+            downloaded: false,
+        }))
     }
 }
 
@@ -278,7 +315,9 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     }
     let parent = final_dir.parent().unwrap_or(cache);
     fs::create_dir_all(parent).map_err(SysrootError::io("create", parent))?;
-    let name = final_dir.file_name().map_or_else(|| "tree".into(), |n| n.to_string_lossy().into_owned());
+    let name = final_dir
+        .file_name()
+        .map_or_else(|| "tree".into(), |n| n.to_string_lossy().into_owned());
 
     let lock_path = parent.join(format!(".{name}.lock"));
     let finished = || final_dir.join(MANIFEST_NAME).exists();
@@ -304,14 +343,19 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     if !spec.keep_only.is_empty() {
         unpack::keep_only(&root, &work.path().join("kept"), &spec.keep_only)?;
     }
-    let manifest = Manifest { debian_arch: spec.debian_arch.clone(), packages: unpack::package_versions(&debs) };
+    let manifest = Manifest {
+        debian_arch: spec.debian_arch.clone(),
+        packages: unpack::package_versions(&debs),
+    };
     write_manifest(&root, &manifest)?;
 
     if let Err(err) = fs::rename(&root, &final_dir) {
         // Another process that did not see our lock (a stale one was broken) may have won
         // the race; its tree is as good as ours.
         if !finished() {
-            return Err(SysrootError::io("move the finished tree to", &final_dir)(err));
+            return Err(SysrootError::io("move the finished tree to", &final_dir)(
+                err,
+            ));
         }
     }
     tracing::info!(
@@ -330,7 +374,9 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
 fn remove_abandoned_work(parent: &Path, name: &str) {
     const ABANDONED_AFTER: Duration = Duration::from_secs(60 * 60);
     let prefix = format!(".{name}.tmp-");
-    let Ok(entries) = fs::read_dir(parent) else { return };
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
     for entry in entries.flatten() {
         let old = entry
             .metadata()
@@ -347,7 +393,11 @@ fn remove_abandoned_work(parent: &Path, name: &str) {
 
 fn fetch(work: &Path, spec: &TreeSpec) -> Result<Vec<PathBuf>, SysrootError> {
     unpack::require_dpkg_deb()?;
-    let apt = apt::PrivateApt::create(&work.join("apt"), &spec.debian_arch, &config().forwarded_acquire_settings)?;
+    let apt = apt::PrivateApt::create(
+        &work.join("apt"),
+        &spec.debian_arch,
+        &config().forwarded_acquire_settings,
+    )?;
     let index_problems = apt.update()?;
     if spec.with_dependencies {
         apt.download_closure(&spec.packages, &index_problems)
@@ -367,8 +417,11 @@ fn open_finished(root: &Path) -> Result<PackageTree, SysrootError> {
 
 fn write_manifest(root: &Path, manifest: &Manifest) -> Result<(), SysrootError> {
     let path = root.join(MANIFEST_NAME);
-    let text = serde_json::to_string_pretty(manifest)
-        .map_err(|err| SysrootError::Io { action: "write", path: path.clone(), source: err.into() })?;
+    let text = serde_json::to_string_pretty(manifest).map_err(|err| SysrootError::Io {
+        action: "write",
+        path: path.clone(),
+        source: err.into(),
+    })?;
     fs::write(&path, text).map_err(SysrootError::io("write", &path))
 }
 
@@ -405,12 +458,16 @@ impl Sysroot {
 
     /// The interpreter binary, a target-architecture ELF file.
     pub fn python(&self) -> PathBuf {
-        self.root().join("usr/bin").join(format!("python{}", self.python_version()))
+        self.root()
+            .join("usr/bin")
+            .join(format!("python{}", self.python_version()))
     }
 
     /// The full interpreter version such as `3.11.2`, from the package that shipped it.
     pub fn python_full_version(&self) -> Option<&str> {
-        self.tree.manifest().upstream_version(&format!("python{}-minimal", self.python_version()))
+        self.tree
+            .manifest()
+            .upstream_version(&format!("python{}-minimal", self.python_version()))
     }
 
     /// The glibc inside, which bounds the manylinux tags the target accepts.
@@ -434,7 +491,12 @@ mod tests {
     #[test]
     fn bundled_config_parses() {
         let config = config();
-        assert!(config.python_roots.iter().any(|root| root.starts_with("python{py}")));
+        assert!(
+            config
+                .python_roots
+                .iter()
+                .any(|root| root.starts_with("python{py}"))
+        );
         assert!(!config.forwarded_acquire_settings.is_empty());
     }
 
@@ -461,8 +523,14 @@ mod tests {
         let manifest = Manifest {
             debian_arch: "arm64".into(),
             packages: vec![
-                PackageVersion { name: "libc6".into(), version: "2.36-9+deb12u14".into() },
-                PackageVersion { name: "zlib1g".into(), version: "1:1.2.13.dfsg-1".into() },
+                PackageVersion {
+                    name: "libc6".into(),
+                    version: "2.36-9+deb12u14".into(),
+                },
+                PackageVersion {
+                    name: "zlib1g".into(),
+                    version: "1:1.2.13.dfsg-1".into(),
+                },
             ],
         };
         assert_eq!(manifest.upstream_version("libc6"), Some("2.36"));
@@ -485,7 +553,10 @@ mod tests {
     #[test]
     fn missing_tool_is_one_line_naming_the_supported_hosts() {
         let message = SysrootError::ToolMissing { tool: "apt-get" }.to_string();
-        assert_eq!(message, "crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `apt-get` is not on PATH");
+        assert_eq!(
+            message,
+            "crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `apt-get` is not on PATH"
+        );
     }
 
     #[test]
@@ -495,7 +566,11 @@ mod tests {
         assert!(!spec.with_dependencies);
         for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le] {
             let binary = format!("usr/bin/qemu-{}-static", arch.machine());
-            assert!(spec.keep_only.contains(&binary), "{binary} missing from {:?}", spec.keep_only);
+            assert!(
+                spec.keep_only.contains(&binary),
+                "{binary} missing from {:?}",
+                spec.keep_only
+            );
         }
     }
 
@@ -504,6 +579,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = PackageTree::open(dir.path()).unwrap_err();
         assert!(err.to_string().contains("delete that folder"), "{err}");
-        assert!(PackageTree::open(&dir.path().join("absent")).unwrap().is_none());
+        assert!(
+            PackageTree::open(&dir.path().join("absent"))
+                .unwrap()
+                .is_none()
+        );
     }
 }

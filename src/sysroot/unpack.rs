@@ -10,8 +10,14 @@ use super::{PackageVersion, SysrootError};
 pub(crate) fn require_dpkg_deb() -> Result<(), SysrootError> {
     match Command::new("dpkg-deb").arg("--version").output() {
         Ok(_) => Ok(()),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Err(SysrootError::ToolMissing { tool: "dpkg-deb" }),
-        Err(err) => Err(SysrootError::Io { action: "run", path: "dpkg-deb".into(), source: err }),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            Err(SysrootError::ToolMissing { tool: "dpkg-deb" })
+        }
+        Err(err) => Err(SysrootError::Io {
+            action: "run",
+            path: "dpkg-deb".into(),
+            source: err,
+        }),
     }
 }
 
@@ -30,7 +36,11 @@ pub(crate) fn unpack_all(debs: &[PathBuf], root: &Path) -> Result<(), SysrootErr
             let stderr = String::from_utf8_lossy(&output.stderr);
             return Err(SysrootError::Unpack {
                 deb: deb.clone(),
-                detail: stderr.lines().last().unwrap_or("dpkg-deb failed without a message").to_string(),
+                detail: stderr
+                    .lines()
+                    .last()
+                    .unwrap_or("dpkg-deb failed without a message")
+                    .to_string(),
             });
         }
     }
@@ -56,10 +66,13 @@ pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, Sysroot
         if !target.is_absolute() {
             continue;
         }
-        let Ok(inside) = link.strip_prefix(root) else { continue };
+        let Ok(inside) = link.strip_prefix(root) else {
+            continue;
+        };
         let relative = relative_link_target(inside, &target);
         fs::remove_file(link).map_err(SysrootError::io("replace the symlink", link))?;
-        std::os::unix::fs::symlink(&relative, link).map_err(SysrootError::io("create the symlink", link))?;
+        std::os::unix::fs::symlink(&relative, link)
+            .map_err(SysrootError::io("create the symlink", link))?;
         rewritten += 1;
     }
     Ok(rewritten)
@@ -69,7 +82,9 @@ pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, Sysroot
 /// the relative target that reaches the same place inside the tree. Walking up is exact
 /// because the walk never descends through symlinked folders.
 pub(crate) fn relative_link_target(link: &Path, target: &Path) -> PathBuf {
-    let depth = link.parent().map_or(0, |parent| parent.components().count());
+    let depth = link
+        .parent()
+        .map_or(0, |parent| parent.components().count());
     let mut relative = PathBuf::new();
     for _ in 0..depth {
         relative.push("..");
@@ -164,15 +179,27 @@ mod tests {
     #[test]
     fn absolute_link_becomes_relative_to_the_tree_root() {
         assert_eq!(
-            relative_link_target(Path::new("lib64/ld64.so.2"), Path::new("/lib/powerpc64le-linux-gnu/ld64.so.2")),
+            relative_link_target(
+                Path::new("lib64/ld64.so.2"),
+                Path::new("/lib/powerpc64le-linux-gnu/ld64.so.2")
+            ),
             PathBuf::from("../lib/powerpc64le-linux-gnu/ld64.so.2")
         );
         assert_eq!(
-            relative_link_target(Path::new("usr/lib/python3.11/sitecustomize.py"), Path::new("/etc/python3.11/sitecustomize.py")),
+            relative_link_target(
+                Path::new("usr/lib/python3.11/sitecustomize.py"),
+                Path::new("/etc/python3.11/sitecustomize.py")
+            ),
             PathBuf::from("../../../etc/python3.11/sitecustomize.py")
         );
-        assert_eq!(relative_link_target(Path::new("top"), Path::new("/etc/x")), PathBuf::from("etc/x"));
-        assert_eq!(relative_link_target(Path::new("a/b"), Path::new("/")), PathBuf::from(".."));
+        assert_eq!(
+            relative_link_target(Path::new("top"), Path::new("/etc/x")),
+            PathBuf::from("etc/x")
+        );
+        assert_eq!(
+            relative_link_target(Path::new("a/b"), Path::new("/")),
+            PathBuf::from("..")
+        );
     }
 
     #[test]
@@ -182,12 +209,27 @@ mod tests {
         fs::create_dir_all(root.join("lib/powerpc64le-linux-gnu")).unwrap();
         fs::create_dir_all(root.join("lib64")).unwrap();
         fs::write(root.join("lib/powerpc64le-linux-gnu/ld64.so.2"), "loader").unwrap();
-        std::os::unix::fs::symlink("/lib/powerpc64le-linux-gnu/ld64.so.2", root.join("lib64/ld64.so.2")).unwrap();
-        std::os::unix::fs::symlink("powerpc64le-linux-gnu/ld64.so.2", root.join("lib/ld.so")).unwrap();
+        std::os::unix::fs::symlink(
+            "/lib/powerpc64le-linux-gnu/ld64.so.2",
+            root.join("lib64/ld64.so.2"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("powerpc64le-linux-gnu/ld64.so.2", root.join("lib/ld.so"))
+            .unwrap();
 
-        assert_eq!(relativize_absolute_symlinks(root).unwrap(), 1, "only the absolute link is rewritten");
-        assert_eq!(fs::read_to_string(root.join("lib64/ld64.so.2")).unwrap(), "loader");
-        assert_eq!(fs::read_link(root.join("lib/ld.so")).unwrap(), PathBuf::from("powerpc64le-linux-gnu/ld64.so.2"));
+        assert_eq!(
+            relativize_absolute_symlinks(root).unwrap(),
+            1,
+            "only the absolute link is rewritten"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("lib64/ld64.so.2")).unwrap(),
+            "loader"
+        );
+        assert_eq!(
+            fs::read_link(root.join("lib/ld.so")).unwrap(),
+            PathBuf::from("powerpc64le-linux-gnu/ld64.so.2")
+        );
     }
 
     #[test]
@@ -198,9 +240,15 @@ mod tests {
         fs::create_dir_all(root.join("usr/share/doc")).unwrap();
         fs::write(root.join("usr/bin/qemu-aarch64-static"), "a").unwrap();
         fs::write(root.join("usr/bin/qemu-mips-static"), "m").unwrap();
-        let keep = ["usr/bin/qemu-aarch64-static".to_string(), "usr/bin/absent".to_string()];
+        let keep = [
+            "usr/bin/qemu-aarch64-static".to_string(),
+            "usr/bin/absent".to_string(),
+        ];
         keep_only(&root, &dir.path().join("scratch"), &keep).unwrap();
-        assert_eq!(fs::read_to_string(root.join("usr/bin/qemu-aarch64-static")).unwrap(), "a");
+        assert_eq!(
+            fs::read_to_string(root.join("usr/bin/qemu-aarch64-static")).unwrap(),
+            "a"
+        );
         assert!(!root.join("usr/bin/qemu-mips-static").exists());
         assert!(!root.join("usr/share").exists());
     }
@@ -215,8 +263,14 @@ mod tests {
         assert_eq!(
             package_versions(&debs),
             vec![
-                PackageVersion { name: "libc6".into(), version: "2.36-9+deb12u14".into() },
-                PackageVersion { name: "zlib1g".into(), version: "1:1.2.13.dfsg-1".into() },
+                PackageVersion {
+                    name: "libc6".into(),
+                    version: "2.36-9+deb12u14".into()
+                },
+                PackageVersion {
+                    name: "zlib1g".into(),
+                    version: "1:1.2.13.dfsg-1".into()
+                },
             ]
         );
         assert_eq!(percent_decode("100%"), "100%");

@@ -56,7 +56,10 @@ impl Emulator {
     /// The variables qemu reads; exported so that binfmt-launched subprocesses of the
     /// emulated program find the same libraries and CPU.
     pub fn env(&self) -> Vec<(&'static str, String)> {
-        let mut env = vec![("QEMU_LD_PREFIX", self.sysroot.root().to_string_lossy().into_owned())];
+        let mut env = vec![(
+            "QEMU_LD_PREFIX",
+            self.sysroot.root().to_string_lossy().into_owned(),
+        )];
         if let Some(cpu) = &self.cpu {
             env.push(("QEMU_CPU", cpu.clone()));
         }
@@ -82,18 +85,29 @@ pub fn find_qemu(arch: LinuxArch, cache: &Path) -> Result<PathBuf, TestError> {
     if let Some(found) = std::env::var_os("PATH").and_then(|path| find_qemu_on_path(arch, &path)) {
         return Ok(found);
     }
-    let host = LinuxArch::host().ok_or(TestError::UnsupportedHost { arch: std::env::consts::ARCH })?;
+    let host = LinuxArch::host().ok_or(TestError::UnsupportedHost {
+        arch: std::env::consts::ARCH,
+    })?;
     let tree = sysroot::provision(cache, &TreeSpec::qemu_user(host))?;
-    let qemu = tree.root().join("usr/bin").join(format!("qemu-{}-static", arch.machine()));
+    let qemu = tree
+        .root()
+        .join("usr/bin")
+        .join(format!("qemu-{}-static", arch.machine()));
     if qemu.is_file() {
         Ok(qemu)
     } else {
-        Err(TestError::QemuMissing { arch, looked_in: qemu })
+        Err(TestError::QemuMissing {
+            arch,
+            looked_in: qemu,
+        })
     }
 }
 
 pub fn find_qemu_on_path(arch: LinuxArch, path_var: &OsStr) -> Option<PathBuf> {
-    let names = [format!("qemu-{}-static", arch.machine()), format!("qemu-{}", arch.machine())];
+    let names = [
+        format!("qemu-{}-static", arch.machine()),
+        format!("qemu-{}", arch.machine()),
+    ];
     names
         .iter()
         .flat_map(|name| std::env::split_paths(path_var).map(move |dir| dir.join(name)))
@@ -152,7 +166,9 @@ pub fn binfmt_status(arch: LinuxArch, binfmt_dir: &Path) -> BinfmtStatus {
     if let Ok(dir) = fs::read_dir(binfmt_dir) {
         for entry in dir.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if matches!(name.as_str(), "register" | "status") || entries.iter().any(|(seen, _)| *seen == name) {
+            if matches!(name.as_str(), "register" | "status")
+                || entries.iter().any(|(seen, _)| *seen == name)
+            {
                 continue;
             }
             if let Ok(text) = fs::read_to_string(entry.path()) {
@@ -165,9 +181,17 @@ pub fn binfmt_status(arch: LinuxArch, binfmt_dir: &Path) -> BinfmtStatus {
         .filter(|(_, text)| handles_elf_machine(text, arch.elf_machine()))
         .map(|(name, text)| (name, text.lines().next().map(str::trim) == Some("enabled")))
         .collect();
-    match handlers.iter().find(|(_, enabled)| *enabled).or(handlers.first()) {
-        Some((entry, true)) => BinfmtStatus::Enabled { entry: entry.clone() },
-        Some((entry, false)) => BinfmtStatus::Disabled { entry: entry.clone() },
+    match handlers
+        .iter()
+        .find(|(_, enabled)| *enabled)
+        .or(handlers.first())
+    {
+        Some((entry, true)) => BinfmtStatus::Enabled {
+            entry: entry.clone(),
+        },
+        Some((entry, false)) => BinfmtStatus::Disabled {
+            entry: entry.clone(),
+        },
         None => BinfmtStatus::NotRegistered,
     }
 }
@@ -175,9 +199,13 @@ pub fn binfmt_status(arch: LinuxArch, binfmt_dir: &Path) -> BinfmtStatus {
 /// Whether a binfmt_misc entry's magic matches 64-bit little-endian ELF files of
 /// `machine`: bytes 4–5 (class, data) and 18–19 (e_machine) of the ELF header.
 fn handles_elf_machine(entry: &str, machine: u16) -> bool {
-    let Some(magic) = entry.lines().find_map(|line| line.strip_prefix("magic ")) else { return false };
+    let Some(magic) = entry.lines().find_map(|line| line.strip_prefix("magic ")) else {
+        return false;
+    };
     let offset_zero = entry.lines().any(|line| line.trim() == "offset 0");
-    let Some(bytes) = decode_hex(magic.trim()) else { return false };
+    let Some(bytes) = decode_hex(magic.trim()) else {
+        return false;
+    };
     let [lo, hi] = machine.to_le_bytes();
     offset_zero
         && bytes.get(..4) == Some(b"\x7fELF".as_slice())
@@ -187,12 +215,16 @@ fn handles_elf_machine(entry: &str, machine: u16) -> bool {
 
 fn decode_hex(text: &str) -> Option<Vec<u8>> {
     let digits = text.as_bytes();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits
         .chunks(2)
-        .map(|pair| std::str::from_utf8(pair).ok().and_then(|hex| u8::from_str_radix(hex, 16).ok()))
+        .map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        })
         .collect()
 }
 
@@ -215,8 +247,16 @@ mod tests {
     #[test]
     fn enabled_handler_is_found_under_its_conventional_name() {
         let dir = fake_binfmt(&[("qemu-aarch64", AARCH64_ENTRY)]);
-        assert_eq!(binfmt_status(LinuxArch::Aarch64, dir.path()), BinfmtStatus::Enabled { entry: "qemu-aarch64".into() });
-        assert_eq!(BinfmtStatus::Enabled { entry: "x".into() }.problem(LinuxArch::Aarch64), None);
+        assert_eq!(
+            binfmt_status(LinuxArch::Aarch64, dir.path()),
+            BinfmtStatus::Enabled {
+                entry: "qemu-aarch64".into()
+            }
+        );
+        assert_eq!(
+            BinfmtStatus::Enabled { entry: "x".into() }.problem(LinuxArch::Aarch64),
+            None
+        );
     }
 
     #[test]
@@ -224,9 +264,14 @@ mod tests {
         let dir = fake_binfmt(&[("arm64-from-another-tool", AARCH64_ENTRY)]);
         assert_eq!(
             binfmt_status(LinuxArch::Aarch64, dir.path()),
-            BinfmtStatus::Enabled { entry: "arm64-from-another-tool".into() }
+            BinfmtStatus::Enabled {
+                entry: "arm64-from-another-tool".into()
+            }
         );
-        assert_eq!(binfmt_status(LinuxArch::Ppc64le, dir.path()), BinfmtStatus::NotRegistered);
+        assert_eq!(
+            binfmt_status(LinuxArch::Ppc64le, dir.path()),
+            BinfmtStatus::NotRegistered
+        );
     }
 
     #[test]
@@ -235,7 +280,10 @@ mod tests {
         let status = binfmt_status(LinuxArch::Ppc64le, dir.path());
         assert_eq!(status, BinfmtStatus::NotRegistered);
         let message = status.problem(LinuxArch::Ppc64le).unwrap();
-        assert!(message.contains("sudo update-binfmts --enable qemu-ppc64le"), "{message}");
+        assert!(
+            message.contains("sudo update-binfmts --enable qemu-ppc64le"),
+            "{message}"
+        );
         assert!(!message.contains('\n'));
     }
 
@@ -245,8 +293,14 @@ mod tests {
         let status = binfmt_status(LinuxArch::Aarch64, &dir.path().join("binfmt_misc"));
         assert_eq!(status, BinfmtStatus::NotMounted);
         let message = status.problem(LinuxArch::Aarch64).unwrap();
-        assert!(message.contains("sudo mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc"), "{message}");
-        assert!(message.contains("sudo update-binfmts --enable qemu-aarch64"), "{message}");
+        assert!(
+            message.contains("sudo mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc"),
+            "{message}"
+        );
+        assert!(
+            message.contains("sudo update-binfmts --enable qemu-aarch64"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -254,8 +308,18 @@ mod tests {
         let disabled = AARCH64_ENTRY.replacen("enabled", "disabled", 1);
         let dir = fake_binfmt(&[("qemu-aarch64", &disabled)]);
         let status = binfmt_status(LinuxArch::Aarch64, dir.path());
-        assert_eq!(status, BinfmtStatus::Disabled { entry: "qemu-aarch64".into() });
-        assert!(status.problem(LinuxArch::Aarch64).unwrap().contains("sudo update-binfmts --enable qemu-aarch64"));
+        assert_eq!(
+            status,
+            BinfmtStatus::Disabled {
+                entry: "qemu-aarch64".into()
+            }
+        );
+        assert!(
+            status
+                .problem(LinuxArch::Aarch64)
+                .unwrap()
+                .contains("sudo update-binfmts --enable qemu-aarch64")
+        );
     }
 
     #[test]
@@ -265,12 +329,18 @@ mod tests {
         let (first, second) = (dir.path().join("a"), dir.path().join("b"));
         fs::create_dir_all(&first).unwrap();
         fs::create_dir_all(&second).unwrap();
-        for path in [first.join("qemu-ppc64le"), second.join("qemu-ppc64le-static")] {
+        for path in [
+            first.join("qemu-ppc64le"),
+            second.join("qemu-ppc64le-static"),
+        ] {
             fs::write(&path, "").unwrap();
             fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
         }
         let path_var = std::env::join_paths([&first, &second]).unwrap();
-        assert_eq!(find_qemu_on_path(LinuxArch::Ppc64le, &path_var), Some(second.join("qemu-ppc64le-static")));
+        assert_eq!(
+            find_qemu_on_path(LinuxArch::Ppc64le, &path_var),
+            Some(second.join("qemu-ppc64le-static"))
+        );
         assert_eq!(find_qemu_on_path(LinuxArch::Aarch64, &path_var), None);
     }
 

@@ -48,7 +48,10 @@ impl Log {
             std::fs::create_dir_all(parent).map_err(TestError::io("create", parent))?;
         }
         let file = File::create(path).map_err(TestError::io("create", path))?;
-        Ok(Log { file, path: path.to_path_buf() })
+        Ok(Log {
+            file,
+            path: path.to_path_buf(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -64,8 +67,11 @@ impl Log {
     pub fn run(&mut self, mut command: Command, echo: Echo) -> Result<Finished, TestError> {
         self.note(&format!("$ {}", describe(&command)))?;
         let program = PathBuf::from(command.get_program());
-        let (reader, writer) = std::io::pipe().map_err(TestError::io("create a pipe for", &program))?;
-        let writer_for_stderr = writer.try_clone().map_err(TestError::io("create a pipe for", &program))?;
+        let (reader, writer) =
+            std::io::pipe().map_err(TestError::io("create a pipe for", &program))?;
+        let writer_for_stderr = writer
+            .try_clone()
+            .map_err(TestError::io("create a pipe for", &program))?;
         command.stdout(writer).stderr(writer_for_stderr);
         let mut child = command.spawn().map_err(TestError::io("run", &program))?;
         // The command keeps copies of the pipe's write end; the read below only ends
@@ -77,11 +83,15 @@ impl Log {
         let mut line = Vec::new();
         loop {
             line.clear();
-            let read = reader.read_until(b'\n', &mut line).map_err(TestError::io("read the output of", &program))?;
+            let read = reader
+                .read_until(b'\n', &mut line)
+                .map_err(TestError::io("read the output of", &program))?;
             if read == 0 {
                 break;
             }
-            self.file.write_all(&line).map_err(TestError::io("write", &self.path))?;
+            self.file
+                .write_all(&line)
+                .map_err(TestError::io("write", &self.path))?;
             let text = String::from_utf8_lossy(&line);
             if echo == Echo::Yes {
                 eprint!("{text}");
@@ -108,7 +118,9 @@ fn describe(command: &Command) -> String {
 /// `text` as one shell word.
 pub(crate) fn shell_quote(text: &str) -> String {
     let plain = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
     if plain {
         text.to_string()
     } else {
@@ -139,7 +151,10 @@ mod tests {
         assert_eq!(finished.status.code(), Some(3));
         assert_eq!(finished.reason(), "ERROR: two");
         let text = std::fs::read_to_string(log.path()).unwrap();
-        let body: Vec<&str> = text.lines().filter(|l| !l.starts_with("[crosswheel]")).collect();
+        let body: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("[crosswheel]"))
+            .collect();
         assert_eq!(body, ["one", "ERROR: two", "three"]);
     }
 }

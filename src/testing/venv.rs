@@ -42,10 +42,12 @@ impl TargetEnv {
     pub fn emulated(root: &Path, emulator: &Emulator) -> Result<Self, TestError> {
         let sysroot = emulator.sysroot();
         let arch = sysroot.arch();
-        let glibc = sysroot.glibc_version().ok_or_else(|| TestError::BrokenSysroot {
-            path: sysroot.root().to_path_buf(),
-            detail: "its manifest names no libc6 version".into(),
-        })?;
+        let glibc = sysroot
+            .glibc_version()
+            .ok_or_else(|| TestError::BrokenSysroot {
+                path: sysroot.root().to_path_buf(),
+                detail: "its manifest names no libc6 version".into(),
+            })?;
         let env = TargetEnv {
             root: root.to_path_buf(),
             arch,
@@ -53,10 +55,20 @@ impl TargetEnv {
             glibc,
             interpreter_env: emulator.env(),
         };
-        let home = sysroot.python().parent().map(Path::to_path_buf).unwrap_or_default();
-        env.create_layout(&home, sysroot.python_full_version().unwrap_or(sysroot.python_version()))?;
+        let home = sysroot
+            .python()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        env.create_layout(
+            &home,
+            sysroot
+                .python_full_version()
+                .unwrap_or(sysroot.python_version()),
+        )?;
 
-        let mut script = String::from("#!/bin/sh\n# crosswheel: the target CPython under qemu-user\n");
+        let mut script =
+            String::from("#!/bin/sh\n# crosswheel: the target CPython under qemu-user\n");
         for (name, value) in &env.interpreter_env {
             script.push_str(&format!("export {name}={}\n", shell_quote(value)));
         }
@@ -81,10 +93,15 @@ impl TargetEnv {
             glibc: host.glibc,
             interpreter_env: Vec::new(),
         };
-        let home = host.executable.parent().map(Path::to_path_buf).unwrap_or_default();
+        let home = host
+            .executable
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         env.create_layout(&home, &host.full_version)?;
         let python = env.bin().join("python");
-        std::os::unix::fs::symlink(&host.executable, &python).map_err(TestError::io("create", &python))?;
+        std::os::unix::fs::symlink(&host.executable, &python)
+            .map_err(TestError::io("create", &python))?;
         env.link_versioned_names()?;
         Ok(env)
     }
@@ -98,7 +115,10 @@ impl TargetEnv {
     }
 
     pub fn site_packages(&self) -> PathBuf {
-        self.root.join("lib").join(format!("python{}", self.python_version)).join("site-packages")
+        self.root
+            .join("lib")
+            .join(format!("python{}", self.python_version))
+            .join("site-packages")
     }
 
     /// What a command needs to find this environment's `python` and scripts first.
@@ -108,10 +128,17 @@ impl TargetEnv {
             path.extend(std::env::split_paths(&inherited));
         }
         let mut env: Vec<(OsString, OsString)> = vec![
-            ("PATH".into(), std::env::join_paths(path).unwrap_or_default()),
+            (
+                "PATH".into(),
+                std::env::join_paths(path).unwrap_or_default(),
+            ),
             ("VIRTUAL_ENV".into(), self.root.clone().into_os_string()),
         ];
-        env.extend(self.interpreter_env.iter().map(|(name, value)| ((*name).into(), value.into())));
+        env.extend(
+            self.interpreter_env
+                .iter()
+                .map(|(name, value)| ((*name).into(), value.into())),
+        );
         env
     }
 
@@ -119,7 +146,11 @@ impl TargetEnv {
     pub fn install(&self, requirements: &[String], log: &mut Log) -> Result<(), TestError> {
         let site = self.site_packages();
         let mut command = host_pip();
-        command.arg("--target").arg(&site).args(self.platform_args()).args(requirements);
+        command
+            .arg("--target")
+            .arg(&site)
+            .args(self.platform_args())
+            .args(requirements);
         let host_attempt = log.run(command, Echo::No)?;
         if host_attempt.status.success() {
             return self.adopt_scripts();
@@ -130,7 +161,11 @@ impl TargetEnv {
             host_attempt.reason()
         ))?;
         let mut command = host_pip();
-        command.arg("--target").arg(&site).args(self.platform_args()).arg("pip");
+        command
+            .arg("--target")
+            .arg(&site)
+            .args(self.platform_args())
+            .arg("pip");
         let pip_install = log.run(command, Echo::No)?;
         if !pip_install.status.success() {
             return Err(self.install_error(requirements, host_attempt.reason(), log));
@@ -138,7 +173,13 @@ impl TargetEnv {
         let mut command = Command::new(self.python());
         command
             .envs(self.command_env())
-            .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+            ])
             .args(requirements);
         let emulated_attempt = log.run(command, Echo::No)?;
         if emulated_attempt.status.success() {
@@ -175,7 +216,9 @@ impl TargetEnv {
         let (major, minor) = self.glibc;
         let mut args = vec!["--only-binary=:all:".to_string()];
         for glibc_minor in (MANYLINUX_FLOOR_MINOR..=minor).rev() {
-            args.push(format!("--platform=manylinux_{major}_{glibc_minor}_{machine}"));
+            args.push(format!(
+                "--platform=manylinux_{major}_{glibc_minor}_{machine}"
+            ));
         }
         args.push(format!("--platform=manylinux2014_{machine}"));
         args.push(format!("--platform=linux_{machine}"));
@@ -201,7 +244,10 @@ impl TargetEnv {
     }
 
     fn link_versioned_names(&self) -> Result<(), TestError> {
-        for name in ["python3".to_string(), format!("python{}", self.python_version)] {
+        for name in [
+            "python3".to_string(),
+            format!("python{}", self.python_version),
+        ] {
             let link = self.bin().join(name);
             std::os::unix::fs::symlink("python", &link).map_err(TestError::io("create", &link))?;
         }
@@ -213,14 +259,20 @@ impl TargetEnv {
     /// python.
     fn adopt_scripts(&self) -> Result<(), TestError> {
         let scripts = self.site_packages().join("bin");
-        let Ok(entries) = fs::read_dir(&scripts) else { return Ok(()) };
+        let Ok(entries) = fs::read_dir(&scripts) else {
+            return Ok(());
+        };
         let shebang = format!("#!{}\n", self.python().display());
         for entry in entries {
             let from = entry.map_err(TestError::io("list", &scripts))?.path();
-            let Some(name) = from.file_name() else { continue };
+            let Some(name) = from.file_name() else {
+                continue;
+            };
             let to = self.bin().join(name);
             match fs::read_to_string(&from) {
-                Ok(text) if text.starts_with("#!") => write_executable(&to, &format!("{shebang}{}", script_body(&text)))?,
+                Ok(text) if text.starts_with("#!") => {
+                    write_executable(&to, &format!("{shebang}{}", script_body(&text)))?
+                }
                 // Binary or unreadable: not a script pip wrote; keep it as it is.
                 _ => {
                     fs::rename(&from, &to).map_err(TestError::io("move", &from))?;
@@ -251,7 +303,14 @@ fn after_first_line(text: &str) -> &str {
 fn host_pip() -> Command {
     let mut command = Command::new(HOST_PIP_PYTHON);
     command
-        .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-compile"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--no-compile",
+        ])
         // Cross-build settings leak into pip and would make it resolve for the wrong
         // platform (DESIGN.md, Python for the target).
         .env_remove("_PYTHON_HOST_PLATFORM")
@@ -266,7 +325,8 @@ fn host_pip() -> Command {
 fn write_executable(path: &Path, text: &str) -> Result<(), TestError> {
     use std::os::unix::fs::PermissionsExt;
     fs::write(path, text).map_err(TestError::io("write", path))?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(TestError::io("make executable", path))
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(TestError::io("make executable", path))
 }
 
 struct HostPython {
@@ -282,18 +342,33 @@ impl HostPython {
                      print(os.path.realpath(sys.executable))\n\
                      print(platform.python_version())\n\
                      print(platform.libc_ver()[1])";
-        let missing = |detail: String| TestError::NoHostPython { name: name.clone(), detail };
-        let output = Command::new(&name).args(["-c", probe]).output().map_err(|err| missing(err.to_string()))?;
+        let missing = |detail: String| TestError::NoHostPython {
+            name: name.clone(),
+            detail,
+        };
+        let output = Command::new(&name)
+            .args(["-c", probe])
+            .output()
+            .map_err(|err| missing(err.to_string()))?;
         if !output.status.success() {
-            return Err(missing(String::from_utf8_lossy(&output.stderr).trim().to_string()));
+            return Err(missing(
+                String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            ));
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
         let mut lines = stdout.lines();
-        let (Some(executable), Some(full_version), Some(libc)) = (lines.next(), lines.next(), lines.next()) else {
+        let (Some(executable), Some(full_version), Some(libc)) =
+            (lines.next(), lines.next(), lines.next())
+        else {
             return Err(missing(format!("unexpected answer `{stdout}`")));
         };
-        let glibc = parse_major_minor(libc).ok_or_else(|| missing(format!("no glibc version in `{libc}`")))?;
-        Ok(HostPython { executable: executable.into(), full_version: full_version.to_string(), glibc })
+        let glibc = parse_major_minor(libc)
+            .ok_or_else(|| missing(format!("no glibc version in `{libc}`")))?;
+        Ok(HostPython {
+            executable: executable.into(),
+            full_version: full_version.to_string(),
+            glibc,
+        })
     }
 }
 
@@ -317,16 +392,26 @@ mod tests {
         assert!(args.contains(&"--platform=manylinux_2_36_ppc64le".to_string()));
         assert!(args.contains(&"--platform=manylinux_2_17_ppc64le".to_string()));
         assert!(args.contains(&"--platform=manylinux2014_ppc64le".to_string()));
-        assert!(!args.iter().any(|a| a.contains("manylinux_2_37") || a.contains("manylinux_2_16")));
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.contains("manylinux_2_37") || a.contains("manylinux_2_16"))
+        );
         assert!(args.contains(&"--abi=cp311".to_string()));
-        assert_eq!(args.iter().filter(|a| a.starts_with("--platform=manylinux_2_")).count(), 20);
+        assert_eq!(
+            args.iter()
+                .filter(|a| a.starts_with("--platform=manylinux_2_"))
+                .count(),
+            20
+        );
     }
 
     #[test]
     fn script_body_drops_plain_and_trampoline_launchers() {
         let plain = "#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport sys\n";
         assert_eq!(script_body(plain), "# -*- coding: utf-8 -*-\nimport sys\n");
-        let trampoline = "#!/bin/sh\n'''exec' \"/very/long/python\" \"$0\" \"$@\"\n' '''\nimport sys\n";
+        let trampoline =
+            "#!/bin/sh\n'''exec' \"/very/long/python\" \"$0\" \"$@\"\n' '''\nimport sys\n";
         assert_eq!(script_body(trampoline), "import sys\n");
         assert_eq!(script_body("#!/bin/sh\necho hi\n"), "echo hi\n");
     }
@@ -336,13 +421,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut env = env_for(LinuxArch::Aarch64, (2, 36));
         env.root = dir.path().to_path_buf();
-        env.create_layout(Path::new("/sysroot/usr/bin"), "3.11.2").unwrap();
+        env.create_layout(Path::new("/sysroot/usr/bin"), "3.11.2")
+            .unwrap();
         let scripts = env.site_packages().join("bin");
         fs::create_dir_all(&scripts).unwrap();
         fs::write(scripts.join("pytest"), "#!/usr/bin/python3\nimport sys\n").unwrap();
         env.adopt_scripts().unwrap();
         let adopted = fs::read_to_string(env.bin().join("pytest")).unwrap();
-        assert_eq!(adopted, format!("#!{}\nimport sys\n", env.python().display()));
+        assert_eq!(
+            adopted,
+            format!("#!{}\nimport sys\n", env.python().display())
+        );
         assert!(!scripts.exists());
         let config = fs::read_to_string(dir.path().join("pyvenv.cfg")).unwrap();
         assert!(config.starts_with("home = /sysroot/usr/bin\n"), "{config}");
