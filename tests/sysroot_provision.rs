@@ -1,12 +1,21 @@
 //! Provisioning real target sysroots from the host's Debian mirrors (network on first
 //! use of a fresh cache). Needs apt-get, dpkg-deb and qemu-user on a Debian host.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use crosswheel::sysroot::{self, LinuxArch, PackageTree, Sysroot, TreeSpec};
 use crosswheel::testing::{Emulator, find_qemu};
+use crosswheel::toolchain::Cache;
+
+/// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
+fn cache_root() -> PathBuf {
+    Cache::from_env()
+        .unwrap_or_else(|err| panic!("{err}"))
+        .root()
+        .to_path_buf()
+}
 
 /// Two racing cold provisionings into a fresh cache, then a warm one; returns the
 /// sysroot and prints the timings.
@@ -152,7 +161,7 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 
 #[test]
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
-    let cache = sysroot::default_cache_dir().expect("cache folder");
+    let cache = cache_root();
     let emulator =
         Emulator::new(&cache, LinuxArch::Aarch64, None).unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
@@ -173,7 +182,7 @@ fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
 
 #[test]
 fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
-    let cache = sysroot::default_cache_dir().expect("cache folder");
+    let cache = cache_root();
     let host = LinuxArch::host().expect("a supported host");
     let started = Instant::now();
     let tree: PackageTree = sysroot::provision(&cache, &TreeSpec::qemu_user(host))

@@ -6,8 +6,17 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crosswheel::sysroot::{self, LinuxArch};
+use crosswheel::sysroot::LinuxArch;
 use crosswheel::testing::{TestMode, TestOutcome, TestSpec, test_wheel};
+use crosswheel::toolchain::Cache;
+
+/// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
+fn cache_root() -> PathBuf {
+    Cache::from_env()
+        .unwrap_or_else(|err| panic!("{err}"))
+        .root()
+        .to_path_buf()
+}
 
 const MARKUPSAFE: &str = "3.0.4";
 
@@ -85,7 +94,7 @@ fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
         test_sources: vec![PathBuf::from("tests")],
         project_dir: project.to_path_buf(),
         qemu_cpu: None,
-        cache_dir: sysroot::default_cache_dir().expect("cache folder"),
+        cache_dir: cache_root(),
         log_dir: logs.to_path_buf(),
     };
     let outcome =
@@ -163,7 +172,7 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
         test_sources: Vec::new(),
         project_dir: project.path().to_path_buf(),
         qemu_cpu: None,
-        cache_dir: sysroot::default_cache_dir().expect("cache folder"),
+        cache_dir: cache_root(),
         log_dir: logs.path().to_path_buf(),
     };
     let err = match test_wheel(
@@ -199,7 +208,7 @@ fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
         test_sources: vec![PathBuf::from("tests")],
         project_dir: project.path().to_path_buf(),
         qemu_cpu: None,
-        cache_dir: sysroot::default_cache_dir().expect("cache folder"),
+        cache_dir: cache_root(),
         log_dir: logs.path().to_path_buf(),
     };
     let outcome = test_wheel(

@@ -65,8 +65,6 @@ pub enum SysrootError {
         pid: u32,
         waited_secs: u64,
     },
-    #[error("no cache folder: set CROSSWHEEL_CACHE, XDG_CACHE_HOME or HOME")]
-    NoCacheDir,
     #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
     BadTree { path: PathBuf, detail: String },
 }
@@ -170,25 +168,6 @@ fn config() -> &'static Config {
 /// `MAJOR.MINOR` of the target CPython the sysroots hold.
 pub fn target_python_version() -> &'static str {
     &config().python
-}
-
-/// crosswheel's cache: `$CROSSWHEEL_CACHE`, else `$XDG_CACHE_HOME/crosswheel`, else
-/// `~/.cache/crosswheel`.
-pub fn default_cache_dir() -> Result<PathBuf, SysrootError> {
-    let from_env = |name: &str| {
-        std::env::var_os(name)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(dir) = from_env("CROSSWHEEL_CACHE") {
-        return Ok(dir);
-    }
-    if let Some(dir) = from_env("XDG_CACHE_HOME") {
-        return Ok(dir.join("crosswheel"));
-    }
-    from_env("HOME")
-        .map(|home| home.join(".cache").join("crosswheel"))
-        .ok_or(SysrootError::NoCacheDir)
 }
 
 /// What to fetch and where to keep it, relative to the cache.
@@ -538,16 +517,6 @@ mod tests {
         assert_eq!(manifest.upstream_version("libssl3"), None);
         assert_eq!(parse_major_minor("2.36"), Some((2, 36)));
         assert_eq!(parse_major_minor("3"), None);
-    }
-
-    #[test]
-    fn cache_dir_prefers_crosswheel_cache_variable() {
-        // Reads the real environment only: asserts the documented precedence on it.
-        let dir = default_cache_dir();
-        match std::env::var_os("CROSSWHEEL_CACHE").filter(|v| !v.is_empty()) {
-            Some(explicit) => assert_eq!(dir.ok(), Some(PathBuf::from(explicit))),
-            None => assert!(dir.is_ok_and(|d| d.ends_with("crosswheel"))),
-        }
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub struct TestSpec {
     pub project_dir: PathBuf,
     /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
     pub qemu_cpu: Option<String>,
-    /// crosswheel's cache (sysroots, qemu); see [`crate::sysroot::default_cache_dir`].
+    /// crosswheel's cache (sysroots, qemu); normally [`crate::toolchain::Cache::from_env`].
     pub cache_dir: PathBuf,
     /// Where `<wheel name>.test.log` is written.
     pub log_dir: PathBuf,
