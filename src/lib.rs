@@ -12,6 +12,8 @@ pub mod logging;
 pub mod macho;
 pub mod manylinux;
 pub mod repair;
+pub mod sysroot;
+pub mod testing;
 pub mod pipeline;
 pub mod wheel;
 pub mod toolchain;

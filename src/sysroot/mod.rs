@@ -1,0 +1,557 @@
+//! Target root filesystems assembled from the host distribution's own Debian packages.
+//!
+//! A tree is the unpacked dependency closure of a few packages for one Debian
+//! architecture, fetched under a private APT configuration so the host's dpkg and APT
+//! state are never touched (no `dpkg --add-architecture`). Trees live in crosswheel's
+//! cache and are built once: the work happens in a temporary folder beside the final one
+//! and is renamed into place, so an interrupted or concurrent run never leaves a
+//! half-built tree behind. The package lists are data (`sysroot.toml`).
+
+mod apt;
+mod lock;
+mod unpack;
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use lock::{Acquired, BuildLock};
+
+const CONFIG_TOML: &str = include_str!("sysroot.toml");
+
+/// Written last into a finished tree; its presence is what makes a tree usable.
+const MANIFEST_NAME: &str = ".crosswheel-tree.json";
+
+/// How long a second process waits for another one building the same tree.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SysrootError {
+    #[error("crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `{tool}` is not on PATH")]
+    ToolMissing { tool: &'static str },
+    #[error(
+        "no package sources in {list} or {parts}: crosswheel fetches target packages from the \
+         mirrors configured there, so `apt-get update` must work on this host"
+    )]
+    NoSources { list: PathBuf, parts: PathBuf },
+    #[error(
+        "`{command}` failed for {arch}: {detail}; crosswheel fetches from the host's configured \
+         mirrors, so check that they are reachable and carry {arch} packages"
+    )]
+    Apt {
+        command: String,
+        arch: String,
+        detail: String,
+    },
+    #[error("cannot unpack {deb}: {detail}")]
+    Unpack { deb: PathBuf, detail: String },
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error(
+        "gave up after {waited_secs} s waiting for process {pid} to finish {path}: if no \
+         crosswheel is running, delete that lock file"
+    )]
+    LockTimeout {
+        path: PathBuf,
+        pid: u32,
+        waited_secs: u64,
+    },
+    #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
+    BadTree { path: PathBuf, detail: String },
+}
+
+impl SysrootError {
+    pub(crate) fn io<'a>(
+        action: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(io::Error) -> Self + 'a {
+        move |source| SysrootError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// The Linux architectures crosswheel builds for or runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinuxArch {
+    X86_64,
+    Aarch64,
+    Ppc64le,
+}
+
+impl LinuxArch {
+    /// Accepts the kernel/wheel-tag name (`aarch64`) and the Debian one (`arm64`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "x86_64" | "amd64" => Some(Self::X86_64),
+            "aarch64" | "arm64" => Some(Self::Aarch64),
+            "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
+            _ => None,
+        }
+    }
+
+    /// The architecture this crosswheel binary runs on, if it is one of ours.
+    pub fn host() -> Option<Self> {
+        match std::env::consts::ARCH {
+            "x86_64" => Some(Self::X86_64),
+            "aarch64" => Some(Self::Aarch64),
+            // Rust names both endiannesses `powerpc64`.
+            "powerpc64" if cfg!(target_endian = "little") => Some(Self::Ppc64le),
+            _ => None,
+        }
+    }
+
+    /// What `uname -m` and `platform.machine()` report; also the wheel-tag and qemu suffix.
+    pub fn machine(self) -> &'static str {
+        match self {
+            Self::X86_64 => "x86_64",
+            Self::Aarch64 => "aarch64",
+            Self::Ppc64le => "ppc64le",
+        }
+    }
+
+    /// Debian's architecture name, as APT and dpkg spell it.
+    pub fn debian(self) -> &'static str {
+        match self {
+            Self::X86_64 => "amd64",
+            Self::Aarch64 => "arm64",
+            Self::Ppc64le => "ppc64el",
+        }
+    }
+
+    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64).
+    pub fn elf_machine(self) -> u16 {
+        match self {
+            Self::X86_64 => 62,
+            Self::Aarch64 => 183,
+            Self::Ppc64le => 21,
+        }
+    }
+}
+
+impl fmt::Display for LinuxArch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.machine())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Config {
+    python: String,
+    python_roots: Vec<String>,
+    qemu_package: String,
+    qemu_keep: Vec<String>,
+    prune: Vec<String>,
+    forwarded_acquire_settings: Vec<String>,
+}
+
+fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| match toml::from_str(CONFIG_TOML) {
+        Ok(config) => config,
+        // The file is compiled in; the unit test `bundled_config_parses` guards it.
+        Err(err) => panic!("src/sysroot/sysroot.toml is invalid: {err}"),
+    })
+}
+
+/// `MAJOR.MINOR` of the target CPython the sysroots hold.
+pub fn target_python_version() -> &'static str {
+    &config().python
+}
+
+/// What to fetch and where to keep it, relative to the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeSpec {
+    pub cache_subdir: PathBuf,
+    pub debian_arch: String,
+    pub packages: Vec<String>,
+    /// Fetch the whole dependency closure (a root filesystem) or only the named packages
+    /// (self-contained tools such as the static qemu binaries).
+    pub with_dependencies: bool,
+    /// Paths (relative to the tree root) to keep; empty keeps everything.
+    pub keep_only: Vec<String>,
+}
+
+impl TreeSpec {
+    /// The root filesystem able to run the target CPython under qemu-user.
+    pub fn python_sysroot(arch: LinuxArch) -> Self {
+        let python = &config().python;
+        TreeSpec {
+            cache_subdir: Path::new("sysroots").join(format!("{}-py{python}", arch.debian())),
+            debian_arch: arch.debian().to_string(),
+            packages: config()
+                .python_roots
+                .iter()
+                .map(|root| root.replace("{py}", python))
+                .collect(),
+            with_dependencies: true,
+            keep_only: Vec::new(),
+        }
+    }
+
+    /// Debian's static qemu-user binaries for the host, used when none is on PATH.
+    pub fn qemu_user(host: LinuxArch) -> Self {
+        let package = config().qemu_package.clone();
+        TreeSpec {
+            cache_subdir: Path::new("tools").join(format!("{package}-{}", host.debian())),
+            debian_arch: host.debian().to_string(),
+            packages: vec![package],
+            with_dependencies: false,
+            keep_only: config().qemu_keep.clone(),
+        }
+    }
+}
+
+/// One unpacked package and the version it came at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageVersion {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub debian_arch: String,
+    pub packages: Vec<PackageVersion>,
+}
+
+impl Manifest {
+    /// The upstream part of a package's version: `2.36` from libc6 `2.36-9+deb12u14`.
+    pub fn upstream_version(&self, package: &str) -> Option<&str> {
+        let version = &self.packages.iter().find(|p| p.name == package)?.version;
+        let without_epoch = version
+            .split_once(':')
+            .map_or(version.as_str(), |(_, rest)| rest);
+        without_epoch.split(['-', '+', '~']).next()
+    }
+}
+
+/// A finished tree in the cache.
+#[derive(Debug, Clone)]
+pub struct PackageTree {
+    root: PathBuf,
+    manifest: Manifest,
+    downloaded: bool,
+}
+
+impl PackageTree {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Whether this call fetched the packages (false when the cache already had the tree).
+    pub fn downloaded(&self) -> bool {
+        self.downloaded
+    }
+
+    fn open(root: &Path) -> Result<Option<Self>, SysrootError> {
+        let manifest_path = root.join(MANIFEST_NAME);
+        let text = match fs::read_to_string(&manifest_path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return match root.try_exists() {
+                    Ok(false) => Ok(None),
+                    _ => Err(SysrootError::BadTree {
+                        path: root.to_path_buf(),
+                        detail: format!("no {MANIFEST_NAME}"),
+                    }),
+                };
+            }
+            Err(err) => return Err(SysrootError::io("read", &manifest_path)(err)),
+        };
+        let manifest = serde_json::from_str(&text).map_err(|err| SysrootError::BadTree {
+            path: root.to_path_buf(),
+            detail: err.to_string(),
+        })?;
+        Ok(Some(PackageTree {
+            root: root.to_path_buf(),
+            manifest,
+            downloaded: false,
+        }))
+    }
+}
+
+/// Returns the tree described by `spec`, building it in `cache` on first use.
+pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootError> {
+    let final_dir = cache.join(&spec.cache_subdir);
+    if let Some(tree) = PackageTree::open(&final_dir)? {
+        return Ok(tree);
+    }
+    let parent = final_dir.parent().unwrap_or(cache);
+    fs::create_dir_all(parent).map_err(SysrootError::io("create", parent))?;
+    let name = final_dir
+        .file_name()
+        .map_or_else(|| "tree".into(), |n| n.to_string_lossy().into_owned());
+
+    let lock_path = parent.join(format!(".{name}.lock"));
+    let finished = || final_dir.join(MANIFEST_NAME).exists();
+    let _lock: BuildLock = match lock::acquire(&lock_path, &finished, LOCK_TIMEOUT)? {
+        Acquired::Lock(lock) => lock,
+        Acquired::FinishedElsewhere => return open_finished(&final_dir),
+    };
+    if finished() {
+        return open_finished(&final_dir);
+    }
+
+    remove_abandoned_work(parent, &name);
+    let started = std::time::Instant::now();
+    let work = tempfile::Builder::new()
+        .prefix(&format!(".{name}.tmp-"))
+        .tempdir_in(parent)
+        .map_err(SysrootError::io("create a temporary folder in", parent))?;
+    let debs = fetch(work.path(), spec)?;
+    let root = work.path().join("root");
+    unpack::unpack_all(&debs, &root)?;
+    unpack::relativize_absolute_symlinks(&root)?;
+    unpack::prune(&root, &config().prune)?;
+    if !spec.keep_only.is_empty() {
+        unpack::keep_only(&root, &work.path().join("kept"), &spec.keep_only)?;
+    }
+    let manifest = Manifest {
+        debian_arch: spec.debian_arch.clone(),
+        packages: unpack::package_versions(&debs),
+    };
+    write_manifest(&root, &manifest)?;
+
+    if let Err(err) = fs::rename(&root, &final_dir) {
+        // Another process that did not see our lock (a stale one was broken) may have won
+        // the race; its tree is as good as ours.
+        if !finished() {
+            return Err(SysrootError::io("move the finished tree to", &final_dir)(
+                err,
+            ));
+        }
+    }
+    tracing::info!(
+        "provisioned {} ({} packages) in {:.1} s",
+        final_dir.display(),
+        manifest.packages.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let mut tree = open_finished(&final_dir)?;
+    tree.downloaded = true;
+    Ok(tree)
+}
+
+/// Temporary folders of builds that were killed before they could clean up. Only old
+/// ones go: a younger one may belong to a process that broke a stale lock just now.
+fn remove_abandoned_work(parent: &Path, name: &str) {
+    const ABANDONED_AFTER: Duration = Duration::from_secs(60 * 60);
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > ABANDONED_AFTER);
+        if old && entry.file_name().to_string_lossy().starts_with(&prefix) {
+            tracing::debug!("removing abandoned {}", entry.path().display());
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn fetch(work: &Path, spec: &TreeSpec) -> Result<Vec<PathBuf>, SysrootError> {
+    unpack::require_dpkg_deb()?;
+    let apt = apt::PrivateApt::create(
+        &work.join("apt"),
+        &spec.debian_arch,
+        &config().forwarded_acquire_settings,
+    )?;
+    let index_problems = apt.update()?;
+    if spec.with_dependencies {
+        apt.download_closure(&spec.packages, &index_problems)
+    } else {
+        let debs_dir = work.join("debs");
+        fs::create_dir_all(&debs_dir).map_err(SysrootError::io("create", &debs_dir))?;
+        apt.download(&spec.packages, &debs_dir, &index_problems)
+    }
+}
+
+fn open_finished(root: &Path) -> Result<PackageTree, SysrootError> {
+    PackageTree::open(root)?.ok_or_else(|| SysrootError::BadTree {
+        path: root.to_path_buf(),
+        detail: "it vanished while in use".into(),
+    })
+}
+
+fn write_manifest(root: &Path, manifest: &Manifest) -> Result<(), SysrootError> {
+    let path = root.join(MANIFEST_NAME);
+    let text = serde_json::to_string_pretty(manifest).map_err(|err| SysrootError::Io {
+        action: "write",
+        path: path.clone(),
+        source: err.into(),
+    })?;
+    fs::write(&path, text).map_err(SysrootError::io("write", &path))
+}
+
+/// A root filesystem holding the target CPython.
+#[derive(Debug, Clone)]
+pub struct Sysroot {
+    tree: PackageTree,
+    arch: LinuxArch,
+}
+
+impl Sysroot {
+    /// Returns the CPython sysroot for `arch`, fetching it into `cache` on first use.
+    pub fn provision(cache: &Path, arch: LinuxArch) -> Result<Self, SysrootError> {
+        let tree = provision(cache, &TreeSpec::python_sysroot(arch))?;
+        Ok(Sysroot { tree, arch })
+    }
+
+    pub fn arch(&self) -> LinuxArch {
+        self.arch
+    }
+
+    pub fn root(&self) -> &Path {
+        self.tree.root()
+    }
+
+    pub fn tree(&self) -> &PackageTree {
+        &self.tree
+    }
+
+    /// `3.11`: the `MAJOR.MINOR` of the interpreter inside.
+    pub fn python_version(&self) -> &'static str {
+        target_python_version()
+    }
+
+    /// The interpreter binary, a target-architecture ELF file.
+    pub fn python(&self) -> PathBuf {
+        self.root()
+            .join("usr/bin")
+            .join(format!("python{}", self.python_version()))
+    }
+
+    /// The full interpreter version such as `3.11.2`, from the package that shipped it.
+    pub fn python_full_version(&self) -> Option<&str> {
+        self.tree
+            .manifest()
+            .upstream_version(&format!("python{}-minimal", self.python_version()))
+    }
+
+    /// The glibc inside, which bounds the manylinux tags the target accepts.
+    pub fn glibc_version(&self) -> Option<(u32, u32)> {
+        parse_major_minor(self.tree.manifest().upstream_version("libc6")?)
+    }
+}
+
+/// `(2, 36)` from `2.36` or `2.36.1`.
+pub fn parse_major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.trim().split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_config_parses() {
+        let config = config();
+        assert!(
+            config
+                .python_roots
+                .iter()
+                .any(|root| root.starts_with("python{py}"))
+        );
+        assert!(!config.forwarded_acquire_settings.is_empty());
+    }
+
+    #[test]
+    fn python_sysroot_lives_under_debian_arch_and_python_version() {
+        let spec = TreeSpec::python_sysroot(LinuxArch::Ppc64le);
+        assert_eq!(spec.cache_subdir, Path::new("sysroots/ppc64el-py3.11"));
+        assert_eq!(spec.debian_arch, "ppc64el");
+        assert!(spec.packages.iter().any(|p| p == "python3.11-minimal"));
+        assert!(spec.packages.iter().all(|p| !p.contains('{')));
+    }
+
+    #[test]
+    fn parses_kernel_and_debian_architecture_names() {
+        assert_eq!(LinuxArch::parse("arm64"), Some(LinuxArch::Aarch64));
+        assert_eq!(LinuxArch::parse("aarch64"), Some(LinuxArch::Aarch64));
+        assert_eq!(LinuxArch::parse("ppc64el"), Some(LinuxArch::Ppc64le));
+        assert_eq!(LinuxArch::parse("AMD64"), Some(LinuxArch::X86_64));
+        assert_eq!(LinuxArch::parse("riscv64"), None);
+    }
+
+    #[test]
+    fn upstream_version_drops_epoch_and_debian_revision() {
+        let manifest = Manifest {
+            debian_arch: "arm64".into(),
+            packages: vec![
+                PackageVersion {
+                    name: "libc6".into(),
+                    version: "2.36-9+deb12u14".into(),
+                },
+                PackageVersion {
+                    name: "zlib1g".into(),
+                    version: "1:1.2.13.dfsg-1".into(),
+                },
+            ],
+        };
+        assert_eq!(manifest.upstream_version("libc6"), Some("2.36"));
+        assert_eq!(manifest.upstream_version("zlib1g"), Some("1.2.13.dfsg"));
+        assert_eq!(manifest.upstream_version("libssl3"), None);
+        assert_eq!(parse_major_minor("2.36"), Some((2, 36)));
+        assert_eq!(parse_major_minor("3"), None);
+    }
+
+    #[test]
+    fn missing_tool_is_one_line_naming_the_supported_hosts() {
+        let message = SysrootError::ToolMissing { tool: "apt-get" }.to_string();
+        assert_eq!(
+            message,
+            "crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `apt-get` is not on PATH"
+        );
+    }
+
+    #[test]
+    fn qemu_tree_keeps_only_the_emulators_crosswheel_runs() {
+        let spec = TreeSpec::qemu_user(LinuxArch::X86_64);
+        assert_eq!(spec.cache_subdir, Path::new("tools/qemu-user-static-amd64"));
+        assert!(!spec.with_dependencies);
+        for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le] {
+            let binary = format!("usr/bin/qemu-{}-static", arch.machine());
+            assert!(
+                spec.keep_only.contains(&binary),
+                "{binary} missing from {:?}",
+                spec.keep_only
+            );
+        }
+    }
+
+    #[test]
+    fn folder_without_manifest_is_reported_not_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = PackageTree::open(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("delete that folder"), "{err}");
+        assert!(
+            PackageTree::open(&dir.path().join("absent"))
+                .unwrap()
+                .is_none()
+        );
+    }
+}

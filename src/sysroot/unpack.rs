@@ -1,0 +1,278 @@
+//! Unpacking `.deb` files into a tree that works from any folder.
+
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+use super::{PackageVersion, SysrootError};
+
+pub(crate) fn require_dpkg_deb() -> Result<(), SysrootError> {
+    match Command::new("dpkg-deb").arg("--version").output() {
+        Ok(_) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            Err(SysrootError::ToolMissing { tool: "dpkg-deb" })
+        }
+        Err(err) => Err(SysrootError::Io {
+            action: "run",
+            path: "dpkg-deb".into(),
+            source: err,
+        }),
+    }
+}
+
+/// Extracts every package's files (no maintainer scripts run: nothing here needs them to
+/// load a library or start an interpreter).
+pub(crate) fn unpack_all(debs: &[PathBuf], root: &Path) -> Result<(), SysrootError> {
+    fs::create_dir_all(root).map_err(SysrootError::io("create", root))?;
+    for deb in debs {
+        let output = Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(deb)
+            .arg(root)
+            .output()
+            .map_err(SysrootError::io("run dpkg-deb on", deb))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(SysrootError::Unpack {
+                deb: deb.clone(),
+                detail: stderr
+                    .lines()
+                    .last()
+                    .unwrap_or("dpkg-deb failed without a message")
+                    .to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites every absolute symlink as a relative one, so the tree resolves inside itself:
+/// ppc64le's `lib64/ld64.so.2 -> /lib/powerpc64le-linux-gnu/ld64.so.2` otherwise points at
+/// the host (or nowhere) and the loader cannot be found. Returns how many were rewritten.
+pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, SysrootError> {
+    let mut rewritten = 0;
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = entry.map_err(|err| SysrootError::Io {
+            action: "walk",
+            path: err.path().unwrap_or(root).to_path_buf(),
+            source: err.into(),
+        })?;
+        if !entry.path_is_symlink() {
+            continue;
+        }
+        let link = entry.path();
+        let target = fs::read_link(link).map_err(SysrootError::io("read the symlink", link))?;
+        if !target.is_absolute() {
+            continue;
+        }
+        let Ok(inside) = link.strip_prefix(root) else {
+            continue;
+        };
+        let relative = relative_link_target(inside, &target);
+        fs::remove_file(link).map_err(SysrootError::io("replace the symlink", link))?;
+        std::os::unix::fs::symlink(&relative, link)
+            .map_err(SysrootError::io("create the symlink", link))?;
+        rewritten += 1;
+    }
+    Ok(rewritten)
+}
+
+/// For a link at `link` (relative to the tree root) pointing at the absolute `target`,
+/// the relative target that reaches the same place inside the tree. Walking up is exact
+/// because the walk never descends through symlinked folders.
+pub(crate) fn relative_link_target(link: &Path, target: &Path) -> PathBuf {
+    let depth = link
+        .parent()
+        .map_or(0, |parent| parent.components().count());
+    let mut relative = PathBuf::new();
+    for _ in 0..depth {
+        relative.push("..");
+    }
+    for component in target.components() {
+        if let Component::Normal(name) = component {
+            relative.push(name);
+        }
+    }
+    if relative.as_os_str().is_empty() {
+        relative.push(".");
+    }
+    relative
+}
+
+pub(crate) fn prune(root: &Path, paths: &[String]) -> Result<(), SysrootError> {
+    for relative in paths {
+        let path = root.join(relative);
+        match fs::remove_dir_all(&path) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(SysrootError::io("remove", &path)(err)),
+        }
+    }
+    Ok(())
+}
+
+/// Reduces the tree at `root` to the listed paths (those absent are skipped), using
+/// `scratch` to assemble the reduced tree.
+pub(crate) fn keep_only(root: &Path, scratch: &Path, keep: &[String]) -> Result<(), SysrootError> {
+    for relative in keep {
+        let from = root.join(relative);
+        if fs::symlink_metadata(&from).is_err() {
+            continue;
+        }
+        let to = scratch.join(relative);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(SysrootError::io("create", parent))?;
+        }
+        fs::rename(&from, &to).map_err(SysrootError::io("move", &from))?;
+    }
+    fs::create_dir_all(scratch).map_err(SysrootError::io("create", scratch))?;
+    fs::remove_dir_all(root).map_err(SysrootError::io("remove", root))?;
+    fs::rename(scratch, root).map_err(SysrootError::io("move", scratch))
+}
+
+/// Name and version of each package, from APT's `name_version_arch.deb` file names
+/// (the version is URL-escaped there: `1%3a1.2.13` for epoch 1).
+pub(crate) fn package_versions(debs: &[PathBuf]) -> Vec<PackageVersion> {
+    let mut packages: Vec<PackageVersion> = debs
+        .iter()
+        .filter_map(|deb| {
+            let stem = deb.file_stem()?.to_str()?;
+            let mut fields = stem.splitn(3, '_');
+            let name = fields.next()?.to_string();
+            let version = percent_decode(fields.next()?);
+            Some(PackageVersion { name, version })
+        })
+        .collect();
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    packages
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while let Some(&byte) = bytes.get(index) {
+        let escaped = (byte == b'%')
+            .then(|| bytes.get(index + 1..index + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(decoded) => {
+                out.push(decoded);
+                index += 3;
+            }
+            None => {
+                out.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_link_becomes_relative_to_the_tree_root() {
+        assert_eq!(
+            relative_link_target(
+                Path::new("lib64/ld64.so.2"),
+                Path::new("/lib/powerpc64le-linux-gnu/ld64.so.2")
+            ),
+            PathBuf::from("../lib/powerpc64le-linux-gnu/ld64.so.2")
+        );
+        assert_eq!(
+            relative_link_target(
+                Path::new("usr/lib/python3.11/sitecustomize.py"),
+                Path::new("/etc/python3.11/sitecustomize.py")
+            ),
+            PathBuf::from("../../../etc/python3.11/sitecustomize.py")
+        );
+        assert_eq!(
+            relative_link_target(Path::new("top"), Path::new("/etc/x")),
+            PathBuf::from("etc/x")
+        );
+        assert_eq!(
+            relative_link_target(Path::new("a/b"), Path::new("/")),
+            PathBuf::from("..")
+        );
+    }
+
+    #[test]
+    fn rewritten_links_resolve_inside_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("lib/powerpc64le-linux-gnu")).unwrap();
+        fs::create_dir_all(root.join("lib64")).unwrap();
+        fs::write(root.join("lib/powerpc64le-linux-gnu/ld64.so.2"), "loader").unwrap();
+        std::os::unix::fs::symlink(
+            "/lib/powerpc64le-linux-gnu/ld64.so.2",
+            root.join("lib64/ld64.so.2"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("powerpc64le-linux-gnu/ld64.so.2", root.join("lib/ld.so"))
+            .unwrap();
+
+        assert_eq!(
+            relativize_absolute_symlinks(root).unwrap(),
+            1,
+            "only the absolute link is rewritten"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("lib64/ld64.so.2")).unwrap(),
+            "loader"
+        );
+        assert_eq!(
+            fs::read_link(root.join("lib/ld.so")).unwrap(),
+            PathBuf::from("powerpc64le-linux-gnu/ld64.so.2")
+        );
+    }
+
+    #[test]
+    fn keep_only_leaves_just_the_listed_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("usr/bin")).unwrap();
+        fs::create_dir_all(root.join("usr/share/doc")).unwrap();
+        fs::write(root.join("usr/bin/qemu-aarch64-static"), "a").unwrap();
+        fs::write(root.join("usr/bin/qemu-mips-static"), "m").unwrap();
+        let keep = [
+            "usr/bin/qemu-aarch64-static".to_string(),
+            "usr/bin/absent".to_string(),
+        ];
+        keep_only(&root, &dir.path().join("scratch"), &keep).unwrap();
+        assert_eq!(
+            fs::read_to_string(root.join("usr/bin/qemu-aarch64-static")).unwrap(),
+            "a"
+        );
+        assert!(!root.join("usr/bin/qemu-mips-static").exists());
+        assert!(!root.join("usr/share").exists());
+    }
+
+    #[test]
+    fn versions_come_from_apt_file_names_with_epochs_unescaped() {
+        let debs = vec![
+            PathBuf::from("/x/zlib1g_1%3a1.2.13.dfsg-1_arm64.deb"),
+            PathBuf::from("/x/libc6_2.36-9+deb12u14_arm64.deb"),
+            PathBuf::from("/x/not-a-package.deb"),
+        ];
+        assert_eq!(
+            package_versions(&debs),
+            vec![
+                PackageVersion {
+                    name: "libc6".into(),
+                    version: "2.36-9+deb12u14".into()
+                },
+                PackageVersion {
+                    name: "zlib1g".into(),
+                    version: "1:1.2.13.dfsg-1".into()
+                },
+            ]
+        );
+        assert_eq!(percent_decode("100%"), "100%");
+    }
+}

@@ -1,0 +1,321 @@
+//! The test stage for Linux wheels: install a wheel into a fresh environment on a real
+//! target CPython — under qemu-user, or natively when the host runs the target — and run
+//! the project's test command there.
+//!
+//! The command runs from a temporary folder holding only the `test-sources`, so the
+//! project's source tree cannot shadow the installed wheel.
+
+pub mod emulator;
+mod run;
+mod venv;
+
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::sysroot::{LinuxArch, SysrootError};
+
+pub use emulator::{
+    BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, default_qemu_cpu, find_qemu,
+};
+
+use run::{Echo, Log, shell_quote};
+use venv::TargetEnv;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TestError {
+    #[error(transparent)]
+    Sysroot(#[from] SysrootError),
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error(
+        "no qemu-user for {arch}: {looked_in} is missing; install the host's qemu-user-static package"
+    )]
+    QemuMissing { arch: LinuxArch, looked_in: PathBuf },
+    #[error(
+        "crosswheel cannot emulate targets on a {arch} host: it runs on x86_64, aarch64 and ppc64le"
+    )]
+    UnsupportedHost { arch: &'static str },
+    #[error("the sysroot {path} is unusable ({detail}): delete it and run again")]
+    BrokenSysroot { path: PathBuf, detail: String },
+    #[error("native tests need `{name}` on PATH ({detail})")]
+    NoHostPython { name: String, detail: String },
+    #[error("cannot install {what} for {arch}: {reason} (full output in {log})")]
+    Install {
+        what: String,
+        arch: LinuxArch,
+        reason: String,
+        log: PathBuf,
+    },
+    #[error("test-sources entry `{entry}` must be a path inside the project {project}")]
+    TestSourceOutsideProject { entry: PathBuf, project: PathBuf },
+    #[error("test-sources entry {path} does not exist")]
+    TestSourceMissing { path: PathBuf },
+}
+
+impl TestError {
+    pub(crate) fn io<'a>(
+        action: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(io::Error) -> Self + 'a {
+        move |source| TestError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// What to run against a wheel; mirrors the `test-*` options of `[tool.crosswheel]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestSpec {
+    /// A shell command; `{project}` and `{package}` both expand to the (shell-quoted)
+    /// project folder.
+    pub test_command: String,
+    /// Requirements installed beside the wheel (`pytest`, `numpy>=2`, ...).
+    pub test_requires: Vec<String>,
+    /// Files or folders, relative to the project, copied into the folder the command
+    /// runs from.
+    pub test_sources: Vec<PathBuf>,
+    pub project_dir: PathBuf,
+    /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
+    pub qemu_cpu: Option<String>,
+    /// crosswheel's cache (sysroots, qemu); normally [`crate::toolchain::Cache::from_env`].
+    pub cache_dir: PathBuf,
+    /// Where `<wheel name>.test.log` is written.
+    pub log_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestMode {
+    Emulated,
+    Native,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestOutcome {
+    pub mode: TestMode,
+    /// Whether the test command exited with status 0.
+    pub passed: bool,
+    /// The whole stage: environment, installation and test command.
+    pub duration: Duration,
+    /// Installation and test output, in order.
+    pub log_path: PathBuf,
+}
+
+/// Native when the host runs `target` itself, emulated otherwise.
+pub fn mode_for(target: LinuxArch) -> TestMode {
+    if LinuxArch::host() == Some(target) {
+        TestMode::Native
+    } else {
+        TestMode::Emulated
+    }
+}
+
+/// Installs `wheel` and the test requirements into a fresh environment on a `target`
+/// CPython and runs the test command there, streaming its output to stderr and the log.
+///
+/// A failing test command is an outcome (`passed: false`); anything that prevents
+/// running it (no sysroot, an uninstallable requirement) is an error.
+pub fn test_wheel(
+    wheel: &Path,
+    target: LinuxArch,
+    spec: &TestSpec,
+) -> Result<TestOutcome, TestError> {
+    let started = Instant::now();
+    let wheel = std::path::absolute(wheel).map_err(TestError::io("resolve", wheel))?;
+    let project = std::path::absolute(&spec.project_dir)
+        .map_err(TestError::io("resolve", &spec.project_dir))?;
+    let wheel_stem = wheel
+        .file_stem()
+        .map_or_else(|| "wheel".into(), |s| s.to_string_lossy().into_owned());
+    let mut log = Log::create(&spec.log_dir.join(format!("{wheel_stem}.test.log")))?;
+    let mode = mode_for(target);
+    log.note(&format!(
+        "testing {} on {target} ({mode:?})",
+        wheel.display()
+    ))?;
+
+    let scratch = tempfile::Builder::new()
+        .prefix("crosswheel-test-")
+        .tempdir()
+        .map_err(TestError::io(
+            "create a temporary folder in",
+            &std::env::temp_dir(),
+        ))?;
+    let env_root = scratch.path().join("venv");
+    let env = match mode {
+        TestMode::Native => {
+            TargetEnv::native(&env_root, target, crate::sysroot::target_python_version())?
+        }
+        TestMode::Emulated => {
+            let emulator = Emulator::new(&spec.cache_dir, target, spec.qemu_cpu.clone())?;
+            if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
+            {
+                // Not fatal: the venv's python launches itself through qemu, so Python
+                // subprocesses work; only other target programs need the kernel's help.
+                tracing::warn!("{problem}");
+                log.note(&format!("warning: {problem}"))?;
+            }
+            log.note(&format!(
+                "emulator: {} (cpu {}), sysroot {}",
+                emulator.qemu().display(),
+                emulator.cpu().unwrap_or("qemu's default"),
+                emulator.sysroot().root().display()
+            ))?;
+            TargetEnv::emulated(&env_root, &emulator)?
+        }
+    };
+
+    let mut requirements = vec![wheel.to_string_lossy().into_owned()];
+    requirements.extend(spec.test_requires.iter().cloned());
+    let install_started = Instant::now();
+    env.install(&requirements, &mut log)?;
+    log.note(&format!(
+        "installed in {:.1} s",
+        install_started.elapsed().as_secs_f64()
+    ))?;
+
+    let workdir = scratch.path().join("work");
+    fs::create_dir_all(&workdir).map_err(TestError::io("create", &workdir))?;
+    copy_test_sources(&project, &spec.test_sources, &workdir)?;
+
+    let command_line = expand_placeholders(&spec.test_command, &project);
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&command_line)
+        .current_dir(&workdir)
+        .env_remove("PYTHONPATH")
+        .env_remove("PYTHONHOME")
+        .env_remove("_PYTHON_HOST_PLATFORM")
+        .env_remove("_PYTHON_SYSCONFIGDATA_NAME")
+        .envs(env.command_env());
+    let command_started = Instant::now();
+    let finished = log.run(command, Echo::Yes)?;
+    log.note(&format!(
+        "test command took {:.1} s",
+        command_started.elapsed().as_secs_f64()
+    ))?;
+
+    Ok(TestOutcome {
+        mode,
+        passed: finished.status.success(),
+        duration: started.elapsed(),
+        log_path: log.path().to_path_buf(),
+    })
+}
+
+/// Replaces `{project}` and `{package}` with the shell-quoted project folder.
+pub fn expand_placeholders(command: &str, project: &Path) -> String {
+    let quoted = shell_quote(&project.to_string_lossy());
+    command
+        .replace("{project}", &quoted)
+        .replace("{package}", &quoted)
+}
+
+/// Copies each entry to the same relative place under `workdir`.
+fn copy_test_sources(project: &Path, entries: &[PathBuf], workdir: &Path) -> Result<(), TestError> {
+    for entry in entries {
+        let relative = entry.strip_prefix(project).unwrap_or(entry);
+        let escapes = relative.is_absolute()
+            || relative
+                .components()
+                .any(|c| matches!(c, Component::ParentDir));
+        if escapes {
+            return Err(TestError::TestSourceOutsideProject {
+                entry: entry.clone(),
+                project: project.to_path_buf(),
+            });
+        }
+        let from = project.join(relative);
+        if !from.exists() {
+            return Err(TestError::TestSourceMissing { path: from });
+        }
+        for item in walkdir::WalkDir::new(&from) {
+            let item = item.map_err(|err| TestError::Io {
+                action: "walk",
+                path: err.path().unwrap_or(&from).to_path_buf(),
+                source: err.into(),
+            })?;
+            let Ok(inside) = item.path().strip_prefix(project) else {
+                continue;
+            };
+            let to = workdir.join(inside);
+            if item.file_type().is_dir() {
+                fs::create_dir_all(&to).map_err(TestError::io("create", &to))?;
+            } else {
+                if let Some(parent) = to.parent() {
+                    fs::create_dir_all(parent).map_err(TestError::io("create", parent))?;
+                }
+                fs::copy(item.path(), &to).map_err(TestError::io("copy", item.path()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_expand_to_the_quoted_project_folder() {
+        assert_eq!(
+            expand_placeholders(
+                "pytest {project}/tests && ls {package}",
+                Path::new("/src/my proj")
+            ),
+            "pytest '/src/my proj'/tests && ls '/src/my proj'"
+        );
+    }
+
+    #[test]
+    fn test_sources_keep_their_relative_place() {
+        let project = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        fs::create_dir_all(project.path().join("tests/data")).unwrap();
+        fs::write(project.path().join("tests/data/x.txt"), "x").unwrap();
+        fs::write(project.path().join("conftest.py"), "").unwrap();
+        let entries = [PathBuf::from("tests"), project.path().join("conftest.py")];
+        copy_test_sources(project.path(), &entries, work.path()).unwrap();
+        assert_eq!(
+            fs::read_to_string(work.path().join("tests/data/x.txt")).unwrap(),
+            "x"
+        );
+        assert!(work.path().join("conftest.py").is_file());
+    }
+
+    #[test]
+    fn test_sources_outside_the_project_are_refused() {
+        let project = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let err = copy_test_sources(project.path(), &[PathBuf::from("../secrets")], work.path())
+            .unwrap_err();
+        assert!(
+            matches!(err, TestError::TestSourceOutsideProject { .. }),
+            "{err}"
+        );
+        let err =
+            copy_test_sources(project.path(), &[PathBuf::from("absent")], work.path()).unwrap_err();
+        assert!(matches!(err, TestError::TestSourceMissing { .. }), "{err}");
+    }
+
+    #[test]
+    fn host_architecture_runs_natively() {
+        let host = LinuxArch::host().expect("tests run on a supported host");
+        assert_eq!(mode_for(host), TestMode::Native);
+        let foreign = if host == LinuxArch::Ppc64le {
+            LinuxArch::Aarch64
+        } else {
+            LinuxArch::Ppc64le
+        };
+        assert_eq!(mode_for(foreign), TestMode::Emulated);
+    }
+}

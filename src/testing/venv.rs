@@ -1,0 +1,439 @@
+//! The virtual environment a test suite runs in, laid out by hand and filled by the
+//! host's pip.
+//!
+//! Writing the layout ourselves (pyvenv.cfg, bin/, site-packages) costs nothing, whereas
+//! `python -m venv` under qemu costs a second or more; and Debian's python has no
+//! ensurepip anyway. The host pip installs for the target (`--platform ... --target`),
+//! about ten times faster than pip under emulation, which remains the fallback for
+//! requirements published only as source.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::sysroot::{LinuxArch, parse_major_minor};
+
+use super::TestError;
+use super::emulator::Emulator;
+use super::run::{Echo, Log, shell_quote};
+
+/// The interpreter running pip for the target; any Python 3 with pip will do.
+const HOST_PIP_PYTHON: &str = "python3";
+
+/// The oldest manylinux glibc for aarch64 and ppc64le (and the floor we offer pip).
+const MANYLINUX_FLOOR_MINOR: u32 = 17;
+
+#[derive(Debug)]
+pub(crate) struct TargetEnv {
+    root: PathBuf,
+    arch: LinuxArch,
+    python_version: String,
+    glibc: (u32, u32),
+    /// Variables the interpreter needs in every process that may start it.
+    interpreter_env: Vec<(&'static str, String)>,
+}
+
+impl TargetEnv {
+    /// A venv whose `bin/python` is a small script running the target CPython under
+    /// qemu. Being a script rather than a symlink, it keeps `sys.executable` pointing at
+    /// itself, so Python subprocesses (`[sys.executable, ...]`, console scripts,
+    /// multiprocessing) go through qemu even without binfmt_misc.
+    pub fn emulated(root: &Path, emulator: &Emulator) -> Result<Self, TestError> {
+        let sysroot = emulator.sysroot();
+        let arch = sysroot.arch();
+        let glibc = sysroot
+            .glibc_version()
+            .ok_or_else(|| TestError::BrokenSysroot {
+                path: sysroot.root().to_path_buf(),
+                detail: "its manifest names no libc6 version".into(),
+            })?;
+        let env = TargetEnv {
+            root: root.to_path_buf(),
+            arch,
+            python_version: sysroot.python_version().to_string(),
+            glibc,
+            interpreter_env: emulator.env(),
+        };
+        let home = sysroot
+            .python()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        env.create_layout(
+            &home,
+            sysroot
+                .python_full_version()
+                .unwrap_or(sysroot.python_version()),
+        )?;
+
+        let mut script =
+            String::from("#!/bin/sh\n# crosswheel: the target CPython under qemu-user\n");
+        for (name, value) in &env.interpreter_env {
+            script.push_str(&format!("export {name}={}\n", shell_quote(value)));
+        }
+        script.push_str(&format!(
+            "exec {} -0 \"$0\" {} \"$@\"\n",
+            shell_quote(&emulator.qemu().to_string_lossy()),
+            shell_quote(&sysroot.python().to_string_lossy()),
+        ));
+        let python = env.bin().join("python");
+        write_executable(&python, &script)?;
+        env.link_versioned_names()?;
+        Ok(env)
+    }
+
+    /// A venv on the host's own interpreter, for targets the host runs natively.
+    pub fn native(root: &Path, arch: LinuxArch, python_version: &str) -> Result<Self, TestError> {
+        let host = HostPython::find(python_version)?;
+        let env = TargetEnv {
+            root: root.to_path_buf(),
+            arch,
+            python_version: python_version.to_string(),
+            glibc: host.glibc,
+            interpreter_env: Vec::new(),
+        };
+        let home = host
+            .executable
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        env.create_layout(&home, &host.full_version)?;
+        let python = env.bin().join("python");
+        std::os::unix::fs::symlink(&host.executable, &python)
+            .map_err(TestError::io("create", &python))?;
+        env.link_versioned_names()?;
+        Ok(env)
+    }
+
+    pub fn bin(&self) -> PathBuf {
+        self.root.join("bin")
+    }
+
+    pub fn python(&self) -> PathBuf {
+        self.bin().join("python")
+    }
+
+    pub fn site_packages(&self) -> PathBuf {
+        self.root
+            .join("lib")
+            .join(format!("python{}", self.python_version))
+            .join("site-packages")
+    }
+
+    /// What a command needs to find this environment's `python` and scripts first.
+    pub fn command_env(&self) -> Vec<(OsString, OsString)> {
+        let mut path = vec![self.bin()];
+        if let Some(inherited) = std::env::var_os("PATH") {
+            path.extend(std::env::split_paths(&inherited));
+        }
+        let mut env: Vec<(OsString, OsString)> = vec![
+            (
+                "PATH".into(),
+                std::env::join_paths(path).unwrap_or_default(),
+            ),
+            ("VIRTUAL_ENV".into(), self.root.clone().into_os_string()),
+        ];
+        env.extend(
+            self.interpreter_env
+                .iter()
+                .map(|(name, value)| ((*name).into(), value.into())),
+        );
+        env
+    }
+
+    /// Installs `requirements` (wheel paths or requirement specifiers) for the target.
+    pub fn install(&self, requirements: &[String], log: &mut Log) -> Result<(), TestError> {
+        let site = self.site_packages();
+        let mut command = host_pip();
+        command
+            .arg("--target")
+            .arg(&site)
+            .args(self.platform_args())
+            .args(requirements);
+        let host_attempt = log.run(command, Echo::No)?;
+        if host_attempt.status.success() {
+            return self.adopt_scripts();
+        }
+        log.note(&format!(
+            "the host pip found no {} wheel for something above ({}); retrying with pip under the target interpreter",
+            self.arch,
+            host_attempt.reason()
+        ))?;
+        let mut command = host_pip();
+        command
+            .arg("--target")
+            .arg(&site)
+            .args(self.platform_args())
+            .arg("pip");
+        let pip_install = log.run(command, Echo::No)?;
+        if !pip_install.status.success() {
+            return Err(self.install_error(requirements, host_attempt.reason(), log));
+        }
+        let mut command = Command::new(self.python());
+        command
+            .envs(self.command_env())
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+            ])
+            .args(requirements);
+        let emulated_attempt = log.run(command, Echo::No)?;
+        if emulated_attempt.status.success() {
+            Ok(())
+        } else {
+            Err(self.install_error(requirements, emulated_attempt.reason(), log))
+        }
+    }
+
+    fn install_error(&self, requirements: &[String], reason: String, log: &Log) -> TestError {
+        // The wheel's full path would drown the message; its name says enough.
+        let named: Vec<&str> = requirements
+            .iter()
+            .map(|requirement| {
+                let path = Path::new(requirement);
+                match (path.extension(), path.file_name()) {
+                    (Some(ext), Some(name)) if ext == "whl" => name.to_str().unwrap_or(requirement),
+                    _ => requirement,
+                }
+            })
+            .collect();
+        TestError::Install {
+            what: named.join(" "),
+            arch: self.arch,
+            reason,
+            log: log.path().to_path_buf(),
+        }
+    }
+
+    /// pip's target-platform options: every manylinux tag the target's glibc accepts,
+    /// since pip does not widen one `--platform` to the older glibc versions.
+    fn platform_args(&self) -> Vec<String> {
+        let machine = self.arch.machine();
+        let (major, minor) = self.glibc;
+        let mut args = vec!["--only-binary=:all:".to_string()];
+        for glibc_minor in (MANYLINUX_FLOOR_MINOR..=minor).rev() {
+            args.push(format!(
+                "--platform=manylinux_{major}_{glibc_minor}_{machine}"
+            ));
+        }
+        args.push(format!("--platform=manylinux2014_{machine}"));
+        args.push(format!("--platform=linux_{machine}"));
+        let nodot = self.python_version.replace('.', "");
+        args.extend([
+            format!("--python-version={}", self.python_version),
+            "--implementation=cp".to_string(),
+            format!("--abi=cp{nodot}"),
+        ]);
+        args
+    }
+
+    fn create_layout(&self, home: &Path, full_version: &str) -> Result<(), TestError> {
+        for dir in [self.bin(), self.site_packages()] {
+            fs::create_dir_all(&dir).map_err(TestError::io("create", &dir))?;
+        }
+        let config = self.root.join("pyvenv.cfg");
+        let text = format!(
+            "home = {}\ninclude-system-site-packages = false\nversion = {full_version}\n",
+            home.display()
+        );
+        fs::write(&config, text).map_err(TestError::io("write", &config))
+    }
+
+    fn link_versioned_names(&self) -> Result<(), TestError> {
+        for name in [
+            "python3".to_string(),
+            format!("python{}", self.python_version),
+        ] {
+            let link = self.bin().join(name);
+            std::os::unix::fs::symlink("python", &link).map_err(TestError::io("create", &link))?;
+        }
+        Ok(())
+    }
+
+    /// pip `--target` leaves console scripts in `<target>/bin` with the host
+    /// interpreter in their shebang: move them to the venv's bin/ and point them at its
+    /// python.
+    fn adopt_scripts(&self) -> Result<(), TestError> {
+        let scripts = self.site_packages().join("bin");
+        let Ok(entries) = fs::read_dir(&scripts) else {
+            return Ok(());
+        };
+        let shebang = format!("#!{}\n", self.python().display());
+        for entry in entries {
+            let from = entry.map_err(TestError::io("list", &scripts))?.path();
+            let Some(name) = from.file_name() else {
+                continue;
+            };
+            let to = self.bin().join(name);
+            match fs::read_to_string(&from) {
+                Ok(text) if text.starts_with("#!") => {
+                    write_executable(&to, &format!("{shebang}{}", script_body(&text)))?
+                }
+                // Binary or unreadable: not a script pip wrote; keep it as it is.
+                _ => {
+                    fs::rename(&from, &to).map_err(TestError::io("move", &from))?;
+                }
+            }
+        }
+        fs::remove_dir_all(&scripts).map_err(TestError::io("remove", &scripts))
+    }
+}
+
+/// A pip-written script without its launcher lines: the shebang, and for long
+/// interpreter paths the `/bin/sh` trampoline (`'''exec' ... "$0" "$@"` / `' '''`).
+fn script_body(text: &str) -> &str {
+    let body = after_first_line(text);
+    if text.starts_with("#!/bin/sh\n") && body.starts_with("'''exec'") {
+        let body = after_first_line(body);
+        if body.starts_with("' '''") {
+            return after_first_line(body);
+        }
+    }
+    body
+}
+
+fn after_first_line(text: &str) -> &str {
+    text.split_once('\n').map_or("", |(_, rest)| rest)
+}
+
+fn host_pip() -> Command {
+    let mut command = Command::new(HOST_PIP_PYTHON);
+    command
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--no-compile",
+        ])
+        // Cross-build settings leak into pip and would make it resolve for the wrong
+        // platform (DESIGN.md, Python for the target).
+        .env_remove("_PYTHON_HOST_PLATFORM")
+        .env_remove("_PYTHON_SYSCONFIGDATA_NAME")
+        .env_remove("PYTHONPATH")
+        // The warning about running as root concerns the host's site-packages, which a
+        // `--target` install never touches.
+        .env("PIP_ROOT_USER_ACTION", "ignore");
+    command
+}
+
+fn write_executable(path: &Path, text: &str) -> Result<(), TestError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::write(path, text).map_err(TestError::io("write", path))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(TestError::io("make executable", path))
+}
+
+struct HostPython {
+    executable: PathBuf,
+    full_version: String,
+    glibc: (u32, u32),
+}
+
+impl HostPython {
+    fn find(version: &str) -> Result<Self, TestError> {
+        let name = format!("python{version}");
+        let probe = "import os, platform, sys\n\
+                     print(os.path.realpath(sys.executable))\n\
+                     print(platform.python_version())\n\
+                     print(platform.libc_ver()[1])";
+        let missing = |detail: String| TestError::NoHostPython {
+            name: name.clone(),
+            detail,
+        };
+        let output = Command::new(&name)
+            .args(["-c", probe])
+            .output()
+            .map_err(|err| missing(err.to_string()))?;
+        if !output.status.success() {
+            return Err(missing(
+                String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            ));
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let mut lines = stdout.lines();
+        let (Some(executable), Some(full_version), Some(libc)) =
+            (lines.next(), lines.next(), lines.next())
+        else {
+            return Err(missing(format!("unexpected answer `{stdout}`")));
+        };
+        let glibc = parse_major_minor(libc)
+            .ok_or_else(|| missing(format!("no glibc version in `{libc}`")))?;
+        Ok(HostPython {
+            executable: executable.into(),
+            full_version: full_version.to_string(),
+            glibc,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_for(arch: LinuxArch, glibc: (u32, u32)) -> TargetEnv {
+        TargetEnv {
+            root: "/tmp/venv".into(),
+            arch,
+            python_version: "3.11".into(),
+            glibc,
+            interpreter_env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn platform_args_cover_every_manylinux_glibc_up_to_the_targets() {
+        let args = env_for(LinuxArch::Ppc64le, (2, 36)).platform_args();
+        assert!(args.contains(&"--platform=manylinux_2_36_ppc64le".to_string()));
+        assert!(args.contains(&"--platform=manylinux_2_17_ppc64le".to_string()));
+        assert!(args.contains(&"--platform=manylinux2014_ppc64le".to_string()));
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.contains("manylinux_2_37") || a.contains("manylinux_2_16"))
+        );
+        assert!(args.contains(&"--abi=cp311".to_string()));
+        assert_eq!(
+            args.iter()
+                .filter(|a| a.starts_with("--platform=manylinux_2_"))
+                .count(),
+            20
+        );
+    }
+
+    #[test]
+    fn script_body_drops_plain_and_trampoline_launchers() {
+        let plain = "#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport sys\n";
+        assert_eq!(script_body(plain), "# -*- coding: utf-8 -*-\nimport sys\n");
+        let trampoline =
+            "#!/bin/sh\n'''exec' \"/very/long/python\" \"$0\" \"$@\"\n' '''\nimport sys\n";
+        assert_eq!(script_body(trampoline), "import sys\n");
+        assert_eq!(script_body("#!/bin/sh\necho hi\n"), "echo hi\n");
+    }
+
+    #[test]
+    fn emulated_pip_scripts_are_pointed_at_the_venv_python() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = env_for(LinuxArch::Aarch64, (2, 36));
+        env.root = dir.path().to_path_buf();
+        env.create_layout(Path::new("/sysroot/usr/bin"), "3.11.2")
+            .unwrap();
+        let scripts = env.site_packages().join("bin");
+        fs::create_dir_all(&scripts).unwrap();
+        fs::write(scripts.join("pytest"), "#!/usr/bin/python3\nimport sys\n").unwrap();
+        env.adopt_scripts().unwrap();
+        let adopted = fs::read_to_string(env.bin().join("pytest")).unwrap();
+        assert_eq!(
+            adopted,
+            format!("#!{}\nimport sys\n", env.python().display())
+        );
+        assert!(!scripts.exists());
+        let config = fs::read_to_string(dir.path().join("pyvenv.cfg")).unwrap();
+        assert!(config.starts_with("home = /sysroot/usr/bin\n"), "{config}");
+    }
+}

@@ -1,0 +1,231 @@
+//! The Linux test stage end to end: real PyPI wheels with a C extension, installed for
+//! the target by the host pip and tested with pytest on a real target CPython.
+//! Needs the fixture wheels (see `fixture`), network for pytest on first use, apt-get,
+//! dpkg-deb and qemu-user.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crosswheel::sysroot::LinuxArch;
+use crosswheel::testing::{TestMode, TestOutcome, TestSpec, test_wheel};
+use crosswheel::toolchain::Cache;
+
+/// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
+fn cache_root() -> PathBuf {
+    Cache::from_env()
+        .unwrap_or_else(|err| panic!("{err}"))
+        .root()
+        .to_path_buf()
+}
+
+const MARKUPSAFE: &str = "3.0.4";
+
+fn fixture_dir() -> PathBuf {
+    match std::env::var_os("CROSSWHEEL_FIXTURES") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/crosswheel-fixtures"),
+    }
+}
+
+/// The markupsafe wheel for `arch`; panics with the command that fetches it.
+fn markupsafe_wheel(arch: LinuxArch) -> PathBuf {
+    let dir = fixture_dir();
+    let prefix = format!(
+        "markupsafe-{MARKUPSAFE}-cp311-cp311-manylinux2014_{}",
+        arch.machine()
+    );
+    let found = fs::read_dir(&dir).ok().and_then(|entries| {
+        entries.flatten().map(|entry| entry.path()).find(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with(&prefix))
+        })
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "fixture {prefix}*.whl missing from {}: run `python3 -m pip download --no-deps --only-binary=:all: \
+             --platform manylinux2014_{} --python-version 3.11 --implementation cp --abi cp311 -d {} markupsafe=={MARKUPSAFE}`",
+            dir.display(),
+            arch.machine(),
+            dir.display()
+        )
+    })
+}
+
+/// A project whose tests import the installed markupsafe and call its C speedups.
+fn project_with_tests(arch: LinuxArch, extra_test: &str) -> tempfile::TempDir {
+    let project = tempfile::tempdir().expect("project folder");
+    let tests = project.path().join("tests");
+    fs::create_dir_all(&tests).expect("tests folder");
+    let machine = arch.machine();
+    // CPython's multiarch triplet, which names extension modules.
+    let multiarch = match arch {
+        LinuxArch::Ppc64le => "powerpc64le-linux-gnu".to_string(),
+        _ => format!("{machine}-linux-gnu"),
+    };
+    let body = format!(
+        r#"import platform
+import markupsafe
+from markupsafe import _speedups
+
+
+def test_runs_on_the_target_machine():
+    assert platform.machine() == "{machine}"
+
+
+def test_c_speedups_escape():
+    assert _speedups.__file__.endswith(".cpython-311-{multiarch}.so"), _speedups.__file__
+    assert str(_speedups._escape_inner("<a href='x'>")) == "&lt;a href=&#39;x&#39;&gt;"
+    assert markupsafe.escape("<b>") == markupsafe.Markup("&lt;b&gt;")
+
+
+def test_wheel_is_imported_from_the_environment_not_the_project():
+    assert "/venv/" in markupsafe.__file__, markupsafe.__file__
+{extra_test}"#
+    );
+    fs::write(tests.join("test_markupsafe.py"), body).expect("write test file");
+    project
+}
+
+fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
+    let spec = TestSpec {
+        test_command: "pytest -v tests && test -d {project}/tests".into(),
+        test_requires: vec!["pytest".into()],
+        test_sources: vec![PathBuf::from("tests")],
+        project_dir: project.to_path_buf(),
+        qemu_cpu: None,
+        cache_dir: cache_root(),
+        log_dir: logs.to_path_buf(),
+    };
+    let outcome =
+        test_wheel(&markupsafe_wheel(arch), arch, &spec).unwrap_or_else(|err| panic!("{err}"));
+    eprintln!(
+        "[timing] {arch} test stage: {:.2} s ({:?}, passed: {})",
+        outcome.duration.as_secs_f64(),
+        outcome.mode,
+        outcome.passed
+    );
+    outcome
+}
+
+fn log_text(outcome: &TestOutcome) -> String {
+    fs::read_to_string(&outcome.log_path).expect("the log exists")
+}
+
+#[test]
+fn markupsafe_c_speedups_pass_under_aarch64_emulation() {
+    let project = project_with_tests(LinuxArch::Aarch64, "");
+    let logs = tempfile::tempdir().expect("log folder");
+    let outcome = run(LinuxArch::Aarch64, project.path(), logs.path());
+    let log = log_text(&outcome);
+    assert_eq!(outcome.mode, TestMode::Emulated);
+    assert!(outcome.passed, "tests failed:\n{log}");
+    assert!(log.contains("3 passed"), "{log}");
+    assert!(outcome.log_path.starts_with(logs.path()));
+}
+
+#[test]
+fn markupsafe_c_speedups_pass_under_ppc64le_emulation() {
+    let project = project_with_tests(LinuxArch::Ppc64le, "");
+    let logs = tempfile::tempdir().expect("log folder");
+    let outcome = run(LinuxArch::Ppc64le, project.path(), logs.path());
+    let log = log_text(&outcome);
+    assert_eq!(outcome.mode, TestMode::Emulated);
+    assert!(outcome.passed, "tests failed:\n{log}");
+    assert!(log.contains("3 passed"), "{log}");
+}
+
+#[test]
+fn injected_failure_is_reported_as_not_passed_with_pytest_output_in_the_log() {
+    let failing = "\n\ndef test_injected_failure():\n    assert 1 + 1 == 3, \"injected failure\"\n";
+    let project = project_with_tests(LinuxArch::Aarch64, failing);
+    let logs = tempfile::tempdir().expect("log folder");
+    let outcome = run(LinuxArch::Aarch64, project.path(), logs.path());
+    let log = log_text(&outcome);
+    assert!(
+        !outcome.passed,
+        "a failing test must fail the stage:\n{log}"
+    );
+    assert!(log.contains("injected failure"), "{log}");
+    assert!(log.contains("1 failed, 3 passed"), "{log}");
+}
+
+#[test]
+fn markupsafe_c_speedups_pass_natively_on_the_host_architecture() {
+    let host = LinuxArch::host().expect("a supported host");
+    let project = project_with_tests(host, "");
+    let logs = tempfile::tempdir().expect("log folder");
+    let outcome = run(host, project.path(), logs.path());
+    let log = log_text(&outcome);
+    assert_eq!(outcome.mode, TestMode::Native);
+    assert!(outcome.passed, "tests failed:\n{log}");
+    assert!(log.contains("3 passed"), "{log}");
+}
+
+#[test]
+fn uninstallable_requirement_is_an_error_naming_the_log() {
+    let project = project_with_tests(LinuxArch::Aarch64, "");
+    let logs = tempfile::tempdir().expect("log folder");
+    let spec = TestSpec {
+        test_command: "true".into(),
+        test_requires: vec!["crosswheel-no-such-package-for-tests==0.0.1".into()],
+        test_sources: Vec::new(),
+        project_dir: project.path().to_path_buf(),
+        qemu_cpu: None,
+        cache_dir: cache_root(),
+        log_dir: logs.path().to_path_buf(),
+    };
+    let err = match test_wheel(
+        &markupsafe_wheel(LinuxArch::Aarch64),
+        LinuxArch::Aarch64,
+        &spec,
+    ) {
+        Err(err) => err.to_string(),
+        Ok(outcome) => panic!("installation cannot succeed, got {outcome:?}"),
+    };
+    eprintln!("[message] {err}");
+    assert!(err.starts_with("cannot install "), "{err}");
+    assert!(
+        err.contains("crosswheel-no-such-package-for-tests"),
+        "{err}"
+    );
+    assert!(err.contains(&logs.path().display().to_string()), "{err}");
+}
+
+#[test]
+fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
+    // pathtools 0.1.2 exists only as a pure-Python sdist: the host pip cannot install it
+    // for another platform, pip inside the target environment can.
+    let project = project_with_tests(
+        LinuxArch::Aarch64,
+        "\n\ndef test_sdist_requirement():\n    import pathtools.path\n",
+    );
+    let logs = tempfile::tempdir().expect("log folder");
+    let spec = TestSpec {
+        test_command: "python -c 'import pathtools, markupsafe._speedups' && pytest -q tests"
+            .into(),
+        test_requires: vec!["pathtools==0.1.2".into(), "pytest".into()],
+        test_sources: vec![PathBuf::from("tests")],
+        project_dir: project.path().to_path_buf(),
+        qemu_cpu: None,
+        cache_dir: cache_root(),
+        log_dir: logs.path().to_path_buf(),
+    };
+    let outcome = test_wheel(
+        &markupsafe_wheel(LinuxArch::Aarch64),
+        LinuxArch::Aarch64,
+        &spec,
+    )
+    .unwrap_or_else(|err| panic!("{err}"));
+    eprintln!(
+        "[timing] aarch64 test stage with pip under emulation: {:.2} s",
+        outcome.duration.as_secs_f64()
+    );
+    let log = log_text(&outcome);
+    assert!(
+        log.contains("retrying with pip under the target interpreter"),
+        "{log}"
+    );
+    assert!(outcome.passed, "tests failed:\n{log}");
+    assert!(log.contains("4 passed"), "{log}");
+}
