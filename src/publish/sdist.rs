@@ -41,8 +41,8 @@ pub enum SdistError {
     #[error("{}: no `{expected}`; an sdist must carry its metadata there", path.display())]
     MissingPkgInfo { path: PathBuf, expected: String },
 
-    #[error("{}: `{entry}` is not valid UTF-8 or is over 16 MiB", path.display())]
-    UnreadablePkgInfo { path: PathBuf, entry: String },
+    #[error("{}: `{entry}` {problem}", path.display())]
+    UnreadablePkgInfo { path: PathBuf, entry: String, problem: &'static str },
 }
 
 /// What the checks need from an sdist.
@@ -76,18 +76,17 @@ pub(crate) fn read_sdist(path: &Path) -> Result<Sdist, SdistError> {
         let name = member_name(path, &entry.path_bytes())?;
         check_member(path, &stem, &name, &entry)?;
         if name == pkg_info_entry && kind.is_file() {
-            let mut text = String::new();
-            entry
-                .by_ref()
-                .take(MAX_PKG_INFO_LEN)
-                .read_to_string(&mut text)
-                .ok()
-                .filter(|_| entry.size() <= MAX_PKG_INFO_LEN)
-                .ok_or_else(|| SdistError::UnreadablePkgInfo {
-                    path: path.to_owned(),
-                    entry: name.clone(),
-                })?;
-            pkg_info = Some(text);
+            let mut bytes = Vec::new();
+            entry.by_ref().take(MAX_PKG_INFO_LEN + 1).read_to_end(&mut bytes).map_err(not_tar)?;
+            let unreadable = |problem| SdistError::UnreadablePkgInfo {
+                path: path.to_owned(),
+                entry: name.clone(),
+                problem,
+            };
+            if bytes.len() as u64 > MAX_PKG_INFO_LEN {
+                return Err(unreadable("is over 16 MiB"));
+            }
+            pkg_info = Some(String::from_utf8(bytes).map_err(|_| unreadable("is not valid UTF-8"))?);
         }
     }
     let pkg_info = pkg_info.ok_or_else(|| SdistError::MissingPkgInfo {

@@ -220,22 +220,34 @@ fn is_already_exists(status: u16, reason: &str) -> bool {
     status == 409 || (status == 400 && reason.to_ascii_lowercase().contains("already exist"))
 }
 
-/// The server's explanation, on one line: the text of an HTML error page's
-/// `<pre>` or body (with tags dropped), or a plain-text body.
+/// The server's explanation, on one line: the first informative part of
+/// an HTML error page (`<pre>`, `<title>`, `<body>`), or a plain-text body.
 fn server_reason(body: &str, fallback: &str) -> String {
     let lower = body.to_ascii_lowercase();
-    let section = ["<pre>", "<title>", "<body>"]
-        .iter()
-        .find_map(|tag| {
-            let start = lower.find(tag)? + tag.len();
-            let close = format!("</{}", &tag[1..]);
-            let end = lower[start..].find(&close).map_or(body.len(), |end| start + end);
-            body.get(start..end)
-        })
-        .unwrap_or(body);
-    let mut text = String::new();
+    let sections = ["pre", "title", "body"].into_iter().filter_map(|tag| {
+        let start = lower.find(&format!("<{tag}>"))? + tag.len() + 2;
+        let end = lower[start..].find(&format!("</{tag}>")).map_or(body.len(), |end| start + end);
+        body.get(start..end)
+    });
+    let is_html = lower.contains("<html");
+    let candidates: Vec<&str> = if is_html { sections.collect() } else { vec![body] };
+    let reason = candidates
+        .into_iter()
+        .map(html_to_line)
+        // pypiserver fills `<pre>` with `None` when it has nothing to say.
+        .find(|text| !text.is_empty() && text != "None")
+        .unwrap_or_else(|| fallback.to_owned());
+    match reason.char_indices().nth(MAX_REASON_LEN) {
+        Some((cut, _)) => format!("{}…", &reason[..cut]),
+        None => reason,
+    }
+}
+
+/// Text without tags, common entities decoded, whitespace collapsed.
+fn html_to_line(html: &str) -> String {
+    let mut text = String::with_capacity(html.len());
     let mut in_tag = false;
-    for c in section.chars() {
+    for c in html.chars() {
         match c {
             '<' => in_tag = true,
             '>' if in_tag => {
@@ -253,14 +265,7 @@ fn server_reason(body: &str, fallback: &str) -> String {
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&");
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.is_empty() {
-        return fallback.to_owned();
-    }
-    match one_line.char_indices().nth(MAX_REASON_LEN) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A multipart/form-data body built in memory (distributions are small
@@ -385,6 +390,8 @@ mod tests {
         let plain = "400 File already exists ('demo-1.0.whl', with blake2_256 hash 'x').\n";
         assert_eq!(server_reason(plain, "Bad Request"), plain.trim());
         assert_eq!(server_reason("", "Forbidden"), "Forbidden");
+        let nothing_to_say = "<html><head><title>Error: 403 Forbidden</title></head><body><pre>None</pre></body></html>";
+        assert_eq!(server_reason(nothing_to_say, "Forbidden"), "Error: 403 Forbidden");
     }
 
     #[test]
