@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use crosswheel::publish::{DistributionKind, check_distribution};
 use crosswheel::wheel::{Contents, WheelName, WriteOptions, write_wheel};
 
-const GOOD_WHEEL_FILE: &str = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n";
+const GOOD_WHEEL_FILE: &str =
+    "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n";
 const GOOD_DESCRIPTION: &str = "Demo\n====\n\nA *demo* package.\n\nUsage\n-----\n\n\
     .. code-block:: python\n\n   import demo\n";
 
@@ -28,7 +29,10 @@ fn good_metadata() -> String {
 fn wheel(dir: &Path, file_name: &str, wheel_file: &str, metadata: &str) -> PathBuf {
     let name = WheelName::parse(file_name).expect("test wheel names are valid");
     let dist_info = format!("{}.dist-info", name.dist_info_stem());
-    let file = |data: &str| Contents::Bytes { data: data.as_bytes().to_vec(), mode: 0o644 };
+    let file = |data: &str| Contents::Bytes {
+        data: data.as_bytes().to_vec(),
+        mode: 0o644,
+    };
     let entries = vec![
         ("demo/__init__.py".to_owned(), file("VALUE = 1\n")),
         (format!("{dist_info}/WHEEL"), file(wheel_file)),
@@ -42,8 +46,14 @@ fn check_error(path: &Path) -> String {
         Ok(report) => panic!("{} passed the check: {report:?}", path.display()),
         Err(error) => {
             let message = error.to_string();
-            assert!(!message.contains('\n'), "message is not one line: {message}");
-            assert!(message.contains(&path.display().to_string()), "message does not name the file: {message}");
+            assert!(
+                !message.contains('\n'),
+                "message is not one line: {message}"
+            );
+            assert!(
+                message.contains(&path.display().to_string()),
+                "message does not name the file: {message}"
+            );
             message
         }
     }
@@ -52,7 +62,12 @@ fn check_error(path: &Path) -> String {
 #[test]
 fn accepts_a_good_wheel() {
     let dir = tempfile::tempdir().unwrap();
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &good_metadata());
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &good_metadata(),
+    );
     let report = check_distribution(&path).unwrap();
     assert_eq!(report.kind, DistributionKind::Wheel);
     assert_eq!(report.pyversion, "py3");
@@ -65,28 +80,52 @@ fn accepts_a_good_wheel() {
 fn accepts_compressed_tag_sets_in_any_order() {
     let dir = tempfile::tempdir().unwrap();
     let wheel_file = "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py2-none-any\n";
-    let path = wheel(dir.path(), "demo-1.0-py2.py3-none-any.whl", wheel_file, &good_metadata());
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py2.py3-none-any.whl",
+        wheel_file,
+        &good_metadata(),
+    );
     assert_eq!(check_distribution(&path).unwrap().pyversion, "py2.py3");
 }
 
 #[test]
 fn warns_when_description_content_type_is_missing() {
     let dir = tempfile::tempdir().unwrap();
-    let text = metadata("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", "Plain words.\n");
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let text = metadata(
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+        "Plain words.\n",
+    );
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let report = check_distribution(&path).unwrap();
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
-    assert!(report.warnings[0].contains("no Description-Content-Type"), "{:?}", report.warnings);
+    assert!(
+        report.warnings[0].contains("no Description-Content-Type"),
+        "{:?}",
+        report.warnings
+    );
 }
 
 #[test]
 fn rejects_tag_in_file_name_missing_from_wheel_file() {
     let dir = tempfile::tempdir().unwrap();
     let wheel_file = "Wheel-Version: 1.0\nTag: py2-none-any\n";
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", wheel_file, &good_metadata());
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        wheel_file,
+        &good_metadata(),
+    );
     let message = check_error(&path);
     assert!(
-        message.contains("tag `py3-none-any` is in the file name but not in `demo-1.0.dist-info/WHEEL`"),
+        message.contains(
+            "tag `py3-none-any` is in the file name but not in `demo-1.0.dist-info/WHEEL`"
+        ),
         "{message}"
     );
 }
@@ -94,11 +133,18 @@ fn rejects_tag_in_file_name_missing_from_wheel_file() {
 #[test]
 fn rejects_wheel_file_tag_missing_from_file_name() {
     let dir = tempfile::tempdir().unwrap();
-    let wheel_file = "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py3-none-manylinux_2_17_aarch64\n";
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", wheel_file, &good_metadata());
+    let wheel_file =
+        "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py3-none-manylinux_2_17_aarch64\n";
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        wheel_file,
+        &good_metadata(),
+    );
     let message = check_error(&path);
     assert!(
-        message.contains("lists tag `py3-none-manylinux_2_17_aarch64`, which the file name does not"),
+        message
+            .contains("lists tag `py3-none-manylinux_2_17_aarch64`, which the file name does not"),
         "{message}"
     );
 }
@@ -107,36 +153,68 @@ fn rejects_wheel_file_tag_missing_from_file_name() {
 fn rejects_metadata_without_name() {
     let dir = tempfile::tempdir().unwrap();
     let text = metadata("Metadata-Version: 2.1\nVersion: 1.0\n", "");
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
-    assert!(message.contains("METADATA` is malformed: required field `Name` is missing"), "{message}");
+    assert!(
+        message.contains("METADATA` is malformed: required field `Name` is missing"),
+        "{message}"
+    );
 }
 
 #[test]
 fn rejects_unknown_metadata_version() {
     let dir = tempfile::tempdir().unwrap();
     let text = metadata("Metadata-Version: 2.0\nName: demo\nVersion: 1.0\n", "");
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
-    assert!(message.contains("declares Metadata-Version `2.0`, which is not one of 1.0, 1.1"), "{message}");
+    assert!(
+        message.contains("declares Metadata-Version `2.0`, which is not one of 1.0, 1.1"),
+        "{message}"
+    );
 }
 
 #[test]
 fn rejects_metadata_without_metadata_version() {
     let dir = tempfile::tempdir().unwrap();
     let text = metadata("Name: demo\nVersion: 1.0\n", "");
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
-    assert!(message.contains("has no `Metadata-Version` field"), "{message}");
+    assert!(
+        message.contains("has no `Metadata-Version` field"),
+        "{message}"
+    );
 }
 
 #[test]
 fn rejects_metadata_name_that_differs_from_file_name() {
     let dir = tempfile::tempdir().unwrap();
     let text = metadata("Metadata-Version: 2.1\nName: other\nVersion: 1.0\n", "");
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
-    assert!(message.contains("says `other-1.0` but the file name says `demo-1.0`"), "{message}");
+    assert!(
+        message.contains("says `other-1.0` but the file name says `demo-1.0`"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -146,7 +224,12 @@ fn accepts_metadata_name_equal_after_normalization() {
         "Metadata-Version: 2.1\nName: Zope.Interface\nVersion: 5.0\nDescription-Content-Type: text/plain\n",
         "Text.\n",
     );
-    let path = wheel(dir.path(), "zope_interface-5.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "zope_interface-5.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     check_distribution(&path).unwrap();
 }
 
@@ -154,9 +237,17 @@ fn accepts_metadata_name_equal_after_normalization() {
 fn rejects_metadata_version_that_differs_from_file_name() {
     let dir = tempfile::tempdir().unwrap();
     let text = metadata("Metadata-Version: 2.1\nName: demo\nVersion: 1.1\n", "");
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
-    assert!(message.contains("says `demo-1.1` but the file name says `demo-1.0`"), "{message}");
+    assert!(
+        message.contains("says `demo-1.1` but the file name says `demo-1.0`"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -166,7 +257,12 @@ fn rejects_rst_description_with_short_underline() {
         "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/x-rst\n",
         "Demo package\n=====\n\nUse :func:`demo.run`.\n",
     );
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
     assert!(
         message.contains(
@@ -182,10 +278,17 @@ fn accepts_the_same_text_declared_as_markdown_or_plain() {
     let dir = tempfile::tempdir().unwrap();
     for content_type in ["text/markdown; charset=UTF-8; variant=GFM", "text/plain"] {
         let text = metadata(
-            &format!("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: {content_type}\n"),
+            &format!(
+                "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: {content_type}\n"
+            ),
             "Demo package\n=====\n",
         );
-        let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+        let path = wheel(
+            dir.path(),
+            "demo-1.0-py3-none-any.whl",
+            GOOD_WHEEL_FILE,
+            &text,
+        );
         check_distribution(&path).unwrap();
     }
 }
@@ -197,9 +300,17 @@ fn rejects_unknown_description_content_type() {
         "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/html\n",
         "<b>x</b>\n",
     );
-    let path = wheel(dir.path(), "demo-1.0-py3-none-any.whl", GOOD_WHEEL_FILE, &text);
+    let path = wheel(
+        dir.path(),
+        "demo-1.0-py3-none-any.whl",
+        GOOD_WHEEL_FILE,
+        &text,
+    );
     let message = check_error(&path);
-    assert!(message.contains("Description-Content-Type `text/html` is not"), "{message}");
+    assert!(
+        message.contains("Description-Content-Type `text/html` is not"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -219,13 +330,19 @@ fn rejects_wheel_entry_with_parent_dir_component() {
     }
     zip.finish().unwrap();
     let message = check_error(&path);
-    assert!(message.contains("unsafe entry name `../evil.py`"), "{message}");
+    assert!(
+        message.contains("unsafe entry name `../evil.py`"),
+        "{message}"
+    );
 }
 
 #[test]
 fn rejects_files_that_are_not_distributions() {
     let message = check_error(Path::new("dist/demo-1.0.zip"));
-    assert!(message.contains("expected a wheel (`.whl`) or an sdist (`.tar.gz`)"), "{message}");
+    assert!(
+        message.contains("expected a wheel (`.whl`) or an sdist (`.tar.gz`)"),
+        "{message}"
+    );
 }
 
 /// One sdist member: a name written byte for byte (so unsafe names can be
@@ -262,9 +379,16 @@ fn pkg_info() -> String {
 fn accepts_a_good_sdist() {
     let dir = tempfile::tempdir().unwrap();
     let info = pkg_info();
-    let path = sdist(dir.path(), "demo-1.0.tar.gz", &[("demo-1.0/PKG-INFO", &info), ("demo-1.0/demo.py", "")]);
+    let path = sdist(
+        dir.path(),
+        "demo-1.0.tar.gz",
+        &[("demo-1.0/PKG-INFO", &info), ("demo-1.0/demo.py", "")],
+    );
     let report = check_distribution(&path).unwrap();
-    assert_eq!((report.kind, report.pyversion.as_str()), (DistributionKind::Sdist, "source"));
+    assert_eq!(
+        (report.kind, report.pyversion.as_str()),
+        (DistributionKind::Sdist, "source")
+    );
     assert_eq!(report.metadata.version(), Some("1.0"));
 }
 
@@ -280,27 +404,48 @@ fn rejects_sdist_without_pkg_info() {
 fn rejects_sdist_member_with_parent_dir_component() {
     let dir = tempfile::tempdir().unwrap();
     let info = pkg_info();
-    let path = sdist(dir.path(), "demo-1.0.tar.gz", &[("demo-1.0/PKG-INFO", &info), ("demo-1.0/../evil", "")]);
+    let path = sdist(
+        dir.path(),
+        "demo-1.0.tar.gz",
+        &[("demo-1.0/PKG-INFO", &info), ("demo-1.0/../evil", "")],
+    );
     let message = check_error(&path);
-    assert!(message.contains("unsafe member name `demo-1.0/../evil`"), "{message}");
+    assert!(
+        message.contains("unsafe member name `demo-1.0/../evil`"),
+        "{message}"
+    );
 }
 
 #[test]
 fn rejects_sdist_whose_pkg_info_names_another_project() {
     let dir = tempfile::tempdir().unwrap();
     let info = pkg_info().replace("Name: demo", "Name: other");
-    let path = sdist(dir.path(), "demo-1.0.tar.gz", &[("demo-1.0/PKG-INFO", &info)]);
+    let path = sdist(
+        dir.path(),
+        "demo-1.0.tar.gz",
+        &[("demo-1.0/PKG-INFO", &info)],
+    );
     let message = check_error(&path);
-    assert!(message.contains("says `other-1.0` but the file name says `demo-1.0`"), "{message}");
+    assert!(
+        message.contains("says `other-1.0` but the file name says `demo-1.0`"),
+        "{message}"
+    );
 }
 
 #[test]
 fn rejects_truncated_sdist() {
     let dir = tempfile::tempdir().unwrap();
     let info = pkg_info();
-    let path = sdist(dir.path(), "demo-1.0.tar.gz", &[("demo-1.0/PKG-INFO", &info)]);
+    let path = sdist(
+        dir.path(),
+        "demo-1.0.tar.gz",
+        &[("demo-1.0/PKG-INFO", &info)],
+    );
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let message = check_error(&path);
-    assert!(message.contains("not a gzip-compressed tar archive or truncated"), "{message}");
+    assert!(
+        message.contains("not a gzip-compressed tar archive or truncated"),
+        "{message}"
+    );
 }

@@ -56,38 +56,63 @@ pub enum CheckError {
          the file name and the WHEEL `Tag` lines must list the same tags",
         path.display()
     )]
-    TagOnlyInFileName { path: PathBuf, tag: String, wheel_file: String },
+    TagOnlyInFileName {
+        path: PathBuf,
+        tag: String,
+        wheel_file: String,
+    },
 
     #[error(
         "{}: `{wheel_file}` lists tag `{tag}`, which the file name does not; \
          the file name and the WHEEL `Tag` lines must list the same tags",
         path.display()
     )]
-    TagOnlyInWheelFile { path: PathBuf, tag: String, wheel_file: String },
+    TagOnlyInWheelFile {
+        path: PathBuf,
+        tag: String,
+        wheel_file: String,
+    },
 
     #[error("{}: `{metadata_file}` has no `{field}` field, which the index requires", path.display())]
-    MissingField { path: PathBuf, metadata_file: String, field: &'static str },
+    MissingField {
+        path: PathBuf,
+        metadata_file: String,
+        field: &'static str,
+    },
 
     #[error(
         "{}: `{metadata_file}` declares Metadata-Version `{found}`, which is not one of {}",
         path.display(),
         KNOWN_METADATA_VERSIONS.join(", ")
     )]
-    BadMetadataVersion { path: PathBuf, metadata_file: String, found: String },
+    BadMetadataVersion {
+        path: PathBuf,
+        metadata_file: String,
+        found: String,
+    },
 
     #[error(
         "{}: `{metadata_file}` Name `{name}` is not a valid project name \
          (ASCII letters, digits, and `.`, `_`, `-` inside)",
         path.display()
     )]
-    InvalidName { path: PathBuf, metadata_file: String, name: String },
+    InvalidName {
+        path: PathBuf,
+        metadata_file: String,
+        name: String,
+    },
 
     #[error(
         "{}: `{metadata_file}` says `{metadata}` but the file name says `{file_name}`; \
          rename the file or fix the metadata",
         path.display()
     )]
-    NameVersionMismatch { path: PathBuf, metadata_file: String, metadata: String, file_name: String },
+    NameVersionMismatch {
+        path: PathBuf,
+        metadata_file: String,
+        metadata: String,
+        file_name: String,
+    },
 
     #[error(
         "{}: Description-Content-Type `{content_type}` is not text/plain, text/x-rst or text/markdown",
@@ -100,7 +125,12 @@ pub enum CheckError {
         path.display(),
         more_problems(*more)
     )]
-    BrokenDescription { path: PathBuf, line: usize, message: String, more: usize },
+    BrokenDescription {
+        path: PathBuf,
+        line: usize,
+        message: String,
+        more: usize,
+    },
 }
 
 fn more_problems(more: usize) -> String {
@@ -120,7 +150,9 @@ pub fn check_distribution(path: impl AsRef<Path>) -> Result<CheckReport, CheckEr
     } else if file_name.ends_with(".tar.gz") {
         check_sdist(path)
     } else {
-        Err(CheckError::UnknownKind { path: path.to_owned() })
+        Err(CheckError::UnknownKind {
+            path: path.to_owned(),
+        })
     }
 }
 
@@ -133,7 +165,10 @@ fn check_wheel(path: &Path) -> Result<CheckReport, CheckError> {
     let bytes = archive.read(&metadata_file)?;
     let text = String::from_utf8_lossy(&bytes);
     let metadata = CoreMetadata::parse(&text);
-    let located = Located { path, metadata_file: &metadata_file };
+    let located = Located {
+        path,
+        metadata_file: &metadata_file,
+    };
     let (name, version) = located.required_fields(&metadata)?;
     let stem = format!("{name}-{version}");
     if !same_project(&stem, archive.name()) {
@@ -160,10 +195,18 @@ fn check_tags(archive: &WheelArchive) -> Result<(), CheckError> {
     let path = archive.path().to_owned();
     let wheel_file = format!("{}/WHEEL", archive.dist_info_dir());
     if let Some(tag) = in_file_name.difference(&in_wheel_file).next() {
-        return Err(CheckError::TagOnlyInFileName { path, tag: tag.clone(), wheel_file });
+        return Err(CheckError::TagOnlyInFileName {
+            path,
+            tag: tag.clone(),
+            wheel_file,
+        });
     }
     if let Some(tag) = in_wheel_file.difference(&in_file_name).next() {
-        return Err(CheckError::TagOnlyInWheelFile { path, tag: tag.clone(), wheel_file });
+        return Err(CheckError::TagOnlyInWheelFile {
+            path,
+            tag: tag.clone(),
+            wheel_file,
+        });
     }
     Ok(())
 }
@@ -171,7 +214,10 @@ fn check_tags(archive: &WheelArchive) -> Result<(), CheckError> {
 fn check_sdist(path: &Path) -> Result<CheckReport, CheckError> {
     let sdist = read_sdist(path)?;
     let metadata = CoreMetadata::parse(&sdist.pkg_info);
-    let located = Located { path, metadata_file: &sdist.pkg_info_entry };
+    let located = Located {
+        path,
+        metadata_file: &sdist.pkg_info_entry,
+    };
     let (name, version) = located.required_fields(&metadata)?;
     let agrees = normalize_project_name(name) == normalize_project_name(&sdist.file_name_project)
         && version.eq_ignore_ascii_case(&sdist.file_name_version);
@@ -198,13 +244,18 @@ struct Located<'a> {
 }
 
 impl Located<'_> {
-    fn required_fields<'m>(&self, metadata: &'m CoreMetadata) -> Result<(&'m str, &'m str), CheckError> {
+    fn required_fields<'m>(
+        &self,
+        metadata: &'m CoreMetadata,
+    ) -> Result<(&'m str, &'m str), CheckError> {
         let missing = |field| CheckError::MissingField {
             path: self.path.to_owned(),
             metadata_file: self.metadata_file.to_owned(),
             field,
         };
-        let metadata_version = metadata.metadata_version().ok_or_else(|| missing("Metadata-Version"))?;
+        let metadata_version = metadata
+            .metadata_version()
+            .ok_or_else(|| missing("Metadata-Version"))?;
         if !KNOWN_METADATA_VERSIONS.contains(&metadata_version) {
             return Err(CheckError::BadMetadataVersion {
                 path: self.path.to_owned(),

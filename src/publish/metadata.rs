@@ -43,7 +43,10 @@ impl CoreMetadata {
         } else {
             Some(body)
         };
-        Self { headers, description }
+        Self {
+            headers,
+            description,
+        }
     }
 
     /// The first value of `key` (case-insensitive, like email headers).
@@ -60,11 +63,14 @@ impl CoreMetadata {
 
     /// `(key, value)` pairs in file order; the body is not among them.
     pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.headers.iter().map(|(key, value)| (key.as_str(), value.as_str()))
+        self.headers
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
     }
 
     pub fn metadata_version(&self) -> Option<&str> {
-        self.get("Metadata-Version").filter(|value| !value.is_empty())
+        self.get("Metadata-Version")
+            .filter(|value| !value.is_empty())
     }
 
     pub fn name(&self) -> Option<&str> {
@@ -77,12 +83,15 @@ impl CoreMetadata {
 
     /// The long description, if there is a non-blank one.
     pub fn description(&self) -> Option<&str> {
-        self.description.as_deref().filter(|text| !text.trim().is_empty())
+        self.description
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
     }
 
     /// `Description-Content-Type`, if declared.
     pub fn description_content_type(&self) -> Option<&str> {
-        self.get("Description-Content-Type").filter(|value| !value.is_empty())
+        self.get("Description-Content-Type")
+            .filter(|value| !value.is_empty())
     }
 }
 
@@ -150,7 +159,10 @@ mod tests {
     fn keeps_repeated_headers_in_order() {
         let metadata =
             CoreMetadata::parse("Name: x\nClassifier: A\nClassifier: B\nclassifier: C\n");
-        assert_eq!(metadata.get_all("Classifier").collect::<Vec<_>>(), ["A", "B", "C"]);
+        assert_eq!(
+            metadata.get_all("Classifier").collect::<Vec<_>>(),
+            ["A", "B", "C"]
+        );
     }
 
     #[test]

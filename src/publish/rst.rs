@@ -47,7 +47,10 @@ pub fn check_rst(text: &str) -> Vec<RstProblem> {
         .lines()
         .map(|line| line.replace('\t', "        ").trim_end().to_owned())
         .collect();
-    let mut checker = Checker { lines: &lines, ..Checker::default() };
+    let mut checker = Checker {
+        lines: &lines,
+        ..Checker::default()
+    };
     checker.run();
     checker.finish()
 }
@@ -113,7 +116,10 @@ impl Checker<'_> {
     }
 
     fn report(&mut self, index: usize, message: String) {
-        self.problems.push(RstProblem { line: index + 1, message });
+        self.problems.push(RstProblem {
+            line: index + 1,
+            message,
+        });
     }
 
     fn is_blank(&self, index: usize) -> bool {
@@ -149,7 +155,11 @@ impl Checker<'_> {
         }
         // A quoted literal block: unindented lines all starting with the
         // same punctuation character.
-        if let Some(quote) = line[first_indent..].chars().next().filter(is_adornment_char) {
+        if let Some(quote) = line[first_indent..]
+            .chars()
+            .next()
+            .filter(is_adornment_char)
+        {
             let mut end = first;
             while self.lines.get(end).is_some_and(|l| l.starts_with(quote)) {
                 end += 1;
@@ -168,9 +178,14 @@ impl Checker<'_> {
             && !next.is_empty()
             && !is_explicit_markup(&next[indent_of(next)..])
         {
-            self.report(end, "Explicit markup ends without a blank line; unexpected unindent.".to_owned());
+            self.report(
+                end,
+                "Explicit markup ends without a blank line; unexpected unindent.".to_owned(),
+            );
         }
-        let body = self.lines[index][indent..].trim_start_matches('.').trim_start();
+        let body = self.lines[index][indent..]
+            .trim_start_matches('.')
+            .trim_start();
         if let Some(target) = body.strip_prefix('_') {
             self.explicit_target(target);
             return end;
@@ -235,9 +250,15 @@ impl Checker<'_> {
                 return None; // Too short to be anything but text.
             }
             let title = second.trim();
-            let Some(under) = self.lines.get(index + 2).filter(|line| adornment(line).is_some())
+            let Some(under) = self
+                .lines
+                .get(index + 2)
+                .filter(|line| adornment(line).is_some())
             else {
-                self.report(index, "Missing matching underline for section title overline.".to_owned());
+                self.report(
+                    index,
+                    "Missing matching underline for section title overline.".to_owned(),
+                );
                 return Some(index + 2);
             };
             if under != first {
@@ -267,7 +288,10 @@ impl Checker<'_> {
         };
         if level > self.section_level + 1 {
             let current = self.section_level;
-            self.report(index, format!("Inconsistent title style: skip from level {current} to {level}."));
+            self.report(
+                index,
+                format!("Inconsistent title style: skip from level {current} to {level}."),
+            );
         } else {
             if level > self.title_styles.len() {
                 self.title_styles.push(style);
@@ -283,9 +307,14 @@ impl Checker<'_> {
         let (text, still_open) = strip_inline_literals(content, in_literal);
         let chars: Vec<char> = text.chars().collect();
         let mut position = 0;
-        while let Some(offset) = chars.get(position..).and_then(|rest| rest.iter().position(|&c| c == '`')) {
+        while let Some(offset) = chars
+            .get(position..)
+            .and_then(|rest| rest.iter().position(|&c| c == '`'))
+        {
             let open = position + offset;
-            let Some(length) = chars.get(open + 1..).and_then(|rest| rest.iter().position(|&c| c == '`'))
+            let Some(length) = chars
+                .get(open + 1..)
+                .and_then(|rest| rest.iter().position(|&c| c == '`'))
             else {
                 if let Some(role) = role_before(&chars, open) {
                     self.check_role(index, &role);
@@ -299,7 +328,11 @@ impl Checker<'_> {
                 }
                 let after = (chars.get(close + 1), chars.get(close + 2));
                 if after.0 == Some(&'_') && after.1 != Some(&'_') {
-                    let phrase: String = chars.get(open + 1..close).unwrap_or_default().iter().collect();
+                    let phrase: String = chars
+                        .get(open + 1..close)
+                        .unwrap_or_default()
+                        .iter()
+                        .collect();
                     self.named_reference(index, &phrase);
                 }
             }
@@ -386,7 +419,10 @@ fn split_target_name(target: &str) -> Option<&str> {
 
 /// docutils' reference name normalization: case and whitespace folded.
 fn normalize_name(name: &str) -> String {
-    name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    name.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// The line without backslash escapes and ``inline literals``, which hide
@@ -439,9 +475,15 @@ fn starts_inline_markup(chars: &[char], open: usize) -> bool {
 /// The role name of `:role:` written right before the backquote at `open`
 /// (role names may contain `:` themselves, as in `:py:class:`).
 fn role_before(chars: &[char], open: usize) -> Option<String> {
-    let end = open.checked_sub(1).filter(|&i| chars.get(i) == Some(&':'))?;
+    let end = open
+        .checked_sub(1)
+        .filter(|&i| chars.get(i) == Some(&':'))?;
     let mut start = end;
-    while start > 0 && chars.get(start - 1).is_some_and(|&c| is_simple_name_char(c)) {
+    while start > 0
+        && chars
+            .get(start - 1)
+            .is_some_and(|&c| is_simple_name_char(c))
+    {
         start -= 1;
     }
     let run = chars.get(start..end)?;
@@ -478,7 +520,10 @@ mod tests {
 
     #[test]
     fn rejects_underline_shorter_than_title() {
-        assert_eq!(messages("A long title\n=====\n\ntext\n"), ["2: Title underline too short."]);
+        assert_eq!(
+            messages("A long title\n=====\n\ntext\n"),
+            ["2: Title underline too short."]
+        );
     }
 
     #[test]
@@ -488,14 +533,23 @@ mod tests {
 
     #[test]
     fn rejects_overline_underline_mismatch_and_short_overline() {
-        assert_eq!(messages("=====\nTitle\n-----\n"), ["1: Title overline & underline mismatch."]);
-        assert_eq!(messages("====\nTitle!\n====\n"), ["1: Title overline too short."]);
+        assert_eq!(
+            messages("=====\nTitle\n-----\n"),
+            ["1: Title overline & underline mismatch."]
+        );
+        assert_eq!(
+            messages("====\nTitle!\n====\n"),
+            ["1: Title overline too short."]
+        );
     }
 
     #[test]
     fn rejects_skipped_title_level() {
         let text = "One\n===\n\nTwo\n---\n\nThree\n~~~~~\n\nFour\n====\n\nBad\n~~~\n";
-        assert_eq!(messages(text), ["13: Inconsistent title style: skip from level 1 to 3."]);
+        assert_eq!(
+            messages(text),
+            ["13: Inconsistent title style: skip from level 1 to 3."]
+        );
     }
 
     #[test]
@@ -520,7 +574,10 @@ mod tests {
                 "1: Unknown interpreted text role \"py:class\"."
             ]
         );
-        assert_eq!(messages(".. role:: kbd\n\nPress :kbd:`q`.\n"), Vec::<String>::new());
+        assert_eq!(
+            messages(".. role:: kbd\n\nPress :kbd:`q`.\n"),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
@@ -532,7 +589,10 @@ mod tests {
 
     #[test]
     fn rejects_missing_literal_block() {
-        assert_eq!(messages("Example::\n\nnot indented\n"), ["3: Literal block expected; none found."]);
+        assert_eq!(
+            messages("Example::\n\nnot indented\n"),
+            ["3: Literal block expected; none found."]
+        );
     }
 
     #[test]
@@ -541,12 +601,18 @@ mod tests {
             messages(".. image:: a.png\nText\n"),
             ["2: Explicit markup ends without a blank line; unexpected unindent."]
         );
-        assert_eq!(messages(".. _a: https://a\n.. _b: https://b\n"), Vec::<String>::new());
+        assert_eq!(
+            messages(".. _a: https://a\n.. _b: https://b\n"),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
     fn rejects_reference_without_target() {
-        assert_eq!(messages("See `the docs`_.\n"), ["1: Unknown target name: \"the docs\"."]);
+        assert_eq!(
+            messages("See `the docs`_.\n"),
+            ["1: Unknown target name: \"the docs\"."]
+        );
     }
 
     #[test]

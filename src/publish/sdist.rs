@@ -24,10 +24,18 @@ pub enum SdistError {
     NonUtf8Entry { path: PathBuf, entry: String },
 
     #[error("{}: unsafe member name `{}`: it {problem}", path.display(), entry.escape_debug())]
-    UnsafeEntry { path: PathBuf, entry: String, problem: UnsafeName },
+    UnsafeEntry {
+        path: PathBuf,
+        entry: String,
+        problem: UnsafeName,
+    },
 
     #[error("{}: member `{entry}` is a link to `{target}`, outside the sdist's directory", path.display())]
-    LinkOutside { path: PathBuf, entry: String, target: String },
+    LinkOutside {
+        path: PathBuf,
+        entry: String,
+        target: String,
+    },
 
     #[error(
         "{}: member `{entry}` is a device, fifo or other special file; sdists hold files, directories and links",
@@ -36,13 +44,21 @@ pub enum SdistError {
     SpecialFile { path: PathBuf, entry: String },
 
     #[error("{}: member `{entry}` is outside the top-level directory `{expected}/`", path.display())]
-    OutsideTopLevel { path: PathBuf, entry: String, expected: String },
+    OutsideTopLevel {
+        path: PathBuf,
+        entry: String,
+        expected: String,
+    },
 
     #[error("{}: no `{expected}`; an sdist must carry its metadata there", path.display())]
     MissingPkgInfo { path: PathBuf, expected: String },
 
     #[error("{}: `{entry}` {problem}", path.display())]
-    UnreadablePkgInfo { path: PathBuf, entry: String, problem: &'static str },
+    UnreadablePkgInfo {
+        path: PathBuf,
+        entry: String,
+        problem: &'static str,
+    },
 }
 
 /// What the checks need from an sdist.
@@ -56,15 +72,27 @@ pub(crate) struct Sdist {
 
 pub(crate) fn read_sdist(path: &Path) -> Result<Sdist, SdistError> {
     let file_name = path.file_name().unwrap_or_default().to_string_lossy();
-    let stem = file_name.strip_suffix(".tar.gz").unwrap_or(&file_name).to_owned();
-    let Some((project, version)) = stem.rsplit_once('-').filter(|(p, v)| !p.is_empty() && !v.is_empty())
+    let stem = file_name
+        .strip_suffix(".tar.gz")
+        .unwrap_or(&file_name)
+        .to_owned();
+    let Some((project, version)) = stem
+        .rsplit_once('-')
+        .filter(|(p, v)| !p.is_empty() && !v.is_empty())
     else {
-        return Err(SdistError::BadFileName { path: path.to_owned() });
+        return Err(SdistError::BadFileName {
+            path: path.to_owned(),
+        });
     };
-    let file = std::fs::File::open(path)
-        .map_err(|source| SdistError::Read { path: path.to_owned(), source })?;
+    let file = std::fs::File::open(path).map_err(|source| SdistError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(io::BufReader::new(file)));
-    let not_tar = |source| SdistError::NotATarGz { path: path.to_owned(), source };
+    let not_tar = |source| SdistError::NotATarGz {
+        path: path.to_owned(),
+        source,
+    };
     let pkg_info_entry = format!("{stem}/PKG-INFO");
     let mut pkg_info = None;
     for entry in archive.entries().map_err(not_tar)? {
@@ -77,7 +105,11 @@ pub(crate) fn read_sdist(path: &Path) -> Result<Sdist, SdistError> {
         check_member(path, &stem, &name, &entry)?;
         if name == pkg_info_entry && kind.is_file() {
             let mut bytes = Vec::new();
-            entry.by_ref().take(MAX_PKG_INFO_LEN + 1).read_to_end(&mut bytes).map_err(not_tar)?;
+            entry
+                .by_ref()
+                .take(MAX_PKG_INFO_LEN + 1)
+                .read_to_end(&mut bytes)
+                .map_err(not_tar)?;
             let unreadable = |problem| SdistError::UnreadablePkgInfo {
                 path: path.to_owned(),
                 entry: name.clone(),
@@ -86,7 +118,8 @@ pub(crate) fn read_sdist(path: &Path) -> Result<Sdist, SdistError> {
             if bytes.len() as u64 > MAX_PKG_INFO_LEN {
                 return Err(unreadable("is over 16 MiB"));
             }
-            pkg_info = Some(String::from_utf8(bytes).map_err(|_| unreadable("is not valid UTF-8"))?);
+            pkg_info =
+                Some(String::from_utf8(bytes).map_err(|_| unreadable("is not valid UTF-8"))?);
         }
     }
     let pkg_info = pkg_info.ok_or_else(|| SdistError::MissingPkgInfo {
@@ -138,10 +171,17 @@ fn check_member<R: Read>(
         // to the link's directory.
         let base = if kind.is_symlink() { parent(name) } else { "" };
         if !stays_inside(top_level, base, &target) {
-            return Err(SdistError::LinkOutside { path: path.to_owned(), entry: name.to_owned(), target });
+            return Err(SdistError::LinkOutside {
+                path: path.to_owned(),
+                entry: name.to_owned(),
+                target,
+            });
         }
     } else if !(kind.is_file() || kind.is_dir() || kind.is_contiguous()) {
-        return Err(SdistError::SpecialFile { path: path.to_owned(), entry: name.to_owned() });
+        return Err(SdistError::SpecialFile {
+            path: path.to_owned(),
+            entry: name.to_owned(),
+        });
     }
     Ok(())
 }

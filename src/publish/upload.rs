@@ -52,7 +52,9 @@ pub struct Credentials {
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials").field("username", &self.username).finish_non_exhaustive()
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .finish_non_exhaustive()
     }
 }
 
@@ -70,7 +72,10 @@ impl UploadOptions {
     /// conventional way: `TWINE_REPOSITORY_URL` when no URL is given,
     /// `TWINE_USERNAME` and `TWINE_PASSWORD` (user name `__token__` when only
     /// a password, i.e. an API token, is set).
-    pub fn from_env(repository_url: Option<String>, skip_existing: bool) -> Result<Self, UploadError> {
+    pub fn from_env(
+        repository_url: Option<String>,
+        skip_existing: bool,
+    ) -> Result<Self, UploadError> {
         Self::from_lookup(repository_url, skip_existing, |key| std::env::var(key).ok())
     }
 
@@ -85,22 +90,33 @@ impl UploadOptions {
             .or_else(|| non_empty("TWINE_REPOSITORY_URL"))
             .ok_or(UploadError::NoRepositoryUrl)?;
         if !(repository_url.starts_with("https://") || repository_url.starts_with("http://")) {
-            return Err(UploadError::BadRepositoryUrl { url: repository_url });
+            return Err(UploadError::BadRepositoryUrl {
+                url: repository_url,
+            });
         }
         let credentials = non_empty("TWINE_PASSWORD").map(|password| Credentials {
             username: non_empty("TWINE_USERNAME").unwrap_or_else(|| "__token__".to_owned()),
             password,
         });
-        Ok(Self { repository_url, credentials, skip_existing })
+        Ok(Self {
+            repository_url,
+            credentials,
+            skip_existing,
+        })
     }
 }
 
 /// What happened to one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UploadOutcome {
-    Uploaded { path: PathBuf },
+    Uploaded {
+        path: PathBuf,
+    },
     /// The index already has this file (only with `skip_existing`).
-    SkippedExisting { path: PathBuf, reason: String },
+    SkippedExisting {
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,26 +134,44 @@ pub enum UploadError {
     Check(#[from] CheckError),
 
     #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("{}: cannot reach {url}: {source}", path.display())]
-    Transport { path: PathBuf, url: String, source: Box<ureq::Error> },
+    Transport {
+        path: PathBuf,
+        url: String,
+        source: Box<ureq::Error>,
+    },
 
     #[error(
         "{}: {url} redirected to {location}; use the final upload URL as --repository-url",
         path.display()
     )]
-    Redirected { path: PathBuf, url: String, location: String },
+    Redirected {
+        path: PathBuf,
+        url: String,
+        location: String,
+    },
 
-    #[error("{}: {url} answered {status}: {reason}{}", path.display(), status_hint(*status))]
-    Rejected { path: PathBuf, url: String, status: u16, reason: String },
+    #[error("{}: {url} answered {status}: {reason}{}", path.display(), rejection_hint(*status, reason))]
+    Rejected {
+        path: PathBuf,
+        url: String,
+        status: u16,
+        reason: String,
+    },
 }
 
-fn status_hint(status: u16) -> &'static str {
-    match status {
-        401 | 403 => " (check TWINE_USERNAME and TWINE_PASSWORD; tokens use the user name `__token__`)",
-        409 => " (the file exists; pass --skip-existing to skip it)",
-        _ => "",
+fn rejection_hint(status: u16, reason: &str) -> &'static str {
+    if is_already_exists(status, reason) {
+        " (the index has this file; pass --skip-existing to skip it)"
+    } else if matches!(status, 401 | 403) {
+        " (check TWINE_USERNAME and TWINE_PASSWORD; tokens use the user name `__token__`)"
+    } else {
+        ""
     }
 }
 
@@ -161,7 +195,10 @@ pub fn upload(files: &[PathBuf], opts: &UploadOptions) -> Result<Vec<UploadOutco
         match &outcome {
             UploadOutcome::Uploaded { path } => tracing::info!("uploaded {}", path.display()),
             UploadOutcome::SkippedExisting { path, reason } => {
-                tracing::info!("skipped {}: already on the index ({reason})", path.display());
+                tracing::info!(
+                    "skipped {}: already on the index ({reason})",
+                    path.display()
+                );
             }
         }
         outcomes.push(outcome);
@@ -169,9 +206,16 @@ pub fn upload(files: &[PathBuf], opts: &UploadOptions) -> Result<Vec<UploadOutco
     Ok(outcomes)
 }
 
-fn upload_one(agent: &ureq::Agent, report: &CheckReport, opts: &UploadOptions) -> Result<UploadOutcome, UploadError> {
+fn upload_one(
+    agent: &ureq::Agent,
+    report: &CheckReport,
+    opts: &UploadOptions,
+) -> Result<UploadOutcome, UploadError> {
     let path = &report.path;
-    let content = std::fs::read(path).map_err(|source| UploadError::Read { path: path.clone(), source })?;
+    let content = std::fs::read(path).map_err(|source| UploadError::Read {
+        path: path.clone(),
+        source,
+    })?;
     let form = MultipartForm::for_distribution(report, &content);
     let url = &opts.repository_url;
     let mut request = agent
@@ -183,11 +227,13 @@ fn upload_one(agent: &ureq::Agent, report: &CheckReport, opts: &UploadOptions) -
         let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
         request = request.header("Authorization", format!("Basic {encoded}"));
     }
-    let mut response = request.send(&form.body[..]).map_err(|source| UploadError::Transport {
-        path: path.clone(),
-        url: url.clone(),
-        source: Box::new(source),
-    })?;
+    let mut response = request
+        .send(&form.body[..])
+        .map_err(|source| UploadError::Transport {
+            path: path.clone(),
+            url: url.clone(),
+            source: Box::new(source),
+        })?;
     let status = response.status().as_u16();
     if (200..300).contains(&status) {
         return Ok(UploadOutcome::Uploaded { path: path.clone() });
@@ -199,7 +245,11 @@ fn upload_one(agent: &ureq::Agent, report: &CheckReport, opts: &UploadOptions) -
             .and_then(|value| value.to_str().ok())
             .unwrap_or("an unnamed location")
             .to_owned();
-        return Err(UploadError::Redirected { path: path.clone(), url: url.clone(), location });
+        return Err(UploadError::Redirected {
+            path: path.clone(),
+            url: url.clone(),
+            location,
+        });
     }
     let body = response
         .body_mut()
@@ -207,11 +257,22 @@ fn upload_one(agent: &ureq::Agent, report: &CheckReport, opts: &UploadOptions) -
         .limit(1 << 20)
         .read_to_string()
         .unwrap_or_default();
-    let reason = server_reason(&body, response.status().canonical_reason().unwrap_or("error"));
+    let reason = server_reason(
+        &body,
+        response.status().canonical_reason().unwrap_or("error"),
+    );
     if opts.skip_existing && is_already_exists(status, &reason) {
-        return Ok(UploadOutcome::SkippedExisting { path: path.clone(), reason });
+        return Ok(UploadOutcome::SkippedExisting {
+            path: path.clone(),
+            reason,
+        });
     }
-    Err(UploadError::Rejected { path: path.clone(), url: url.clone(), status, reason })
+    Err(UploadError::Rejected {
+        path: path.clone(),
+        url: url.clone(),
+        status,
+        reason,
+    })
 }
 
 /// How indexes say the file is already there: 409 Conflict, or 400 with
@@ -226,11 +287,17 @@ fn server_reason(body: &str, fallback: &str) -> String {
     let lower = body.to_ascii_lowercase();
     let sections = ["pre", "title", "body"].into_iter().filter_map(|tag| {
         let start = lower.find(&format!("<{tag}>"))? + tag.len() + 2;
-        let end = lower[start..].find(&format!("</{tag}>")).map_or(body.len(), |end| start + end);
+        let end = lower[start..]
+            .find(&format!("</{tag}>"))
+            .map_or(body.len(), |end| start + end);
         body.get(start..end)
     });
     let is_html = lower.contains("<html");
-    let candidates: Vec<&str> = if is_html { sections.collect() } else { vec![body] };
+    let candidates: Vec<&str> = if is_html {
+        sections.collect()
+    } else {
+        vec![body]
+    };
     let reason = candidates
         .into_iter()
         .map(html_to_line)
@@ -280,7 +347,10 @@ impl MultipartForm {
         let sha256 = sha2::Sha256::digest(content);
         // Derived from the content, so it cannot occur inside it.
         let boundary = format!("crosswheel-{}", hex(&sha256));
-        let mut form = Self { boundary, body: Vec::with_capacity(content.len() + 16 * 1024) };
+        let mut form = Self {
+            boundary,
+            body: Vec::with_capacity(content.len() + 16 * 1024),
+        };
         form.field(":action", "file_upload");
         form.field("protocol_version", "1");
         form.field("filetype", report.kind.filetype());
@@ -296,7 +366,8 @@ impl MultipartForm {
         }
         let file_name = file_name(&report.path);
         form.file("content", &file_name, content);
-        form.body.extend_from_slice(format!("--{}--\r\n", form.boundary).as_bytes());
+        form.body
+            .extend_from_slice(format!("--{}--\r\n", form.boundary).as_bytes());
         form
     }
 
@@ -328,7 +399,10 @@ impl MultipartForm {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().unwrap_or_default().to_string_lossy().into_owned()
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -340,7 +414,12 @@ mod tests {
     use super::*;
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |key| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| (*v).to_owned())
+        move |key| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (*v).to_owned())
+        }
     }
 
     #[test]
@@ -360,11 +439,17 @@ mod tests {
         let options = UploadOptions::from_lookup(
             None,
             true,
-            env(&[("TWINE_REPOSITORY_URL", "https://index/legacy/"), ("TWINE_PASSWORD", "tok")]),
+            env(&[
+                ("TWINE_REPOSITORY_URL", "https://index/legacy/"),
+                ("TWINE_PASSWORD", "tok"),
+            ]),
         )
         .unwrap();
         let credentials = options.credentials.unwrap();
-        assert_eq!((credentials.username.as_str(), credentials.password.as_str()), ("__token__", "tok"));
+        assert_eq!(
+            (credentials.username.as_str(), credentials.password.as_str()),
+            ("__token__", "tok")
+        );
         assert!(options.skip_existing);
     }
 
@@ -372,13 +457,20 @@ mod tests {
     fn requires_a_repository_url() {
         let error = UploadOptions::from_lookup(None, false, env(&[])).unwrap_err();
         assert!(matches!(error, UploadError::NoRepositoryUrl), "{error}");
-        let error = UploadOptions::from_lookup(Some("ftp://x".into()), false, env(&[])).unwrap_err();
-        assert!(matches!(error, UploadError::BadRepositoryUrl { .. }), "{error}");
+        let error =
+            UploadOptions::from_lookup(Some("ftp://x".into()), false, env(&[])).unwrap_err();
+        assert!(
+            matches!(error, UploadError::BadRepositoryUrl { .. }),
+            "{error}"
+        );
     }
 
     #[test]
     fn credentials_debug_output_hides_the_password() {
-        let credentials = Credentials { username: "u".into(), password: "secret".into() };
+        let credentials = Credentials {
+            username: "u".into(),
+            password: "secret".into(),
+        };
         assert!(!format!("{credentials:?}").contains("secret"));
     }
 
@@ -386,18 +478,27 @@ mod tests {
     fn extracts_reason_from_html_error_pages() {
         let bottle = "<html><head><title>Error: 409 Conflict</title></head><body>\
             <h1>Error: 409 Conflict</h1><p>Sorry:</p><pre>Package &#039;demo-1.0.whl&#039; already exists!\n</pre></body></html>";
-        assert_eq!(server_reason(bottle, "Conflict"), "Package 'demo-1.0.whl' already exists!");
+        assert_eq!(
+            server_reason(bottle, "Conflict"),
+            "Package 'demo-1.0.whl' already exists!"
+        );
         let plain = "400 File already exists ('demo-1.0.whl', with blake2_256 hash 'x').\n";
         assert_eq!(server_reason(plain, "Bad Request"), plain.trim());
         assert_eq!(server_reason("", "Forbidden"), "Forbidden");
         let nothing_to_say = "<html><head><title>Error: 403 Forbidden</title></head><body><pre>None</pre></body></html>";
-        assert_eq!(server_reason(nothing_to_say, "Forbidden"), "Error: 403 Forbidden");
+        assert_eq!(
+            server_reason(nothing_to_say, "Forbidden"),
+            "Error: 403 Forbidden"
+        );
     }
 
     #[test]
     fn recognizes_already_exists_answers() {
         assert!(is_already_exists(409, "anything"));
-        assert!(is_already_exists(400, "File already exists ('demo-1.0.whl')"));
+        assert!(is_already_exists(
+            400,
+            "File already exists ('demo-1.0.whl')"
+        ));
         assert!(!is_already_exists(400, "Invalid distribution file"));
         assert!(!is_already_exists(403, "already exists"));
     }
