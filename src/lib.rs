@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod logging;
 pub mod macho;
 pub mod manylinux;
+pub mod publish;
 pub mod repair;
 pub mod sysroot;
 pub mod testing;
