@@ -7,10 +7,15 @@ use crosswheel::options::{CliOverrides, OptionsError, Origin, resolve};
 fn error_for(pyproject: &str, cli: &CliOverrides, env: &[(&str, &str)]) -> (OptionsError, String) {
     let dir = tempfile::tempdir().expect("create a temporary project folder");
     std::fs::write(dir.path().join("pyproject.toml"), pyproject).expect("write pyproject.toml");
-    let env: BTreeMap<String, String> =
-        env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let env: BTreeMap<String, String> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     match resolve(dir.path(), cli, &env) {
-        Ok(plan) => panic!("expected an error, got builds {:?}", plan.identifiers().collect::<Vec<_>>()),
+        Ok(plan) => panic!(
+            "expected an error, got builds {:?}",
+            plan.identifiers().collect::<Vec<_>>()
+        ),
         Err(err) => {
             let message = err.to_string();
             (err, message)
@@ -34,14 +39,23 @@ fn unknown_key_names_file_line_and_closest_option() {
     let (err, message) = file_error(
         "[project]\nname = \"demo\"\n\n[tool.crosswheel]\nbuild = \"cp311-*\"\ntest-comand = \"pytest\"\n",
     );
-    let OptionsError::UnknownKey { origin, key, suggestion, .. } = &err else {
+    let OptionsError::UnknownKey {
+        origin,
+        key,
+        suggestion,
+        ..
+    } = &err
+    else {
         panic!("expected UnknownKey, got {err:?}");
     };
     assert_eq!(line_of(origin), 6);
     assert_eq!(key, "test-comand");
     assert_eq!(suggestion.as_deref(), Some("test-command"));
     assert!(message.contains("pyproject.toml:6"), "{message}");
-    assert!(message.contains("did you mean `test-command`?"), "{message}");
+    assert!(
+        message.contains("did you mean `test-command`?"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -67,20 +81,35 @@ fn unknown_platform_table_suggests_a_platform() {
 #[test]
 fn key_far_from_every_option_points_to_the_docs() {
     let (err, message) = file_error("[tool.crosswheel]\nmanylinux-x86_64-image = \"x\"\n");
-    assert!(matches!(err, OptionsError::UnknownKey { suggestion: None, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            OptionsError::UnknownKey {
+                suggestion: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(message.contains("docs/configuration.md"), "{message}");
 }
 
 #[test]
 fn wrong_type_names_key_line_expected_and_found() {
     let (err, message) = file_error("[tool.crosswheel]\nbuild = \"*\"\n\ntest-command = 3\n");
-    let OptionsError::WrongType { origin, key, found, .. } = &err else {
+    let OptionsError::WrongType {
+        origin, key, found, ..
+    } = &err
+    else {
         panic!("expected WrongType, got {err:?}");
     };
     assert_eq!(line_of(origin), 4);
     assert_eq!(key, "test-command");
     assert_eq!(*found, "an integer");
-    assert!(message.contains("must be a string or an array of commands"), "{message}");
+    assert!(
+        message.contains("must be a string or an array of commands"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -102,10 +131,16 @@ fn table_where_a_string_belongs_is_a_type_error() {
 #[test]
 fn invalid_values_say_what_is_accepted() {
     let (_, message) = file_error("[tool.crosswheel]\ntoolchain = \"clang\"\n");
-    assert!(message.contains("pyproject.toml:2") && message.contains("zig, gcc"), "{message}");
+    assert!(
+        message.contains("pyproject.toml:2") && message.contains("zig, gcc"),
+        "{message}"
+    );
 
     let (_, message) = file_error("[tool.crosswheel]\narchs = \"x86_64\"\n");
-    assert!(message.contains("`x86_64` is not a crosswheel target"), "{message}");
+    assert!(
+        message.contains("`x86_64` is not a crosswheel target"),
+        "{message}"
+    );
 
     let (_, message) = file_error("[tool.crosswheel.macos]\nmacos-deployment-target = \"10.15\"\n");
     assert!(message.contains("below 11.0"), "{message}");
@@ -122,13 +157,17 @@ fn selection_options_cannot_be_overridden() {
     let (err, message) = file_error(
         "[tool.crosswheel]\n[[tool.crosswheel.overrides]]\nselect = \"cp311-*\"\nskip = \"*\"\n",
     );
-    assert!(matches!(err, OptionsError::NotOverridable { .. }), "{err:?}");
+    assert!(
+        matches!(err, OptionsError::NotOverridable { .. }),
+        "{err:?}"
+    );
     assert!(message.contains("pyproject.toml:4"), "{message}");
 }
 
 #[test]
 fn override_without_select_is_rejected() {
-    let (_, message) = file_error("[tool.crosswheel]\n[[tool.crosswheel.overrides]]\ntest-command = \"x\"\n");
+    let (_, message) =
+        file_error("[tool.crosswheel]\n[[tool.crosswheel.overrides]]\ntest-command = \"x\"\n");
     assert!(message.contains("needs `select`"), "{message}");
 }
 
@@ -137,13 +176,19 @@ fn inherit_of_a_single_value_is_rejected() {
     let (_, message) = file_error(
         "[[tool.crosswheel.overrides]]\nselect = \"*\"\ninherit = { toolchain = \"append\" }\n",
     );
-    assert!(message.contains("only commands, lists and tables can be inherited"), "{message}");
+    assert!(
+        message.contains("only commands, lists and tables can be inherited"),
+        "{message}"
+    );
 }
 
 #[test]
 fn archs_and_targets_together_are_ambiguous() {
     let (err, _) = file_error("[tool.crosswheel]\narchs = \"aarch64\"\ntargets = \"arm64\"\n");
-    assert!(matches!(err, OptionsError::ArchsAndTargets { .. }), "{err:?}");
+    assert!(
+        matches!(err, OptionsError::ArchsAndTargets { .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -166,7 +211,10 @@ fn bad_environment_variable_is_named() {
         matches!(&err, OptionsError::InvalidValue { origin: Origin::Env(name), .. } if name == "CROSSWHEEL_TOOLCHAIN_MACOS"),
         "{err:?}"
     );
-    assert!(message.contains("environment variable CROSSWHEEL_TOOLCHAIN_MACOS"), "{message}");
+    assert!(
+        message.contains("environment variable CROSSWHEEL_TOOLCHAIN_MACOS"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -174,7 +222,10 @@ fn unknown_command_line_option_suggests_the_closest() {
     let mut cli = CliOverrides::default();
     cli.set("arch", "aarch64");
     let (_, message) = error_for("[tool.crosswheel]\n", &cli, &[]);
-    assert!(message.contains("--arch") && message.contains("did you mean `archs`?"), "{message}");
+    assert!(
+        message.contains("--arch") && message.contains("did you mean `archs`?"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -190,5 +241,8 @@ fn missing_config_file_is_an_error() {
 #[test]
 fn bad_requires_python_points_at_the_project_table() {
     let (_, message) = file_error("[project]\nname = \"x\"\nrequires-python = \"3.10\"\n");
-    assert!(message.contains("pyproject.toml:3") && message.contains("requires-python"), "{message}");
+    assert!(
+        message.contains("pyproject.toml:3") && message.contains("requires-python"),
+        "{message}"
+    );
 }

@@ -24,8 +24,10 @@ impl Project {
     }
 
     fn plan(&self, cli: &CliOverrides, env: &[(&str, &str)]) -> Plan {
-        let env: BTreeMap<String, String> =
-            env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: BTreeMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         match resolve(self.path(), cli, &env) {
             Ok(plan) => plan,
             Err(err) => panic!("resolving the options failed: {err}"),
@@ -37,7 +39,12 @@ fn build<'p>(plan: &'p Plan, identifier: &str) -> &'p BuildSpec {
     plan.builds
         .iter()
         .find(|build| build.identifier == identifier)
-        .unwrap_or_else(|| panic!("{identifier} not in the plan: {:?}", plan.identifiers().collect::<Vec<_>>()))
+        .unwrap_or_else(|| {
+            panic!(
+                "{identifier} not in the plan: {:?}",
+                plan.identifiers().collect::<Vec<_>>()
+            )
+        })
 }
 
 const PLATFORM_TABLES: &str = r#"
@@ -66,13 +73,19 @@ fn platform_tables_replace_top_level_values_for_their_platform_only() {
     let plan = project.plan(&CliOverrides::default(), &[]);
 
     let aarch64 = &build(&plan, "cp311-manylinux_aarch64").options;
-    assert_eq!(aarch64.test_command.as_deref(), Some("python -c 'import demo'"));
+    assert_eq!(
+        aarch64.test_command.as_deref(),
+        Some("python -c 'import demo'")
+    );
     assert_eq!(aarch64.test_requires, ["pytest", "numpy >= 2"]);
     assert_eq!(aarch64.qemu_cpu.as_deref(), Some("cortex-a72"));
     assert_eq!(aarch64.macos_deployment_target, "11.0");
 
     let macos = &build(&plan, "cp311-macosx_arm64").options;
-    assert_eq!(macos.test_command.as_deref(), Some("pytest {project}/tests"));
+    assert_eq!(
+        macos.test_command.as_deref(),
+        Some("pytest {project}/tests")
+    );
     assert_eq!(macos.test_requires, ["pytest"]);
     assert_eq!(macos.qemu_cpu, None);
     assert_eq!(macos.macos_deployment_target, "12.3");
@@ -84,11 +97,19 @@ fn top_level_values_reach_every_build() {
     let plan = project.plan(&CliOverrides::default(), &[]);
     assert_eq!(plan.builds.len(), 3);
     for spec in &plan.builds {
-        assert_eq!(spec.options.target_requires, ["scipy-openblas32"], "{}", spec.identifier);
+        assert_eq!(
+            spec.options.target_requires,
+            ["scipy-openblas32"],
+            "{}",
+            spec.identifier
+        );
         assert_eq!(spec.python, "3.11");
         assert_eq!(spec.python_tag, "cp311");
     }
-    assert_eq!(plan.config_file.as_deref(), Some(project.path().join("pyproject.toml").as_path()));
+    assert_eq!(
+        plan.config_file.as_deref(),
+        Some(project.path().join("pyproject.toml").as_path())
+    );
 }
 
 #[test]
@@ -96,7 +117,11 @@ fn environment_table_keeps_file_order_and_variable_references() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let plan = project.plan(&CliOverrides::default(), &[]);
     let environment = &build(&plan, "cp311-manylinux_ppc64le").options.environment;
-    let names: Vec<&str> = environment.assignments.iter().map(|a| a.name.as_str()).collect();
+    let names: Vec<&str> = environment
+        .assignments
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
     assert_eq!(names, ["CFLAGS", "PATH"]);
     let mut vars = BTreeMap::from([
         ("HOME".to_string(), "/home/me".to_string()),
@@ -112,7 +137,8 @@ fn test_command_placeholders_are_filled_and_quoted() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let plan = project.plan(&CliOverrides::default(), &[]);
     let options = &build(&plan, "cp311-macosx_arm64").options;
-    let command = options.test_command_for(Path::new("/src/my project"), Path::new("/src/my project"));
+    let command =
+        options.test_command_for(Path::new("/src/my project"), Path::new("/src/my project"));
     assert_eq!(command.as_deref(), Some("pytest '/src/my project'/tests"));
 }
 
@@ -180,7 +206,10 @@ fn later_overrides_win_and_both_apply_to_one_build() {
     let both = &build(&plan, "cp310-macosx_arm64").options;
     assert_eq!(both.toolchain, Toolchain::Gcc);
     assert_eq!(both.test_command.as_deref(), Some("python -m unittest"));
-    assert_eq!(both.before_build.as_deref(), Some("echo base && echo macos"));
+    assert_eq!(
+        both.before_build.as_deref(),
+        Some("echo base && echo macos")
+    );
 }
 
 #[test]
@@ -188,9 +217,15 @@ fn environment_variables_beat_pyproject_and_overrides() {
     let project = Project::with_pyproject(OVERRIDES);
     let plan = project.plan(
         &CliOverrides::default(),
-        &[("CROSSWHEEL_TEST_COMMAND", "echo from-env"), ("CROSSWHEEL_BUILD", "cp310-*")],
+        &[
+            ("CROSSWHEEL_TEST_COMMAND", "echo from-env"),
+            ("CROSSWHEEL_BUILD", "cp310-*"),
+        ],
     );
-    assert_eq!(plan.identifiers().collect::<Vec<_>>(), ["cp310-manylinux_aarch64", "cp310-macosx_arm64"]);
+    assert_eq!(
+        plan.identifiers().collect::<Vec<_>>(),
+        ["cp310-manylinux_aarch64", "cp310-macosx_arm64"]
+    );
     for spec in &plan.builds {
         assert_eq!(spec.options.test_command.as_deref(), Some("echo from-env"));
     }
@@ -207,11 +242,17 @@ fn platform_specific_variables_beat_general_ones_on_their_platform() {
         ],
     );
     assert_eq!(
-        build(&plan, "cp311-manylinux_aarch64").options.test_command.as_deref(),
+        build(&plan, "cp311-manylinux_aarch64")
+            .options
+            .test_command
+            .as_deref(),
         Some("echo linux")
     );
     assert_eq!(
-        build(&plan, "cp311-macosx_arm64").options.test_command.as_deref(),
+        build(&plan, "cp311-macosx_arm64")
+            .options
+            .test_command
+            .as_deref(),
         Some("echo general")
     );
 }
@@ -223,9 +264,15 @@ fn command_line_beats_environment_variables() {
     cli.set("archs", "ppc64le").set("toolchain", "gcc");
     let plan = project.plan(
         &cli,
-        &[("CROSSWHEEL_ARCHS", "aarch64 arm64"), ("CROSSWHEEL_TOOLCHAIN", "zig")],
+        &[
+            ("CROSSWHEEL_ARCHS", "aarch64 arm64"),
+            ("CROSSWHEEL_TOOLCHAIN", "zig"),
+        ],
     );
-    assert_eq!(plan.identifiers().collect::<Vec<_>>(), ["cp311-manylinux_ppc64le"]);
+    assert_eq!(
+        plan.identifiers().collect::<Vec<_>>(),
+        ["cp311-manylinux_ppc64le"]
+    );
     assert_eq!(plan.builds[0].options.toolchain, Toolchain::Gcc);
 }
 
@@ -234,7 +281,10 @@ fn empty_variables_do_not_wipe_configured_lists_but_do_clear_commands() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let plan = project.plan(
         &CliOverrides::default(),
-        &[("CROSSWHEEL_TEST_REQUIRES", ""), ("CROSSWHEEL_TEST_COMMAND", "")],
+        &[
+            ("CROSSWHEEL_TEST_REQUIRES", ""),
+            ("CROSSWHEEL_TEST_COMMAND", ""),
+        ],
     );
     let macos = &build(&plan, "cp311-macosx_arm64").options;
     assert_eq!(macos.test_requires, ["pytest"]);
@@ -258,7 +308,10 @@ fn repair_is_builtin_unless_replaced_or_disabled() {
         Some("repairwheel -o wheelhouse dist/a.whl")
     );
 
-    let plan = custom.plan(&CliOverrides::default(), &[("CROSSWHEEL_REPAIR_WHEEL_COMMAND", "")]);
+    let plan = custom.plan(
+        &CliOverrides::default(),
+        &[("CROSSWHEEL_REPAIR_WHEEL_COMMAND", "")],
+    );
     assert_eq!(plan.builds[0].options.repair, RepairCommand::Skip);
 }
 
@@ -274,13 +327,23 @@ environment-pass = ["CI_TOKEN", "NOT_SET_ANYWHERE"]
     );
     let plan = project.plan(&CliOverrides::default(), &[("CI_TOKEN", "s3cret")]);
     let environment = &plan.builds[0].options.environment;
-    let names: Vec<&str> = environment.assignments.iter().map(|a| a.name.as_str()).collect();
+    let names: Vec<&str> = environment
+        .assignments
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
     assert_eq!(names, ["CI_TOKEN", "OPT", "LIB"]);
     assert_eq!(
         environment.assignments[2].value,
-        [EnvPart::Variable("PREFIX".into()), EnvPart::Literal("/lib".into())]
+        [
+            EnvPart::Variable("PREFIX".into()),
+            EnvPart::Literal("/lib".into())
+        ]
     );
-    assert_eq!(plan.builds[0].options.environment_pass, ["CI_TOKEN", "NOT_SET_ANYWHERE"]);
+    assert_eq!(
+        plan.builds[0].options.environment_pass,
+        ["CI_TOKEN", "NOT_SET_ANYWHERE"]
+    );
 }
 
 #[test]
@@ -313,13 +376,20 @@ output-dir = "dist/wheels"
 fn config_file_flag_replaces_pyproject() {
     let project = Project::with_pyproject("[tool.crosswheel]\nbuild = \"cp311-*\"\n");
     let other = project.path().join("ci.toml");
-    std::fs::write(&other, "[tool.crosswheel]\nbuild = \"cp312-macosx_arm64\"\n").unwrap();
+    std::fs::write(
+        &other,
+        "[tool.crosswheel]\nbuild = \"cp312-macosx_arm64\"\n",
+    )
+    .unwrap();
     let cli = CliOverrides {
         config_file: Some(other.clone()),
         ..CliOverrides::default()
     };
     let plan = project.plan(&cli, &[]);
-    assert_eq!(plan.identifiers().collect::<Vec<_>>(), ["cp312-macosx_arm64"]);
+    assert_eq!(
+        plan.identifiers().collect::<Vec<_>>(),
+        ["cp312-macosx_arm64"]
+    );
     assert_eq!(plan.config_file, Some(other));
 }
 

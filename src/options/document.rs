@@ -114,27 +114,16 @@ impl Reader<'_> {
         for (key, value) in in_file_order(table) {
             let name: &str = key.get_ref();
             let origin = self.origin(key.span().start);
+            if level == Level::Top
+                && let Some(platform) = Platform::from_name(name)
+            {
+                let platform_layer = self.read_platform_table(value, table_name, name, origin)?;
+                document.platforms.insert(platform, platform_layer);
+                continue;
+            }
             match (level, name) {
                 (Level::Top, "overrides") => {
                     self.read_overrides(value, table_name, &mut document.overrides)?;
-                    continue;
-                }
-                (Level::Top, platform_name) if Platform::from_name(platform_name).is_some() => {
-                    let Some(platform) = Platform::from_name(platform_name) else {
-                        continue;
-                    };
-                    let DeValue::Table(inner) = value.get_ref() else {
-                        return Err(OptionsError::WrongType {
-                            origin,
-                            key: format!("{table_name}.{platform_name}"),
-                            expected: "a table",
-                            found: described(value.get_ref()),
-                        });
-                    };
-                    let mut platform_document = ConfigDocument::default();
-                    let platform_table = format!("{table_name}.{platform_name}");
-                    self.read_table(inner, &platform_table, Level::Platform, &mut platform_document)?;
-                    document.platforms.insert(platform, platform_document.global);
                     continue;
                 }
                 (Level::Override, "select") => {
@@ -181,6 +170,32 @@ impl Reader<'_> {
         Ok(())
     }
 
+    fn read_platform_table(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+        table_name: &str,
+        platform_name: &str,
+        origin: Origin,
+    ) -> Result<Layer, OptionsError> {
+        let platform_table = format!("{table_name}.{platform_name}");
+        let DeValue::Table(inner) = value.get_ref() else {
+            return Err(OptionsError::WrongType {
+                origin,
+                key: platform_table,
+                expected: "a table",
+                found: described(value.get_ref()),
+            });
+        };
+        let mut platform_document = ConfigDocument::default();
+        self.read_table(
+            inner,
+            &platform_table,
+            Level::Platform,
+            &mut platform_document,
+        )?;
+        Ok(platform_document.global)
+    }
+
     fn read_overrides(
         &self,
         value: &Spanned<DeValue<'_>>,
@@ -214,11 +229,12 @@ impl Reader<'_> {
         origin: Origin,
     ) -> Result<Selector, OptionsError> {
         let setting = self.read_kind("select", Kind::Selector, value)?;
-        let selector = Selector::new(&setting.list()).map_err(|message| OptionsError::InvalidValue {
-            origin: origin.clone(),
-            key: "select".to_string(),
-            message,
-        })?;
+        let selector =
+            Selector::new(&setting.list()).map_err(|message| OptionsError::InvalidValue {
+                origin: origin.clone(),
+                key: "select".to_string(),
+                message,
+            })?;
         if selector.is_empty() {
             return Err(OptionsError::InvalidValue {
                 origin,
@@ -253,16 +269,20 @@ impl Reader<'_> {
                 return Err(OptionsError::InvalidValue {
                     origin,
                     key: format!("inherit.{name}"),
-                    message: format!("`{name}` is a single value; only commands, lists and tables can be inherited"),
+                    message: format!(
+                        "`{name}` is a single value; only commands, lists and tables can be inherited"
+                    ),
                 });
             }
-            let parsed = rule.get_ref().as_str().and_then(Inherit::parse).ok_or_else(|| {
-                OptionsError::InvalidValue {
+            let parsed = rule
+                .get_ref()
+                .as_str()
+                .and_then(Inherit::parse)
+                .ok_or_else(|| OptionsError::InvalidValue {
                     origin,
                     key: format!("inherit.{name}"),
                     message: "use \"none\", \"append\" or \"prepend\"".to_string(),
-                }
-            })?;
+                })?;
             rules.insert(schema::canonical_key(spec.key), parsed);
         }
         Ok(rules)
@@ -410,7 +430,10 @@ impl Reader<'_> {
 /// Table entries in the order they appear in the file (the map itself is sorted by key).
 fn in_file_order<'t, 'i>(
     table: &'t DeTable<'i>,
-) -> Vec<(&'t Spanned<std::borrow::Cow<'i, str>>, &'t Spanned<DeValue<'i>>)> {
+) -> Vec<(
+    &'t Spanned<std::borrow::Cow<'i, str>>,
+    &'t Spanned<DeValue<'i>>,
+)> {
     let mut entries: Vec<_> = table.iter().collect();
     entries.sort_by_key(|(key, _)| key.span().start);
     entries

@@ -200,7 +200,11 @@ mod tests {
     #[test]
     fn python_tags_are_validated() {
         assert_eq!(PythonTag::parse("cp313").unwrap().version(), "3.13");
-        assert!(PythonTag::parse("cp313t").unwrap_err().contains("free-threaded"));
+        assert!(
+            PythonTag::parse("cp313t")
+                .unwrap_err()
+                .contains("free-threaded")
+        );
         assert!(PythonTag::parse("pp310").is_err());
         assert!(PythonTag::parse("cp3").is_err());
         assert!(PythonTag::parse("cp3x").is_err());
@@ -221,7 +225,12 @@ mod tests {
     #[test]
     fn archs_values_name_targets_by_arch_id_alias_or_identifier_platform() {
         let aarch64 = &targets()[0];
-        for name in ["aarch64", "linux-aarch64", "manylinux-aarch64", "manylinux_aarch64"] {
+        for name in [
+            "aarch64",
+            "linux-aarch64",
+            "manylinux-aarch64",
+            "manylinux_aarch64",
+        ] {
             assert!(aarch64.is_named(name), "{name}");
         }
         assert!(!aarch64.is_named("arm64"));

@@ -73,7 +73,9 @@ impl Clause {
             .split('.')
             .map(|part| part.parse::<u64>())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| format!("`{text}`: crosswheel understands release versions such as 3.10 or 3.10.*"))?;
+            .map_err(|_| {
+                format!("`{text}`: crosswheel understands release versions such as 3.10 or 3.10.*")
+            })?;
         if operator == Operator::Compatible && release.len() < 2 {
             return Err(format!("`{text}`: ~= needs at least two version parts"));
         }
@@ -96,7 +98,10 @@ impl Clause {
             Operator::NotEqual if self.wildcard => !has_prefix(version, &self.release),
             Operator::NotEqual => ordering != Ordering::Equal,
             Operator::Compatible => {
-                let prefix = self.release.get(..self.release.len().saturating_sub(1)).unwrap_or_default();
+                let prefix = self
+                    .release
+                    .get(..self.release.len().saturating_sub(1))
+                    .unwrap_or_default();
                 ordering != Ordering::Less && has_prefix(version, prefix)
             }
         }

@@ -39,7 +39,12 @@ struct Sources {
 impl Sources {
     /// The value of `key` for a platform, and for one build when `identifier` is given
     /// (overrides apply only then).
-    fn get(&self, key: &'static str, platform: Platform, identifier: Option<&str>) -> Option<Located> {
+    fn get(
+        &self,
+        key: &'static str,
+        platform: Platform,
+        identifier: Option<&str>,
+    ) -> Option<Located> {
         let mut current: Option<Located> = None;
         let file_layers = [
             Some(&self.defaults.global),
@@ -53,7 +58,11 @@ impl Sources {
             }
         }
         if let Some(identifier) = identifier {
-            let matching = self.file.overrides.iter().filter(|o| o.select.matches(identifier));
+            let matching = self
+                .file
+                .overrides
+                .iter()
+                .filter(|o| o.select.matches(identifier));
             for entry in matching {
                 if let Some(found) = entry.values.get(key) {
                     let rule = entry.inherit.get(key).copied().unwrap_or(Inherit::None);
@@ -65,7 +74,11 @@ impl Sources {
                 }
             }
         }
-        let late_layers = [Some(&self.env), self.env_platform.get(&platform), Some(&self.cli)];
+        let late_layers = [
+            Some(&self.env),
+            self.env_platform.get(&platform),
+            Some(&self.cli),
+        ];
         for layer in late_layers.into_iter().flatten() {
             if let Some(found) = layer.get(key) {
                 current = Some(found.clone());
@@ -175,13 +188,12 @@ fn env_layer(env: &impl EnvSource, platform: Option<Platform>) -> Result<Layer, 
             continue;
         }
         let origin = Origin::Env(name);
-        let setting = value::parse_text(spec.kind, &text).map_err(|message| {
-            OptionsError::InvalidValue {
+        let setting =
+            value::parse_text(spec.kind, &text).map_err(|message| OptionsError::InvalidValue {
                 origin: origin.clone(),
                 key: spec.key.to_string(),
                 message,
-            }
-        })?;
+            })?;
         let key = schema::canonical_key(spec.key);
         if layer.contains_key(key) {
             return Err(OptionsError::ArchsAndTargets { origin });
@@ -215,7 +227,13 @@ fn cli_layer(cli: &CliOverrides) -> Result<Layer, OptionsError> {
             }
         })?;
         // A later flag wins over an earlier one, as with repeated flags elsewhere.
-        layer.insert(schema::canonical_key(spec.key), Located { setting: parsed, origin });
+        layer.insert(
+            schema::canonical_key(spec.key),
+            Located {
+                setting: parsed,
+                origin,
+            },
+        );
     }
     Ok(layer)
 }
@@ -226,9 +244,13 @@ fn requires_python(
     pyproject_text: Option<&str>,
     env: &impl EnvSource,
 ) -> Result<Option<(RequiresPython, String)>, OptionsError> {
-    let (text, origin) = match env.var(REQUIRES_PYTHON_VAR).filter(|v| !v.trim().is_empty()) {
+    let (text, origin) = match env
+        .var(REQUIRES_PYTHON_VAR)
+        .filter(|v| !v.trim().is_empty())
+    {
         Some(text) => (text, Origin::Env(REQUIRES_PYTHON_VAR.to_string())),
-        None => match pyproject_text.and_then(|text| project_requires_python(pyproject_path, text)) {
+        None => match pyproject_text.and_then(|text| project_requires_python(pyproject_path, text))
+        {
             Some(found) => found,
             None => return Ok(None),
         },
@@ -276,13 +298,13 @@ fn only_build(
         message,
     };
     let (python, target) = identifiers::parse_identifier(identifier).map_err(bad)?;
-    if let Some((spec, text)) = requires_python {
-        if !spec.allows(python.minor()) {
-            return Err(bad(format!(
-                "the project's requires-python `{text}` excludes CPython {}",
-                python.version()
-            )));
-        }
+    if let Some((spec, text)) = requires_python
+        && !spec.allows(python.minor())
+    {
+        return Err(bad(format!(
+            "the project's requires-python `{text}` excludes CPython {}",
+            python.version()
+        )));
     }
     Ok((python, target))
 }
@@ -350,9 +372,10 @@ fn build_spec(
     let text = |key| Some(setting(key).text()).filter(|text| !text.is_empty());
 
     let environment_pass = setting("environment-pass").list();
-    let passed = environment_pass
-        .iter()
-        .filter_map(|name| env.var(name).map(|value| EnvAssignment::literal(name, &value)));
+    let passed = environment_pass.iter().filter_map(|name| {
+        env.var(name)
+            .map(|value| EnvAssignment::literal(name, &value))
+    });
     let mut assignments: Vec<EnvAssignment> = passed.collect();
     assignments.extend(setting("environment").environment().assignments);
 
@@ -404,7 +427,9 @@ fn build_spec(
             test_requires: setting("test-requires").list(),
             test_extras: setting("test-extras").list(),
             test_sources: setting("test-sources").list(),
-            test_skipped: sources.selector("test-skip", platform)?.matches(&identifier),
+            test_skipped: sources
+                .selector("test-skip", platform)?
+                .matches(&identifier),
             output_dir: output_dir(get("output-dir"), project_dir),
             toolchain,
             macos_deployment_target: text("macos-deployment-target").unwrap_or_default(),
@@ -447,10 +472,16 @@ mod tests {
     fn bundled_defaults_define_every_option() {
         let defaults = defaults().unwrap();
         for key in keys_needing_defaults() {
-            assert!(defaults.global.contains_key(key), "config/defaults.toml lacks `{key}`");
+            assert!(
+                defaults.global.contains_key(key),
+                "config/defaults.toml lacks `{key}`"
+            );
         }
         for key in schema::WITHOUT_DEFAULT {
-            assert!(!defaults.global.contains_key(key), "`{key}` must stay unset by default");
+            assert!(
+                !defaults.global.contains_key(key),
+                "`{key}` must stay unset by default"
+            );
         }
     }
 }

@@ -113,7 +113,11 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     spec("test-extras", Kind::CommaList, Scope::PerBuild),
     spec("test-sources", Kind::ShellWords, Scope::PerBuild),
     spec("toolchain", Kind::Choice(TOOLCHAINS), Scope::PerBuild),
-    spec("macos-deployment-target", Kind::MacosVersion, Scope::PerBuild),
+    spec(
+        "macos-deployment-target",
+        Kind::MacosVersion,
+        Scope::PerBuild,
+    ),
     spec("qemu-cpu", Kind::Text, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
 ];
@@ -138,7 +142,10 @@ pub(crate) fn env_var_name(key: &str) -> String {
 }
 
 /// The closest of `candidates` to a mistyped `word`, if it is close enough to be a typo.
-pub(crate) fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let word = word.to_ascii_lowercase().replace('_', "-");
     candidates
         .into_iter()
@@ -156,9 +163,18 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut current = Vec::with_capacity(b.len() + 1);
         current.push(i + 1);
         for (j, cb) in b.iter().enumerate() {
-            let substitution = previous.get(j).copied().unwrap_or(usize::MAX) + usize::from(ca != *cb);
-            let deletion = previous.get(j + 1).copied().unwrap_or(usize::MAX).saturating_add(1);
-            let insertion = current.get(j).copied().unwrap_or(usize::MAX).saturating_add(1);
+            let substitution =
+                previous.get(j).copied().unwrap_or(usize::MAX) + usize::from(ca != *cb);
+            let deletion = previous
+                .get(j + 1)
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(1);
+            let insertion = current
+                .get(j)
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(1);
             current.push(substitution.min(deletion).min(insertion));
         }
         previous = current;
@@ -182,7 +198,10 @@ mod tests {
     fn suggests_the_nearest_option_for_typos() {
         let keys = OPTIONS.iter().map(|o| o.key);
         assert_eq!(closest("test-comand", keys.clone()), Some("test-command"));
-        assert_eq!(closest("test_requires", keys.clone()), Some("test-requires"));
+        assert_eq!(
+            closest("test_requires", keys.clone()),
+            Some("test-requires")
+        );
         assert_eq!(closest("enviroment", keys.clone()), Some("environment"));
         assert_eq!(closest("something-else-entirely", keys), None);
     }
@@ -190,7 +209,10 @@ mod tests {
     #[test]
     fn env_var_names_follow_cibuildwheel() {
         assert_eq!(env_var_name("test-command"), "CROSSWHEEL_TEST_COMMAND");
-        assert_eq!(env_var_name("macos-deployment-target"), "CROSSWHEEL_MACOS_DEPLOYMENT_TARGET");
+        assert_eq!(
+            env_var_name("macos-deployment-target"),
+            "CROSSWHEEL_MACOS_DEPLOYMENT_TARGET"
+        );
     }
 
     #[test]

@@ -127,7 +127,7 @@ pub fn fill_placeholders(template: &str, values: &[(&str, &str)]) -> String {
             }
         }
         out.push('{');
-        rest = &from_brace[1..];
+        rest = from_brace.strip_prefix('{').unwrap_or(from_brace);
     }
     out.push_str(rest);
     out
@@ -152,7 +152,9 @@ fn assignment_from_word(word: Word) -> Result<EnvAssignment, String> {
         return Err(format!("`{shown}` is not a NAME=VALUE assignment"));
     };
     if !is_variable_name(name) {
-        return Err(format!("`{name}` in `{shown}` is not a valid variable name"));
+        return Err(format!(
+            "`{name}` in `{shown}` is not a valid variable name"
+        ));
     }
     let mut value = Vec::new();
     if !value_start.is_empty() {
@@ -365,8 +367,16 @@ mod tests {
     #[test]
     fn rejects_words_that_are_not_assignments() {
         assert!(parse_environment("FOO").unwrap_err().contains("NAME=VALUE"));
-        assert!(parse_environment("1X=2").unwrap_err().contains("variable name"));
-        assert!(parse_environment("X=$(pwd)").unwrap_err().contains("command substitution"));
+        assert!(
+            parse_environment("1X=2")
+                .unwrap_err()
+                .contains("variable name")
+        );
+        assert!(
+            parse_environment("X=$(pwd)")
+                .unwrap_err()
+                .contains("command substitution")
+        );
     }
 
     #[test]

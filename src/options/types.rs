@@ -72,7 +72,10 @@ pub struct BuildFrontend {
 impl BuildFrontend {
     pub(crate) fn new(name: &str, args: Vec<String>) -> Result<BuildFrontend, String> {
         let name = FrontendName::from_name(name.trim()).ok_or_else(|| {
-            format!("unknown frontend `{}`: use build, build[uv], pip or uv", name.trim())
+            format!(
+                "unknown frontend `{}`: use build, build[uv], pip or uv",
+                name.trim()
+            )
         })?;
         Ok(BuildFrontend { name, args })
     }
@@ -83,9 +86,9 @@ impl BuildFrontend {
         let name = parts.next().unwrap_or_default();
         let mut args = Vec::new();
         for part in parts {
-            let (key, value) = part.split_once(':').ok_or_else(|| {
-                format!("`{}` is not `args: ...`", part.trim())
-            })?;
+            let (key, value) = part
+                .split_once(':')
+                .ok_or_else(|| format!("`{}` is not `args: ...`", part.trim()))?;
             if key.trim() != "args" {
                 return Err(format!(
                     "unknown frontend setting `{}`: only `args` exists",
@@ -142,7 +145,9 @@ pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
     let (major, minor) = text.split_once('.').unwrap_or((text, "0"));
     let parsed = major.parse::<u32>().ok().zip(minor.parse::<u32>().ok());
     let Some((major, minor)) = parsed else {
-        return Err(format!("`{text}` is not a macOS version such as `11.0` or `14.2`"));
+        return Err(format!(
+            "`{text}` is not a macOS version such as `11.0` or `14.2`"
+        ));
     };
     if major < 11 {
         return Err(format!(
@@ -161,14 +166,28 @@ mod tests {
         let frontend = BuildFrontend::parse("pip; args: --no-build-isolation '-v v'").unwrap();
         assert_eq!(frontend.name, FrontendName::Pip);
         assert_eq!(frontend.args, ["--no-build-isolation", "-v v"]);
-        assert_eq!(frontend.to_string(), "pip; args: --no-build-isolation '-v v'");
+        assert_eq!(
+            frontend.to_string(),
+            "pip; args: --no-build-isolation '-v v'"
+        );
     }
 
     #[test]
     fn frontend_rejects_unknown_names_and_settings() {
-        assert!(BuildFrontend::parse("poetry").unwrap_err().contains("poetry"));
-        assert!(BuildFrontend::parse("build; flags: -x").unwrap_err().contains("flags"));
-        assert_eq!(BuildFrontend::parse("default").unwrap().name, FrontendName::Build);
+        assert!(
+            BuildFrontend::parse("poetry")
+                .unwrap_err()
+                .contains("poetry")
+        );
+        assert!(
+            BuildFrontend::parse("build; flags: -x")
+                .unwrap_err()
+                .contains("flags")
+        );
+        assert_eq!(
+            BuildFrontend::parse("default").unwrap().name,
+            FrontendName::Build
+        );
     }
 
     #[test]

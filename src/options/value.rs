@@ -81,7 +81,11 @@ impl Inherit {
 
 /// Parses the string form of a value (TOML string, `CROSSWHEEL_*` variable, or flag).
 pub(crate) fn parse_text(kind: Kind, text: &str) -> Result<Setting, String> {
-    let words = || text.split_whitespace().map(String::from).collect::<Vec<_>>();
+    let words = || {
+        text.split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
     match kind {
         Kind::Selector | Kind::Archs | Kind::Python => parse_list(kind, words()),
         Kind::Words => Ok(Setting::List(words())),
@@ -245,18 +249,25 @@ mod tests {
 
     #[test]
     fn python_tags_are_checked() {
-        assert_eq!(parse_text(Kind::Python, "cp310 cp311").unwrap(), list(&["cp310", "cp311"]));
+        assert_eq!(
+            parse_text(Kind::Python, "cp310 cp311").unwrap(),
+            list(&["cp310", "cp311"])
+        );
         assert!(parse_text(Kind::Python, "3.11").is_err());
     }
 
     #[test]
     fn extras_split_on_commas() {
-        assert_eq!(parse_text(Kind::CommaList, "test, docs,").unwrap(), list(&["test", "docs"]));
+        assert_eq!(
+            parse_text(Kind::CommaList, "test, docs,").unwrap(),
+            list(&["test", "docs"])
+        );
     }
 
     #[test]
     fn config_settings_string_splits_like_a_shell() {
-        let setting = parse_text(Kind::ConfigSettings, "setup-args='-Dblas=none -Dx=y' flag").unwrap();
+        let setting =
+            parse_text(Kind::ConfigSettings, "setup-args='-Dblas=none -Dx=y' flag").unwrap();
         assert_eq!(
             setting.pairs(),
             [
@@ -268,7 +279,11 @@ mod tests {
 
     #[test]
     fn choices_are_enforced() {
-        assert!(parse_text(Kind::Choice(&["zig", "gcc"]), "clang").unwrap_err().contains("zig, gcc"));
+        assert!(
+            parse_text(Kind::Choice(&["zig", "gcc"]), "clang")
+                .unwrap_err()
+                .contains("zig, gcc")
+        );
     }
 
     #[test]
