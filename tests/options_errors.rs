@@ -246,3 +246,12 @@ fn bad_requires_python_points_at_the_project_table() {
         "{message}"
     );
 }
+
+#[test]
+fn gcc_for_macos_builds_is_refused_before_building() {
+    let (_, message) = file_error("[tool.crosswheel]\ntoolchain = \"gcc\"\n");
+    assert!(
+        message.contains("pyproject.toml:2") && message.contains("no cross gcc exists for macOS"),
+        "{message}"
+    );
+}

@@ -153,7 +153,7 @@ config-settings = { setup-args = ["-Dblas=openblas", "-Dlapack=openblas"] }
 [[tool.crosswheel.overrides]]
 select = "cp310-*"
 test-command = "python -m unittest"
-toolchain = "gcc"
+qemu-cpu = "max"
 
 [[tool.crosswheel.overrides]]
 select = ["*-macosx_*"]
@@ -170,11 +170,11 @@ fn overrides_apply_to_the_builds_they_select() {
 
     let old = &build(&plan, "cp310-manylinux_aarch64").options;
     assert_eq!(old.test_command.as_deref(), Some("python -m unittest"));
-    assert_eq!(old.toolchain, Toolchain::Gcc);
+    assert_eq!(old.qemu_cpu.as_deref(), Some("max"));
 
     let new = &build(&plan, "cp312-manylinux_aarch64").options;
     assert_eq!(new.test_command.as_deref(), Some("pytest"));
-    assert_eq!(new.toolchain, Toolchain::Zig);
+    assert_eq!(new.qemu_cpu, None);
     assert_eq!(new.before_build.as_deref(), Some("echo base"));
 }
 
@@ -204,7 +204,7 @@ fn later_overrides_win_and_both_apply_to_one_build() {
     let project = Project::with_pyproject(OVERRIDES);
     let plan = project.plan(&CliOverrides::default(), &[]);
     let both = &build(&plan, "cp310-macosx_arm64").options;
-    assert_eq!(both.toolchain, Toolchain::Gcc);
+    assert_eq!(both.qemu_cpu.as_deref(), Some("max"));
     assert_eq!(both.test_command.as_deref(), Some("python -m unittest"));
     assert_eq!(
         both.before_build.as_deref(),
@@ -405,4 +405,20 @@ fn a_project_without_pyproject_gets_the_defaults() {
     assert_eq!(options.output_dir, PathBuf::from("wheelhouse"));
     assert_eq!(options.build_frontend.name, FrontendName::Build);
     assert_eq!(options.repair, RepairCommand::Builtin);
+}
+
+#[test]
+fn gcc_can_be_chosen_for_linux_alone() {
+    let project = Project::with_pyproject(
+        "[tool.crosswheel]\nbuild = \"cp311-*\"\n[tool.crosswheel.linux]\ntoolchain = \"gcc\"\n",
+    );
+    let plan = project.plan(&CliOverrides::default(), &[]);
+    assert_eq!(
+        build(&plan, "cp311-manylinux_aarch64").options.toolchain,
+        Toolchain::Gcc
+    );
+    assert_eq!(
+        build(&plan, "cp311-macosx_arm64").options.toolchain,
+        Toolchain::Zig
+    );
 }

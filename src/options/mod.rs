@@ -193,6 +193,22 @@ pub fn option_names() -> impl Iterator<Item = &'static str> {
     schema::OPTIONS.iter().map(|option| option.key)
 }
 
+/// Warnings for `CROSSWHEEL_*` variables that look like misspelt option variables, given the
+/// names of the environment's variables (`std::env::vars_os()` keys); a misspelt variable
+/// is otherwise silently ignored.
+pub fn env_var_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    names
+        .into_iter()
+        .filter_map(|name| {
+            schema::misspelt_env_var(name).map(|meant| {
+                format!(
+                    "environment variable {name} is not a crosswheel option: did you mean {meant}?"
+                )
+            })
+        })
+        .collect()
+}
+
 /// `CROSSWHEEL_TEST_COMMAND` for `test-command`.
 pub fn env_var_name(option: &str) -> String {
     schema::env_var_name(option)

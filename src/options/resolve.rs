@@ -10,7 +10,7 @@ use super::document::{ConfigDocument, Layer};
 use super::error::{OptionsError, Origin};
 use super::identifiers::{self, Platform, PythonTag, TargetName, targets};
 use super::requires_python::RequiresPython;
-use super::schema;
+use super::schema::{self, REQUIRES_PYTHON_VAR};
 use super::selector::Selector;
 use super::shell::{EnvAssignment, Environment};
 use super::types::{BuildFrontend, FrontendName, RepairCommand, Toolchain};
@@ -20,8 +20,6 @@ use super::{BuildOptions, BuildSpec, CliOverrides, EnvSource, Plan};
 pub(crate) const DEFAULTS_TOML: &str = include_str!("../../config/defaults.toml");
 /// How messages name the bundled defaults.
 const DEFAULTS_PATH: &str = "crosswheel's config/defaults.toml";
-/// cibuildwheel's `CIBW_PROJECT_REQUIRES_PYTHON`: replaces `[project] requires-python`.
-const REQUIRES_PYTHON_VAR: &str = "CROSSWHEEL_PROJECT_REQUIRES_PYTHON";
 
 pub(crate) fn defaults() -> Result<ConfigDocument, OptionsError> {
     ConfigDocument::parse(Path::new(DEFAULTS_PATH), DEFAULTS_TOML, &["options"])
@@ -393,21 +391,7 @@ fn build_spec(
             command => RepairCommand::Command(command),
         },
     };
-    let toolchain_value = get("toolchain");
-    let toolchain = toolchain_value
-        .as_ref()
-        .and_then(|located| Toolchain::from_name(&located.setting.text()))
-        .ok_or_else(|| OptionsError::InvalidValue {
-            origin: toolchain_value.map_or_else(
-                || Origin::File {
-                    path: PathBuf::from(DEFAULTS_PATH),
-                    line: 1,
-                },
-                |located| located.origin,
-            ),
-            key: "toolchain".to_string(),
-            message: format!("use one of {}", schema::TOOLCHAINS.join(", ")),
-        })?;
+    let toolchain = toolchain(get("toolchain"), platform)?;
 
     Ok(BuildSpec {
         target_id: target.id.clone(),
@@ -438,6 +422,32 @@ fn build_spec(
         },
         identifier,
     })
+}
+
+fn toolchain(located: Option<Located>, platform: Platform) -> Result<Toolchain, OptionsError> {
+    let origin = located.as_ref().map_or_else(
+        || Origin::File {
+            path: PathBuf::from(DEFAULTS_PATH),
+            line: 1,
+        },
+        |located| located.origin.clone(),
+    );
+    let invalid = |message| OptionsError::InvalidValue {
+        origin,
+        key: "toolchain".to_string(),
+        message,
+    };
+    let name = located
+        .map(|located| located.setting.text())
+        .unwrap_or_default();
+    match Toolchain::from_name(&name) {
+        // Caught here rather than at build time, after the Linux builds have run.
+        Some(Toolchain::Gcc) if platform == Platform::Macos => Err(invalid(
+            "no cross gcc exists for macOS: use zig for macOS builds (set `toolchain = \"gcc\"` in [tool.crosswheel.linux] only)".to_string(),
+        )),
+        Some(toolchain) => Ok(toolchain),
+        None => Err(invalid(format!("use one of {}", schema::TOOLCHAINS.join(", ")))),
+    }
 }
 
 /// A relative `output-dir` from the project's file is relative to the project; from the

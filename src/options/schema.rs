@@ -141,6 +141,37 @@ pub(crate) fn env_var_name(key: &str) -> String {
     format!("CROSSWHEEL_{}", key.to_ascii_uppercase().replace('-', "_"))
 }
 
+/// cibuildwheel's `CIBW_PROJECT_REQUIRES_PYTHON`: replaces `[project] requires-python`.
+pub(crate) const REQUIRES_PYTHON_VAR: &str = "CROSSWHEEL_PROJECT_REQUIRES_PYTHON";
+
+const PLATFORM_SUFFIXES: [&str; 2] = ["_LINUX", "_MACOS"];
+
+/// The option variable a `CROSSWHEEL_*` name was probably meant to be, e.g.
+/// `CROSSWHEEL_TEST_COMMAND` for `CROSSWHEEL_TEST_COMAND`. `None` for the option variables
+/// themselves and for names close to none of them (crosswheel's other variables such as
+/// `CROSSWHEEL_CACHE`).
+pub(crate) fn misspelt_env_var(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("CROSSWHEEL_")?;
+    let known = name == REQUIRES_PYTHON_VAR
+        || OPTIONS.iter().any(|option| {
+            let base = env_var_name(option.key);
+            name == base
+                || PLATFORM_SUFFIXES
+                    .iter()
+                    .any(|suffix| name == format!("{base}{suffix}"))
+        });
+    if known {
+        return None;
+    }
+    let (stem, suffix) = PLATFORM_SUFFIXES
+        .iter()
+        .find_map(|suffix| rest.strip_suffix(suffix).map(|stem| (stem, *suffix)))
+        .unwrap_or((rest, ""));
+    let key = stem.to_ascii_lowercase().replace('_', "-");
+    let option = closest(&key, OPTIONS.iter().map(|option| option.key))?;
+    Some(format!("{}{suffix}", env_var_name(option)))
+}
+
 /// The closest of `candidates` to a mistyped `word`, if it is close enough to be a typo.
 pub(crate) fn closest<'a>(
     word: &str,
@@ -213,6 +244,35 @@ mod tests {
             env_var_name("macos-deployment-target"),
             "CROSSWHEEL_MACOS_DEPLOYMENT_TARGET"
         );
+    }
+
+    #[test]
+    fn misspelt_option_variables_get_a_suggestion() {
+        assert_eq!(
+            misspelt_env_var("CROSSWHEEL_TEST_COMAND").as_deref(),
+            Some("CROSSWHEEL_TEST_COMMAND")
+        );
+        assert_eq!(
+            misspelt_env_var("CROSSWHEEL_ARCH_LINUX").as_deref(),
+            Some("CROSSWHEEL_ARCHS_LINUX")
+        );
+    }
+
+    #[test]
+    fn known_and_unrelated_variables_get_no_suggestion() {
+        for name in [
+            "CROSSWHEEL_TEST_COMMAND",
+            "CROSSWHEEL_ARCHS_MACOS",
+            "CROSSWHEEL_PROJECT_REQUIRES_PYTHON",
+            "CROSSWHEEL_CACHE",
+            "CROSSWHEEL_ZIG",
+            "CROSSWHEEL_FIXTURES",
+            "CROSSWHEEL_TARGET_SITE",
+            "CROSSWHEEL_FETCH_JOBS",
+            "PATH",
+        ] {
+            assert_eq!(misspelt_env_var(name), None, "{name}");
+        }
     }
 
     #[test]
