@@ -20,3 +20,4 @@ pub mod wheel;
 pub mod toolchain;
 pub mod crossenv;
 pub mod build;
+pub mod options;

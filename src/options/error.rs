@@ -1,0 +1,79 @@
+//! Errors of option reading and where a value came from.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a setting was read: every error about a value points here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A TOML file (pyproject.toml, a `--config-file`, or crosswheel's bundled defaults).
+    File { path: PathBuf, line: usize },
+    /// An environment variable such as `CROSSWHEEL_ARCHS`.
+    Env(String),
+    /// A command-line flag such as `--archs`.
+    Cli(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Env(name) => write!(f, "environment variable {name}"),
+            Origin::Cli(flag) => write!(f, "command-line option {flag}"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: invalid TOML: {message}", .path.display())]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{origin}: unknown option `{key}` in {table}{}", suggestion_text(.suggestion))]
+    UnknownKey {
+        origin: Origin,
+        key: String,
+        table: String,
+        suggestion: Option<String>,
+    },
+    #[error("{origin}: `{key}` must be {expected}, not {found}")]
+    WrongType {
+        origin: Origin,
+        key: String,
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("{origin}: invalid `{key}`: {message}")]
+    InvalidValue {
+        origin: Origin,
+        key: String,
+        message: String,
+    },
+    #[error(
+        "{origin}: `{key}` chooses which builds run, so it cannot be set in [[tool.crosswheel.overrides]]: set it in [tool.crosswheel] or a platform table"
+    )]
+    NotOverridable { origin: Origin, key: String },
+    #[error("{origin}: both `archs` and `targets` are set; they are the same option, keep one")]
+    ArchsAndTargets { origin: Origin },
+    #[error("--only {identifier}: {message}")]
+    BadOnly { identifier: String, message: String },
+    #[error(
+        "no build selected (build = {build:?}, skip = {skip:?}, archs and python as configured): widen the selection, or pass --allow-empty"
+    )]
+    NothingSelected { build: String, skip: String },
+}
+
+fn suggestion_text(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(key) => format!(": did you mean `{key}`?"),
+        None => ": see docs/configuration.md for the options".to_string(),
+    }
+}

@@ -1,0 +1,111 @@
+//! Output for CI: `--print-build-identifiers` and `crosswheel matrix`, a GitHub Actions
+//! `strategy.matrix` that fans the builds out to Linux runners and adds a native test job
+//! on an arm64 macOS runner for each macOS build that has tests (docs/configuration.md).
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Plan;
+use super::identifiers::Platform;
+use super::resolve::DEFAULTS_TOML;
+
+/// Which entries `github_matrix` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatrixJobs {
+    /// Build entries and test entries (told apart by `job`).
+    All,
+    /// One entry per build identifier.
+    Build,
+    /// One entry per macOS build that runs tests, for a job that `needs` the builds.
+    Test,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct Runners {
+    build_runner: String,
+    macos_test_runner: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct DefaultsFile {
+    matrix: Runners,
+}
+
+fn runners() -> &'static Runners {
+    static RUNNERS: OnceLock<Runners> = OnceLock::new();
+    RUNNERS.get_or_init(|| match toml::from_str::<DefaultsFile>(DEFAULTS_TOML) {
+        Ok(file) => file.matrix,
+        // The file is compiled in; the unit test `bundled_runners_parse` guards it.
+        Err(err) => panic!("config/defaults.toml [matrix] is invalid: {err}"),
+    })
+}
+
+/// `{"include": [...]}` for `strategy.matrix: ${{ fromJSON(...) }}`.
+pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
+    let runners = runners();
+    let mut include = Vec::new();
+    for build in &plan.builds {
+        let entry = |job: &str, os: &str| {
+            json!({
+                "job": job,
+                "identifier": build.identifier,
+                "target": build.target_id,
+                "platform": build.platform.name(),
+                "python": build.python,
+                "os": os,
+                "artifact": format!("wheel-{}", build.identifier),
+            })
+        };
+        if matches!(jobs, MatrixJobs::All | MatrixJobs::Build) {
+            include.push(entry("build", &runners.build_runner));
+        }
+        let native_test = build.platform == Platform::Macos && build.options.runs_tests();
+        if native_test && matches!(jobs, MatrixJobs::All | MatrixJobs::Test) {
+            let mut test = entry("test", &runners.macos_test_runner);
+            if let Some(fields) = test.as_object_mut() {
+                fields.insert("test-on".to_string(), json!(runners.macos_test_runner));
+            }
+            include.push(test);
+        }
+    }
+    json!({ "include": include })
+}
+
+/// One identifier per line, as cibuildwheel's `--print-build-identifiers`.
+pub fn identifiers_text(plan: &Plan) -> String {
+    plan.builds
+        .iter()
+        .map(|build| format!("{}\n", build.identifier))
+        .collect()
+}
+
+/// `[{"identifier": ..., "target": ..., "platform": ..., "python": ...}, ...]`.
+pub fn identifiers_json(plan: &Plan) -> Value {
+    Value::Array(
+        plan.builds
+            .iter()
+            .map(|build| {
+                json!({
+                    "identifier": build.identifier,
+                    "target": build.target_id,
+                    "platform": build.platform.name(),
+                    "python": build.python,
+                })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_runners_parse() {
+        assert!(!runners().build_runner.is_empty());
+        assert!(!runners().macos_test_runner.is_empty());
+    }
+}

@@ -1,0 +1,215 @@
+//! crosswheel's configuration, as a cibuildwheel user expects it: `[tool.crosswheel]` in
+//! pyproject.toml (with `[tool.crosswheel.linux]`, `[tool.crosswheel.macos]` and
+//! `[[tool.crosswheel.overrides]]`), `CROSSWHEEL_*` environment variables and command-line
+//! flags, merged into one [`Plan`]: the build identifiers to build, each with its options.
+//!
+//! Precedence, lowest first: `config/defaults.toml`, the file's `[tool.crosswheel]`, its
+//! platform table, matching overrides (in file order), `CROSSWHEEL_X`, `CROSSWHEEL_X_<PLATFORM>`,
+//! then flags. This module knows target names only as strings, so it does not depend on the
+//! toolchain.
+
+mod document;
+mod error;
+mod identifiers;
+mod matrix;
+mod requires_python;
+mod resolve;
+mod schema;
+mod selector;
+mod shell;
+mod types;
+mod value;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+pub use error::{OptionsError, Origin};
+pub use identifiers::{Platform, PythonTag, TargetName, parse_identifier, targets};
+pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
+pub use selector::Selector;
+pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders, quote};
+pub use types::{BuildFrontend, FrontendName, RepairCommand, Toolchain};
+
+/// Where `CROSSWHEEL_*` (and `environment-pass`) variables are read; tests pass a map.
+pub trait EnvSource {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment. Variables that are not valid UTF-8 count as unset.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessEnv;
+
+impl EnvSource for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl EnvSource for BTreeMap<String, String> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name).cloned()
+    }
+}
+
+impl EnvSource for HashMap<String, String> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name).cloned()
+    }
+}
+
+/// An option given on the command line, in the string form its `CROSSWHEEL_*` variable
+/// takes (`--archs "aarch64 arm64"`, `--test-command "pytest {project}"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliSetting {
+    /// The flag as the user typed it, for messages (`--archs`).
+    pub flag: String,
+    /// The option name (`archs`).
+    pub key: String,
+    pub value: String,
+}
+
+/// What the command line decides; every field is optional.
+#[derive(Debug, Clone, Default)]
+pub struct CliOverrides {
+    /// `--only IDENTIFIER`: build exactly this identifier, ignoring `build`, `skip`, `archs`
+    /// and `python` (as cibuildwheel's `--only`).
+    pub only: Option<String>,
+    /// `--config-file PATH`: read `[tool.crosswheel]` from this file instead of the
+    /// project's pyproject.toml.
+    pub config_file: Option<PathBuf>,
+    /// `--allow-empty`: an empty selection is not an error.
+    pub allow_empty: bool,
+    /// Option values from flags, highest precedence.
+    pub settings: Vec<CliSetting>,
+}
+
+impl CliOverrides {
+    /// Records `--<key> <value>`; the key is checked when the plan is resolved.
+    pub fn set(&mut self, key: &str, value: impl Into<String>) -> &mut Self {
+        self.settings.push(CliSetting {
+            flag: format!("--{key}"),
+            key: key.to_string(),
+            value: value.into(),
+        });
+        self
+    }
+}
+
+/// Every option's value for one build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildOptions {
+    pub build_frontend: BuildFrontend,
+    /// PEP 517 config settings in order; a key may repeat.
+    pub config_settings: Vec<(String, String)>,
+    /// `environment` with the `environment-pass` variables (values taken when the plan
+    /// was resolved) placed first, as cibuildwheel does.
+    pub environment: Environment,
+    pub environment_pass: Vec<String>,
+    pub before_all: Option<String>,
+    pub before_build: Option<String>,
+    pub before_test: Option<String>,
+    pub repair: RepairCommand,
+    /// With `{project}` and `{package}` placeholders; see [`BuildOptions::test_command_for`].
+    pub test_command: Option<String>,
+    pub test_requires: Vec<String>,
+    pub test_extras: Vec<String>,
+    /// Paths (relative to the project) copied next to the tests.
+    pub test_sources: Vec<String>,
+    /// `test-skip` matches this build: build and repair it, but do not test it.
+    pub test_skipped: bool,
+    /// Relative paths from the config file are relative to the project; from a variable
+    /// or flag, to the working directory.
+    pub output_dir: PathBuf,
+    pub toolchain: Toolchain,
+    /// `MAJOR.MINOR`, at least `11.0`; used by macOS builds only.
+    pub macos_deployment_target: String,
+    /// `QEMU_CPU` for emulated tests; `None` leaves qemu's default.
+    pub qemu_cpu: Option<String>,
+    /// Requirements whose target-platform wheels must be present at build time
+    /// (e.g. `scipy-openblas32`).
+    pub target_requires: Vec<String>,
+}
+
+impl BuildOptions {
+    /// Whether a test runs for this build.
+    pub fn runs_tests(&self) -> bool {
+        self.test_command.is_some() && !self.test_skipped
+    }
+
+    /// The test command with `{project}` and `{package}` filled (shell-quoted).
+    pub fn test_command_for(&self, project: &Path, package: &Path) -> Option<String> {
+        let project = project.to_string_lossy();
+        let package = package.to_string_lossy();
+        self.test_command.as_deref().map(|template| {
+            fill_placeholders(
+                template,
+                &[("project", &quote(&project)), ("package", &quote(&package))],
+            )
+        })
+    }
+}
+
+/// One build: a CPython version for a target, with its options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildSpec {
+    /// `cp311-manylinux_aarch64`.
+    pub identifier: String,
+    /// `linux-aarch64`, for `toolchain::Target::parse`.
+    pub target_id: String,
+    pub platform: Platform,
+    /// `3.11`.
+    pub python: String,
+    /// `cp311`.
+    pub python_tag: String,
+    pub options: BuildOptions,
+}
+
+/// The builds to run, ordered by CPython version, then target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub project_dir: PathBuf,
+    /// The file `[tool.crosswheel]` was read from, when there was one.
+    pub config_file: Option<PathBuf>,
+    pub builds: Vec<BuildSpec>,
+}
+
+impl Plan {
+    pub fn identifiers(&self) -> impl Iterator<Item = &str> {
+        self.builds.iter().map(|build| build.identifier.as_str())
+    }
+}
+
+/// Reads the configuration of the project in `project_dir` and lists its builds.
+pub fn resolve(
+    project_dir: &Path,
+    cli: &CliOverrides,
+    env: &impl EnvSource,
+) -> Result<Plan, OptionsError> {
+    resolve::resolve(project_dir, cli, env)
+}
+
+/// The option names accepted in `[tool.crosswheel]`, for help texts and completion.
+pub fn option_names() -> impl Iterator<Item = &'static str> {
+    schema::OPTIONS.iter().map(|option| option.key)
+}
+
+/// Warnings for `CROSSWHEEL_*` variables that look like misspelt option variables, given the
+/// names of the environment's variables (`std::env::vars_os()` keys); a misspelt variable
+/// is otherwise silently ignored.
+pub fn env_var_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    names
+        .into_iter()
+        .filter_map(|name| {
+            schema::misspelt_env_var(name).map(|meant| {
+                format!(
+                    "environment variable {name} is not a crosswheel option: did you mean {meant}?"
+                )
+            })
+        })
+        .collect()
+}
+
+/// `CROSSWHEEL_TEST_COMMAND` for `test-command`.
+pub fn env_var_name(option: &str) -> String {
+    schema::env_var_name(option)
+}

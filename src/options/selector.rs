@@ -1,0 +1,144 @@
+//! `build`, `skip`, `test-skip` and override `select` patterns: shell globs over build
+//! identifiers (`*`, `?`, `[...]`) with `{a,b}` alternatives, as cibuildwheel matches them.
+
+use glob::Pattern;
+
+/// A list of glob patterns; an identifier is selected when any pattern matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selector {
+    /// As written, for messages.
+    patterns: Vec<String>,
+    /// After `{a,b}` expansion.
+    compiled: Vec<Pattern>,
+}
+
+impl Selector {
+    pub fn new(patterns: &[String]) -> Result<Selector, String> {
+        let mut compiled = Vec::new();
+        for pattern in patterns {
+            for expanded in expand_braces(pattern)? {
+                compiled.push(
+                    Pattern::new(&expanded)
+                        .map_err(|err| format!("invalid pattern `{pattern}`: {}", err.msg))?,
+                );
+            }
+        }
+        Ok(Selector {
+            patterns: patterns.to_vec(),
+            compiled,
+        })
+    }
+
+    /// Selects nothing.
+    pub fn empty() -> Selector {
+        Selector {
+            patterns: Vec::new(),
+            compiled: Vec::new(),
+        }
+    }
+
+    pub fn matches(&self, identifier: &str) -> bool {
+        self.compiled
+            .iter()
+            .any(|pattern| pattern.matches(identifier))
+    }
+
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_empty()
+    }
+}
+
+/// `cp3{10,11}-*` → `cp310-*`, `cp311-*`; nested groups expand too.
+fn expand_braces(pattern: &str) -> Result<Vec<String>, String> {
+    let Some(open) = pattern.find('{') else {
+        if pattern.contains('}') {
+            return Err(format!("unbalanced `}}` in pattern `{pattern}`"));
+        }
+        return Ok(vec![pattern.to_string()]);
+    };
+    let (prefix, from_open) = pattern.split_at(open);
+    let mut depth = 0usize;
+    let mut alternatives = Vec::new();
+    let mut start = 1;
+    let mut close = None;
+    for (index, c) in from_open.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    alternatives.push(from_open.get(start..index).unwrap_or_default());
+                    close = Some(index);
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                alternatives.push(from_open.get(start..index).unwrap_or_default());
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    let close = close.ok_or_else(|| format!("unbalanced `{{` in pattern `{pattern}`"))?;
+    let suffix = from_open.get(close + 1..).unwrap_or_default();
+    let mut expanded = Vec::new();
+    for alternative in alternatives {
+        expanded.extend(expand_braces(&format!("{prefix}{alternative}{suffix}"))?);
+    }
+    Ok(expanded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn selector(patterns: &str) -> Selector {
+        let patterns: Vec<String> = patterns.split_whitespace().map(String::from).collect();
+        Selector::new(&patterns).unwrap()
+    }
+
+    #[test]
+    fn star_selects_everything() {
+        assert!(selector("*").matches("cp311-macosx_arm64"));
+    }
+
+    #[test]
+    fn any_pattern_of_the_list_selects() {
+        let s = selector("cp310-* *-manylinux_ppc64le");
+        assert!(s.matches("cp310-macosx_arm64"));
+        assert!(s.matches("cp312-manylinux_ppc64le"));
+        assert!(!s.matches("cp311-manylinux_aarch64"));
+    }
+
+    #[test]
+    fn braces_expand_to_alternatives() {
+        let s = selector("cp3{10,11}-manylinux_{aarch64,ppc64le}");
+        assert!(s.matches("cp310-manylinux_aarch64"));
+        assert!(s.matches("cp311-manylinux_ppc64le"));
+        assert!(!s.matches("cp312-manylinux_aarch64"));
+        assert!(!s.matches("cp311-macosx_arm64"));
+    }
+
+    #[test]
+    fn character_classes_and_question_marks_work() {
+        let s = selector("cp31[01]-?acosx_*");
+        assert!(s.matches("cp310-macosx_arm64"));
+        assert!(!s.matches("cp312-macosx_arm64"));
+    }
+
+    #[test]
+    fn empty_selector_selects_nothing() {
+        assert!(!selector("").matches("cp311-macosx_arm64"));
+    }
+
+    #[test]
+    fn rejects_unbalanced_braces_and_bad_classes() {
+        assert!(Selector::new(&["cp3{10-*".to_string()]).is_err());
+        assert!(Selector::new(&["cp310}-*".to_string()]).is_err());
+        assert!(Selector::new(&["cp31[-*".to_string()]).is_err());
+    }
+}
