@@ -27,6 +27,14 @@ pub enum Command {
     Toolchain(ToolchainArgs),
     /// Create a cross environment and print the shell exports to use it (like crossenv).
     Env(EnvArgs),
+    /// Run a test command against wheels: under qemu, natively, or as a static macOS check.
+    Test(TestArgs),
+    /// Print a GitHub Actions strategy.matrix (JSON) fanning the build identifiers out.
+    Matrix(MatrixArgs),
+    /// Validate wheels and sdists before upload.
+    Check(CheckArgs),
+    /// Upload wheels and sdists to a package index.
+    Upload(UploadArgs),
 }
 
 #[derive(Debug, Args)]
@@ -72,24 +80,84 @@ pub struct BuildArgs {
     /// The project to build (a folder with pyproject.toml).
     #[arg(default_value = ".")]
     pub project: PathBuf,
-    /// Targets to build: linux-aarch64, linux-ppc64le, macos-arm64 (default: all three).
-    #[arg(long = "target", value_name = "TARGET")]
-    pub targets: Vec<String>,
-    /// CPython version of the wheels (the host's python3.X builds them).
-    #[arg(long, default_value = "3.11")]
-    pub python: String,
-    /// Cross compiler: zig (installed on first use) or gcc (system cross gcc).
-    #[arg(long, default_value = "zig")]
-    pub toolchain: String,
+    /// Build only this identifier (e.g. cp311-manylinux_aarch64), ignoring build/skip.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Architectures or targets to build (option `archs`): aarch64 ppc64le arm64, or target ids.
+    #[arg(long)]
+    pub archs: Option<String>,
+    /// Where finished wheels go (option `output-dir`).
+    #[arg(short = 'w', long = "output-dir")]
+    pub output_dir: Option<PathBuf>,
+    /// Cross compiler: zig (installed on first use) or gcc (option `toolchain`).
+    #[arg(long)]
+    pub toolchain: Option<String>,
+    /// Read options from this TOML file instead of pyproject.toml's [tool.crosswheel].
+    #[arg(long = "config-file")]
+    pub config_file: Option<PathBuf>,
+    /// Print the selected build identifiers and stop.
+    #[arg(long = "print-build-identifiers")]
+    pub print_build_identifiers: bool,
+    /// With --print-build-identifiers: print JSON.
+    #[arg(long, requires = "print_build_identifiers")]
+    pub json: bool,
+    /// Succeed when the selection is empty.
+    #[arg(long = "allow-empty")]
+    pub allow_empty: bool,
     /// Never download: use only what the cache already holds.
     #[arg(long)]
     pub offline: bool,
-    /// Where finished wheels go.
-    #[arg(short = 'w', long = "output-dir", default_value = "wheelhouse")]
-    pub output_dir: PathBuf,
-    /// PEP 517 config setting KEY=VALUE (repeatable).
-    #[arg(short = 'C', long = "config-setting", value_name = "KEY=VALUE")]
-    pub config_settings: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// The project whose build identifiers fan out (a folder with pyproject.toml).
+    #[arg(default_value = ".")]
+    pub project: PathBuf,
+    /// Which jobs: all, build, or test (the native macOS test jobs).
+    #[arg(long, default_value = "all")]
+    pub jobs: String,
+    #[arg(long = "config-file")]
+    pub config_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Wheels to test (built elsewhere or by crosswheel).
+    #[arg(required = true)]
+    pub wheels: Vec<PathBuf>,
+    /// The test command; `{project}` and `{package}` expand to the project folder.
+    #[arg(long = "test-command")]
+    pub test_command: String,
+    /// Requirements installed beside the wheel (repeatable).
+    #[arg(long = "test-requires")]
+    pub test_requires: Vec<String>,
+    /// The project folder the placeholders and test sources refer to.
+    #[arg(long, default_value = ".")]
+    pub project: PathBuf,
+    /// qemu CPU model for emulated runs.
+    #[arg(long = "qemu-cpu")]
+    pub qemu_cpu: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Wheels and sdists to validate before upload.
+    #[arg(required = true)]
+    pub dists: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    /// Wheels and sdists to upload (each is checked first).
+    #[arg(required = true)]
+    pub dists: Vec<PathBuf>,
+    /// The index's legacy upload URL (or TWINE_REPOSITORY_URL).
+    #[arg(long = "repository-url")]
+    pub repository_url: Option<String>,
+    /// Treat files the index already has as done.
+    #[arg(long = "skip-existing")]
+    pub skip_existing: bool,
 }
 
 #[derive(Debug, Args)]

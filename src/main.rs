@@ -16,6 +16,10 @@ fn main() -> ExitCode {
         Command::Build(args) => commands::build::run_build(&args),
         Command::Toolchain(args) => commands::toolchain::run_doctor(&args),
         Command::Env(args) => commands::toolchain::run_env(&args),
+        Command::Test(args) => commands::test::run(&args),
+        Command::Matrix(args) => commands::build::run_matrix(&args),
+        Command::Check(args) => commands::publish::run_check(&args),
+        Command::Upload(args) => commands::publish::run_upload(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -53,6 +53,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         cache: &cache,
         config_settings: &[],
         extra_target_requires: &[],
+        environment: &Default::default(),
         offline: false,
     })
 }

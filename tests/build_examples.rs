@@ -40,6 +40,7 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
         cache: &cache,
         config_settings: &[],
         extra_target_requires: &[],
+        environment: &Default::default(),
         offline: false,
     })
     .unwrap_or_else(|err| panic!("{err}"))

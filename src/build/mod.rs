@@ -106,6 +106,8 @@ pub struct BuildRequest<'a> {
     pub config_settings: &'a [(String, String)],
     /// Target-form requirements on top of the project's `[tool.crosswheel] target-requires`.
     pub extra_target_requires: &'a [String],
+    /// The user's `environment` option: set for the backend, over the cross variables.
+    pub environment: &'a BTreeMap<String, String>,
     pub offline: bool,
 }
 
@@ -203,6 +205,9 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
 
     let mut target_requires = project.target_requires.clone();
     target_requires.extend(request.extra_target_requires.iter().cloned());
+    // The same set, however it was spelt, must map to the same cached site.
+    target_requires.sort();
+    target_requires.dedup();
     let mut cross_vars = request.cross_env.env_vars();
     if system.backend == Backend::MesonPython {
         // meson-python turns ARCHFLAGS on a non-mac host into its own cross file with the
@@ -210,6 +215,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         cross_vars.remove("ARCHFLAGS");
     }
     cross_vars.insert("PATH".to_string(), path_var);
+    cross_vars.extend(request.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
     if !target_requires.is_empty() {
         let site = prepare_target_site(
             request.cache,

@@ -1,69 +1,56 @@
-//! `crosswheel build [PROJECT]`
+//! `crosswheel build [PROJECT]` and `crosswheel matrix [PROJECT]`
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Result, bail};
 
-use crate::cli::BuildArgs;
-use crate::pipeline::{Outcome, PipelineOptions, run};
-use crate::toolchain::{Target, ToolchainKind};
+use crate::cli::{BuildArgs, MatrixArgs};
+use crate::options::{CliOverrides, MatrixJobs, ProcessEnv, github_matrix, identifiers_json, identifiers_text, resolve};
+use crate::pipeline::{PipelineOptions, report, run};
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
-    let targets = if args.targets.is_empty() {
-        Target::all()
-    } else {
-        args.targets.iter().map(|t| Target::parse(t)).collect::<Result<Vec<_>, _>>()?
-    };
-    let config_settings = args
-        .config_settings
-        .iter()
-        .map(|setting| {
-            setting
-                .split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .with_context(|| format!("-C {setting:?}: expected KEY=VALUE"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let toolchain: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
-    let outcomes = run(&PipelineOptions {
-        project_dir: args.project.clone(),
-        targets,
-        python: args.python.clone(),
-        toolchain,
-        offline: args.offline,
-        out_dir: args.output_dir.clone(),
-        config_settings,
-    })?;
-    print!("{}", summary(&outcomes));
-    let failed = outcomes.iter().any(|o| o.error.is_some());
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    let mut cli = CliOverrides { only: args.only.clone(), config_file: args.config_file.clone(), allow_empty: args.allow_empty, ..Default::default() };
+    if let Some(archs) = &args.archs {
+        cli.set("archs", archs.clone());
+    }
+    if let Some(dir) = &args.output_dir {
+        // Relative to where the command runs, as users expect of a flag.
+        let absolute = std::env::current_dir()?.join(dir);
+        cli.set("output-dir", absolute.to_string_lossy().into_owned());
+    }
+    if let Some(toolchain) = &args.toolchain {
+        cli.set("toolchain", toolchain.clone());
+    }
+    let plan = resolve(&args.project, &cli, &ProcessEnv)?;
+    if args.print_build_identifiers {
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&identifiers_json(&plan))?);
+        } else {
+            print!("{}", identifiers_text(&plan));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let outcomes = run(&plan, &PipelineOptions { offline: args.offline })?;
+    print!("{}", report::summary(&outcomes));
+    if let Err(error) = report::write_github_summary(&outcomes) {
+        tracing::warn!("could not write $GITHUB_STEP_SUMMARY: {error}");
+    }
+    let failed = outcomes.iter().filter(|o| !o.succeeded()).count();
+    if failed > 0 {
+        bail!("{failed} of {} builds failed (see the summary above)", outcomes.len());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The end-of-run table: one line per identifier.
-pub fn summary(outcomes: &[Outcome]) -> String {
-    use std::fmt::Write;
-    let mut out = String::from("\nidentifier               result  build   repair  size      wheel\n");
-    for outcome in outcomes {
-        let result = if outcome.error.is_some() { "FAILED" } else { "ok" };
-        let size = outcome.size.map(|s| format!("{:.1} MB", s as f64 / 1e6)).unwrap_or_default();
-        let wheel = match (&outcome.wheel, &outcome.error) {
-            (Some(path), _) => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            (None, Some(error)) => error.clone(),
-            (None, None) => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "{:<24} {:<7} {:>5.1}s {:>6.2}s {:<9} {}",
-            outcome.identifier,
-            result,
-            outcome.build_time.as_secs_f64(),
-            outcome.repair_time.as_secs_f64(),
-            size,
-            wheel
-        );
-        if let Some(sha) = &outcome.sha256 {
-            let _ = writeln!(out, "{:<24} sha256 {sha}", "");
-        }
-    }
-    out
+pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
+    let jobs = match args.jobs.as_str() {
+        "all" => MatrixJobs::All,
+        "build" => MatrixJobs::Build,
+        "test" => MatrixJobs::Test,
+        other => bail!("--jobs {other:?}: expected all, build or test"),
+    };
+    let cli = CliOverrides { config_file: args.config_file.clone(), allow_empty: true, ..Default::default() };
+    let plan = resolve(&args.project, &cli, &ProcessEnv)?;
+    println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
+    Ok(ExitCode::SUCCESS)
 }

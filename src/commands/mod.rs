@@ -3,5 +3,7 @@
 
 pub mod build;
 pub mod inspect;
+pub mod publish;
 pub mod repair;
+pub mod test;
 pub mod toolchain;

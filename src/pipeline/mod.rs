@@ -1,0 +1,308 @@
+//! The whole job for one project: for every build identifier of the plan,
+//! build → repair → test, and only wheels that made it through every stage
+//! reach the wheelhouse. Stages exchange plain data (paths, `Target`); a
+//! failing identifier does not stop the others.
+
+mod hooks;
+pub mod report;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+use crate::build::{BuildRequest, build_wheel, prepare_target_site};
+use crate::crossenv::{BuildPython, CrossEnv};
+use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
+use crate::repair::linux::{LinuxRepairOptions, repair as repair_linux};
+use crate::sysroot::LinuxArch;
+use crate::testing::{TestMode, TestSpec, test_wheel};
+use crate::toolchain::{Cache, Target, ToolchainKind, resolve_toolchain};
+use crate::wheel::{WheelArchive, source_date_epoch};
+
+/// How a wheel was tested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestResult {
+    /// No test command, or `test-skip` selected the identifier.
+    NotRun,
+    Passed { mode: TestMode },
+    /// macOS from Linux: dyld's checks done statically; nothing was executed.
+    StaticCheckPassed,
+    Failed { reason: String },
+}
+
+/// What happened to one build identifier.
+#[derive(Debug)]
+pub struct Outcome {
+    pub identifier: String,
+    pub wheel: Option<PathBuf>,
+    pub sha256: Option<String>,
+    pub size: Option<u64>,
+    pub build_time: Duration,
+    pub repair_time: Duration,
+    pub test_time: Duration,
+    pub test: TestResult,
+    /// Where a wheel that failed its tests was kept, with its log.
+    pub kept_apart: Option<PathBuf>,
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    fn new(identifier: &str) -> Outcome {
+        Outcome {
+            identifier: identifier.to_string(),
+            wheel: None,
+            sha256: None,
+            size: None,
+            build_time: Duration::ZERO,
+            repair_time: Duration::ZERO,
+            test_time: Duration::ZERO,
+            test: TestResult::NotRun,
+            kept_apart: None,
+            error: None,
+        }
+    }
+
+    pub fn succeeded(&self) -> bool {
+        self.error.is_none() && !matches!(self.test, TestResult::Failed { .. })
+    }
+}
+
+pub struct PipelineOptions {
+    pub offline: bool,
+}
+
+pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
+    let cache = Cache::from_env()?;
+    let mut outcomes = Vec::new();
+    let mut before_all_done = std::collections::BTreeSet::new();
+    for spec in &plan.builds {
+        let _group = report::Group::start(&spec.identifier);
+        let mut outcome = Outcome::new(&spec.identifier);
+        let result = (|| -> Result<PathBuf> {
+            if let Some(command) = &spec.options.before_all {
+                if before_all_done.insert(spec.platform.name()) {
+                    hooks::run_shell("before-all", command, &plan.project_dir, &user_environment(spec))?;
+                }
+            }
+            run_one(plan, spec, &cache, options, &mut outcome)
+        })();
+        match result {
+            Ok(wheel) => {
+                let bytes = std::fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
+                outcome.sha256 = Some(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect());
+                outcome.size = Some(bytes.len() as u64);
+                outcome.wheel = Some(wheel);
+            }
+            Err(error) => {
+                tracing::error!("{}: {error:#}", spec.identifier);
+                outcome.error = Some(format!("{error:#}"));
+            }
+        }
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+/// The user's `environment` (and `environment-pass`) values, expanded
+/// against the current environment.
+fn user_environment(spec: &BuildSpec) -> BTreeMap<String, String> {
+    let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+    let before = vars.clone();
+    spec.options.environment.apply(&mut vars);
+    vars.into_iter().filter(|(name, value)| before.get(name) != Some(value)).collect()
+}
+
+fn target_of(spec: &BuildSpec) -> Result<Target> {
+    let target = Target::parse(&spec.target_id)?;
+    Ok(if target.is_macos() { target.with_os_version(&spec.options.macos_deployment_target)? } else { target })
+}
+
+fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptions, outcome: &mut Outcome) -> Result<PathBuf> {
+    let target = target_of(spec)?;
+    let out_dir = plan.project_dir.join(&spec.options.output_dir);
+    let out_dir = if spec.options.output_dir.is_absolute() { spec.options.output_dir.clone() } else { out_dir };
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    // Work happens beside the wheelhouse so that the final move is a rename.
+    let work = tempfile::Builder::new().prefix(".crosswheel-work-").tempdir_in(&out_dir)?;
+    let environment = user_environment(spec);
+
+    let started = Instant::now();
+    let python = BuildPython::find(&spec.python).with_context(|| format!("{} needs a python{} interpreter on PATH to build with", spec.identifier, spec.python))?;
+    let kind = match spec.options.toolchain {
+        Toolchain::Zig => ToolchainKind::Zig,
+        Toolchain::Gcc => ToolchainKind::Gcc,
+    };
+    let toolchain = resolve_toolchain(kind, &target, cache, &python.executable, options.offline)?;
+    let cross_env = CrossEnv::create(cache, &python, &toolchain)?;
+    if let Some(command) = &spec.options.before_build {
+        hooks::run_shell("before-build", command, &plan.project_dir, &environment)?;
+    }
+    let built_dir = work.path().join("built");
+    let built = build_wheel(&BuildRequest {
+        project_dir: &plan.project_dir,
+        out_dir: &built_dir,
+        cross_env: &cross_env,
+        python: &python,
+        cache,
+        config_settings: &spec.options.config_settings,
+        extra_target_requires: &spec.options.target_requires,
+        environment: &environment,
+        offline: options.offline,
+    })?;
+    outcome.build_time = started.elapsed();
+
+    let started = Instant::now();
+    let repaired_dir = work.path().join("repaired");
+    std::fs::create_dir_all(&repaired_dir)?;
+    let repaired = match &spec.options.repair {
+        RepairCommand::Skip => built.path.clone(),
+        RepairCommand::Command(_) => {
+            let command = spec.options.repair.command_for(&built.path.to_string_lossy(), &repaired_dir.to_string_lossy()).unwrap_or_default();
+            hooks::run_shell("repair-wheel-command", &command, &plan.project_dir, &environment)?;
+            single_wheel_in(&repaired_dir)?
+        }
+        RepairCommand::Builtin => {
+            let lib_paths = target_library_folders(cache, &target, &python, &plan.project_dir, spec, options.offline)?;
+            builtin_repair(&built.path, &target, lib_paths, &repaired_dir)?
+        }
+    };
+    outcome.repair_time = started.elapsed();
+
+    let started = Instant::now();
+    outcome.test = test(plan, spec, &target, &repaired, cache, work.path())?;
+    outcome.test_time = started.elapsed();
+    if let TestResult::Failed { reason } = &outcome.test {
+        let kept = keep_apart(&out_dir, &spec.identifier, &repaired, work.path())?;
+        outcome.kept_apart = Some(kept.clone());
+        bail!("{reason}; the wheel and its log are in {}", kept.display());
+    }
+
+    let file_name = repaired.file_name().context("repaired wheel has no file name")?;
+    let destination = out_dir.join(file_name);
+    std::fs::rename(&repaired, &destination).with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
+    Ok(destination)
+}
+
+fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, out_dir: &Path) -> Result<PathBuf> {
+    let wheel = WheelArchive::open(wheel_path)?;
+    if target.is_macos() {
+        bail!("macOS repair is not available in this build");
+    }
+    let report = repair_linux(
+        &wheel,
+        &LinuxRepairOptions { plat: "auto".to_string(), exclude: Vec::new(), lib_paths, sysroot: None, out_dir: out_dir.to_path_buf(), epoch: source_date_epoch()? },
+    )?;
+    for (source, inside) in &report.grafted {
+        tracing::info!("vendored {} as {inside}", source.display());
+    }
+    Ok(report.output)
+}
+
+/// Folders of the target-form build requirements (e.g. scipy-openblas32)
+/// that hold shared libraries: the libraries the build linked against.
+fn target_library_folders(cache: &Cache, target: &Target, python: &BuildPython, project_dir: &Path, spec: &BuildSpec, offline: bool) -> Result<Vec<PathBuf>> {
+    let project = crate::build::Project::read(project_dir)?;
+    let mut requires = project.target_requires.clone();
+    requires.extend(spec.options.target_requires.iter().cloned());
+    requires.sort();
+    requires.dedup();
+    if requires.is_empty() {
+        return Ok(Vec::new());
+    }
+    let site = prepare_target_site(cache, target, python, &requires, offline)?;
+    let mut folders: Vec<PathBuf> = walkdir::WalkDir::new(&site)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            entry.file_type().is_file() && (name.contains(".so") || name.ends_with(".dylib"))
+        })
+        .filter_map(|entry| entry.path().parent().map(Path::to_path_buf))
+        .collect();
+    folders.sort();
+    folders.dedup();
+    Ok(folders)
+}
+
+fn single_wheel_in(dir: &Path) -> Result<PathBuf> {
+    let wheels: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    match wheels.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!("repair-wheel-command left no wheel in {{dest_dir}}"),
+        _ => bail!("repair-wheel-command left {} wheels in {{dest_dir}}; expected one", wheels.len()),
+    }
+}
+
+fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Cache, work: &Path) -> Result<TestResult> {
+    if !spec.options.runs_tests() {
+        return Ok(TestResult::NotRun);
+    }
+    if target.is_macos() {
+        return Ok(TestResult::Failed { reason: "the static load check for macOS is not available in this build".into() });
+    }
+    let arch = LinuxArch::parse(target.arch()).with_context(|| format!("no test runner for {}", target.arch()))?;
+    let mut requires = spec.options.test_requires.clone();
+    requires.extend(extras_requirements(&plan.project_dir, &spec.options.test_extras)?);
+    let outcome = test_wheel(
+        wheel,
+        arch,
+        &TestSpec {
+            test_command: spec.options.test_command.clone().unwrap_or_default(),
+            test_requires: requires,
+            test_sources: spec.options.test_sources.iter().map(PathBuf::from).collect(),
+            project_dir: plan.project_dir.clone(),
+            qemu_cpu: spec.options.qemu_cpu.clone(),
+            cache_dir: cache.root().to_path_buf(),
+            log_dir: work.join("logs"),
+        },
+    )?;
+    Ok(if outcome.passed {
+        TestResult::Passed { mode: outcome.mode }
+    } else {
+        TestResult::Failed { reason: format!("tests failed ({}); log: {}", report::mode_name(outcome.mode), outcome.log_path.display()) }
+    })
+}
+
+/// `test-extras`: the requirements of those optional-dependency groups.
+fn extras_requirements(project_dir: &Path, extras: &[String]) -> Result<Vec<String>> {
+    if extras.is_empty() {
+        return Ok(Vec::new());
+    }
+    let path = project_dir.join("pyproject.toml");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let document: toml::Table = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let groups = document.get("project").and_then(|p| p.get("optional-dependencies")).and_then(|g| g.as_table());
+    let mut requirements = Vec::new();
+    for extra in extras {
+        let group = groups.and_then(|g| g.get(extra)).and_then(|g| g.as_array()).with_context(|| format!("test-extras names `{extra}`, which {} does not define in [project.optional-dependencies]", path.display()))?;
+        requirements.extend(group.iter().filter_map(|r| r.as_str().map(str::to_string)));
+    }
+    Ok(requirements)
+}
+
+/// A wheel that failed its tests goes to `<out>/.crosswheel-failed/<id>/`
+/// with its logs, never into the wheelhouse.
+fn keep_apart(out_dir: &Path, identifier: &str, wheel: &Path, work: &Path) -> Result<PathBuf> {
+    let folder = out_dir.join(".crosswheel-failed").join(identifier);
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder)?;
+    }
+    std::fs::create_dir_all(&folder)?;
+    if let Some(name) = wheel.file_name() {
+        std::fs::rename(wheel, folder.join(name))?;
+    }
+    let logs = work.join("logs");
+    if logs.is_dir() {
+        for entry in std::fs::read_dir(&logs)?.filter_map(Result::ok) {
+            std::fs::copy(entry.path(), folder.join(entry.file_name()))?;
+        }
+    }
+    Ok(folder)
+}

@@ -1,0 +1,112 @@
+//! How the pipeline talks to people: the end-of-run summary table, and on
+//! GitHub Actions `::group::` folding plus a Markdown job summary.
+
+use std::io::Write;
+
+use super::{Outcome, TestResult};
+use crate::testing::TestMode;
+
+fn on_github_actions() -> bool {
+    std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
+}
+
+/// Folds everything logged for one identifier on GitHub Actions.
+pub struct Group(bool);
+
+impl Group {
+    pub fn start(identifier: &str) -> Group {
+        let enabled = on_github_actions();
+        if enabled {
+            println!("::group::{identifier}");
+        }
+        Group(enabled)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.0 {
+            println!("::endgroup::");
+        }
+    }
+}
+
+pub fn mode_name(mode: TestMode) -> &'static str {
+    match mode {
+        TestMode::Emulated => "emulated",
+        TestMode::Native => "native",
+    }
+}
+
+pub fn test_cell(test: &TestResult) -> String {
+    match test {
+        TestResult::NotRun => "not run".into(),
+        TestResult::Passed { mode } => format!("passed ({})", mode_name(*mode)),
+        TestResult::StaticCheckPassed => "static check (not executed)".into(),
+        TestResult::Failed { .. } => "FAILED".into(),
+    }
+}
+
+struct Row {
+    identifier: String,
+    result: &'static str,
+    wheel: String,
+    size: String,
+    test: String,
+    build: String,
+    repair: String,
+    test_time: String,
+    sha256: String,
+    problem: Option<String>,
+}
+
+fn rows(outcomes: &[Outcome]) -> Vec<Row> {
+    outcomes
+        .iter()
+        .map(|o| Row {
+            identifier: o.identifier.clone(),
+            result: if o.succeeded() { "ok" } else { "FAILED" },
+            wheel: o.wheel.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "-".into()),
+            size: o.size.map(|s| format!("{:.1} MB", s as f64 / 1e6)).unwrap_or_else(|| "-".into()),
+            test: test_cell(&o.test),
+            build: format!("{:.1}s", o.build_time.as_secs_f64()),
+            repair: format!("{:.2}s", o.repair_time.as_secs_f64()),
+            test_time: format!("{:.1}s", o.test_time.as_secs_f64()),
+            sha256: o.sha256.clone().unwrap_or_else(|| "-".into()),
+            problem: o.error.clone(),
+        })
+        .collect()
+}
+
+/// The plain-text table printed at the end of every run.
+pub fn summary(outcomes: &[Outcome]) -> String {
+    use std::fmt::Write as _;
+    let rows = rows(outcomes);
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} wheel", "identifier", "result", "build", "repair", "test", "test result", "size");
+    for row in &rows {
+        let _ = writeln!(out, "{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} {}", row.identifier, row.result, row.build, row.repair, row.test_time, row.test, row.size, row.wheel);
+        if row.sha256 != "-" {
+            let _ = writeln!(out, "{:<26} sha256 {}", "", row.sha256);
+        }
+        if let Some(problem) = &row.problem {
+            let _ = writeln!(out, "{:<26} error: {problem}", "");
+        }
+    }
+    out
+}
+
+/// Appends a Markdown table to `$GITHUB_STEP_SUMMARY` when running there.
+pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|_| on_github_actions()) else { return Ok(()) };
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    writeln!(file, "### crosswheel\n\n| identifier | result | wheel | size | test | build | repair | sha256 |\n|---|---|---|---|---|---|---|---|")?;
+    for row in rows(outcomes) {
+        let result = match &row.problem {
+            Some(problem) => format!("{}: {}", row.result, problem.replace('|', "\\|")),
+            None => row.result.to_string(),
+        };
+        writeln!(file, "| {} | {} | {} | {} | {} | {} | {} | `{}` |", row.identifier, result, row.wheel, row.size, row.test, row.build, row.repair, row.sha256)?;
+    }
+    Ok(())
+}
