@@ -6,10 +6,9 @@ use anyhow::Result;
 
 use crate::cli::InspectArgs;
 use crate::inspect::linux;
-use crate::wheel::WheelArchive;
 
 pub fn run(args: &InspectArgs) -> Result<ExitCode> {
-    let wheel = WheelArchive::open(&args.wheel)?;
+    let wheel = super::open_wheel(&args.wheel)?;
     let report = linux::inspect(&wheel)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::RepairArgs;
 use crate::repair::linux::{LinuxRepairOptions, repair};
-use crate::wheel::{WheelArchive, source_date_epoch};
+use crate::wheel::source_date_epoch;
 
 pub fn run(args: &RepairArgs) -> Result<ExitCode> {
     let exclude = args
@@ -23,7 +23,7 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         epoch: source_date_epoch()?,
     };
     for path in &args.wheels {
-        let wheel = WheelArchive::open(path)?;
+        let wheel = super::open_wheel(path)?;
         let report = repair(&wheel, &options)?;
         for (source, inside) in &report.grafted {
             tracing::info!("vendored {} as {}", source.display(), inside);

@@ -9,14 +9,13 @@ use crate::pipeline::report::mode_name;
 use crate::sysroot::LinuxArch;
 use crate::testing::{TestSpec, test_wheel};
 use crate::toolchain::Cache;
-use crate::wheel::WheelArchive;
 
 pub fn run(args: &TestArgs) -> Result<ExitCode> {
     let cache = Cache::from_env()?;
     let logs = std::env::current_dir()?.join("crosswheel-test-logs");
     let mut failed = Vec::new();
     for path in &args.wheels {
-        let wheel = WheelArchive::open(path)?;
+        let wheel = super::open_wheel(path)?;
         let platform = wheel.name().platform.first().cloned().unwrap_or_default();
         if platform.starts_with("macosx") {
             bail!("{}: macOS wheels are checked statically by `crosswheel build`; the static check is not available in this build", path.display());
