@@ -1,0 +1,205 @@
+//! Killing crosswheel at any moment never leaves a partial wheel behind.
+//!
+//! `repair` of a large real wheel and a whole `build` are SIGKILLed at several
+//! moments. After every kill the output folder may hold only complete wheels
+//! (each passes `python3 -m zipfile -t` and `crosswheel inspect`), no leftover
+//! anywhere below it may carry a `.whl` name, and the next run into the same
+//! folder succeeds.
+//!
+//! The build test needs what `crosswheel build examples/blasdot` needs (python3.11,
+//! network access on the first run; later runs use crosswheel's cache).
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NUMPY_LINUX: &str = "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
+
+/// Starts crosswheel in its own process group, so that the helpers it spawns
+/// (build backends, compilers, emulators) can be cleaned up after the kill.
+fn spawn(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Child {
+    let mut command = Command::new(common::crosswheel_bin());
+    command.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.spawn().expect("start crosswheel")
+}
+
+/// Sends SIGKILL to crosswheel alone (not to its children: a real crash leaves
+/// them running) `delay` after `started`. Returns whether it was still running.
+fn kill_after(child: &mut Child, started: Instant, delay: Duration) -> bool {
+    std::thread::sleep(delay.saturating_sub(started.elapsed()));
+    let running = child.try_wait().expect("poll crosswheel").is_none();
+    if running {
+        child.kill().expect("SIGKILL crosswheel");
+    }
+    child.wait().expect("reap crosswheel");
+    running
+}
+
+/// Kills whatever crosswheel left running in its process group.
+fn kill_orphans(child: &Child) {
+    // The group may be empty already; only a missing `kill` binary is an error.
+    let status = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status()
+        .expect("run kill");
+    if status.success() {
+        // Let the kernel tear the processes down before the folder is inspected.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .map(|entry| entry.into_path())
+        .collect()
+}
+
+/// The wheels of `dir` are complete and nothing else below it is named `*.whl`.
+/// Returns the wheels.
+fn assert_only_complete_wheels(dir: &Path, moment: &str) -> Vec<PathBuf> {
+    let mut wheels = Vec::new();
+    for file in files_below(dir) {
+        if file.extension().is_none_or(|extension| extension != "whl") {
+            continue;
+        }
+        assert_eq!(
+            file.parent(),
+            Some(dir),
+            "{moment}: a leftover below the output folder has a wheel name: {}",
+            file.display()
+        );
+        assert_wheel_is_complete(&file, moment);
+        wheels.push(file);
+    }
+    wheels
+}
+
+fn assert_wheel_is_complete(wheel: &Path, moment: &str) {
+    let python = common::require_tool("python3", "apt-get install python3");
+    let zip_test = Command::new(python).args(["-m", "zipfile", "-t"]).arg(wheel).output().expect("run python3 -m zipfile");
+    let report = String::from_utf8_lossy(&zip_test.stdout);
+    assert!(
+        zip_test.status.success() && !report.contains("corrupted"),
+        "{moment}: {} fails `python3 -m zipfile -t`: {report}{}",
+        wheel.display(),
+        String::from_utf8_lossy(&zip_test.stderr)
+    );
+    let inspect = Command::new(common::crosswheel_bin()).arg("inspect").arg(wheel).output().expect("run crosswheel inspect");
+    assert!(
+        inspect.status.success(),
+        "{moment}: crosswheel inspect refuses {}: {}",
+        wheel.display(),
+        String::from_utf8_lossy(&inspect.stderr)
+    );
+}
+
+/// Runs `args` to completion, checks it succeeds, and returns how long it took.
+fn run_to_completion(args: &[&std::ffi::OsStr], env: &[(&str, &str)], what: &str) -> Duration {
+    let started = Instant::now();
+    let mut command = Command::new(common::crosswheel_bin());
+    command.args(args).stdin(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("run crosswheel");
+    assert!(
+        output.status.success(),
+        "{what} failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    started.elapsed()
+}
+
+/// Kill moments: a few fixed early ones, then fractions of an uninterrupted
+/// run, which is where the output is written.
+fn kill_moments(full_run: Duration, fixed_ms: &[u64], fractions: &[f64]) -> Vec<Duration> {
+    let mut moments: Vec<Duration> = fixed_ms.iter().map(|&ms| Duration::from_millis(ms)).collect();
+    moments.extend(fractions.iter().map(|&fraction| full_run.mul_f64(fraction)));
+    moments
+}
+
+/// Kills `args` at each moment, checks the folder after each kill, then checks
+/// that an uninterrupted run into the same folder succeeds and yields exactly
+/// one complete wheel. Returns how many kills landed while crosswheel still ran.
+fn survive_kills(args: &[&std::ffi::OsStr], env: &[(&str, &str)], out_dir: &Path, moments: &[Duration]) -> usize {
+    let mut interrupted = 0;
+    for moment in moments {
+        let started = Instant::now();
+        let mut child = spawn(args, env);
+        let was_running = kill_after(&mut child, started, *moment);
+        interrupted += usize::from(was_running);
+        let label = format!("after SIGKILL at {} ms", moment.as_millis());
+        if out_dir.exists() {
+            assert_only_complete_wheels(out_dir, &label);
+        }
+        kill_orphans(&child);
+        if out_dir.exists() {
+            assert_only_complete_wheels(out_dir, &format!("{label}, once its children were gone"));
+        }
+    }
+    run_to_completion(args, env, "the run after the kills");
+    let wheels = assert_only_complete_wheels(out_dir, "after the final run");
+    assert_eq!(wheels.len(), 1, "one wheel expected in {}: {wheels:?}", out_dir.display());
+    interrupted
+}
+
+#[test]
+fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
+    let numpy = common::fixture(NUMPY_LINUX);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reference_dir = dir.path().join("reference");
+    let reference_args = ["repair".as_ref(), numpy.as_os_str(), "-w".as_ref(), reference_dir.as_os_str()];
+    let full_run = run_to_completion(&reference_args, &[], "an uninterrupted repair");
+
+    let out_dir = dir.path().join("wheelhouse");
+    let args = ["repair".as_ref(), numpy.as_os_str(), "-w".as_ref(), out_dir.as_os_str()];
+    let moments = kill_moments(full_run, &[5, 20, 50, 100, 200], &[0.5, 0.7, 0.8, 0.9, 0.95, 0.98]);
+    let interrupted = survive_kills(&args, &[], &out_dir, &moments);
+    assert!(
+        interrupted >= moments.len() - 2,
+        "only {interrupted} of {} kills hit a running repair (an uninterrupted run took {full_run:?})",
+        moments.len()
+    );
+    let reference = std::fs::read_dir(&reference_dir).expect("reference folder").count();
+    assert_eq!(reference, 1);
+}
+
+#[test]
+fn build_killed_at_any_moment_leaves_no_partial_wheel() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_dir = dir.path().join("wheelhouse");
+    let args = [
+        "build".as_ref(),
+        project.as_os_str(),
+        "--only".as_ref(),
+        "cp311-manylinux_aarch64".as_ref(),
+        "-w".as_ref(),
+        out_dir.as_os_str(),
+    ];
+    // The first run also warms the caches, so the kills below hit the
+    // build, repair and test stages rather than the downloads.
+    let full_run = run_to_completion(&args, &[], "an uninterrupted build");
+    let first = assert_only_complete_wheels(&out_dir, "after the first build");
+    assert_eq!(first.len(), 1);
+    std::fs::remove_dir_all(&out_dir).expect("empty the output folder");
+
+    let moments = kill_moments(full_run, &[50], &[0.1, 0.3, 0.5, 0.7, 0.85, 0.95]);
+    let interrupted = survive_kills(&args, &[], &out_dir, &moments);
+    assert!(
+        interrupted >= moments.len() - 2,
+        "only {interrupted} of {} kills hit a running build (an uninterrupted run took {full_run:?})",
+        moments.len()
+    );
+}
