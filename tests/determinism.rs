@@ -64,7 +64,7 @@ fn contents(wheel: &[u8]) -> Vec<(String, Vec<u8>)> {
     (0..archive.len())
         .map(|index| {
             let mut entry = archive.by_index(index).expect("entry");
-            let name = entry.name().expect("UTF-8 entry name").to_owned();
+            let name = entry.name().expect("UTF-8 entry name").into_owned();
             let mut data = Vec::new();
             entry.read_to_end(&mut data).expect("decompress entry");
             (name, data)
