@@ -34,9 +34,17 @@ fn spawn(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Child {
 enum Moment {
     /// This long after the start.
     Elapsed(Duration),
-    /// This long after a new file of the given kind appears below the output
-    /// folder: the moments when output is being written.
-    AfterNewFile(FileKind, Duration),
+    /// This long after a new file of the given kind appears in the given place:
+    /// the moments when intermediate or final output is being written.
+    AfterNewFile(Place, FileKind, Duration),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// The output folder.
+    Output,
+    /// crosswheel's own temporary folder (its `TMPDIR`).
+    Temporary,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -58,29 +66,48 @@ impl std::fmt::Display for Moment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Moment::Elapsed(delay) => write!(f, "{} ms after the start", delay.as_millis()),
-            Moment::AfterNewFile(kind, delay) => {
-                write!(f, "{} ms after a new {kind:?} file appeared", delay.as_millis())
+            Moment::AfterNewFile(place, kind, delay) => {
+                write!(f, "{} ms after a new {kind:?} file appeared in the {place:?} folder", delay.as_millis())
             }
+        }
+    }
+}
+
+/// The folders a run writes to.
+struct Folders {
+    output: PathBuf,
+    temporary: PathBuf,
+}
+
+impl Folders {
+    fn get(&self, place: Place) -> &Path {
+        match place {
+            Place::Output => &self.output,
+            Place::Temporary => &self.temporary,
         }
     }
 }
 
 /// Sends SIGKILL to crosswheel alone (not to its children: a real crash leaves
 /// them running) at `moment`. Returns whether it was still running then.
-fn kill_at(child: &mut Child, started: Instant, moment: Moment, out_dir: &Path, existing: &[PathBuf]) -> bool {
+fn kill_at(child: &mut Child, started: Instant, moment: Moment, folders: &Folders) -> bool {
     match moment {
         Moment::Elapsed(delay) => std::thread::sleep(delay.saturating_sub(started.elapsed())),
-        Moment::AfterNewFile(kind, delay) => loop {
-            if child.try_wait().expect("poll crosswheel").is_some() {
-                break;
+        Moment::AfterNewFile(place, kind, delay) => {
+            let watched = folders.get(place);
+            let existing = files_below(watched);
+            loop {
+                if child.try_wait().expect("poll crosswheel").is_some() {
+                    break;
+                }
+                let appeared = files_below(watched).into_iter().any(|file| kind.matches(&file) && !existing.contains(&file));
+                if appeared {
+                    std::thread::sleep(delay);
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(500));
             }
-            let new_file = files_below(out_dir).into_iter().any(|file| kind.matches(&file) && !existing.contains(&file));
-            if new_file {
-                std::thread::sleep(delay);
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(500));
-        },
+        }
     }
     let running = child.try_wait().expect("poll crosswheel").is_none();
     if running {
@@ -174,30 +201,28 @@ fn elapsed_ms(milliseconds: &[u64]) -> impl Iterator<Item = Moment> + '_ {
     milliseconds.iter().map(|&ms| Moment::Elapsed(Duration::from_millis(ms)))
 }
 
-/// Kills `args` at each moment, checks the folder after each kill, then checks
-/// that an uninterrupted run into the same folder succeeds and yields exactly
-/// one complete wheel. Returns how many kills landed while crosswheel still ran.
-fn survive_kills(args: &[&std::ffi::OsStr], out_dir: &Path, moments: &[Moment]) -> usize {
+/// Kills `args` at each moment, checks the output folder after each kill, then
+/// checks that an uninterrupted run into the same folder succeeds and yields
+/// exactly one complete wheel. Returns how many kills landed while crosswheel
+/// still ran.
+fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment]) -> usize {
+    let env = [("TMPDIR", folders.temporary.to_str().expect("UTF-8 temp path"))];
+    std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
     let mut interrupted = 0;
     for &moment in moments {
-        let existing = if out_dir.exists() { files_below(out_dir) } else { Vec::new() };
         let started = Instant::now();
-        let mut child = spawn(args, &[]);
-        let was_running = kill_at(&mut child, started, moment, out_dir, &existing);
+        let mut child = spawn(args, &env);
+        let was_running = kill_at(&mut child, started, moment, folders);
         interrupted += usize::from(was_running);
         let label = format!("after SIGKILL {moment} ({} ms after the start)", started.elapsed().as_millis());
         eprintln!("{label}: {}", if was_running { "killed" } else { "had already finished" });
-        if out_dir.exists() {
-            assert_only_complete_wheels(out_dir, &label);
-        }
+        assert_only_complete_wheels(&folders.output, &label);
         kill_orphans(&child);
-        if out_dir.exists() {
-            assert_only_complete_wheels(out_dir, &format!("{label}, once its children were gone"));
-        }
+        assert_only_complete_wheels(&folders.output, &format!("{label}, once its children were gone"));
     }
-    run_to_completion(args, &[], "the run after the kills");
-    let wheels = assert_only_complete_wheels(out_dir, "after the final run");
-    assert_eq!(wheels.len(), 1, "one wheel expected in {}: {wheels:?}", out_dir.display());
+    run_to_completion(args, &env, "the run after the kills");
+    let wheels = assert_only_complete_wheels(&folders.output, "after the final run");
+    assert_eq!(wheels.len(), 1, "one wheel expected in {}: {wheels:?}", folders.output.display());
     interrupted
 }
 
@@ -205,12 +230,12 @@ fn survive_kills(args: &[&std::ffi::OsStr], out_dir: &Path, moments: &[Moment]) 
 fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
     let numpy = common::fixture(NUMPY_LINUX);
     let dir = tempfile::tempdir().expect("temp dir");
-    let out_dir = dir.path().join("wheelhouse");
-    let args = ["repair".as_ref(), numpy.as_os_str(), "-w".as_ref(), out_dir.as_os_str()];
+    let folders = Folders { output: dir.path().join("wheelhouse"), temporary: dir.path().join("tmp") };
+    let args = ["repair".as_ref(), numpy.as_os_str(), "-w".as_ref(), folders.output.as_os_str()];
     let mut moments: Vec<Moment> = elapsed_ms(&[5, 20, 50, 100, 200]).collect();
-    // The repair writes its wheel at the very end, into a temporary file.
-    moments.extend([0, 1, 5, 20, 50].map(|ms| Moment::AfterNewFile(FileKind::Any, Duration::from_millis(ms))));
-    let interrupted = survive_kills(&args, &out_dir, &moments);
+    // The repair writes its wheel at the very end, into a temporary file beside the output.
+    moments.extend([0, 1, 5, 20, 50].map(|ms| Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))));
+    let interrupted = survive_kills(&args, &folders, &moments);
     assert!(
         interrupted >= moments.len() - 1,
         "only {interrupted} of {} kills hit a running repair",
@@ -222,27 +247,35 @@ fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
 fn build_killed_at_any_moment_leaves_no_partial_wheel() {
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
     let dir = tempfile::tempdir().expect("temp dir");
-    let out_dir = dir.path().join("wheelhouse");
+    // The build's temporary folder on another file system (a tmpfs) when there is
+    // one, so that the final move into the output folder is a copy, not a rename.
+    let temporary_root = Path::new("/dev/shm");
+    let temporary = if temporary_root.is_dir() { tempfile::tempdir_in(temporary_root) } else { tempfile::tempdir() }.expect("temp dir");
+    let folders = Folders { output: dir.path().join("wheelhouse"), temporary: temporary.path().join("tmp") };
     let args = [
         "build".as_ref(),
         project.as_os_str(),
         "--only".as_ref(),
         "cp311-manylinux_aarch64".as_ref(),
         "-w".as_ref(),
-        out_dir.as_os_str(),
+        folders.output.as_os_str(),
     ];
     // The first run also warms the caches, so that the kills below hit the
     // build, repair and test stages rather than downloads.
-    let full_run = run_to_completion(&args, &[], "an uninterrupted build");
-    let first = assert_only_complete_wheels(&out_dir, "after the first build");
+    std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
+    let full_run = run_to_completion(&args, &[("TMPDIR", folders.temporary.to_str().expect("UTF-8"))], "an uninterrupted build");
+    let first = assert_only_complete_wheels(&folders.output, "after the first build");
     assert_eq!(first.len(), 1);
-    std::fs::remove_dir_all(&out_dir).expect("empty the output folder");
+    std::fs::remove_dir_all(&folders.output).expect("empty the output folder");
 
     let mut moments: Vec<Moment> = elapsed_ms(&[50, 500]).collect();
-    moments.extend([0.3, 0.6, 0.9].map(|fraction| Moment::Elapsed(full_run.mul_f64(fraction))));
-    // The backend's wheel, then the repaired one, appear below the output folder.
-    moments.extend([0, 100, 1000].map(|ms| Moment::AfterNewFile(FileKind::Wheel, Duration::from_millis(ms))));
-    let interrupted = survive_kills(&args, &out_dir, &moments);
+    moments.extend([0.3, 0.6].map(|fraction| Moment::Elapsed(full_run.mul_f64(fraction))));
+    // The backend's wheel, then the repaired one, appear in the temporary folder;
+    // the final copy goes through a temporary file in the output folder.
+    moments.extend([0, 100, 1000].map(|ms| Moment::AfterNewFile(Place::Temporary, FileKind::Wheel, Duration::from_millis(ms))));
+    moments.extend([0, 2].map(|ms| Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))));
+    let interrupted = survive_kills(&args, &folders, &moments);
+    // The final copy takes microseconds: the last two kills may come too late.
     assert!(
         interrupted >= moments.len() - 2,
         "only {interrupted} of {} kills hit a running build (an uninterrupted run took {full_run:?})",
