@@ -3,7 +3,9 @@
 //! Both runs start from an empty `CROSSWHEEL_CACHE`, so both do every first-use
 //! installation at once (zig, the build environment, the target's wheels, the
 //! cross environment, zig's libc stubs). Both must succeed and produce the same
-//! wheel, byte for byte; a third run afterwards must reuse the cache.
+//! wheel, byte for byte; a third run afterwards must reuse the cache, and a run
+//! with crosswheel's usual cache elsewhere must give the same bytes again (the
+//! cache's location must not leak into the wheel).
 //!
 //! Needs python3.11 and pip able to fetch `ziglang`, setuptools and
 //! scipy-openblas32 (pip's own cache makes repeated runs cheap).
@@ -18,13 +20,18 @@ const IDENTIFIER: &str = "cp311-manylinux_aarch64";
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 
 fn build_command(cache: &Path, out_dir: &Path) -> Command {
+    let mut command = build_command_with_default_cache(out_dir);
+    command.env("CROSSWHEEL_CACHE", cache);
+    command
+}
+
+fn build_command_with_default_cache(out_dir: &Path) -> Command {
     let mut command = Command::new(common::crosswheel_bin());
     command
         .arg("build")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot"))
         .args(["--only", IDENTIFIER, "-w"])
         .arg(out_dir)
-        .env("CROSSWHEEL_CACHE", cache)
         // The test stage provisions a target sysroot: not what this test is about.
         .env("CROSSWHEEL_TEST_COMMAND", "")
         .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
@@ -89,5 +96,13 @@ fn two_first_runs_sharing_a_fresh_cache_both_succeed_with_identical_wheels() {
     assert!(
         warm < concurrent / 2 || warm < Duration::from_secs(20),
         "the warm build took {warm:?}, the cold concurrent ones {concurrent:?}: the cache was not reused"
+    );
+
+    let elsewhere_dir = work.path().join("elsewhere");
+    let elsewhere = build_command_with_default_cache(&elsewhere_dir).env_remove("CROSSWHEEL_CACHE").output().expect("run a build with the usual cache");
+    assert_succeeded(&elsewhere, "the build with the usual cache");
+    assert!(
+        std::fs::read(only_wheel(&elsewhere_dir)).expect("read") == std::fs::read(&first_wheel).expect("read"),
+        "a cache in another folder gave a different wheel: its path leaks into the build"
     );
 }

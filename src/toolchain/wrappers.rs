@@ -95,11 +95,13 @@ fn compiler_script(
     // Inside a build (the build stage names its temporary copy of the project),
     // keep host paths out of debug info and __FILE__: the copy's random path would
     // make every build differ, and the cache's paths (zig's and Python's headers)
-    // say nothing about the wheel. The working folder's map comes last so that it
-    // wins for build folders inside the copy.
+    // say nothing about the wheel. The cross environment's folder name hashes host
+    // paths, so it gets its own map. Later maps win: the working folder's comes last
+    // for build folders inside the copy.
     let zig_dir = zig.exe.parent().unwrap_or(Path::new("/"));
     script.push_str(&format!(
         "if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n  set -- {} {} \
+         ${{CROSSWHEEL_CROSSENV_DIR:+\"-ffile-prefix-map=$CROSSWHEEL_CROSSENV_DIR=/crosswheel-crossenv\"}} \
          \"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\" \"$@\"\nfi\n",
         shell_quote(&format!("-ffile-prefix-map={}=/crosswheel-cache", cache_root.display())),
         shell_quote(&format!("-ffile-prefix-map={}=/zig", zig_dir.display())),
@@ -212,6 +214,7 @@ mod tests {
         for map in [
             "-ffile-prefix-map=/c=/crosswheel-cache",
             "'-ffile-prefix-map=/opt/zig dir=/zig'",
+            "${CROSSWHEEL_CROSSENV_DIR:+\"-ffile-prefix-map=$CROSSWHEEL_CROSSENV_DIR=/crosswheel-crossenv\"}",
             "\"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\"",
         ] {
             assert!(script.contains(map), "{map} missing from:\n{script}");
