@@ -8,7 +8,9 @@ use crosswheel::elf::facts::ElfFacts;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let needed = ElfFacts::parse(data).map(|facts| facts.needed).unwrap_or_default();
+    let needed = ElfFacts::parse(data)
+        .map(|facts| facts.needed)
+        .unwrap_or_default();
     let edits = ElfEdits {
         soname: Some("libfuzzed-0123abcd.so.1".to_string()),
         replace_needed: needed

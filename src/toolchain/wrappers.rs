@@ -182,7 +182,13 @@ mod tests {
     #[test]
     fn macos_compiler_replaces_bundle_and_pads_headers() {
         let target = Target::parse("macos-arm64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "cc",
+        );
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
         assert!(
@@ -193,7 +199,13 @@ mod tests {
     #[test]
     fn linux_compiler_drops_symbolic_functions_and_has_no_macos_flags() {
         let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "c++");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "c++",
+        );
         assert!(script.contains("-Wl,-Bsymbolic-functions) continue"));
         assert!(!script.contains("-bundle") && !script.contains("headerpad"));
         assert!(script.contains("c++ -target aarch64-linux-gnu.2.17 -O2"));
@@ -202,14 +214,26 @@ mod tests {
     #[test]
     fn ppc64le_compiler_uses_ibm_long_double() {
         let target = Target::parse("linux-ppc64le").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "cc",
+        );
         assert!(script.contains("-target powerpc64le-linux-gnu.2.19 -O2 -mabi=ibmlongdouble"));
     }
 
     #[test]
     fn compiler_maps_host_paths_away_inside_a_build() {
         let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "cc",
+        );
         assert!(script.contains("if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]"));
         for map in [
             "-ffile-prefix-map=/c=/crosswheel-cache",
