@@ -32,6 +32,8 @@ pub struct MachOBinary {
     pub path: String,
     pub origin: Origin,
     pub data: Arc<Vec<u8>>,
+    /// A universal file (fat header), even with a single slice.
+    pub is_fat: bool,
     pub slices: Vec<SliceFacts>,
 }
 
@@ -77,7 +79,8 @@ impl MachOBinary {
                 signature: verify_signature(slice),
             })
             .collect();
-        Ok(MachOBinary { path, origin, data: Arc::new(data), slices })
+        let is_fat = parsed.is_fat;
+        Ok(MachOBinary { path, origin, data: Arc::new(data), is_fat, slices })
     }
 
     /// Dependencies of every slice, each install name once, in load-command
