@@ -4,11 +4,12 @@
 //! failing identifier does not stop the others.
 
 mod hooks;
+mod progress;
 pub mod report;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
@@ -131,7 +132,7 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
     let work = tempfile::Builder::new().prefix(".crosswheel-work-").tempdir_in(&out_dir)?;
     let environment = user_environment(spec);
 
-    let started = Instant::now();
+    let step = progress::Step::start(&spec.identifier, "build");
     let python = BuildPython::find(&spec.python).with_context(|| format!("{} needs a python{} interpreter on PATH to build with", spec.identifier, spec.python))?;
     let kind = match spec.options.toolchain {
         Toolchain::Zig => ToolchainKind::Zig,
@@ -154,9 +155,9 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
         environment: &environment,
         offline: options.offline,
     })?;
-    outcome.build_time = started.elapsed();
+    outcome.build_time = step.finish(&format!("built {}", file_name_of(&built.path)));
 
-    let started = Instant::now();
+    let step = progress::Step::start(&spec.identifier, "repair");
     let repaired_dir = work.path().join("repaired");
     std::fs::create_dir_all(&repaired_dir)?;
     let repaired = match &spec.options.repair {
@@ -171,11 +172,11 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
             builtin_repair(&built.path, &target, lib_paths, &repaired_dir)?
         }
     };
-    outcome.repair_time = started.elapsed();
+    outcome.repair_time = step.finish(&format!("repaired as {}", file_name_of(&repaired)));
 
-    let started = Instant::now();
+    let step = progress::Step::start_streaming(&spec.identifier, "test");
     outcome.test = test(plan, spec, &target, &repaired, cache, work.path())?;
-    outcome.test_time = started.elapsed();
+    outcome.test_time = step.finish(&report::test_cell(&outcome.test));
     if let TestResult::Failed { reason } = &outcome.test {
         let kept = keep_apart(&out_dir, &spec.identifier, &repaired, work.path())?;
         outcome.kept_apart = Some(kept.clone());
@@ -186,6 +187,10 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
     let destination = out_dir.join(file_name);
     std::fs::rename(&repaired, &destination).with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
     Ok(destination)
+}
+
+fn file_name_of(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, out_dir: &Path) -> Result<PathBuf> {
