@@ -28,6 +28,8 @@ BENCH_CACHE = Path(os.environ.get("CROSSWHEEL_BENCH_CACHE", Path.home() / ".cach
 HOST_PYTHON = "/usr/bin/python3"
 # The build requirements of blasdot, preinstalled for the pip baselines (not timed).
 BUILD_REQUIREMENTS = ("setuptools", "scipy-openblas32")
+# Versions copied from the native venv into the arm64 root's venv.
+PINNED = ("pip", *BUILD_REQUIREMENTS)
 # Inside the emulated root.
 ROOT_VENV = "/opt/blasdot-bench-venv"
 ROOT_SOURCE = "/opt/blasdot-src"
@@ -90,13 +92,13 @@ def native_venv() -> tuple[Path, dict[str, str]]:
     python = venv / "bin/python"
     if not python.exists():
         run([HOST_PYTHON, "-m", "venv", str(venv)], "creating the native venv")
-        run([str(python), "-m", "pip", "install", "--quiet", *BUILD_REQUIREMENTS], "installing build requirements natively")
+        run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", *BUILD_REQUIREMENTS], "installing build requirements natively")
     return venv, installed_versions([str(python)])
 
 
 def installed_versions(python: list[str]) -> dict[str, str]:
     script = ("import importlib.metadata as m, json; "
-              f"print(json.dumps({{n: m.version(n) for n in {list(BUILD_REQUIREMENTS)!r}}}))")
+              f"print(json.dumps({{n: m.version(n) for n in {list(PINNED)!r}}}))")
     return json.loads(run([*python, "-c", script], "reading installed versions").stdout)
 
 
@@ -118,18 +120,25 @@ def in_root(root: Path, script: str, out: str | None = None) -> list[str]:
 
 
 def prepare_emulated_root(versions: dict[str, str]) -> Path:
-    """The arm64 root with the same build requirements as the native venv, and a fresh
-    copy of blasdot in it. Installing runs pip under qemu: slow, but not timed."""
+    """The arm64 root with the same pip and build requirements as the native venv, and a
+    fresh copy of blasdot. The host pip installs them into the root's venv (`--platform`):
+    pip under qemu is ~10x slower, and the root has no network set-up of its own."""
     root = emulated_root()
     if shutil.which("unshare") is None or os.geteuid() != 0:
         sys.exit("the emulated baseline needs root and unshare (util-linux) to chroot into the arm64 root")
-    pins = [f"{name}=={version}" for name, version in versions.items()]
-    if not (root / ROOT_VENV.lstrip("/") / "bin/python").exists():
-        shutil.copy("/etc/resolv.conf", root / "etc/resolv.conf")
-        run(in_root(root, f"python3 -m venv {ROOT_VENV}"), "creating the venv in the arm64 root")
-    shutil.copy("/etc/resolv.conf", root / "etc/resolv.conf")
-    install = f"{ROOT_VENV}/bin/python -m pip install --quiet {' '.join(shlex.quote(p) for p in pins)}"
-    run(in_root(root, install), "installing build requirements in the arm64 root")
+    venv = root / ROOT_VENV.lstrip("/")
+    site = venv / "lib/python3.11/site-packages"
+    wanted = [site / f"{name.replace('-', '_')}-{version}.dist-info" for name, version in versions.items()]
+    if not all(path.is_dir() for path in wanted):
+        # pip does not widen manylinux tags: name every glibc up to the root's (2.36).
+        platforms = [arg for minor in range(17, 37) for arg in ("--platform", f"manylinux_2_{minor}_aarch64")]
+        shutil.rmtree(venv, ignore_errors=True)
+        run(in_root(root, f"python3 -m venv --without-pip {ROOT_VENV}"), "creating the venv in the arm64 root")
+        run([HOST_PYTHON, "-m", "pip", "install", "--quiet", "--no-deps", "--only-binary=:all:",
+             *platforms, "--python-version", "3.11", "--implementation", "cp",
+             "--abi", "cp311", "--abi", "none", "--target", str(site),
+             *(f"{name}=={version}" for name, version in versions.items())],
+            "installing build requirements into the arm64 root's venv")
     pristine_copy(root / ROOT_SOURCE.lstrip("/"))
     return root
 
@@ -172,9 +181,16 @@ def build_comparisons(reps: int, work: Path) -> list[str]:
         f"- cross / native: **{cross / native:.2f}×** (aim ≤ 1.5×: {'met' if cross / native <= 1.5 else 'missed'})",
         "",
     ]
+    notes.append(load_note())
     sections = [table(f"Build: examples/blasdot {identifier}, warm caches", results) + "\n" + "\n".join(notes)]
     sections.append(full_pipeline(crosswheel, reps, work))
     return sections
+
+
+def load_note() -> str:
+    """The machine may be shared: say how busy it was when the section finished."""
+    one, five, fifteen = os.getloadavg()
+    return f"Load average at the end of this section: {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores.\n"
 
 
 # -- cold and warm -----------------------------------------------------------------------------
