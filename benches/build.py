@@ -55,10 +55,15 @@ def clean_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-def cold_env(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in clean_env().items() if k not in WARMING_VARIABLES}
-    env["CROSSWHEEL_CACHE"] = str(cache)
-    return env
+def on_cache(cache: Path, argv: list[str]) -> list[str]:
+    """`argv` on crosswheel cache `cache` and nothing else that is already installed."""
+    unset = [arg for name in WARMING_VARIABLES if name != "CROSSWHEEL_CACHE" for arg in ("-u", name)]
+    return ["env", *unset, f"CROSSWHEEL_CACHE={cache}", *argv]
+
+
+def ratio_header(markdown: str, header: str) -> str:
+    """harness.table's ratio column, renamed where "speed-up of crosswheel" would mislead."""
+    return markdown.replace("| speed-up of crosswheel |", f"| {header} |", 1)
 
 
 def run(argv: list[str], what: str, **kwargs) -> subprocess.CompletedProcess:
@@ -199,14 +204,13 @@ def load_note() -> str:
 class Case:
     label: str
     argv: list[str]
-    env: dict[str, str]
     # Runs before each timed run, untimed (e.g. emptying a cache).
     prepare: Callable[[], None] | None = None
 
 
 def measure(cases: list[Case], reps: int, work: Path) -> list[Result]:
-    """Like harness.compare, for cases with their own environment and an untimed
-    preparation step; `{out}` is an empty folder per run, also the working directory."""
+    """Like harness.compare, for cases with an untimed preparation step; `{out}` is an
+    empty folder per run, also the working directory (`crosswheel test` logs there)."""
     results = [Result(case.label, shlex.join(case.argv)) for case in cases]
     for _ in range(reps):
         for result, case in zip(results, cases):
@@ -216,7 +220,7 @@ def measure(cases: list[Case], reps: int, work: Path) -> list[Result]:
             if case.prepare is not None:
                 case.prepare()
             argv = [a.replace("{out}", str(out)) for a in case.argv]
-            result.samples.append(run_once(sh(f"cd {shlex.quote(str(out))} && exec {shlex.join(argv)}"), env=case.env))
+            result.samples.append(run_once(sh(f"cd {shlex.quote(str(out))} && exec {shlex.join(argv)}"), env=clean_env()))
     return results
 
 
@@ -234,13 +238,13 @@ def full_pipeline(crosswheel: str, reps: int, work: Path) -> str:
     command = [crosswheel, "build", str(BLASDOT), "-w", "{out}"]
     # Cold first: the warm run of each round reuses the cache the cold run just filled.
     results = measure([
-        Case("full pipeline, cold cache (fresh CROSSWHEEL_CACHE)", command, cold_env(cache), prepare=emptied(cache)),
-        Case("full pipeline, warm cache", command, cold_env(cache)),
+        Case("full pipeline, cold cache (emptied before each run)", on_cache(cache, command), prepare=emptied(cache)),
+        Case("full pipeline, warm cache", on_cache(cache, command)),
     ], reps, work)
-    return table("Full pipeline (build + repair + test), aarch64 + ppc64le + macOS arm64, cp311", results,
-                 baseline=1) + "\n" + (
+    title = "Full pipeline (build + repair + test): aarch64 + ppc64le + macOS arm64, cp311"
+    return ratio_header(table(title, results, baseline=1), "× warm") + "\n" + (
         "Cold includes installing ziglang into the cache, zig's libc stubs, the target sysroots "
-        "(Debian packages) and the target wheels; pip's own download cache is left as it is.\n")
+        "(Debian packages) and the target wheels; pip's own download cache is left as it is.\n\n" + load_note())
 
 
 # -- test stage --------------------------------------------------------------------------------
@@ -259,8 +263,6 @@ def repaired_wheel(crosswheel: str, arch: str, work: Path) -> Path:
 def test_stage_timings(reps: int, work: Path) -> list[str]:
     crosswheel = crosswheel_binary()
     wheels = {arch: repaired_wheel(crosswheel, arch, work) for arch in ("aarch64", "ppc64le")}
-    warm = clean_env()
-
     def test(wheel: Path, command: str, requires: list[str]) -> list[str]:
         argv = [crosswheel, "test", str(wheel), "--project", str(BLASDOT), "--test-command", command]
         for requirement in requires:
@@ -270,24 +272,26 @@ def test_stage_timings(reps: int, work: Path) -> list[str]:
     # Warm the default cache once (sysroots, test venvs), untimed.
     for wheel in wheels.values():
         run(sh(f"cd {shlex.quote(str(work))} && exec {shlex.join(test(wheel, TEST_COMMAND, ['pytest']))}"),
-            f"warming the test stage for {wheel.name}", env=warm)
+            f"warming the test stage for {wheel.name}", env=clean_env())
 
     cases = []
     for arch, wheel in wheels.items():
         cache = work / f"cache-test-{arch}"
         argv = test(wheel, IMPORT_ONLY, [])
-        cases += [Case(f"{arch}, warm cache", argv, warm),
-                  Case(f"{arch}, cold cache (sysroot provisioned)", argv, cold_env(cache), prepare=emptied(cache))]
+        cases += [Case(f"{arch}, warm cache", argv),
+                  Case(f"{arch}, cold cache (emptied before each run)", on_cache(cache, argv), prepare=emptied(cache))]
     provisioning = measure(cases, reps, work)
     sections = []
     for arch, pair in zip(wheels, (provisioning[i:i + 2] for i in range(0, len(provisioning), 2))):
         warm_run, cold_run = pair
+        title = f"Test stage, {arch}: sysroot provisioning (`crosswheel test`, `import blasdot`), warm vs cold"
         sections.append(
-            table(f"Test stage, {arch}: sysroot provisioning (`crosswheel test`, `import blasdot`), warm vs cold", pair)
+            ratio_header(table(title, pair), "× warm")
             + f"\nProvisioning on a fresh cache adds {cold_run.median - warm_run.median:.1f} s "
               f"(Debian packages for the target CPython, fetched and unpacked).\n")
 
-    per_target = measure([Case(f"{arch}: pytest under qemu (7 tests)", test(wheel, TEST_COMMAND, ["pytest"]), warm)
+    per_target = measure([Case(f"{arch}: pytest under qemu (7 tests)", test(wheel, TEST_COMMAND, ["pytest"]))
                           for arch, wheel in wheels.items()], reps, work)
-    sections.append(table("Test stage per target: repaired blasdot wheel, pytest, warm cache", per_target))
+    title = "Test stage per target: repaired blasdot wheel, pytest, warm cache"
+    sections.append(ratio_header(table(title, per_target), "× aarch64") + "\n" + load_note())
     return sections
