@@ -81,6 +81,10 @@ def pristine_copy(dest: Path) -> Path:
     return dest
 
 
+def q(path: Path | str) -> str:
+    return shlex.quote(str(path))
+
+
 def sh(script: str) -> list[str]:
     return ["sh", "-c", script]
 
@@ -118,10 +122,10 @@ def emulated_root() -> Path:
 def in_root(root: Path, script: str, out: str | None = None) -> list[str]:
     """Runs `script` in the arm64 root, with /proc, /dev and optionally `out` mounted,
     in a private mount namespace so that nothing stays mounted afterwards."""
-    mounts = [f"mount -t proc proc {root}/proc", f"mount --rbind /dev {root}/dev"]
+    mounts = [f"mount -t proc proc {q(f'{root}/proc')}", f"mount --rbind /dev {q(f'{root}/dev')}"]
     if out is not None:
-        mounts.append(f"mkdir -p {root}{ROOT_OUT} && mount --bind {out} {root}{ROOT_OUT}")
-    inner = " && ".join([*mounts, f"exec chroot {root} /bin/sh -c {shlex.quote(script)}"])
+        mounts.append(f"mkdir -p {q(f'{root}{ROOT_OUT}')} && mount --bind {q(out)} {q(f'{root}{ROOT_OUT}')}")
+    inner = " && ".join([*mounts, f"exec chroot {q(str(root))} /bin/sh -c {q(script)}"])
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", inner]
 
 
@@ -168,7 +172,8 @@ def build_comparisons(reps: int, work: Path) -> list[str]:
          in_root(root, f"rm -rf /tmp/blasdot && cp -r {ROOT_SOURCE} /tmp/blasdot && cd /tmp/blasdot && "
                        f"{ROOT_VENV}/bin/{pip_wheel} {ROOT_OUT} .", out="{out}")),
         ("pip wheel natively (x86_64 host gcc, for scale)",
-         sh(f"rm -rf {scratch} && cp -r {source} {scratch} && cd {scratch} && {venv}/bin/{pip_wheel} {{out}} .")),
+         sh(f"rm -rf {q(scratch)} && cp -r {q(source)} {q(scratch)} && cd {q(scratch)} && "
+            f"{q(venv / 'bin')}/{pip_wheel} {{out}} .")),
     ]
     # One untimed run each: page cache, pyc files, zig's per-target libc stubs.
     warm_up = work / "warm-up"
