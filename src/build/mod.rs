@@ -215,6 +215,15 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         cross_vars.remove("ARCHFLAGS");
     }
     cross_vars.insert("PATH".to_string(), path_var);
+    // Read by the compiler wrappers, which map these away in debug info.
+    cross_vars.insert(
+        "CROSSWHEEL_SOURCE_DIR".to_string(),
+        source_dir.to_string_lossy().into_owned(),
+    );
+    cross_vars.insert(
+        "CROSSWHEEL_CROSSENV_DIR".to_string(),
+        request.cross_env.root.to_string_lossy().into_owned(),
+    );
     cross_vars.extend(request.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
     if !target_requires.is_empty() {
         let site = prepare_target_site(

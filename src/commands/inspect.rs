@@ -7,10 +7,9 @@ use anyhow::Result;
 use crate::cli::InspectArgs;
 use crate::inspect::{linux, macos};
 use crate::repair::WheelPlatform;
-use crate::wheel::WheelArchive;
 
 pub fn run(args: &InspectArgs) -> Result<ExitCode> {
-    let wheel = WheelArchive::open(&args.wheel)?;
+    let wheel = super::open_wheel(&args.wheel)?;
     if WheelPlatform::of(&wheel) == Some(WheelPlatform::Macos) {
         let report = macos::inspect(&wheel)?;
         if args.json {

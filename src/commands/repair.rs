@@ -8,7 +8,7 @@ use crate::cli::RepairArgs;
 use crate::repair::WheelPlatform;
 use crate::repair::linux::{LinuxRepairOptions, repair as repair_linux};
 use crate::repair::macos::{MacosRepairOptions, repair as repair_macos};
-use crate::wheel::{WheelArchive, source_date_epoch};
+use crate::wheel::source_date_epoch;
 
 pub fn run(args: &RepairArgs) -> Result<ExitCode> {
     let exclude = args
@@ -18,7 +18,7 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let epoch = source_date_epoch()?;
     for path in &args.wheels {
-        let wheel = WheelArchive::open(path)?;
+        let wheel = super::open_wheel(path)?;
         let (output, grafted) = match WheelPlatform::of(&wheel) {
             Some(WheelPlatform::Linux) => {
                 let report = repair_linux(

@@ -10,14 +10,13 @@ use crate::pipeline::report::mode_name;
 use crate::sysroot::LinuxArch;
 use crate::testing::{TestSpec, test_wheel};
 use crate::toolchain::Cache;
-use crate::wheel::WheelArchive;
 
 pub fn run(args: &TestArgs) -> Result<ExitCode> {
     let cache = Cache::from_env()?;
     let logs = std::env::current_dir()?.join("crosswheel-test-logs");
     let mut failed = Vec::new();
     for path in &args.wheels {
-        let wheel = WheelArchive::open(path)?;
+        let wheel = super::open_wheel(path)?;
         let platform = wheel.name().platform.first().cloned().unwrap_or_default();
         if platform.starts_with("macosx") && !cfg!(all(target_os = "macos", target_arch = "aarch64")) {
             // No arm64 macOS to run on: verify what dyld would do, and say so.

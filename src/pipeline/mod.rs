@@ -128,8 +128,9 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
     let out_dir = plan.project_dir.join(&spec.options.output_dir);
     let out_dir = if spec.options.output_dir.is_absolute() { spec.options.output_dir.clone() } else { out_dir };
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    // Work happens beside the wheelhouse so that the final move is a rename.
-    let work = tempfile::Builder::new().prefix(".crosswheel-work-").tempdir_in(&out_dir)?;
+    // Work happens outside the wheelhouse: a crash must not leave the backend's or
+    // the repair's intermediate wheels where users and upload steps glob `*.whl`.
+    let work = tempfile::Builder::new().prefix("crosswheel-work-").tempdir()?;
     let environment = user_environment(spec);
 
     let step = progress::Step::start(&spec.identifier, "build");
@@ -185,12 +186,28 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
 
     let file_name = repaired.file_name().context("repaired wheel has no file name")?;
     let destination = out_dir.join(file_name);
-    std::fs::rename(&repaired, &destination).with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
+    move_file(&repaired, &destination).with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
     Ok(destination)
 }
 
 fn file_name_of(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Moves `file` to `destination` so that no partial file ever carries the
+/// destination's name: a rename, or across file systems a copy into a temporary
+/// file beside `destination` that is then renamed over it.
+fn move_file(file: &Path, destination: &Path) -> Result<()> {
+    match std::fs::rename(file, destination) {
+        Err(error) if error.kind() == std::io::ErrorKind::CrossesDevices => {}
+        other => return Ok(other?),
+    }
+    let folder = destination.parent().context("the destination has no folder")?;
+    let temporary = tempfile::Builder::new().prefix(".crosswheel-").suffix(".partial").tempfile_in(folder)?;
+    std::fs::copy(file, temporary.path())?;
+    temporary.persist(destination)?;
+    std::fs::remove_file(file)?;
+    Ok(())
 }
 
 fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, out_dir: &Path) -> Result<PathBuf> {
@@ -328,7 +345,7 @@ fn keep_apart(out_dir: &Path, identifier: &str, wheel: &Path, work: &Path) -> Re
     }
     std::fs::create_dir_all(&folder)?;
     if let Some(name) = wheel.file_name() {
-        std::fs::rename(wheel, folder.join(name))?;
+        move_file(wheel, &folder.join(name))?;
     }
     let logs = work.join("logs");
     if logs.is_dir() {

@@ -38,8 +38,10 @@ pub fn write_zig_wrappers(
         ranlib: bin.join("ranlib"),
     };
     let zig_cache = cache.zig_global_cache();
-    write_script(&paths.cc, &compiler_script(zig, &zig_cache, target, "cc"))?;
-    write_script(&paths.cxx, &compiler_script(zig, &zig_cache, target, "c++"))?;
+    let cc = compiler_script(zig, &zig_cache, cache.root(), target, "cc");
+    write_script(&paths.cc, &cc)?;
+    let cxx = compiler_script(zig, &zig_cache, cache.root(), target, "c++");
+    write_script(&paths.cxx, &cxx)?;
     write_script(&paths.ar, &archiver_script(zig, &zig_cache, "ar"))?;
     write_script(&paths.ranlib, &archiver_script(zig, &zig_cache, "ranlib"))?;
     Ok(paths)
@@ -53,7 +55,13 @@ fn prologue(zig_cache: &Path) -> String {
     )
 }
 
-fn compiler_script(zig: &Zig, zig_cache: &Path, target: &Target, driver: &str) -> String {
+fn compiler_script(
+    zig: &Zig,
+    zig_cache: &Path,
+    cache_root: &Path,
+    target: &Target,
+    driver: &str,
+) -> String {
     let mut script = prologue(zig_cache);
     let macos = target.is_macos();
     // Link-only flags on a compile-only command line make zig warn, which breaks
@@ -84,6 +92,20 @@ fn compiler_script(zig: &Zig, zig_cache: &Path, target: &Target, driver: &str) -
             "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n",
         );
     }
+    // Inside a build (the build stage names its temporary copy of the project),
+    // keep host paths out of debug info and __FILE__: the copy's random path would
+    // make every build differ, and the cache's paths (zig's and Python's headers)
+    // say nothing about the wheel. The cross environment's folder name hashes host
+    // paths, so it gets its own map. Later maps win: the working folder's comes last
+    // for build folders inside the copy.
+    let zig_dir = zig.exe.parent().unwrap_or(Path::new("/"));
+    script.push_str(&format!(
+        "if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n  set -- {} {} \
+         ${{CROSSWHEEL_CROSSENV_DIR:+\"-ffile-prefix-map=$CROSSWHEEL_CROSSENV_DIR=/crosswheel-crossenv\"}} \
+         \"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\" \"$@\"\nfi\n",
+        shell_quote(&format!("-ffile-prefix-map={}=/crosswheel-cache", cache_root.display())),
+        shell_quote(&format!("-ffile-prefix-map={}=/zig", zig_dir.display())),
+    ));
     let mut fixed = vec![
         shell_quote(&zig.exe.to_string_lossy()),
         driver.to_string(),
@@ -160,7 +182,7 @@ mod tests {
     #[test]
     fn macos_compiler_replaces_bundle_and_pads_headers() {
         let target = Target::parse("macos-arm64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), &target, "cc");
+        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
         assert!(
@@ -171,7 +193,7 @@ mod tests {
     #[test]
     fn linux_compiler_drops_symbolic_functions_and_has_no_macos_flags() {
         let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), &target, "c++");
+        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "c++");
         assert!(script.contains("-Wl,-Bsymbolic-functions) continue"));
         assert!(!script.contains("-bundle") && !script.contains("headerpad"));
         assert!(script.contains("c++ -target aarch64-linux-gnu.2.17 -O2"));
@@ -180,8 +202,23 @@ mod tests {
     #[test]
     fn ppc64le_compiler_uses_ibm_long_double() {
         let target = Target::parse("linux-ppc64le").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), &target, "cc");
+        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
         assert!(script.contains("-target powerpc64le-linux-gnu.2.19 -O2 -mabi=ibmlongdouble"));
+    }
+
+    #[test]
+    fn compiler_maps_host_paths_away_inside_a_build() {
+        let target = Target::parse("linux-aarch64").unwrap();
+        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        assert!(script.contains("if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]"));
+        for map in [
+            "-ffile-prefix-map=/c=/crosswheel-cache",
+            "'-ffile-prefix-map=/opt/zig dir=/zig'",
+            "${CROSSWHEEL_CROSSENV_DIR:+\"-ffile-prefix-map=$CROSSWHEEL_CROSSENV_DIR=/crosswheel-crossenv\"}",
+            "\"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\"",
+        ] {
+            assert!(script.contains(map), "{map} missing from:\n{script}");
+        }
     }
 
     #[test]

@@ -35,6 +35,42 @@ impl Default for Limits {
     }
 }
 
+/// Overrides [`Limits::max_total_size`] (bytes).
+pub const MAX_UNCOMPRESSED_VAR: &str = "CROSSWHEEL_MAX_UNCOMPRESSED";
+/// Overrides [`Limits::max_compression_ratio`].
+pub const MAX_RATIO_VAR: &str = "CROSSWHEEL_MAX_RATIO";
+
+impl Limits {
+    /// The defaults, with `CROSSWHEEL_MAX_UNCOMPRESSED` and `CROSSWHEEL_MAX_RATIO`
+    /// applied: a genuine wheel bigger than the defaults allow needs a way through, and
+    /// tests need small limits to exercise the guards without multi-gigabyte inputs.
+    pub fn from_env() -> Result<Self, WheelError> {
+        let mut limits = Self::default();
+        if let Some(value) = limit_from_env(MAX_UNCOMPRESSED_VAR)? {
+            limits.max_total_size = value;
+        }
+        if let Some(value) = limit_from_env(MAX_RATIO_VAR)? {
+            limits.max_compression_ratio = value;
+        }
+        Ok(limits)
+    }
+}
+
+fn limit_from_env(variable: &'static str) -> Result<Option<u64>, WheelError> {
+    let Some(value) = std::env::var_os(variable).filter(|value| !value.is_empty()) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .filter(|&limit| limit > 0)
+        .map(Some)
+        .ok_or_else(|| WheelError::InvalidLimit {
+            variable,
+            value: value.to_string_lossy().into_owned(),
+        })
+}
+
 /// A regular-file entry of the archive (directory entries are dropped).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZipEntry {

@@ -13,7 +13,7 @@ mod zipformat;
 use std::io;
 use std::path::PathBuf;
 
-pub use archive::{Limits, RawEntry, WheelArchive, ZipEntry};
+pub use archive::{Limits, MAX_RATIO_VAR, MAX_UNCOMPRESSED_VAR, RawEntry, WheelArchive, ZipEntry};
 pub use metadata::{NameVersion, ParseError, ParseErrorKind, WheelMetadata};
 pub use name::{WheelName, same_project};
 pub use record::{HashAlgorithm, Hasher, Record, RecordHash, RecordRow};
@@ -230,6 +230,12 @@ pub enum WheelError {
         wheel.display()
     )]
     ArchiveTooLarge { wheel: PathBuf },
+
+    #[error("{variable}=`{value}` is not a positive whole number; set it to a limit such as 1000 or unset it")]
+    InvalidLimit {
+        variable: &'static str,
+        value: String,
+    },
 
     #[error(
         "SOURCE_DATE_EPOCH=`{value}` is not a number of seconds since 1970-01-01; \
