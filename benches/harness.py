@@ -19,6 +19,7 @@ from pathlib import Path
 class Sample:
     seconds: float
     peak_kib: int
+    cpu_seconds: float
 
 
 @dataclass
@@ -37,6 +38,10 @@ class Result:
         return min(seconds), max(seconds)
 
     @property
+    def cpu_median(self) -> float:
+        return statistics.median(s.cpu_seconds for s in self.samples)
+
+    @property
     def peak_mib(self) -> float:
         return max(s.peak_kib for s in self.samples) / 1024
 
@@ -48,13 +53,13 @@ def run_once(argv: list[str], env: dict[str, str] | None = None, cwd: Path | Non
         sys.exit("benchmark needs GNU time (apt-get install time)")
     with tempfile.NamedTemporaryFile("r") as report:
         start = time.perf_counter()
-        proc = subprocess.run([time_bin, "-f", "%M", "-o", report.name, *argv], env=env, cwd=cwd,
+        proc = subprocess.run([time_bin, "-f", "%M %U %S", "-o", report.name, *argv], env=env, cwd=cwd,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         elapsed = time.perf_counter() - start
         if proc.returncode != 0:
             sys.exit(f"benchmark command failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr[-2000:]}")
-        peak = int(report.read().strip().splitlines()[-1])
-    return Sample(elapsed, peak)
+        peak, user, system = report.read().strip().splitlines()[-1].split()
+    return Sample(elapsed, int(peak), float(user) + float(system))
 
 
 def compare(rows: list[tuple[str, list[str]]], repetitions: int, fresh_dir: Path,
@@ -74,18 +79,20 @@ def compare(rows: list[tuple[str, list[str]]], repetitions: int, fresh_dir: Path
 def table(title: str, results: list[Result], baseline: int = 0) -> str:
     """A Markdown table; the ratio column is the baseline's median over each row's."""
     ours = results[baseline]
-    lines = [f"### {title}", "", "| tool | median (s) | min–max (s) | peak RSS (MiB) | speed-up of crosswheel |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [f"### {title}", "",
+             "| tool | wall median (s) | wall min–max (s) | CPU median (s) | peak RSS (MiB) | wall ratio | CPU ratio |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for result in results:
         low, high = result.spread
-        ratio = result.median / ours.median if result is not ours else 1.0
-        lines.append(f"| {result.label} | {result.median:.3f} | {low:.3f}–{high:.3f} | {result.peak_mib:.0f} | "
-                     f"{'—' if result is ours else f'{ratio:.1f}×'} |")
+        wall = "—" if result is ours else f"{result.median / ours.median:.1f}×"
+        cpu = "—" if result is ours else f"{result.cpu_median / max(ours.cpu_median, 1e-3):.1f}×"
+        lines.append(f"| {result.label} | {result.median:.3f} | {low:.3f}–{high:.3f} | {result.cpu_median:.2f} | "
+                     f"{result.peak_mib:.0f} | {wall} | {cpu} |")
     lines.append("")
     lines.append("Commands:")
     lines.append("")
     for result in results:
-        lines.append(f"- `{result.command}`")
+        lines.append(f"- `{shorten(result.command)}`")
     lines.append("")
     return "\n".join(lines)
 
@@ -100,3 +107,16 @@ def environment_line() -> str:
     except OSError:
         pass
     return f"{os.cpu_count()} cores, {cpu}, {time.strftime('%Y-%m-%d')}"
+
+
+def shorten(command: str) -> str:
+    """Commands as a reader reruns them: no host-specific prefixes."""
+    root = str(Path(__file__).resolve().parent.parent)
+    fixtures = os.environ.get("CROSSWHEEL_FIXTURES", str(Path.home() / ".cache/crosswheel-fixtures"))
+    command = command.replace(root + "/", "").replace(fixtures, "$CROSSWHEEL_FIXTURES")
+    command = command.replace(tempfile.gettempdir() + "/", "$WORK/")
+    for tool in ("auditwheel", "repairwheel", "python3"):
+        found = shutil.which(tool)
+        if found:
+            command = command.replace(found, tool)
+    return command

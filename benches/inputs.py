@@ -61,13 +61,44 @@ def openblas_wheel_needing_graft(arch: str, work: Path) -> tuple[Path, Path]:
         "demo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
     }
     wheel_path = work / f"demo-1.0-cp311-cp311-linux_{arch}.whl"
-    with zipfile.ZipFile(wheel_path, "w", zipfile.ZIP_DEFLATED) as wheel:
+    write_wheel(wheel_path, files)
+    return wheel_path, lib_dir
+
+
+MACOS_OPENBLAS = "scipy_openblas32-0.3.34.481.3-py3-none-macosx_11_0_arm64.whl"
+
+
+def macos_wheel_needing_graft(work: Path) -> tuple[Path, Path]:
+    """`demo-1.0-cp311-cp311-macosx_11_0_arm64.whl`, its extension linked by zig
+    against the real libscipy_openblas.dylib (with its /opt/gfortran rpaths)."""
+    openblas = work / "openblas-macos"
+    with zipfile.ZipFile(fixture(MACOS_OPENBLAS)) as wheel:
+        wheel.extractall(openblas)
+    lib_dir = openblas / "scipy_openblas32/lib"
+    (work / "ext.c").write_text(EXTENSION)
+    ext_name = "_blas.cpython-311-darwin.so"
+    subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-macos.11.0", "-O2", "-shared",
+                    "-undefined", "dynamic_lookup", "-Wl,-headerpad_max_install_names", "ext.c", "-L", str(lib_dir),
+                    "-lscipy_openblas", "-Wl,-rpath," + str(lib_dir), "-o", ext_name], cwd=work, check=True)
+    files = {
+        "demo/__init__.py": b"",
+        f"demo/{ext_name}": (work / ext_name).read_bytes(),
+        "demo-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: false\nTag: cp311-cp311-macosx_11_0_arm64\n",
+        "demo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+    }
+    wheel_path = work / "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl"
+    write_wheel(wheel_path, files)
+    return wheel_path, lib_dir
+
+
+def write_wheel(path: Path, files: dict[str, bytes]) -> None:
+    dist_info = next(name.split("/")[0] for name in files if ".dist-info/" in name)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
         record = ""
         for name, data in files.items():
             info = zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0))
             info.external_attr = 0o755 << 16
             wheel.writestr(info, data, zipfile.ZIP_DEFLATED)
             record += record_line(name, data)
-        record += "demo-1.0.dist-info/RECORD,,\n"
-        wheel.writestr("demo-1.0.dist-info/RECORD", record)
-    return wheel_path, lib_dir
+        record += f"{dist_info}/RECORD,,\n"
+        wheel.writestr(f"{dist_info}/RECORD", record)

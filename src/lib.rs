@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod elf;
 pub mod inspect;
+pub mod loadcheck;
 pub mod logging;
 pub mod macho;
 pub mod manylinux;

@@ -5,15 +5,25 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::InspectArgs;
-use crate::inspect::linux;
+use crate::inspect::{linux, macos};
+use crate::repair::WheelPlatform;
 
 pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     let wheel = super::open_wheel(&args.wheel)?;
-    let report = linux::inspect(&wheel)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    if WheelPlatform::of(&wheel) == Some(WheelPlatform::Macos) {
+        let report = macos::inspect(&wheel)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", macos::render(&report));
+        }
     } else {
-        print!("{}", linux::render(&report));
+        let report = linux::inspect(&wheel)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", linux::render(&report));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -84,11 +84,13 @@ impl BuildPython {
         Ok(probed)
     }
 
-    /// Finds `python3.X` on PATH for a version such as `3.11` and probes it.
+    /// Finds `python3.X` on PATH for a version such as `3.11`, else asks
+    /// `uv python find` when uv is installed, and probes it.
     pub fn find(version: &str) -> Result<BuildPython, CrossEnvError> {
         let name = format!("python{version}");
-        let exe =
-            crate::toolchain::find_on_path(&name).ok_or_else(|| CrossEnvError::PythonNotFound {
+        let exe = crate::toolchain::find_on_path(&name)
+            .or_else(|| find_with_uv(version))
+            .ok_or_else(|| CrossEnvError::PythonNotFound {
                 version: version.to_string(),
                 name: name.clone(),
             })?;
@@ -117,4 +119,21 @@ impl BuildPython {
     pub fn version_text(&self) -> String {
         format!("{}.{}", self.version.0, self.version.1)
     }
+}
+
+/// The interpreter uv manages for `version`, when uv is on PATH and has one
+/// (`uv python find` never downloads).
+fn find_with_uv(version: &str) -> Option<PathBuf> {
+    let uv = crate::toolchain::find_on_path("uv")?;
+    let output = duct::cmd(uv, ["python", "find", "--no-project", version])
+        .stdout_capture()
+        .stderr_null()
+        .unchecked()
+        .run()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let path = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    path.is_file().then_some(path)
 }

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::elf::facts::{ElfClass, Endianness};
-use crate::manylinux::{Analysis, Binary as PolicyBinary, Policies, provided_names};
+use crate::manylinux::{Analysis, Binary as PolicyBinary, Policies, is_dynamic_loader, provided_names};
 use crate::repair::linux::{layout, wheel_abi, wheel_binaries};
 use crate::wheel::WheelArchive;
 
@@ -91,7 +91,7 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
                         .or_else(|| paths.iter().find(|p| p.rsplit('/').next() == Some(name)).map(|p| p.to_string()));
                     let resolution = if in_wheel.is_some() {
                         Resolution::Wheel
-                    } else if whitelist.contains(name) {
+                    } else if whitelist.contains(name) || is_dynamic_loader(name) {
                         Resolution::System
                     } else if name.starts_with("libpython") {
                         Resolution::Python

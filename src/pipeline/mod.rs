@@ -4,11 +4,12 @@
 //! failing identifier does not stop the others.
 
 mod hooks;
+mod progress;
 pub mod report;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
@@ -16,7 +17,9 @@ use sha2::{Digest, Sha256};
 use crate::build::{BuildRequest, build_wheel, prepare_target_site};
 use crate::crossenv::{BuildPython, CrossEnv};
 use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
+use crate::loadcheck::check_macos_wheel;
 use crate::repair::linux::{LinuxRepairOptions, repair as repair_linux};
+use crate::repair::macos::{MacosRepairOptions, repair as repair_macos};
 use crate::sysroot::LinuxArch;
 use crate::testing::{TestMode, TestSpec, test_wheel};
 use crate::toolchain::{Cache, Target, ToolchainKind, resolve_toolchain};
@@ -130,7 +133,7 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
     let work = tempfile::Builder::new().prefix("crosswheel-work-").tempdir()?;
     let environment = user_environment(spec);
 
-    let started = Instant::now();
+    let step = progress::Step::start(&spec.identifier, "build");
     let python = BuildPython::find(&spec.python).with_context(|| format!("{} needs a python{} interpreter on PATH to build with", spec.identifier, spec.python))?;
     let kind = match spec.options.toolchain {
         Toolchain::Zig => ToolchainKind::Zig,
@@ -153,9 +156,9 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
         environment: &environment,
         offline: options.offline,
     })?;
-    outcome.build_time = started.elapsed();
+    outcome.build_time = step.finish(&format!("built {}", file_name_of(&built.path)));
 
-    let started = Instant::now();
+    let step = progress::Step::start(&spec.identifier, "repair");
     let repaired_dir = work.path().join("repaired");
     std::fs::create_dir_all(&repaired_dir)?;
     let repaired = match &spec.options.repair {
@@ -170,11 +173,11 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
             builtin_repair(&built.path, &target, lib_paths, &repaired_dir)?
         }
     };
-    outcome.repair_time = started.elapsed();
+    outcome.repair_time = step.finish(&format!("repaired as {}", file_name_of(&repaired)));
 
-    let started = Instant::now();
+    let step = progress::Step::start_streaming(&spec.identifier, "test");
     outcome.test = test(plan, spec, &target, &repaired, cache, work.path())?;
-    outcome.test_time = started.elapsed();
+    outcome.test_time = step.finish(&report::test_cell(&outcome.test));
     if let TestResult::Failed { reason } = &outcome.test {
         let kept = keep_apart(&out_dir, &spec.identifier, &repaired, work.path())?;
         outcome.kept_apart = Some(kept.clone());
@@ -185,6 +188,10 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
     let destination = out_dir.join(file_name);
     move_file(&repaired, &destination).with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
     Ok(destination)
+}
+
+fn file_name_of(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Moves `file` to `destination` so that no partial file ever carries the
@@ -206,7 +213,22 @@ fn move_file(file: &Path, destination: &Path) -> Result<()> {
 fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, out_dir: &Path) -> Result<PathBuf> {
     let wheel = WheelArchive::open(wheel_path)?;
     if target.is_macos() {
-        bail!("macOS repair is not available in this build");
+        let report = repair_macos(
+            &wheel,
+            &MacosRepairOptions {
+                lib_paths,
+                exclude: Vec::new(),
+                macos_version: Some(target.os_version().to_string()),
+                retag: false,
+                out_dir: out_dir.to_path_buf(),
+                epoch: source_date_epoch()?,
+                executable_path: None,
+            },
+        )?;
+        for (source, inside) in &report.grafted {
+            tracing::info!("vendored {} as {inside}", source.display());
+        }
+        return Ok(report.output);
     }
     let report = repair_linux(
         &wheel,
@@ -262,7 +284,17 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
         return Ok(TestResult::NotRun);
     }
     if target.is_macos() {
-        return Ok(TestResult::Failed { reason: "the static load check for macOS is not available in this build".into() });
+        // Nothing can execute arm64 macOS code here: check what dyld would.
+        let report = check_macos_wheel(&WheelArchive::open(wheel)?)?;
+        return Ok(if report.passed() {
+            TestResult::StaticCheckPassed
+        } else {
+            let logs = work.join("logs");
+            std::fs::create_dir_all(&logs)?;
+            std::fs::write(logs.join("static-load-check.log"), report.to_string())?;
+            let first = report.failures.first().map(|f| f.to_string()).unwrap_or_default();
+            TestResult::Failed { reason: format!("static load check failed: {first}") }
+        });
     }
     let arch = LinuxArch::parse(target.arch()).with_context(|| format!("no test runner for {}", target.arch()))?;
     let mut requires = spec.options.test_requires.clone();

@@ -272,13 +272,53 @@ fn rehash(wheel: &Path, name: &str, raw: &RawEntry<'_>) -> Result<RecordHash, Wh
     Ok(hasher.finish())
 }
 
+/// Entries larger than this are deflated in independent chunks on all cores.
+const PARALLEL_DEFLATE_CHUNK: usize = 1 << 20;
+
+/// Deflates `data`. A large entry (a vendored OpenBLAS is ~30 MB) is cut
+/// into fixed 1 MiB chunks compressed in parallel, the way pigz does: each
+/// chunk but the last ends with a sync flush (an empty stored block that
+/// realigns to a byte boundary), so their concatenation is one valid deflate
+/// stream. Chunk boundaries are fixed, so the output stays deterministic;
+/// the cost is a few hundred bytes per chunk of lost back-references.
 fn deflate(data: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut encoder = flate2::write::DeflateEncoder::new(
-        Vec::with_capacity(data.len() / 2),
-        Compression::new(DEFLATE_LEVEL),
-    );
-    encoder.write_all(data)?;
-    encoder.finish()
+    if data.len() <= 2 * PARALLEL_DEFLATE_CHUNK {
+        let mut encoder = flate2::write::DeflateEncoder::new(Vec::with_capacity(data.len() / 2), Compression::new(DEFLATE_LEVEL));
+        encoder.write_all(data)?;
+        return encoder.finish();
+    }
+    let chunks: Vec<&[u8]> = data.chunks(PARALLEL_DEFLATE_CHUNK).collect();
+    let last = chunks.len() - 1;
+    let parts: Vec<std::io::Result<Vec<u8>>> = chunks
+        .par_iter()
+        .enumerate()
+        .map(|(index, chunk)| {
+            let mut compressor = flate2::Compress::new(Compression::new(DEFLATE_LEVEL), false);
+            let flush = if index == last { flate2::FlushCompress::Finish } else { flate2::FlushCompress::Sync };
+            let mut out = Vec::with_capacity(chunk.len() / 2 + 1024);
+            loop {
+                let consumed = usize::try_from(compressor.total_in()).unwrap_or(usize::MAX);
+                let rest = chunk.get(consumed..).unwrap_or_default();
+                if out.capacity() - out.len() < 1024 {
+                    out.reserve(out.capacity().max(64 * 1024));
+                }
+                let status = compressor.compress_vec(rest, &mut out, flush).map_err(std::io::Error::other)?;
+                let done_input = compressor.total_in() as usize == chunk.len();
+                match status {
+                    flate2::Status::StreamEnd => break,
+                    // A sync flush is complete once all input is in and output space was left over.
+                    flate2::Status::Ok | flate2::Status::BufError if done_input && index != last && out.capacity() - out.len() >= 1024 => break,
+                    _ => {}
+                }
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut joined = Vec::with_capacity(data.len() / 2);
+    for part in parts {
+        joined.extend_from_slice(&part?);
+    }
+    Ok(joined)
 }
 
 /// Runs `write` on a temporary file in `out_dir`, then renames it to
@@ -413,6 +453,36 @@ fn put_u32(out: &mut Vec<u8>, value: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn inflate_all(compressed: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(compressed), &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn large_entries_deflate_in_parallel_chunks_to_one_valid_stream() {
+        // Compressible but not trivial, and not a multiple of the chunk size.
+        let data: Vec<u8> = (0..5 * PARALLEL_DEFLATE_CHUNK + 12345).map(|i| ((i * 7919) % 251) as u8 ^ (i >> 13) as u8).collect();
+        let compressed = deflate(&data).unwrap();
+        assert!(compressed.len() < data.len());
+        assert!(inflate_all(&compressed) == data, "round trip differs");
+        assert_eq!(deflate(&data).unwrap(), compressed, "not deterministic");
+    }
+
+    #[test]
+    fn incompressible_large_entries_round_trip() {
+        let mut state: u64 = 0x9e3779b97f4a7c15;
+        let data: Vec<u8> = (0..3 * PARALLEL_DEFLATE_CHUNK)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        assert!(inflate_all(&deflate(&data).unwrap()) == data);
+    }
 
     #[test]
     fn source_date_epoch_unset_or_empty_means_none() {

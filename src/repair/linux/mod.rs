@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
-use crate::elf::edit::apply_edits;
+use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::elf::facts::{ElfFacts, is_elf};
 use std::collections::BTreeSet;
 
@@ -147,28 +147,45 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     let mut search = LibrarySearch::new(abi, &options.lib_paths, options.sysroot.as_deref());
     let is_system = |name: &str| whitelist_policy.whitelist.contains(name) || is_dynamic_loader(name);
     let rules = Rules { is_system: &is_system, exclude: &options.exclude, libs_dir: libs_dir.clone(), arch_name: arch.clone() };
-    let plan = graft::plan(binaries, &mut search, &rules).with_context(|| format!("{}", wheel.path().display()))?;
+    let mut plan = graft::plan(binaries, &mut search, &rules).with_context(|| format!("{}", wheel.path().display()))?;
 
     let (policy_binaries, provided) = policy_input(&plan, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
     let platform_tags = choose_tags(&policies, &analysis, &options.plat).with_context(|| format!("{}", wheel.path().display()))?;
 
+    // Memory: the search cache shares the grafted libraries' bytes, and each
+    // library's original is freed as soon as its edited copy exists, so a
+    // 30 MB OpenBLAS is held at most twice, briefly.
+    drop(search);
+    let all_edits: Vec<Option<ElfEdits>> = (0..plan.binaries.len()).map(|index| edits::edits_for(&plan, index, &libs_dir)).collect();
+    let grafted_sources: Vec<Option<Arc<Vec<u8>>>> = plan
+        .binaries
+        .iter_mut()
+        .map(|binary| match &mut binary.origin {
+            Origin::Grafted { data, .. } => Some(std::mem::take(data)),
+            Origin::Wheel { .. } => None,
+        })
+        .collect();
+
     // Edit every binary that needs it; untouched wheel files are copied raw.
-    let edited: Vec<(usize, Vec<u8>)> = (0..plan.binaries.len())
+    let edited: Vec<(usize, Vec<u8>)> = grafted_sources
         .into_par_iter()
-        .map(|index| -> Result<Option<(usize, Vec<u8>)>> {
+        .zip(all_edits.into_par_iter())
+        .enumerate()
+        .map(|(index, (grafted_source, edits))| -> Result<Option<(usize, Vec<u8>)>> {
             let binary = &plan.binaries[index];
-            let source: std::borrow::Cow<[u8]> = match &binary.origin {
-                Origin::Wheel { entry } => std::borrow::Cow::Owned(wheel.read(entry)?),
-                Origin::Grafted { data, .. } => std::borrow::Cow::Borrowed(data.as_slice()),
+            let source: Vec<u8> = match (&binary.origin, grafted_source) {
+                (Origin::Grafted { .. }, Some(data)) => Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone()),
+                (Origin::Wheel { entry }, _) if edits.is_some() => wheel.read(entry)?,
+                _ => return Ok(None),
             };
-            match edits::edits_for(&plan, index, &libs_dir) {
+            match edits {
                 Some(edits) => {
                     let bytes = apply_edits(&source, &edits).with_context(|| format!("editing {}", binary.path))?;
+                    drop(source);
                     Ok(Some((index, bytes)))
                 }
-                None if matches!(binary.origin, Origin::Grafted { .. }) => Ok(Some((index, source.into_owned()))),
-                None => Ok(None),
+                None => Ok(Some((index, source))),
             }
         })
         .collect::<Result<Vec<_>>>()?

@@ -1,0 +1,224 @@
+//! The static load check for macOS arm64: what dyld would do with each
+//! Mach-O of a wheel. Every required dylib must resolve inside the wheel or
+//! to a system library; every symbol bound to a dylib of the wheel must be
+//! exported by it (or by what it re-exports); every image needs an arm64
+//! slice, a valid signature and a minos the wheel tag allows.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use super::{LoadCheckReport, LoadFailure, LoadProblem};
+use crate::macho::{Arch, DependencyKind, LibraryOrdinal, MachOFile, SignatureStatus, Slice};
+use crate::repair::macos::binaries::wheel_binaries;
+use crate::repair::macos::resolve::{Graph, Link, Rules, resolve};
+use crate::repair::macos::tags::MacosTag;
+use crate::wheel::WheelArchive;
+
+/// Flat-namespace names the interpreter itself provides: extension modules
+/// link with `-undefined dynamic_lookup` and bind the C API at load time.
+const INTERPRETER_SYMBOL_PREFIXES: &[&str] = &["_Py", "__Py"];
+
+pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
+    let wheel_name = wheel.name().file_name();
+    let binaries = wheel_binaries(wheel)?;
+    let rules = Rules { exclude: &[], lib_paths: &[], executable_path: None, search_host: false };
+    let graph = resolve(binaries, &rules);
+
+    let mut failures = Vec::new();
+    // pip may pick any tag of the wheel, so the most permissive one counts.
+    let tag_floor = wheel
+        .name()
+        .platform
+        .iter()
+        .filter_map(|tag| MacosTag::parse(tag))
+        .filter(|tag| tag.covers(Arch::Arm64))
+        .map(|tag| tag.floor_for(Arch::Arm64))
+        .min();
+    if tag_floor.is_none() {
+        failures.push(LoadFailure {
+            file: wheel_name.clone(),
+            problem: LoadProblem::NotArm64Wheel { tags: wheel.name().platform.join(".") },
+        });
+    }
+
+    let parsed: Vec<MachOFile<'_>> = graph
+        .binaries
+        .par_iter()
+        .map(|binary| {
+            MachOFile::parse(&binary.data).with_context(|| format!("{}: {}", wheel.path().display(), binary.path))
+        })
+        .collect::<Result<_>>()?;
+    let arm64: Vec<Option<&Slice<'_>>> =
+        parsed.iter().map(|file| file.slices.iter().find(|slice| slice.arch == Arch::Arm64)).collect();
+    let mut exports = ExportIndex { graph: &graph, arm64: &arm64, memo: HashMap::new() };
+
+    for (index, binary) in graph.binaries.iter().enumerate() {
+        let mut fail = |problem| failures.push(LoadFailure { file: binary.path.clone(), problem });
+        let Some(slice) = arm64[index] else {
+            let arches: Vec<String> = binary.slices.iter().map(|slice| slice.arch.to_string()).collect();
+            fail(LoadProblem::NoArm64Slice { arches: arches.join(", ") });
+            continue;
+        };
+        let facts = binary.slices.iter().find(|facts| facts.arch == Arch::Arm64);
+        match facts.map(|facts| &facts.signature) {
+            Some(SignatureStatus::Valid { .. }) => {}
+            Some(SignatureStatus::Invalid(reason)) => fail(LoadProblem::InvalidSignature { reason: reason.clone() }),
+            Some(SignatureStatus::Missing) | None => fail(LoadProblem::MissingSignature),
+        }
+        if let (Some(floor), Some(target)) = (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
+            && target.minos > floor
+        {
+            fail(LoadProblem::MinosTooNew { minos: target.minos.to_string(), tag_version: floor.to_string() });
+        }
+        for link in &graph.links[index] {
+            if link.link == Link::Unresolved && link.is_required() {
+                fail(LoadProblem::UnresolvedDependency { install_name: link.dependency.install_name.clone() });
+            }
+        }
+        for problem in symbol_problems(&graph, index, slice, &mut exports) {
+            fail(problem);
+        }
+    }
+    Ok(LoadCheckReport {
+        wheel: wheel_name,
+        checked: graph.binaries.iter().map(|binary| binary.path.clone()).collect(),
+        failures,
+    })
+}
+
+fn is_interpreter_symbol(name: &str) -> bool {
+    INTERPRETER_SYMBOL_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
+fn symbol_problems(graph: &Graph, index: usize, slice: &Slice<'_>, exports: &mut ExportIndex<'_, '_>) -> Vec<LoadProblem> {
+    let mut problems = Vec::new();
+    let mut closure: Option<Exports> = None;
+    for import in slice.imported_symbols.iter().filter(|import| !import.weak) {
+        match import.library {
+            LibraryOrdinal::Dylib(ordinal) => {
+                let Some(dependency) = slice.dependency_for(import.library) else {
+                    problems.push(LoadProblem::BadOrdinal {
+                        symbol: import.name.clone(),
+                        ordinal,
+                        dependencies: slice.dependencies.len(),
+                    });
+                    continue;
+                };
+                let link = graph.links[index].iter().find(|link| link.dependency.install_name == dependency.install_name);
+                // System and excluded libraries cannot be inspected from
+                // here; unresolved ones are reported once, as a dependency.
+                let Some(Link::Binary { index: target, .. }) = link.map(|link| &link.link) else { continue };
+                if !exports.of(*target).provides(&import.name) {
+                    problems.push(LoadProblem::MissingSymbol {
+                        symbol: import.name.clone(),
+                        library: graph.binaries[*target].path.clone(),
+                    });
+                }
+            }
+            LibraryOrdinal::DynamicLookup | LibraryOrdinal::Executable | LibraryOrdinal::SelfImage => {
+                if is_interpreter_symbol(&import.name) {
+                    continue;
+                }
+                let closure = closure.get_or_insert_with(|| exports.of_closure(index));
+                if !closure.provides(&import.name) {
+                    problems.push(LoadProblem::MissingFlatSymbol { symbol: import.name.clone() });
+                }
+            }
+            LibraryOrdinal::WeakLookup => {}
+        }
+    }
+    problems
+}
+
+/// What an image makes visible. `open` when part of it cannot be known
+/// from here (a re-exported system library): then every name may exist.
+#[derive(Debug, Clone, Default)]
+struct Exports {
+    names: HashSet<String>,
+    open: bool,
+}
+
+impl Exports {
+    fn provides(&self, name: &str) -> bool {
+        self.open || self.names.contains(name)
+    }
+}
+
+struct ExportIndex<'g, 's> {
+    graph: &'g Graph,
+    arm64: &'s [Option<&'s Slice<'s>>],
+    memo: HashMap<usize, Exports>,
+}
+
+impl ExportIndex<'_, '_> {
+    /// The image's own exports plus those of the libraries it re-exports.
+    fn of(&mut self, index: usize) -> Exports {
+        if let Some(known) = self.memo.get(&index) {
+            return known.clone();
+        }
+        let mut exports = Exports::default();
+        let mut queue = VecDeque::from([index]);
+        let mut seen = HashSet::from([index]);
+        while let Some(current) = queue.pop_front() {
+            let Some(slice) = self.arm64.get(current).copied().flatten() else { continue };
+            exports.names.extend(slice.exported_symbols.iter().cloned());
+            for link in &self.graph.links[current] {
+                if link.dependency.kind != DependencyKind::Reexport {
+                    continue;
+                }
+                match link.link {
+                    Link::Binary { index: target, .. } => {
+                        if seen.insert(target) {
+                            queue.push_back(target);
+                        }
+                    }
+                    _ => exports.open = true,
+                }
+            }
+        }
+        self.memo.insert(index, exports.clone());
+        exports
+    }
+
+    /// Everything dyld's flat lookup could find among the wheel's images
+    /// loaded with `index`: the image and its dependencies, transitively.
+    fn of_closure(&mut self, index: usize) -> Exports {
+        let mut all = Exports::default();
+        let mut queue = VecDeque::from([index]);
+        let mut seen = HashSet::from([index]);
+        while let Some(current) = queue.pop_front() {
+            let exports = self.of(current);
+            all.names.extend(exports.names);
+            all.open |= exports.open;
+            for link in &self.graph.links[current] {
+                if let Link::Binary { index: target, .. } = link.link
+                    && seen.insert(target)
+                {
+                    queue.push_back(target);
+                }
+            }
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_c_api_names_come_from_the_interpreter() {
+        assert!(is_interpreter_symbol("_PyModule_Create2"));
+        assert!(is_interpreter_symbol("__Py_NoneStruct"));
+        assert!(!is_interpreter_symbol("_scipy_cblas_sdot"));
+    }
+
+    #[test]
+    fn open_exports_provide_every_name() {
+        let exports = Exports { names: HashSet::new(), open: true };
+        assert!(exports.provides("_anything"));
+        assert!(!Exports::default().provides("_anything"));
+    }
+}

@@ -1,0 +1,158 @@
+//! The macOS repair (the delocate equivalent): vendor non-system dylibs into
+//! `<package>/.dylibs/`, point every reference at them with `@loader_path`,
+//! drop absolute rpaths, enforce the minimum macOS version, ad-hoc sign what
+//! changed, and tag the wheel accordingly.
+
+pub mod binaries;
+pub mod plan;
+pub mod resolve;
+pub mod tags;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+
+use crate::macho::{Version, edit_load_commands, sign_adhoc};
+use crate::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
+use binaries::{Origin, wheel_binaries};
+use resolve::{Rules, resolve};
+
+#[derive(Debug, Clone, Default)]
+pub struct MacosRepairOptions {
+    /// Folders searched first, by file name, for libraries outside the wheel.
+    pub lib_paths: Vec<PathBuf>,
+    /// Install names (or their file names) never vendored.
+    pub exclude: Vec<glob::Pattern>,
+    /// Target macOS version; else `MACOSX_DEPLOYMENT_TARGET`; else the
+    /// wheel's own tag. Never below 11.0 for arm64.
+    pub macos_version: Option<String>,
+    /// Raise the tag to the newest minos instead of failing.
+    pub retag: bool,
+    pub out_dir: PathBuf,
+    pub epoch: Option<u64>,
+    /// Host folder standing in for `@executable_path` (the interpreter's
+    /// folder on the build machine); without it such names must resolve
+    /// through an executable inside the wheel.
+    pub executable_path: Option<PathBuf>,
+}
+
+/// What one repair did.
+#[derive(Debug)]
+pub struct MacosRepairReport {
+    pub output: PathBuf,
+    pub platform_tags: Vec<String>,
+    /// Host path of each vendored library → its path inside the wheel.
+    pub grafted: Vec<(PathBuf, String)>,
+    /// Wheel entries whose bytes changed.
+    pub edited: Vec<String>,
+    /// Files (wheel paths, vendored ones included) given a new ad-hoc signature.
+    pub signed: Vec<String>,
+}
+
+/// The target version the user asked for, if any.
+fn requested_version(options: &MacosRepairOptions) -> Result<Option<Version>> {
+    let (text, source) = match &options.macos_version {
+        Some(text) => (text.clone(), "--macos-version"),
+        None => match std::env::var("MACOSX_DEPLOYMENT_TARGET") {
+            Ok(text) if !text.trim().is_empty() => (text, "MACOSX_DEPLOYMENT_TARGET"),
+            _ => return Ok(None),
+        },
+    };
+    text.parse::<Version>()
+        .map(Some)
+        .with_context(|| format!("{source}={text} is not a macOS version; use e.g. 11.0"))
+}
+
+pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<MacosRepairReport> {
+    let wheel_path = wheel.path().display().to_string();
+    let requested = requested_version(options)?;
+    let binaries = wheel_binaries(wheel)?;
+    if binaries.is_empty() {
+        bail!("{wheel_path}: has no Mach-O files, so there is nothing to repair (a pure wheel needs no repair)");
+    }
+    let rules = Rules {
+        exclude: &options.exclude,
+        lib_paths: &options.lib_paths,
+        executable_path: options.executable_path.as_deref(),
+        search_host: true,
+    };
+    let graph = resolve(binaries, &rules);
+    let plan = plan::plan(graph, &plan::libs_dir(wheel)).with_context(|| wheel_path.clone())?;
+    let platform_tags = tags::final_tags(&wheel.name().platform, requested, &plan.final_minos(), options.retag)
+        .with_context(|| wheel_path.clone())?;
+
+    let rewritten: Vec<(usize, Vec<u8>)> = (0..plan.graph.binaries.len())
+        .into_par_iter()
+        .map(|index| -> Result<Option<(usize, Vec<u8>)>> {
+            let binary = &plan.graph.binaries[index];
+            let path = &plan.paths[index];
+            if !plan.needs_signing[index] {
+                return Ok(binary.is_grafted().then(|| (index, binary.data.to_vec())));
+            }
+            let edited = if plan.edits[index].is_empty() {
+                binary.data.to_vec()
+            } else {
+                edit_load_commands(&binary.data, &plan.edits[index])
+                    .with_context(|| format!("{wheel_path}: cannot rewrite the load commands of {path}"))?
+            };
+            let signed = sign_adhoc(&edited, binary.file_name())
+                .with_context(|| format!("{wheel_path}: cannot sign {path}"))?;
+            Ok(Some((index, signed)))
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+
+    let signed: Vec<String> = (0..plan.paths.len())
+        .filter(|&index| plan.needs_signing[index])
+        .map(|index| plan.paths[index].clone())
+        .collect();
+    let mut replaced = BTreeMap::new();
+    let mut entries = Vec::new();
+    let mut edited = Vec::new();
+    for (index, bytes) in rewritten {
+        match &plan.graph.binaries[index].origin {
+            Origin::Wheel { entry } => {
+                edited.push(entry.clone());
+                replaced.insert(entry.clone(), bytes);
+            }
+            Origin::Host { .. } => {
+                entries.push((plan.paths[index].clone(), Contents::Bytes { data: bytes, mode: 0o755 }))
+            }
+        }
+    }
+    edited.sort();
+
+    let new_name = wheel.name().with_platforms(platform_tags.clone());
+    let dist_info = wheel.dist_info_dir().to_string();
+    let wheel_file = format!("{dist_info}/WHEEL");
+    let record_file = format!("{dist_info}/RECORD");
+    let mut metadata = wheel.wheel_metadata().clone();
+    metadata.replace_tags(&new_name.tags());
+    for entry in wheel.entries() {
+        if entry.name == record_file {
+            continue;
+        }
+        let contents = if entry.name == wheel_file {
+            let text = metadata.to_string();
+            if text.as_bytes() == wheel.read(&entry.name)?.as_slice() {
+                Contents::Raw(wheel.raw_entry(&entry.name)?)
+            } else {
+                Contents::Bytes { data: text.into_bytes(), mode: entry.unix_mode.unwrap_or(0o644) }
+            }
+        } else if let Some(bytes) = replaced.remove(&entry.name) {
+            Contents::Bytes { data: bytes, mode: entry.unix_mode.unwrap_or(0o755) }
+        } else {
+            Contents::Raw(wheel.raw_entry(&entry.name)?)
+        };
+        entries.push((entry.name.clone(), contents));
+    }
+    std::fs::create_dir_all(&options.out_dir)
+        .with_context(|| format!("creating {}", options.out_dir.display()))?;
+    let output = write_wheel(&options.out_dir, &new_name, entries, &WriteOptions { epoch: options.epoch })
+        .with_context(|| format!("writing the repaired {}", new_name.file_name()))?;
+    Ok(MacosRepairReport { output, platform_tags, grafted: plan.grafted(), edited, signed })
+}

@@ -1,0 +1,241 @@
+//! What the repair will change, decided before any byte is written: where
+//! vendored libraries go, which install names, ids, rpaths and minimum
+//! versions are rewritten, and which files need a new signature.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::macho::{Arch, LoadCommandEdit, SignatureStatus, Version};
+use crate::repair::linux::layout;
+use crate::wheel::WheelArchive;
+
+use super::binaries::{MachOBinary, Origin};
+use super::resolve::{Graph, Link, Via};
+use super::tags::{ARM64_FLOOR, SliceMinos};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error(
+        "{binary} needs `{name}`, which is not in the wheel, not a macOS system library and not found \
+         on this host; pass --lib-path DIR with a macOS build of it, or --exclude it"
+    )]
+    MissingLibrary { binary: String, name: String },
+    #[error("cannot vendor {library} as {path}: {other} would go there too; rename one of them")]
+    NameCollision { library: String, path: String, other: String },
+    #[error("cannot vendor {library} as {path}: the wheel already has another file there")]
+    Occupied { library: String, path: String },
+}
+
+#[derive(Debug)]
+pub struct RepairPlan {
+    pub graph: Graph,
+    /// Final install path of each binary of the graph.
+    pub paths: Vec<String>,
+    pub edits: Vec<Vec<LoadCommandEdit>>,
+    pub needs_signing: Vec<bool>,
+}
+
+/// The folder that receives vendored libraries, chosen as delocate does:
+/// `.dylibs` inside the top-level package named like the distribution, else
+/// inside the alphabetically first top-level package, else
+/// `<distribution>.dylibs` at the root.
+pub fn libs_dir(wheel: &WheelArchive) -> String {
+    let distribution = &wheel.name().distribution;
+    let mut packages: Vec<&str> = wheel
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            let path = layout::install_path(&entry.name);
+            path.strip_suffix("/__init__.py").filter(|package| !package.contains('/'))
+        })
+        .collect();
+    packages.sort_unstable();
+    let chosen = packages
+        .iter()
+        .find(|package| package.eq_ignore_ascii_case(distribution))
+        .or(packages.first());
+    match chosen {
+        Some(package) => format!("{package}/.dylibs"),
+        None => format!("{distribution}.dylibs"),
+    }
+}
+
+/// `@loader_path/<relative>` from the folder of `from` to the file `to`.
+pub fn loader_path_reference(from: &str, to: &str) -> String {
+    let from_dir: Vec<&str> = layout::parent(from).split('/').filter(|p| !p.is_empty()).collect();
+    let to_parts: Vec<&str> = to.split('/').filter(|p| !p.is_empty()).collect();
+    let to_dir = &to_parts[..to_parts.len().saturating_sub(1)];
+    let common = from_dir.iter().zip(to_dir).take_while(|(a, b)| a == b).count();
+    let mut parts = vec!["@loader_path"];
+    parts.extend(std::iter::repeat_n("..", from_dir.len() - common));
+    parts.extend(&to_parts[common..]);
+    parts.join("/")
+}
+
+fn describe(binary: &MachOBinary) -> String {
+    match &binary.origin {
+        Origin::Wheel { .. } => binary.path.clone(),
+        Origin::Host { source } => source.display().to_string(),
+    }
+}
+
+fn is_arm64(arch: Arch) -> bool {
+    matches!(arch, Arch::Arm64 | Arch::Arm64e)
+}
+
+pub fn plan(graph: Graph, libs_dir: &str) -> Result<RepairPlan, PlanError> {
+    for (binary, links) in graph.binaries.iter().zip(&graph.links) {
+        if let Some(missing) = links.iter().find(|link| link.link == Link::Unresolved && link.is_required()) {
+            return Err(PlanError::MissingLibrary {
+                binary: describe(binary),
+                name: missing.dependency.install_name.clone(),
+            });
+        }
+    }
+
+    let mut paths = Vec::with_capacity(graph.binaries.len());
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    for (index, binary) in graph.binaries.iter().enumerate() {
+        let path = match binary.origin {
+            Origin::Wheel { .. } => binary.path.clone(),
+            Origin::Host { .. } => format!("{libs_dir}/{}", binary.file_name()),
+        };
+        if let Some(&other) = taken.get(&path) {
+            let other = &graph.binaries[other];
+            return Err(match other.origin {
+                Origin::Wheel { .. } => PlanError::Occupied { library: describe(binary), path },
+                Origin::Host { .. } => {
+                    PlanError::NameCollision { library: describe(binary), path, other: describe(other) }
+                }
+            });
+        }
+        taken.insert(path.clone(), index);
+        paths.push(path);
+    }
+
+    let edits: Vec<Vec<LoadCommandEdit>> =
+        (0..graph.binaries.len()).map(|index| edits_for(&graph, &paths, index)).collect();
+    let needs_signing = graph
+        .binaries
+        .iter()
+        .zip(&edits)
+        .map(|(binary, edits)| {
+            !edits.is_empty()
+                || binary.slices.iter().any(|slice| match slice.signature {
+                    SignatureStatus::Valid { .. } => false,
+                    SignatureStatus::Invalid(_) => true,
+                    SignatureStatus::Missing => is_arm64(slice.arch),
+                })
+        })
+        .collect();
+    Ok(RepairPlan { graph, paths, edits, needs_signing })
+}
+
+fn edits_for(graph: &Graph, paths: &[String], index: usize) -> Vec<LoadCommandEdit> {
+    let binary = &graph.binaries[index];
+    let mut edits = Vec::new();
+    for link in &graph.links[index] {
+        let Link::Binary { index: target, via } = link.link else { continue };
+        // References between wheel files through the image's own
+        // `@loader_path` or relative rpaths work wherever pip installs the
+        // wheel; everything else is pinned to the file's new place.
+        let portable = !binary.is_grafted()
+            && !graph.binaries[target].is_grafted()
+            && matches!(via, Via::LoaderPath | Via::OwnRpath);
+        if portable {
+            continue;
+        }
+        let reference = loader_path_reference(&paths[index], &paths[target]);
+        if reference != link.dependency.install_name {
+            edits.push(LoadCommandEdit::ChangeDependency {
+                from: link.dependency.install_name.clone(),
+                to: reference,
+            });
+        }
+    }
+    if binary.is_grafted()
+        && let Some(id) = binary.install_id()
+    {
+        // delocate's convention: an id that names the copy's place and can
+        // never resolve to a file on the user's machine.
+        let new_id = format!("/DLC/{}", paths[index]);
+        if id != new_id {
+            edits.push(LoadCommandEdit::SetInstallId(new_id));
+        }
+    }
+    for rpath in binary.rpaths() {
+        if rpath.starts_with('/') {
+            edits.push(LoadCommandEdit::DeleteRpath(rpath));
+        }
+    }
+    if let Some(minos) = raised_minos(binary) {
+        edits.push(LoadCommandEdit::SetMinos(minos));
+    }
+    edits
+}
+
+/// The minos to write when an arm64 slice claims less than macOS 11: the
+/// edit applies to every slice, so it never lowers another slice's minos.
+fn raised_minos(binary: &MachOBinary) -> Option<Version> {
+    let macos_minos = |arm64_only: bool| {
+        binary
+            .slices
+            .iter()
+            .filter(move |slice| !arm64_only || is_arm64(slice.arch))
+            .filter_map(|slice| slice.deployment_target.filter(|target| target.is_macos()))
+            .map(|target| target.minos)
+    };
+    let lowest_arm64 = macos_minos(true).min()?;
+    (lowest_arm64 < ARM64_FLOOR).then(|| macos_minos(false).fold(ARM64_FLOOR, Version::max))
+}
+
+impl RepairPlan {
+    /// Every slice's minos as it will be after the edits.
+    pub fn final_minos(&self) -> Vec<SliceMinos> {
+        let mut all = Vec::new();
+        for (index, binary) in self.graph.binaries.iter().enumerate() {
+            let raised = self.edits[index].iter().find_map(|edit| match edit {
+                LoadCommandEdit::SetMinos(version) => Some(*version),
+                _ => None,
+            });
+            for slice in &binary.slices {
+                let Some(target) = slice.deployment_target.filter(|target| target.is_macos()) else { continue };
+                all.push(SliceMinos {
+                    file: self.paths[index].clone(),
+                    arch: slice.arch,
+                    minos: raised.unwrap_or(target.minos),
+                });
+            }
+        }
+        all
+    }
+
+    /// Host source → wheel path of each vendored library.
+    pub fn grafted(&self) -> Vec<(PathBuf, String)> {
+        self.graph
+            .binaries
+            .iter()
+            .zip(&self.paths)
+            .filter_map(|(binary, path)| match &binary.origin {
+                Origin::Host { source } => Some((source.clone(), path.clone())),
+                Origin::Wheel { .. } => None,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loader_path_reference_walks_up_then_down() {
+        assert_eq!(loader_path_reference("pkg/_blas.so", "pkg/.dylibs/libx.dylib"), "@loader_path/.dylibs/libx.dylib");
+        assert_eq!(
+            loader_path_reference("pkg/sub/deep/_m.so", "pkg/.dylibs/libx.dylib"),
+            "@loader_path/../../.dylibs/libx.dylib"
+        );
+        assert_eq!(loader_path_reference("pkg/.dylibs/liba.dylib", "pkg/.dylibs/libb.dylib"), "@loader_path/libb.dylib");
+        assert_eq!(loader_path_reference("_top.so", "pkg/.dylibs/libx.dylib"), "@loader_path/pkg/.dylibs/libx.dylib");
+    }
+}
