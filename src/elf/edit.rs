@@ -17,6 +17,7 @@ use object::{Endian, Endianness, FileKind};
 
 use super::check::DynamicNames;
 pub use super::check::check_layout;
+use super::facts::ElfFacts;
 use super::layout;
 
 /// The edits to apply to one ELF file. Fields left empty leave the file alone.
@@ -94,6 +95,15 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
         .map_err(|e| ElfEditError::Write(e.to_string()))?;
     check_layout(&output)?;
     verify(&output, &expected)?;
+    // What crosswheel could read before the edit it must read after it (the
+    // builder rewrites tables such as .shstrtab that the checks above skip).
+    if ElfFacts::parse(data).is_ok()
+        && let Err(error) = ElfFacts::parse(&output)
+    {
+        return Err(ElfEditError::Verify(format!(
+            "the output no longer parses: {error}"
+        )));
+    }
     Ok(output)
 }
 
