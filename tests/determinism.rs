@@ -17,9 +17,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The targets whose whole pipeline works on this host. macOS joins once the
-/// pipeline repairs macOS wheels.
-const ARCHS: &str = "aarch64 ppc64le";
+/// Every target crosswheel builds.
+const ARCHS: &str = "aarch64 ppc64le arm64";
 /// 2024-01-01T00:00:00Z.
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 

@@ -91,6 +91,11 @@ fn compiler_script(
         script.push_str(
             "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n",
         );
+        // The linker records every object's absolute path (N_OSO debug-map entries,
+        // for dsymutil); inside a build those are random temporary paths.
+        script.push_str(
+            "if [ \"$link\" = 1 ] && [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then set -- \"$@\" -Wl,-S; fi\n",
+        );
     }
     // Inside a build (the build stage names its temporary copy of the project),
     // keep host paths out of debug info and __FILE__: the copy's random path would
@@ -191,6 +196,9 @@ mod tests {
         );
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
+        assert!(
+            script.contains("[ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then set -- \"$@\" -Wl,-S; fi")
+        );
         assert!(
             script.contains("exec '/opt/zig dir/zig' cc -target aarch64-macos.11.0 -O2 \"$@\"")
         );
