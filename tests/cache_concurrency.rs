@@ -55,7 +55,12 @@ fn only_wheel(dir: &Path) -> PathBuf {
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "whl"))
         .collect();
-    assert_eq!(wheels.len(), 1, "one wheel expected in {}: {wheels:?}", dir.display());
+    assert_eq!(
+        wheels.len(),
+        1,
+        "one wheel expected in {}: {wheels:?}",
+        dir.display()
+    );
     wheels.into_iter().next().expect("one wheel")
 }
 
@@ -66,11 +71,17 @@ fn two_first_runs_sharing_a_fresh_cache_both_succeed_with_identical_wheels() {
     let (first_dir, second_dir) = (work.path().join("first"), work.path().join("second"));
 
     let started = Instant::now();
-    let first = build_command(&cache, &first_dir).spawn().expect("start the first build");
-    let second = build_command(&cache, &second_dir).spawn().expect("start the second build");
+    let first = build_command(&cache, &first_dir)
+        .spawn()
+        .expect("start the first build");
+    let second = build_command(&cache, &second_dir)
+        .spawn()
+        .expect("start the second build");
     let (first, second) = (
         first.wait_with_output().expect("wait for the first build"),
-        second.wait_with_output().expect("wait for the second build"),
+        second
+            .wait_with_output()
+            .expect("wait for the second build"),
     );
     let concurrent = started.elapsed();
     assert_succeeded(&first, "the first concurrent build");
@@ -86,11 +97,14 @@ fn two_first_runs_sharing_a_fresh_cache_both_succeed_with_identical_wheels() {
     // The cache both runs filled must now serve a third run without reinstalling.
     let third_dir = work.path().join("third");
     let started = Instant::now();
-    let third = build_command(&cache, &third_dir).output().expect("run the third build");
+    let third = build_command(&cache, &third_dir)
+        .output()
+        .expect("run the third build");
     let warm = started.elapsed();
     assert_succeeded(&third, "the build reusing the cache");
     assert!(
-        std::fs::read(only_wheel(&third_dir)).expect("read") == std::fs::read(&first_wheel).expect("read"),
+        std::fs::read(only_wheel(&third_dir)).expect("read")
+            == std::fs::read(&first_wheel).expect("read"),
         "the build reusing the cache produced a different wheel"
     );
     assert!(
@@ -99,10 +113,14 @@ fn two_first_runs_sharing_a_fresh_cache_both_succeed_with_identical_wheels() {
     );
 
     let elsewhere_dir = work.path().join("elsewhere");
-    let elsewhere = build_command_with_default_cache(&elsewhere_dir).env_remove("CROSSWHEEL_CACHE").output().expect("run a build with the usual cache");
+    let elsewhere = build_command_with_default_cache(&elsewhere_dir)
+        .env_remove("CROSSWHEEL_CACHE")
+        .output()
+        .expect("run a build with the usual cache");
     assert_succeeded(&elsewhere, "the build with the usual cache");
     assert!(
-        std::fs::read(only_wheel(&elsewhere_dir)).expect("read") == std::fs::read(&first_wheel).expect("read"),
+        std::fs::read(only_wheel(&elsewhere_dir)).expect("read")
+            == std::fs::read(&first_wheel).expect("read"),
         "a cache in another folder gave a different wheel: its path leaks into the build"
     );
 }

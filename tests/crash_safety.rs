@@ -16,13 +16,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const NUMPY_LINUX: &str = "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
+const NUMPY_LINUX: &str =
+    "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
 
 /// Starts crosswheel in its own process group, so that the helpers it spawns
 /// (build backends, compilers, emulators) can be cleaned up after the kill.
 fn spawn(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Child {
     let mut command = Command::new(common::crosswheel_bin());
-    command.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
     for (name, value) in env {
         command.env(name, value);
     }
@@ -67,7 +73,11 @@ impl std::fmt::Display for Moment {
         match self {
             Moment::Elapsed(delay) => write!(f, "{} ms after the start", delay.as_millis()),
             Moment::AfterNewFile(place, kind, delay) => {
-                write!(f, "{} ms after a new {kind:?} file appeared in the {place:?} folder", delay.as_millis())
+                write!(
+                    f,
+                    "{} ms after a new {kind:?} file appeared in the {place:?} folder",
+                    delay.as_millis()
+                )
             }
         }
     }
@@ -100,7 +110,9 @@ fn kill_at(child: &mut Child, started: Instant, moment: Moment, folders: &Folder
                 if child.try_wait().expect("poll crosswheel").is_some() {
                     break;
                 }
-                let appeared = files_below(watched).into_iter().any(|file| kind.matches(&file) && !existing.contains(&file));
+                let appeared = files_below(watched)
+                    .into_iter()
+                    .any(|file| kind.matches(&file) && !existing.contains(&file));
                 if appeared {
                     std::thread::sleep(delay);
                     break;
@@ -162,7 +174,11 @@ fn assert_only_complete_wheels(dir: &Path, moment: &str) -> Vec<PathBuf> {
 
 fn assert_wheel_is_complete(wheel: &Path, moment: &str) {
     let python = common::require_tool("python3", "apt-get install python3");
-    let zip_test = Command::new(python).args(["-m", "zipfile", "-t"]).arg(wheel).output().expect("run python3 -m zipfile");
+    let zip_test = Command::new(python)
+        .args(["-m", "zipfile", "-t"])
+        .arg(wheel)
+        .output()
+        .expect("run python3 -m zipfile");
     let report = String::from_utf8_lossy(&zip_test.stdout);
     assert!(
         zip_test.status.success() && !report.contains("corrupted"),
@@ -170,7 +186,11 @@ fn assert_wheel_is_complete(wheel: &Path, moment: &str) {
         wheel.display(),
         String::from_utf8_lossy(&zip_test.stderr)
     );
-    let inspect = Command::new(common::crosswheel_bin()).arg("inspect").arg(wheel).output().expect("run crosswheel inspect");
+    let inspect = Command::new(common::crosswheel_bin())
+        .arg("inspect")
+        .arg(wheel)
+        .output()
+        .expect("run crosswheel inspect");
     assert!(
         inspect.status.success(),
         "{moment}: crosswheel inspect refuses {}: {}",
@@ -198,7 +218,9 @@ fn run_to_completion(args: &[&std::ffi::OsStr], env: &[(&str, &str)], what: &str
 }
 
 fn elapsed_ms(milliseconds: &[u64]) -> impl Iterator<Item = Moment> + '_ {
-    milliseconds.iter().map(|&ms| Moment::Elapsed(Duration::from_millis(ms)))
+    milliseconds
+        .iter()
+        .map(|&ms| Moment::Elapsed(Duration::from_millis(ms)))
 }
 
 /// Kills `args` at each moment, checks the output folder after each kill, then
@@ -206,7 +228,10 @@ fn elapsed_ms(milliseconds: &[u64]) -> impl Iterator<Item = Moment> + '_ {
 /// exactly one complete wheel. Returns how many kills landed while crosswheel
 /// still ran.
 fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment]) -> usize {
-    let env = [("TMPDIR", folders.temporary.to_str().expect("UTF-8 temp path"))];
+    let env = [(
+        "TMPDIR",
+        folders.temporary.to_str().expect("UTF-8 temp path"),
+    )];
     std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
     let mut interrupted = 0;
     for &moment in moments {
@@ -214,15 +239,33 @@ fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment
         let mut child = spawn(args, &env);
         let was_running = kill_at(&mut child, started, moment, folders);
         interrupted += usize::from(was_running);
-        let label = format!("after SIGKILL {moment} ({} ms after the start)", started.elapsed().as_millis());
-        eprintln!("{label}: {}", if was_running { "killed" } else { "had already finished" });
+        let label = format!(
+            "after SIGKILL {moment} ({} ms after the start)",
+            started.elapsed().as_millis()
+        );
+        eprintln!(
+            "{label}: {}",
+            if was_running {
+                "killed"
+            } else {
+                "had already finished"
+            }
+        );
         assert_only_complete_wheels(&folders.output, &label);
         kill_orphans(&child);
-        assert_only_complete_wheels(&folders.output, &format!("{label}, once its children were gone"));
+        assert_only_complete_wheels(
+            &folders.output,
+            &format!("{label}, once its children were gone"),
+        );
     }
     run_to_completion(args, &env, "the run after the kills");
     let wheels = assert_only_complete_wheels(&folders.output, "after the final run");
-    assert_eq!(wheels.len(), 1, "one wheel expected in {}: {wheels:?}", folders.output.display());
+    assert_eq!(
+        wheels.len(),
+        1,
+        "one wheel expected in {}: {wheels:?}",
+        folders.output.display()
+    );
     interrupted
 }
 
@@ -230,11 +273,23 @@ fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment
 fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
     let numpy = common::fixture(NUMPY_LINUX);
     let dir = tempfile::tempdir().expect("temp dir");
-    let folders = Folders { output: dir.path().join("wheelhouse"), temporary: dir.path().join("tmp") };
-    let args = ["repair".as_ref(), numpy.as_os_str(), "-w".as_ref(), folders.output.as_os_str()];
+    let folders = Folders {
+        output: dir.path().join("wheelhouse"),
+        temporary: dir.path().join("tmp"),
+    };
+    let args = [
+        "repair".as_ref(),
+        numpy.as_os_str(),
+        "-w".as_ref(),
+        folders.output.as_os_str(),
+    ];
     let mut moments: Vec<Moment> = elapsed_ms(&[5, 20, 50, 100, 200]).collect();
     // The repair writes its wheel at the very end, into a temporary file beside the output.
-    moments.extend([0, 1, 5, 20, 50].map(|ms| Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))));
+    moments.extend(
+        [0, 1, 5, 20, 50].map(|ms| {
+            Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))
+        }),
+    );
     let interrupted = survive_kills(&args, &folders, &moments);
     // A release repair of numpy takes a few hundred milliseconds, so a late
     // moment can miss it; what matters is that enough kills land mid-run and
@@ -253,8 +308,16 @@ fn build_killed_at_any_moment_leaves_no_partial_wheel() {
     // The build's temporary folder on another file system (a tmpfs) when there is
     // one, so that the final move into the output folder is a copy, not a rename.
     let temporary_root = Path::new("/dev/shm");
-    let temporary = if temporary_root.is_dir() { tempfile::tempdir_in(temporary_root) } else { tempfile::tempdir() }.expect("temp dir");
-    let folders = Folders { output: dir.path().join("wheelhouse"), temporary: temporary.path().join("tmp") };
+    let temporary = if temporary_root.is_dir() {
+        tempfile::tempdir_in(temporary_root)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("temp dir");
+    let folders = Folders {
+        output: dir.path().join("wheelhouse"),
+        temporary: temporary.path().join("tmp"),
+    };
     let args = [
         "build".as_ref(),
         project.as_os_str(),
@@ -266,7 +329,11 @@ fn build_killed_at_any_moment_leaves_no_partial_wheel() {
     // The first run also warms the caches, so that the kills below hit the
     // build, repair and test stages rather than downloads.
     std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
-    let full_run = run_to_completion(&args, &[("TMPDIR", folders.temporary.to_str().expect("UTF-8"))], "an uninterrupted build");
+    let full_run = run_to_completion(
+        &args,
+        &[("TMPDIR", folders.temporary.to_str().expect("UTF-8"))],
+        "an uninterrupted build",
+    );
     let first = assert_only_complete_wheels(&folders.output, "after the first build");
     assert_eq!(first.len(), 1);
     std::fs::remove_dir_all(&folders.output).expect("empty the output folder");
@@ -275,8 +342,14 @@ fn build_killed_at_any_moment_leaves_no_partial_wheel() {
     moments.extend([0.3, 0.6].map(|fraction| Moment::Elapsed(full_run.mul_f64(fraction))));
     // The backend's wheel, then the repaired one, appear in the temporary folder;
     // the final copy goes through a temporary file in the output folder.
-    moments.extend([0, 100, 1000].map(|ms| Moment::AfterNewFile(Place::Temporary, FileKind::Wheel, Duration::from_millis(ms))));
-    moments.extend([0, 2].map(|ms| Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))));
+    moments.extend([0, 100, 1000].map(|ms| {
+        Moment::AfterNewFile(Place::Temporary, FileKind::Wheel, Duration::from_millis(ms))
+    }));
+    moments.extend(
+        [0, 2].map(|ms| {
+            Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))
+        }),
+    );
     let interrupted = survive_kills(&args, &folders, &moments);
     // The final copy takes microseconds: the last two kills may come too late.
     assert!(

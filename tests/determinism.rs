@@ -17,9 +17,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The targets whose whole pipeline works on this host. macOS joins once the
-/// pipeline repairs macOS wheels.
-const ARCHS: &str = "aarch64 ppc64le";
+/// Every target crosswheel builds.
+const ARCHS: &str = "aarch64 ppc64le arm64";
 /// 2024-01-01T00:00:00Z.
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 
@@ -52,7 +51,11 @@ fn wheels_in(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "whl"))
         .map(|path| {
-            let name = path.file_name().expect("file name").to_string_lossy().into_owned();
+            let name = path
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned();
             (name, std::fs::read(&path).expect("read wheel"))
         })
         .collect()
@@ -73,7 +76,9 @@ fn contents(wheel: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// Host paths that must never appear inside a wheel.
@@ -83,7 +88,10 @@ fn host_paths(work_dir: &Path) -> Vec<String> {
         env!("CARGO_MANIFEST_DIR").to_string(),
         work_dir.display().to_string(),
         // The build copies the project into `<temp>/crosswheel-build-XXXX`.
-        std::env::temp_dir().join("crosswheel-build-").display().to_string(),
+        std::env::temp_dir()
+            .join("crosswheel-build-")
+            .display()
+            .to_string(),
     ];
     let cache = crosswheel::toolchain::Cache::from_env().expect("crosswheel's cache folder");
     paths.push(cache.root().display().to_string());
@@ -104,8 +112,17 @@ fn two_builds_give_identical_wheels_free_of_host_paths() {
     let first = wheels_in(&first_dir);
     let second = wheels_in(&second_dir);
     let expected_count = ARCHS.split_whitespace().count();
-    assert_eq!(first.len(), expected_count, "one wheel per target expected: {:?}", first.keys());
-    assert_eq!(first.keys().collect::<Vec<_>>(), second.keys().collect::<Vec<_>>(), "the two runs named their wheels differently");
+    assert_eq!(
+        first.len(),
+        expected_count,
+        "one wheel per target expected: {:?}",
+        first.keys()
+    );
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        second.keys().collect::<Vec<_>>(),
+        "the two runs named their wheels differently"
+    );
     for (name, bytes) in &first {
         if second[name] != *bytes {
             let differing: Vec<String> = contents(bytes)
@@ -129,5 +146,9 @@ fn two_builds_give_identical_wheels_free_of_host_paths() {
             }
         }
     }
-    assert!(leaks.is_empty(), "host paths inside the wheels:\n{}", leaks.join("\n"));
+    assert!(
+        leaks.is_empty(),
+        "host paths inside the wheels:\n{}",
+        leaks.join("\n")
+    );
 }

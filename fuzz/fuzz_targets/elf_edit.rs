@@ -8,7 +8,11 @@ use crosswheel::elf::facts::ElfFacts;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let needed = ElfFacts::parse(data).map(|facts| facts.needed).unwrap_or_default();
+    // The repair edits only files it could read.
+    let Ok(facts) = ElfFacts::parse(data) else {
+        return;
+    };
+    let needed = facts.needed;
     let edits = ElfEdits {
         soname: Some("libfuzzed-0123abcd.so.1".to_string()),
         replace_needed: needed
@@ -22,7 +26,9 @@ fuzz_target!(|data: &[u8]| {
         runpath: Some(vec!["$ORIGIN/../fuzzed.libs".to_string()]),
     };
     if let Ok(output) = apply_edits(data, &edits) {
-        // What the editor wrote must read back.
-        ElfFacts::parse(&output).expect("an edited file parses");
+        // What the editor wrote must read back, with the new names.
+        let edited = ElfFacts::parse(&output).expect("an edited file parses");
+        assert_eq!(edited.soname.as_deref(), Some("libfuzzed-0123abcd.so.1"));
+        assert_eq!(edited.runpath, ["$ORIGIN/../fuzzed.libs"]);
     }
 });

@@ -23,11 +23,18 @@ fuzz_target!(|data: &[u8]| {
     let path = wheel_path();
     std::fs::write(path, data).expect("write the input wheel");
     // Small limits keep a legitimate-looking bomb from exhausting the fuzzer's memory.
-    let limits = Limits { max_total_size: 64 << 20, ..Limits::default() };
+    let limits = Limits {
+        max_total_size: 64 << 20,
+        ..Limits::default()
+    };
     let Ok(wheel) = WheelArchive::open_with_limits(path, &limits) else {
         return;
     };
-    let names: Vec<String> = wheel.entries().iter().map(|entry| entry.name.clone()).collect();
+    let names: Vec<String> = wheel
+        .entries()
+        .iter()
+        .map(|entry| entry.name.clone())
+        .collect();
     for name in &names {
         let _ = wheel.read(name);
         let _ = wheel.raw_entry(name);

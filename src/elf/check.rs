@@ -51,10 +51,19 @@ fn read_names<Elf: FileHeader<Endian = Endianness>>(
         .map_err(parse_error)?;
 
     let mut names = DynamicNames::default();
+    let (mut has_strtab, mut has_strsz) = (false, false);
     for entry in entries {
         let tag = entry.tag(endian);
         let slot = match tag {
             elf::DT_NULL => break,
+            elf::DT_STRTAB => {
+                has_strtab = true;
+                continue;
+            }
+            elf::DT_STRSZ => {
+                has_strsz = true;
+                continue;
+            }
             elf::DT_SONAME => Some(&mut names.soname),
             elf::DT_RUNPATH => Some(&mut names.runpath),
             elf::DT_RPATH => Some(&mut names.rpath),
@@ -76,6 +85,14 @@ fn read_names<Elf: FileHeader<Endian = Endianness>>(
         }
     }
 
+    // The loader finds names through DT_STRTAB, not through the section headers read
+    // here, and the writer only refills entries that exist: without them, edited names
+    // would be invisible at run time.
+    if !(has_strtab && has_strsz) {
+        return Err(ElfEditError::MalformedInput(
+            "its dynamic section has no DT_STRTAB or DT_STRSZ entry before DT_NULL, so the loader could not read the names in it".into(),
+        ));
+    }
     if let Some((mut verneeds, link)) = sections.gnu_verneed(endian, data).map_err(parse_error)? {
         let strings = sections.strings(endian, data, link).map_err(parse_error)?;
         while let Some((verneed, _)) = verneeds.next().map_err(parse_error)? {

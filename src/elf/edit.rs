@@ -17,6 +17,7 @@ use object::{Endian, Endianness, FileKind};
 
 use super::check::DynamicNames;
 pub use super::check::check_layout;
+use super::facts::ElfFacts;
 use super::layout;
 
 /// The edits to apply to one ELF file. Fields left empty leave the file alone.
@@ -84,6 +85,7 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
     let mut builder =
         Builder::read(&*input.data).map_err(|e| ElfEditError::Parse(e.to_string()))?;
     input.restore_types(&mut builder);
+    check_hash_table_sizes(&builder, data.len())?;
     edit_dynamic(&mut builder, edits)?;
     layout::make_room(&mut builder)?;
 
@@ -93,7 +95,35 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
         .map_err(|e| ElfEditError::Write(e.to_string()))?;
     check_layout(&output)?;
     verify(&output, &expected)?;
+    // What crosswheel could read before the edit it must read after it (the
+    // builder rewrites tables such as .shstrtab that the checks above skip).
+    if ElfFacts::parse(data).is_ok()
+        && let Err(error) = ElfFacts::parse(&output)
+    {
+        return Err(ElfEditError::Verify(format!(
+            "the output no longer parses: {error}"
+        )));
+    }
     Ok(output)
+}
+
+/// The builder sizes the output's hash tables from the counts in the input's
+/// `.hash`/`.gnu.hash` headers alone; a lying header would make it allocate
+/// gigabytes. No genuine table is larger than the file that holds it.
+fn check_hash_table_sizes(builder: &Builder<'_>, file_len: usize) -> Result<(), ElfEditError> {
+    let words = (file_len / 4) as u64;
+    for (what, count) in [
+        (".hash bucket count", builder.hash_bucket_count),
+        (".gnu.hash bucket count", builder.gnu_hash_bucket_count),
+        (".gnu.hash bloom filter size", builder.gnu_hash_bloom_count),
+    ] {
+        if u64::from(count) > words {
+            return Err(ElfEditError::MalformedInput(format!(
+                "its {what} {count} is more than the whole file ({file_len} bytes) could hold"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The input with its attributes sections retyped as `SHT_PROGBITS`.

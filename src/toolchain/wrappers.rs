@@ -91,6 +91,11 @@ fn compiler_script(
         script.push_str(
             "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n",
         );
+        // The linker records every object's absolute path (N_OSO debug-map entries,
+        // for dsymutil); inside a build those are random temporary paths.
+        script.push_str(
+            "if [ \"$link\" = 1 ] && [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then set -- \"$@\" -Wl,-S; fi\n",
+        );
     }
     // Inside a build (the build stage names its temporary copy of the project),
     // keep host paths out of debug info and __FILE__: the copy's random path would
@@ -182,9 +187,18 @@ mod tests {
     #[test]
     fn macos_compiler_replaces_bundle_and_pads_headers() {
         let target = Target::parse("macos-arm64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "cc",
+        );
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
+        assert!(
+            script.contains("[ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then set -- \"$@\" -Wl,-S; fi")
+        );
         assert!(
             script.contains("exec '/opt/zig dir/zig' cc -target aarch64-macos.11.0 -O2 \"$@\"")
         );
@@ -193,7 +207,13 @@ mod tests {
     #[test]
     fn linux_compiler_drops_symbolic_functions_and_has_no_macos_flags() {
         let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "c++");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "c++",
+        );
         assert!(script.contains("-Wl,-Bsymbolic-functions) continue"));
         assert!(!script.contains("-bundle") && !script.contains("headerpad"));
         assert!(script.contains("c++ -target aarch64-linux-gnu.2.17 -O2"));
@@ -202,14 +222,26 @@ mod tests {
     #[test]
     fn ppc64le_compiler_uses_ibm_long_double() {
         let target = Target::parse("linux-ppc64le").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "cc",
+        );
         assert!(script.contains("-target powerpc64le-linux-gnu.2.19 -O2 -mabi=ibmlongdouble"));
     }
 
     #[test]
     fn compiler_maps_host_paths_away_inside_a_build() {
         let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(&fake_zig(), Path::new("/c/zig"), Path::new("/c"), &target, "cc");
+        let script = compiler_script(
+            &fake_zig(),
+            Path::new("/c/zig"),
+            Path::new("/c"),
+            &target,
+            "cc",
+        );
         assert!(script.contains("if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]"));
         for map in [
             "-ffile-prefix-map=/c=/crosswheel-cache",

@@ -231,7 +231,9 @@ pub enum WheelError {
     )]
     ArchiveTooLarge { wheel: PathBuf },
 
-    #[error("{variable}=`{value}` is not a positive whole number; set it to a limit such as 1000 or unset it")]
+    #[error(
+        "{variable}=`{value}` is not a positive whole number; set it to a limit such as 1000 or unset it"
+    )]
     InvalidLimit {
         variable: &'static str,
         value: String,
