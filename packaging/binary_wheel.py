@@ -5,6 +5,9 @@ The layout is the one ruff and uv publish: pip installs
 executable bit, and `<name>/__main__.py` finds it there for `python -m <name>`.
 
 Standard library only, so a fresh checkout needs nothing but Python to package a build.
+Python rather than a Rust example using `crosswheel::wheel::write_wheel`: the layout needs
+no wheel logic beyond a zip and a RECORD, a Rust example would be one more compiled target
+in the crate, and the final bytes come from crosswheel's writer anyway (below).
 The output is deterministic: sorted entries, dist-info last, RECORD last, one timestamp,
 fixed permissions. `scripts/release-wheels` then hands this wheel to `crosswheel repair`,
 which computes the real platform tag and rewrites it with crosswheel's own writer.
