@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crosswheel::sysroot::LinuxArch;
-use crosswheel::testing::{TestMode, TestOutcome, TestSpec, test_wheel};
+use crosswheel::testing::{TestMode, TestOutcome, TestPlatform, TestSpec, test_wheel};
 use crosswheel::toolchain::Cache;
 
 /// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
@@ -98,7 +98,7 @@ fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
         log_dir: logs.to_path_buf(),
     };
     let outcome =
-        test_wheel(&markupsafe_wheel(arch), arch, &spec).unwrap_or_else(|err| panic!("{err}"));
+        test_wheel(&markupsafe_wheel(arch), TestPlatform::Linux(arch), &spec).unwrap_or_else(|err| panic!("{err}"));
     eprintln!(
         "[timing] {arch} test stage: {:.2} s ({:?}, passed: {})",
         outcome.duration.as_secs_f64(),
@@ -177,7 +177,7 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
     };
     let err = match test_wheel(
         &markupsafe_wheel(LinuxArch::Aarch64),
-        LinuxArch::Aarch64,
+        TestPlatform::Linux(LinuxArch::Aarch64),
         &spec,
     ) {
         Err(err) => err.to_string(),
@@ -213,7 +213,7 @@ fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
     };
     let outcome = test_wheel(
         &markupsafe_wheel(LinuxArch::Aarch64),
-        LinuxArch::Aarch64,
+        TestPlatform::Linux(LinuxArch::Aarch64),
         &spec,
     )
     .unwrap_or_else(|err| panic!("{err}"));

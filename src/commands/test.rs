@@ -7,8 +7,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::TestArgs;
 use crate::loadcheck::check_macos_wheel;
 use crate::pipeline::report::mode_name;
-use crate::sysroot::LinuxArch;
-use crate::testing::{TestSpec, test_wheel};
+use crate::testing::{Host, TestPlan, TestPlatform, TestSpec, plan, test_wheel};
 use crate::toolchain::Cache;
 
 pub fn run(args: &TestArgs) -> Result<ExitCode> {
@@ -17,26 +16,37 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
     let mut failed = Vec::new();
     for path in &args.wheels {
         let wheel = super::open_wheel(path)?;
-        let platform = wheel.name().platform.first().cloned().unwrap_or_default();
-        if platform.starts_with("macosx") && !cfg!(all(target_os = "macos", target_arch = "aarch64")) {
+        // A multi-tag wheel (`macosx_10_15_x86_64.macosx_11_0_arm64`) is tested for the
+        // first of its platforms crosswheel can test.
+        let tags = &wheel.name().platform;
+        let platform = tags
+            .iter()
+            .find_map(|tag| TestPlatform::of_platform_tag(tag))
+            .with_context(|| {
+                format!(
+                    "{}: no test runner for platform {}",
+                    path.display(),
+                    tags.join(".")
+                )
+            })?;
+        if plan(platform, Host::current())? == TestPlan::StaticLoadCheck {
             // No arm64 macOS to run on: verify what dyld would do, and say so.
             let report = check_macos_wheel(&wheel)?;
             if report.passed() {
-                println!("static check (not executed) {}: {} binaries would load", path.display(), report.checked.len());
+                println!(
+                    "static check (not executed) {}: {} binaries would load",
+                    path.display(),
+                    report.checked.len()
+                );
             } else {
                 print!("{report}");
                 failed.push(path.display().to_string());
             }
             continue;
         }
-        let arch = ["aarch64", "ppc64le", "x86_64"]
-            .into_iter()
-            .find(|arch| platform.ends_with(arch))
-            .and_then(LinuxArch::parse)
-            .with_context(|| format!("{}: no test runner for platform {platform}", path.display()))?;
         let outcome = test_wheel(
             path,
-            arch,
+            platform,
             &TestSpec {
                 test_command: args.test_command.clone(),
                 test_requires: args.test_requires.clone(),
@@ -48,7 +58,13 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             },
         )?;
         let verdict = if outcome.passed { "passed" } else { "FAILED" };
-        println!("{verdict} ({}, {:.1}s) {} — log: {}", mode_name(outcome.mode), outcome.duration.as_secs_f64(), path.display(), outcome.log_path.display());
+        println!(
+            "{verdict} ({}, {:.1}s) {} — log: {}",
+            mode_name(outcome.mode),
+            outcome.duration.as_secs_f64(),
+            path.display(),
+            outcome.log_path.display()
+        );
         if !outcome.passed {
             failed.push(path.display().to_string());
         }

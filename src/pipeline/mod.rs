@@ -21,7 +21,7 @@ use crate::loadcheck::check_macos_wheel;
 use crate::repair::linux::{LinuxRepairOptions, repair as repair_linux};
 use crate::repair::macos::{MacosRepairOptions, repair as repair_macos};
 use crate::sysroot::LinuxArch;
-use crate::testing::{TestMode, TestSpec, test_wheel};
+use crate::testing::{self, Host, TestMode, TestPlan, TestPlatform, TestSpec, test_wheel};
 use crate::toolchain::{Cache, Target, ToolchainKind, resolve_toolchain};
 use crate::wheel::{WheelArchive, source_date_epoch};
 
@@ -283,8 +283,13 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
     if !spec.options.runs_tests() {
         return Ok(TestResult::NotRun);
     }
-    if target.is_macos() {
-        // Nothing can execute arm64 macOS code here: check what dyld would.
+    let platform = if target.is_macos() {
+        TestPlatform::MacosArm64
+    } else {
+        TestPlatform::Linux(LinuxArch::parse(target.arch()).with_context(|| format!("no test runner for {}", target.arch()))?)
+    };
+    if testing::plan(platform, Host::current())? == TestPlan::StaticLoadCheck {
+        // Nothing here can execute arm64 macOS code: check what dyld would.
         let report = check_macos_wheel(&WheelArchive::open(wheel)?)?;
         return Ok(if report.passed() {
             TestResult::StaticCheckPassed
@@ -296,12 +301,11 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
             TestResult::Failed { reason: format!("static load check failed: {first}") }
         });
     }
-    let arch = LinuxArch::parse(target.arch()).with_context(|| format!("no test runner for {}", target.arch()))?;
     let mut requires = spec.options.test_requires.clone();
     requires.extend(extras_requirements(&plan.project_dir, &spec.options.test_extras)?);
     let outcome = test_wheel(
         wheel,
-        arch,
+        platform,
         &TestSpec {
             test_command: spec.options.test_command.clone().unwrap_or_default(),
             test_requires: requires,

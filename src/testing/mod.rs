@@ -1,11 +1,14 @@
-//! The test stage for Linux wheels: install a wheel into a fresh environment on a real
-//! target CPython — under qemu-user, or natively when the host runs the target — and run
-//! the project's test command there.
+//! The test stage: install a wheel into a fresh environment on a real target CPython —
+//! under qemu-user, or natively when the host runs the target (Linux on its own
+//! architecture, macOS arm64 on an arm64 Mac) — and run the project's test command there.
+//! Where nothing can execute the wheel, [`plan`] says so and the caller runs the static
+//! load check instead.
 //!
 //! The command runs from a temporary folder holding only the `test-sources`, so the
 //! project's source tree cannot shadow the installed wheel.
 
 pub mod emulator;
+mod platform;
 mod run;
 mod venv;
 
@@ -20,6 +23,8 @@ use crate::sysroot::{LinuxArch, SysrootError};
 pub use emulator::{
     BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, default_qemu_cpu, find_qemu,
 };
+
+pub use platform::{Host, HostOs, TestPlan, TestPlatform, plan};
 
 use run::{Echo, Log, shell_quote};
 use venv::TargetEnv;
@@ -42,14 +47,20 @@ pub enum TestError {
         "crosswheel cannot emulate targets on a {arch} host: it runs on x86_64, aarch64 and ppc64le"
     )]
     UnsupportedHost { arch: &'static str },
+    #[error(
+        "a Linux {arch} wheel cannot be tested on this host: its tests run on a Linux host (natively or under qemu-user)"
+    )]
+    LinuxWheelOnForeignHost { arch: LinuxArch },
+    #[error("{platform} wheels cannot be executed here; use the static load check")]
+    NotExecutableHere { platform: TestPlatform },
     #[error("the sysroot {path} is unusable ({detail}): delete it and run again")]
     BrokenSysroot { path: PathBuf, detail: String },
     #[error("native tests need `{name}` on PATH ({detail})")]
     NoHostPython { name: String, detail: String },
-    #[error("cannot install {what} for {arch}: {reason} (full output in {log})")]
+    #[error("cannot install {what} for {platform}: {reason} (full output in {log})")]
     Install {
         what: String,
-        arch: LinuxArch,
+        platform: TestPlatform,
         reason: String,
         log: PathBuf,
     },
@@ -109,25 +120,18 @@ pub struct TestOutcome {
     pub log_path: PathBuf,
 }
 
-/// Native when the host runs `target` itself, emulated otherwise.
-pub fn mode_for(target: LinuxArch) -> TestMode {
-    if LinuxArch::host() == Some(target) {
-        TestMode::Native
-    } else {
-        TestMode::Emulated
-    }
-}
-
-/// Installs `wheel` and the test requirements into a fresh environment on a `target`
-/// CPython and runs the test command there, streaming its output to stderr and the log.
+/// Installs `wheel` and the test requirements into a fresh environment on a CPython for
+/// `platform` and runs the test command there, streaming its output to stderr and the log.
 ///
 /// A failing test command is an outcome (`passed: false`); anything that prevents
-/// running it (no sysroot, an uninstallable requirement) is an error.
+/// running it (no sysroot, an uninstallable requirement, a platform this host can only
+/// check statically) is an error.
 pub fn test_wheel(
     wheel: &Path,
-    target: LinuxArch,
+    platform: TestPlatform,
     spec: &TestSpec,
 ) -> Result<TestOutcome, TestError> {
+    let test_plan = plan(platform, Host::current())?;
     let started = Instant::now();
     let wheel = std::path::absolute(wheel).map_err(TestError::io("resolve", wheel))?;
     let project = std::path::absolute(&spec.project_dir)
@@ -136,9 +140,13 @@ pub fn test_wheel(
         .file_stem()
         .map_or_else(|| "wheel".into(), |s| s.to_string_lossy().into_owned());
     let mut log = Log::create(&spec.log_dir.join(format!("{wheel_stem}.test.log")))?;
-    let mode = mode_for(target);
+    let (mode, emulated_arch) = match test_plan {
+        TestPlan::Native => (TestMode::Native, None),
+        TestPlan::Emulated(arch) => (TestMode::Emulated, Some(arch)),
+        TestPlan::StaticLoadCheck => return Err(TestError::NotExecutableHere { platform }),
+    };
     log.note(&format!(
-        "testing {} on {target} ({mode:?})",
+        "testing {} on {platform} ({mode:?})",
         wheel.display()
     ))?;
 
@@ -150,11 +158,9 @@ pub fn test_wheel(
             &std::env::temp_dir(),
         ))?;
     let env_root = scratch.path().join("venv");
-    let env = match mode {
-        TestMode::Native => {
-            TargetEnv::native(&env_root, target, crate::sysroot::target_python_version())?
-        }
-        TestMode::Emulated => {
+    let env = match emulated_arch {
+        None => TargetEnv::native(&env_root, platform, crate::sysroot::target_python_version())?,
+        Some(target) => {
             let emulator = Emulator::new(&spec.cache_dir, target, spec.qemu_cpu.clone())?;
             if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
             {
@@ -305,17 +311,5 @@ mod tests {
         let err =
             copy_test_sources(project.path(), &[PathBuf::from("absent")], work.path()).unwrap_err();
         assert!(matches!(err, TestError::TestSourceMissing { .. }), "{err}");
-    }
-
-    #[test]
-    fn host_architecture_runs_natively() {
-        let host = LinuxArch::host().expect("tests run on a supported host");
-        assert_eq!(mode_for(host), TestMode::Native);
-        let foreign = if host == LinuxArch::Ppc64le {
-            LinuxArch::Aarch64
-        } else {
-            LinuxArch::Ppc64le
-        };
-        assert_eq!(mode_for(foreign), TestMode::Emulated);
     }
 }

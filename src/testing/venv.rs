@@ -14,6 +14,8 @@ use std::process::Command;
 
 use crate::sysroot::{LinuxArch, parse_major_minor};
 
+use super::TestPlatform;
+
 use super::TestError;
 use super::emulator::Emulator;
 use super::run::{Echo, Log, shell_quote};
@@ -24,12 +26,32 @@ const HOST_PIP_PYTHON: &str = "python3";
 /// The oldest manylinux glibc for aarch64 and ppc64le (and the floor we offer pip).
 const MANYLINUX_FLOOR_MINOR: u32 = 17;
 
+/// The first macOS on Apple silicon.
+const MACOS_ARM64_FLOOR_MAJOR: u32 = 11;
+
+/// The wheels pip may pick for the environment's interpreter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PipPlatform {
+    /// glibc Linux: every manylinux tag up to this glibc.
+    Manylinux { arch: LinuxArch, glibc: (u32, u32) },
+    /// macOS on Apple silicon of this major version (11, 12, ...).
+    MacosArm64 { major: u32 },
+}
+
+impl PipPlatform {
+    fn test_platform(self) -> TestPlatform {
+        match self {
+            Self::Manylinux { arch, .. } => TestPlatform::Linux(arch),
+            Self::MacosArm64 { .. } => TestPlatform::MacosArm64,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct TargetEnv {
     root: PathBuf,
-    arch: LinuxArch,
+    platform: PipPlatform,
     python_version: String,
-    glibc: (u32, u32),
     /// Variables the interpreter needs in every process that may start it.
     interpreter_env: Vec<(&'static str, String)>,
 }
@@ -50,9 +72,8 @@ impl TargetEnv {
             })?;
         let env = TargetEnv {
             root: root.to_path_buf(),
-            arch,
+            platform: PipPlatform::Manylinux { arch, glibc },
             python_version: sysroot.python_version().to_string(),
-            glibc,
             interpreter_env: emulator.env(),
         };
         let home = sysroot
@@ -83,14 +104,19 @@ impl TargetEnv {
         Ok(env)
     }
 
-    /// A venv on the host's own interpreter, for targets the host runs natively.
-    pub fn native(root: &Path, arch: LinuxArch, python_version: &str) -> Result<Self, TestError> {
+    /// A venv on the host's own interpreter, for targets the host runs natively: Linux
+    /// on its own architecture, macOS arm64 on an arm64 Mac.
+    pub fn native(
+        root: &Path,
+        platform: TestPlatform,
+        python_version: &str,
+    ) -> Result<Self, TestError> {
         let host = HostPython::find(python_version)?;
+        let platform = host.pip_platform(platform)?;
         let env = TargetEnv {
             root: root.to_path_buf(),
-            arch,
+            platform,
             python_version: python_version.to_string(),
-            glibc: host.glibc,
             interpreter_env: Vec::new(),
         };
         let home = host
@@ -157,7 +183,7 @@ impl TargetEnv {
         }
         log.note(&format!(
             "the host pip found no {} wheel for something above ({}); retrying with pip under the target interpreter",
-            self.arch,
+            self.platform.test_platform(),
             host_attempt.reason()
         ))?;
         let mut command = host_pip();
@@ -203,25 +229,43 @@ impl TargetEnv {
             .collect();
         TestError::Install {
             what: named.join(" "),
-            arch: self.arch,
+            platform: self.platform.test_platform(),
             reason,
             log: log.path().to_path_buf(),
         }
     }
 
-    /// pip's target-platform options: every manylinux tag the target's glibc accepts,
-    /// since pip does not widen one `--platform` to the older glibc versions.
+    /// pip's target-platform options: every tag the target accepts, since pip does not
+    /// widen one `--platform` to older glibc or macOS versions.
     fn platform_args(&self) -> Vec<String> {
-        let machine = self.arch.machine();
-        let (major, minor) = self.glibc;
         let mut args = vec!["--only-binary=:all:".to_string()];
-        for glibc_minor in (MANYLINUX_FLOOR_MINOR..=minor).rev() {
-            args.push(format!(
-                "--platform=manylinux_{major}_{glibc_minor}_{machine}"
-            ));
+        match self.platform {
+            PipPlatform::Manylinux {
+                arch,
+                glibc: (major, minor),
+            } => {
+                let machine = arch.machine();
+                for glibc_minor in (MANYLINUX_FLOOR_MINOR..=minor).rev() {
+                    args.push(format!(
+                        "--platform=manylinux_{major}_{glibc_minor}_{machine}"
+                    ));
+                }
+                args.push(format!("--platform=manylinux2014_{machine}"));
+                args.push(format!("--platform=linux_{machine}"));
+            }
+            // What pip's own tag list holds for an arm64 interpreter: arm64 and
+            // universal2 for every macOS from 11 up to the host's, and universal2 for
+            // the 10.x versions (a universal2 wheel built for 10.9 carries arm64 code).
+            PipPlatform::MacosArm64 { major } => {
+                for version in (MACOS_ARM64_FLOOR_MAJOR..=major).rev() {
+                    args.push(format!("--platform=macosx_{version}_0_arm64"));
+                    args.push(format!("--platform=macosx_{version}_0_universal2"));
+                }
+                for minor in (4..=16).rev() {
+                    args.push(format!("--platform=macosx_10_{minor}_universal2"));
+                }
+            }
         }
-        args.push(format!("--platform=manylinux2014_{machine}"));
-        args.push(format!("--platform=linux_{machine}"));
         let nodot = self.python_version.replace('.', "");
         args.extend([
             format!("--python-version={}", self.python_version),
@@ -330,9 +374,13 @@ fn write_executable(path: &Path, text: &str) -> Result<(), TestError> {
 }
 
 struct HostPython {
+    name: String,
     executable: PathBuf,
     full_version: String,
-    glibc: (u32, u32),
+    /// `platform.libc_ver()`: empty on macOS.
+    libc_version: String,
+    /// `platform.mac_ver()`: empty on Linux.
+    macos_version: String,
 }
 
 impl HostPython {
@@ -341,7 +389,8 @@ impl HostPython {
         let probe = "import os, platform, sys\n\
                      print(os.path.realpath(sys.executable))\n\
                      print(platform.python_version())\n\
-                     print(platform.libc_ver()[1])";
+                     print(platform.libc_ver()[1])\n\
+                     print(platform.mac_ver()[0])";
         let missing = |detail: String| TestError::NoHostPython {
             name: name.clone(),
             detail,
@@ -357,18 +406,35 @@ impl HostPython {
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
         let mut lines = stdout.lines();
-        let (Some(executable), Some(full_version), Some(libc)) =
-            (lines.next(), lines.next(), lines.next())
+        let (Some(executable), Some(full_version), Some(libc), Some(macos)) =
+            (lines.next(), lines.next(), lines.next(), lines.next())
         else {
             return Err(missing(format!("unexpected answer `{stdout}`")));
         };
-        let glibc = parse_major_minor(libc)
-            .ok_or_else(|| missing(format!("no glibc version in `{libc}`")))?;
         Ok(HostPython {
             executable: executable.into(),
             full_version: full_version.to_string(),
-            glibc,
+            libc_version: libc.to_string(),
+            macos_version: macos.to_string(),
+            name,
         })
+    }
+
+    /// What pip may install for this interpreter, which runs `platform` natively.
+    fn pip_platform(&self, platform: TestPlatform) -> Result<PipPlatform, TestError> {
+        let unreadable = |what: &str, answer: &str| TestError::NoHostPython {
+            name: self.name.clone(),
+            detail: format!("no {what} version in `{answer}`"),
+        };
+        match platform {
+            TestPlatform::Linux(arch) => parse_major_minor(&self.libc_version)
+                .map(|glibc| PipPlatform::Manylinux { arch, glibc })
+                .ok_or_else(|| unreadable("glibc", &self.libc_version)),
+            TestPlatform::MacosArm64 => parse_major_minor(&self.macos_version)
+                .or_else(|| self.macos_version.parse().ok().map(|major| (major, 0)))
+                .map(|(major, _)| PipPlatform::MacosArm64 { major })
+                .ok_or_else(|| unreadable("macOS", &self.macos_version)),
+        }
     }
 }
 
@@ -377,13 +443,67 @@ mod tests {
     use super::*;
 
     fn env_for(arch: LinuxArch, glibc: (u32, u32)) -> TargetEnv {
+        env_on(PipPlatform::Manylinux { arch, glibc })
+    }
+
+    fn env_on(platform: PipPlatform) -> TargetEnv {
         TargetEnv {
             root: "/tmp/venv".into(),
-            arch,
+            platform,
             python_version: "3.11".into(),
-            glibc,
             interpreter_env: Vec::new(),
         }
+    }
+
+    #[test]
+    fn platform_args_on_an_arm64_mac_cover_every_macos_since_11_and_universal2() {
+        let args = env_on(PipPlatform::MacosArm64 { major: 14 }).platform_args();
+        for tag in [
+            "macosx_14_0_arm64",
+            "macosx_11_0_arm64",
+            "macosx_12_0_universal2",
+            "macosx_10_9_universal2",
+        ] {
+            assert!(
+                args.contains(&format!("--platform={tag}")),
+                "{tag} missing: {args:?}"
+            );
+        }
+        assert!(
+            !args.iter().any(|a| a.contains("macosx_15")
+                || a.contains("x86_64")
+                || a.contains("10_9_arm64")),
+            "{args:?}"
+        );
+        assert!(args.contains(&"--abi=cp311".to_string()));
+    }
+
+    #[test]
+    fn a_host_python_names_its_native_platform() {
+        let mac = HostPython {
+            name: "python3.11".into(),
+            executable: "/usr/local/bin/python3.11".into(),
+            full_version: "3.11.9".into(),
+            libc_version: String::new(),
+            macos_version: "14.5".into(),
+        };
+        assert_eq!(
+            mac.pip_platform(TestPlatform::MacosArm64).unwrap(),
+            PipPlatform::MacosArm64 { major: 14 }
+        );
+        let err = mac
+            .pip_platform(TestPlatform::Linux(LinuxArch::Aarch64))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no glibc version"), "{err}");
+        let big_sur = HostPython {
+            macos_version: "11".into(),
+            ..mac
+        };
+        assert_eq!(
+            big_sur.pip_platform(TestPlatform::MacosArm64).unwrap(),
+            PipPlatform::MacosArm64 { major: 11 }
+        );
     }
 
     #[test]

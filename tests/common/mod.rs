@@ -244,11 +244,17 @@ pub fn make_wheel(dir: &Path, file_name: &str, files: &[(&str, &[u8])]) -> PathB
     use std::io::Write;
     let dist_info = {
         let mut parts = file_name.split('-');
-        format!("{}-{}.dist-info", parts.next().expect("name"), parts.next().expect("version"))
+        format!(
+            "{}-{}.dist-info",
+            parts.next().expect("name"),
+            parts.next().expect("version")
+        )
     };
     let path = dir.join(file_name);
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).expect("create wheel"));
-    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).unix_permissions(0o755);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .unix_permissions(0o755);
     let mut record = String::new();
     for (name, data) in files {
         zip.start_file(*name, options).expect("start entry");

@@ -1,0 +1,220 @@
+//! Where a wheel's tests can run: natively, under qemu-user, or — for macOS wheels on a
+//! machine that is not an arm64 Mac — nowhere, so that only a static load check remains.
+
+use std::fmt;
+
+use crate::sysroot::LinuxArch;
+
+use super::TestError;
+
+/// The platform a wheel was built for, as far as running its tests is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestPlatform {
+    Linux(LinuxArch),
+    MacosArm64,
+}
+
+impl TestPlatform {
+    /// From a wheel's platform tag: `manylinux_2_17_aarch64`, `manylinux2014_ppc64le`,
+    /// `linux_x86_64`, `macosx_11_0_arm64`, `macosx_10_9_universal2` (which holds arm64).
+    pub fn of_platform_tag(tag: &str) -> Option<Self> {
+        if tag.starts_with("macosx_") {
+            return (tag.ends_with("_arm64") || tag.ends_with("_universal2"))
+                .then_some(Self::MacosArm64);
+        }
+        if !(tag.starts_with("manylinux") || tag.starts_with("linux_")) {
+            return None;
+        }
+        [LinuxArch::X86_64, LinuxArch::Aarch64, LinuxArch::Ppc64le]
+            .into_iter()
+            .find(|arch| tag.ends_with(&format!("_{}", arch.machine())))
+            .map(Self::Linux)
+    }
+}
+
+impl fmt::Display for TestPlatform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Linux(arch) => write!(f, "linux {arch}"),
+            Self::MacosArm64 => f.write_str("macOS arm64"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostOs {
+    Linux,
+    Macos,
+    Other,
+}
+
+/// The machine crosswheel runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Host {
+    pub os: HostOs,
+    /// Rust's name for the architecture (`x86_64`, `aarch64`, `powerpc64`).
+    pub arch: &'static str,
+    pub little_endian: bool,
+}
+
+impl Host {
+    pub fn current() -> Self {
+        let os = match std::env::consts::OS {
+            "linux" => HostOs::Linux,
+            "macos" => HostOs::Macos,
+            _ => HostOs::Other,
+        };
+        Host {
+            os,
+            arch: std::env::consts::ARCH,
+            little_endian: cfg!(target_endian = "little"),
+        }
+    }
+
+    fn linux_arch(self) -> Option<LinuxArch> {
+        match (self.arch, self.little_endian) {
+            ("x86_64", _) => Some(LinuxArch::X86_64),
+            ("aarch64", _) => Some(LinuxArch::Aarch64),
+            // Rust names both endiannesses `powerpc64`.
+            ("powerpc64", true) => Some(LinuxArch::Ppc64le),
+            _ => None,
+        }
+    }
+}
+
+/// How the test stage treats one wheel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestPlan {
+    /// A venv on the host's own CPython of the wheel's version.
+    Native,
+    /// A venv on the target's Debian CPython under qemu-user.
+    Emulated(LinuxArch),
+    /// Nothing here can execute the wheel: check statically what the loader would do.
+    StaticLoadCheck,
+}
+
+/// Native when the host runs the wheel's platform, qemu-user for another Linux
+/// architecture on a Linux host, and a static check for macOS wheels anywhere but on an
+/// arm64 Mac.
+pub fn plan(platform: TestPlatform, host: Host) -> Result<TestPlan, TestError> {
+    match (platform, host.os) {
+        (TestPlatform::MacosArm64, HostOs::Macos) if host.arch == "aarch64" => Ok(TestPlan::Native),
+        (TestPlatform::MacosArm64, _) => Ok(TestPlan::StaticLoadCheck),
+        (TestPlatform::Linux(arch), HostOs::Linux) => match host.linux_arch() {
+            Some(native) if native == arch => Ok(TestPlan::Native),
+            Some(_) => Ok(TestPlan::Emulated(arch)),
+            None => Err(TestError::UnsupportedHost { arch: host.arch }),
+        },
+        (TestPlatform::Linux(arch), _) => Err(TestError::LinuxWheelOnForeignHost { arch }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINUX_X86_64: Host = Host {
+        os: HostOs::Linux,
+        arch: "x86_64",
+        little_endian: true,
+    };
+    const LINUX_AARCH64: Host = Host {
+        os: HostOs::Linux,
+        arch: "aarch64",
+        little_endian: true,
+    };
+    const MAC_ARM64: Host = Host {
+        os: HostOs::Macos,
+        arch: "aarch64",
+        little_endian: true,
+    };
+    const MAC_X86_64: Host = Host {
+        os: HostOs::Macos,
+        arch: "x86_64",
+        little_endian: true,
+    };
+
+    #[test]
+    fn wheel_tags_name_their_test_platform() {
+        let cases = [
+            (
+                "manylinux_2_17_aarch64",
+                Some(TestPlatform::Linux(LinuxArch::Aarch64)),
+            ),
+            (
+                "manylinux2014_ppc64le",
+                Some(TestPlatform::Linux(LinuxArch::Ppc64le)),
+            ),
+            ("linux_x86_64", Some(TestPlatform::Linux(LinuxArch::X86_64))),
+            ("musllinux_1_2_aarch64", None),
+            ("macosx_11_0_arm64", Some(TestPlatform::MacosArm64)),
+            ("macosx_10_9_universal2", Some(TestPlatform::MacosArm64)),
+            ("macosx_10_9_x86_64", None),
+            ("win_arm64", None),
+        ];
+        for (tag, expected) in cases {
+            assert_eq!(TestPlatform::of_platform_tag(tag), expected, "{tag}");
+        }
+    }
+
+    #[test]
+    fn an_arm64_mac_runs_macos_wheels_natively() {
+        assert_eq!(
+            plan(TestPlatform::MacosArm64, MAC_ARM64).unwrap(),
+            TestPlan::Native
+        );
+    }
+
+    #[test]
+    fn macos_wheels_are_only_checked_statically_elsewhere() {
+        for host in [LINUX_X86_64, LINUX_AARCH64, MAC_X86_64] {
+            assert_eq!(
+                plan(TestPlatform::MacosArm64, host).unwrap(),
+                TestPlan::StaticLoadCheck,
+                "{host:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn linux_hosts_run_their_own_architecture_natively_and_emulate_the_others() {
+        let aarch64 = TestPlatform::Linux(LinuxArch::Aarch64);
+        let ppc64le = TestPlatform::Linux(LinuxArch::Ppc64le);
+        assert_eq!(
+            plan(aarch64, LINUX_X86_64).unwrap(),
+            TestPlan::Emulated(LinuxArch::Aarch64)
+        );
+        assert_eq!(
+            plan(ppc64le, LINUX_X86_64).unwrap(),
+            TestPlan::Emulated(LinuxArch::Ppc64le)
+        );
+        assert_eq!(plan(aarch64, LINUX_AARCH64).unwrap(), TestPlan::Native);
+        assert_eq!(
+            plan(TestPlatform::Linux(LinuxArch::X86_64), LINUX_X86_64).unwrap(),
+            TestPlan::Native
+        );
+    }
+
+    #[test]
+    fn linux_wheels_on_a_mac_or_an_unknown_cpu_are_errors_not_silent_skips() {
+        let aarch64 = TestPlatform::Linux(LinuxArch::Aarch64);
+        let on_mac = plan(aarch64, MAC_ARM64).unwrap_err().to_string();
+        assert!(on_mac.contains("Linux host"), "{on_mac}");
+        let riscv = Host {
+            os: HostOs::Linux,
+            arch: "riscv64",
+            little_endian: true,
+        };
+        let on_riscv = plan(aarch64, riscv).unwrap_err().to_string();
+        assert!(on_riscv.contains("riscv64"), "{on_riscv}");
+    }
+
+    #[test]
+    fn the_current_host_is_described_consistently() {
+        let host = Host::current();
+        if cfg!(target_os = "linux") {
+            assert_eq!(host.os, HostOs::Linux);
+            assert_eq!(host.linux_arch(), LinuxArch::host());
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `crosswheel test WHEEL...`: the test stage alone, for wheels built elsewhere.
+//! Each wheel is tested the way this host can: natively, under qemu-user, or — for
+//! macOS arm64 wheels anywhere but on an arm64 Mac — by a static load check that
+//! says it executed nothing.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{crosswheel_bin, fixture};
+
+fn crosswheel_test(wheel: &std::path::Path, test_command: &str) -> Output {
+    let logs = tempfile::tempdir().expect("tempdir");
+    Command::new(crosswheel_bin())
+        .arg("test")
+        .arg(wheel)
+        .args(["--test-command", test_command])
+        .current_dir(logs.path())
+        .output()
+        .expect("run crosswheel test")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn a_linux_aarch64_wheel_runs_its_test_command_under_emulation() {
+    let wheel = fixture(
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
+    );
+    let output = crosswheel_test(
+        &wheel,
+        "python -c 'import platform, markupsafe._speedups; assert platform.machine() == \"aarch64\"'",
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).starts_with("passed (emulated"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn a_wheel_for_the_hosts_own_platform_runs_natively() {
+    let wheel = fixture(
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl",
+    );
+    let output = crosswheel_test(&wheel, "python -c 'import markupsafe._speedups'");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).starts_with("passed (native"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn a_failing_test_command_fails_the_run_and_names_the_wheel() {
+    let wheel = fixture(
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
+    );
+    let output = crosswheel_test(&wheel, "python -c 'raise SystemExit(3)'");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("tests failed for") && stderr.contains("markupsafe-3.0.4"),
+        "{stderr}"
+    );
+}
+
+/// On Linux nothing can execute arm64 macOS code; the run must say what it did.
+#[cfg(not(all(target_os = "macos", target_arch = "aarch64")))]
+#[test]
+fn a_macos_arm64_wheel_gets_a_static_check_that_says_it_did_not_execute() {
+    for name in [
+        "numpy-2.2.6-cp311-cp311-macosx_14_0_arm64.whl",
+        // The first tag is x86_64; the arm64 one is what gets checked.
+        "orjson-3.13.0-cp311-cp311-macosx_10_15_x86_64.macosx_11_0_arm64.macosx_10_15_universal2.whl",
+    ] {
+        let output = crosswheel_test(&fixture(name), "python -c 'raise SystemExit(1)'");
+        assert!(output.status.success(), "{name}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.starts_with("static check (not executed)"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("passed"), "{stdout}");
+    }
+}
+
+#[test]
+fn a_wheel_for_a_platform_without_a_runner_is_a_one_line_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let metadata = common::minimal_metadata("demo", "1.0", "cp311-cp311-macosx_10_9_x86_64");
+    let files: Vec<(&str, &[u8])> = metadata
+        .iter()
+        .map(|(name, data)| (name.as_str(), data.as_slice()))
+        .collect();
+    let wheel = common::make_wheel(
+        dir.path(),
+        "demo-1.0-cp311-cp311-macosx_10_9_x86_64.whl",
+        &files,
+    );
+    let output = crosswheel_test(&wheel, "true");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no test runner for platform macosx_10_9_x86_64"),
+        "{stderr}"
+    );
+}
