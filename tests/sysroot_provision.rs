@@ -24,7 +24,7 @@ fn provision_cold_then_warm(arch: LinuxArch) -> (tempfile::TempDir, Sysroot) {
     let cold_started = Instant::now();
     let racers: Vec<Sysroot> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| Sysroot::provision(cache.path(), arch)))
+            .map(|_| scope.spawn(|| Sysroot::provision(cache.path(), arch, "3.11")))
             .collect();
         handles
             .into_iter()
@@ -44,7 +44,7 @@ fn provision_cold_then_warm(arch: LinuxArch) -> (tempfile::TempDir, Sysroot) {
     );
 
     let warm_started = Instant::now();
-    let warm = Sysroot::provision(cache.path(), arch)
+    let warm = Sysroot::provision(cache.path(), arch, "3.11")
         .unwrap_or_else(|err| panic!("warm provisioning failed: {err}"));
     let warm_time = warm_started.elapsed();
     assert!(
@@ -93,7 +93,7 @@ fn assert_no_absolute_symlinks(root: &Path) {
 }
 
 fn emulated_machine(cache: &Path, arch: LinuxArch) -> String {
-    let emulator = Emulator::new(cache, arch, None).unwrap_or_else(|err| panic!("{err}"));
+    let emulator = Emulator::new(cache, arch, "3.11", None).unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
         .python_command()
         .args(["-c", "import platform, sys; print(platform.machine())"])
@@ -163,7 +163,7 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
     let cache = cache_root();
     let emulator =
-        Emulator::new(&cache, LinuxArch::Aarch64, None).unwrap_or_else(|err| panic!("{err}"));
+        Emulator::new(&cache, LinuxArch::Aarch64, "3.11", None).unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
         .python_command()
         .args([

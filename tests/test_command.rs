@@ -116,3 +116,51 @@ fn a_wheel_for_a_platform_without_a_runner_is_a_one_line_error() {
         "{stderr}"
     );
 }
+
+/// A cp313 wheel runs on CPython 3.13 (Debian 13's, under qemu), not on the 3.11 the
+/// cp311 wheels use: the target interpreter follows the wheel. (aarch64 only: the
+/// mirror this suite was written against lists a ppc64el libc6 for Debian 13 whose .deb
+/// it does not serve, so that sysroot cannot be provisioned there.)
+#[test]
+fn a_cp313_wheel_is_tested_on_cpython_313_under_emulation() {
+    for (name, machine) in [(
+        "markupsafe-3.0.4-cp313-cp313-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
+        "aarch64",
+    )] {
+        let check = format!(
+            "python -c 'import sys, platform, markupsafe._speedups; \
+             assert sys.version_info[:2] == (3, 13), sys.version; \
+             assert platform.machine() == \"{machine}\", platform.machine()'"
+        );
+        let output = crosswheel_test(&fixture(name), &check);
+        assert!(output.status.success(), "{name}: {}", text(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stdout).starts_with("passed (emulated"),
+            "{}",
+            text(&output)
+        );
+    }
+}
+
+#[test]
+fn a_cpython_debian_does_not_ship_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let metadata = common::minimal_metadata("demo", "1.0", "cp312-cp312-manylinux_2_17_aarch64");
+    let files: Vec<(&str, &[u8])> = metadata
+        .iter()
+        .map(|(name, data)| (name.as_str(), data.as_slice()))
+        .collect();
+    let wheel = common::make_wheel(
+        dir.path(),
+        "demo-1.0-cp312-cp312-manylinux_2_17_aarch64.whl",
+        &files,
+    );
+    let output = crosswheel_test(&wheel, "true");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no target CPython 3.12") && stderr.contains("3.13 (Debian trixie)"),
+        "{stderr}"
+    );
+}

@@ -7,7 +7,9 @@ use anyhow::{Context, Result, bail};
 use crate::cli::TestArgs;
 use crate::loadcheck::check_macos_wheel;
 use crate::pipeline::report::mode_name;
-use crate::testing::{Host, TestPlan, TestPlatform, TestSpec, plan, test_wheel};
+use crate::testing::{
+    Host, TestPlan, TestPlatform, TestSpec, plan, python_version_of_wheel, test_wheel,
+};
 use crate::toolchain::Cache;
 
 pub fn run(args: &TestArgs) -> Result<ExitCode> {
@@ -50,6 +52,7 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             &TestSpec {
                 test_command: args.test_command.clone(),
                 test_requires: args.test_requires.clone(),
+                python_version: python_version_of_wheel(&wheel.name().python, &wheel.name().abi),
                 test_sources: Vec::new(),
                 project_dir: args.project.clone(),
                 qemu_cpu: args.qemu_cpu.clone(),

@@ -309,6 +309,7 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
         &TestSpec {
             test_command: spec.options.test_command.clone().unwrap_or_default(),
             test_requires: requires,
+            python_version: spec.python.clone(),
             test_sources: spec.options.test_sources.iter().map(PathBuf::from).collect(),
             project_dir: plan.project_dir.clone(),
             qemu_cpu: spec.options.qemu_cpu.clone(),

@@ -31,10 +31,13 @@ struct HostApt {
 }
 
 impl PrivateApt {
+    /// `suite`: the Debian release to fetch from instead of the host's own (see
+    /// [`retarget_suites`]); `None` keeps the host's suites.
     pub(crate) fn create(
         dir: &Path,
         arch: &str,
         forwarded_acquire: &[String],
+        suite: Option<&str>,
     ) -> Result<Self, SysrootError> {
         let host = HostApt::query(forwarded_acquire)?;
         for sub in [
@@ -53,11 +56,14 @@ impl PrivateApt {
             fs::write(&path, "").map_err(SysrootError::io("write", &path))?;
         }
         let copied = copy_sources(&host, &dir.join("etc"))?;
-        if copied == 0 {
+        if copied.is_empty() {
             return Err(SysrootError::NoSources {
                 list: host.source_list,
                 parts: host.source_parts,
             });
+        }
+        if let Some(suite) = suite {
+            point_sources_at(&copied, suite)?;
         }
         let config = dir.join("apt.conf");
         let text = render_config(dir, arch, &host);
@@ -181,13 +187,13 @@ impl HostApt {
 }
 
 /// Copies the host's source lists verbatim (URIs, suites, `Signed-By` and architecture
-/// restrictions all keep their meaning for another architecture). Returns how many.
-fn copy_sources(host: &HostApt, etc: &Path) -> Result<usize, SysrootError> {
-    let mut copied = 0;
+/// restrictions all keep their meaning for another architecture). Returns the copies.
+fn copy_sources(host: &HostApt, etc: &Path) -> Result<Vec<PathBuf>, SysrootError> {
+    let mut copied = Vec::new();
     if host.source_list.is_file() {
         let to = etc.join("sources.list");
         fs::copy(&host.source_list, &to).map_err(SysrootError::io("copy", &host.source_list))?;
-        copied += 1;
+        copied.push(to);
     }
     let entries = match fs::read_dir(&host.source_parts) {
         Ok(entries) => entries,
@@ -205,10 +211,108 @@ fn copy_sources(host: &HostApt, etc: &Path) -> Result<usize, SysrootError> {
         if is_source && path.is_file() {
             let to = etc.join("sources.list.d").join(entry.file_name());
             fs::copy(&path, &to).map_err(SysrootError::io("copy", &path))?;
-            copied += 1;
+            copied.push(to);
         }
     }
     Ok(copied)
+}
+
+/// Points the copied source lists at Debian release `suite` when the host runs another
+/// one: the same mirrors and keys (Debian's keyring carries the neighbouring releases'
+/// keys), another suite.
+fn point_sources_at(sources: &[PathBuf], suite: &str) -> Result<(), SysrootError> {
+    let os_release = fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let host_codename = os_release_value(&os_release, "VERSION_CODENAME").unwrap_or_default();
+    if host_codename == suite {
+        return Ok(());
+    }
+    let foreign = || SysrootError::ForeignSources {
+        suite: suite.to_string(),
+        host: if host_codename.is_empty() {
+            "a release without a codename".to_string()
+        } else {
+            host_codename.clone()
+        },
+    };
+    if host_codename.is_empty() {
+        return Err(foreign());
+    }
+    let mut retargeted = 0;
+    for path in sources {
+        let text = fs::read_to_string(path).map_err(SysrootError::io("read", path))?;
+        let (text, count) = retarget_suites(&text, &host_codename, suite);
+        fs::write(path, text).map_err(SysrootError::io("write", path))?;
+        retargeted += count;
+    }
+    if retargeted == 0 {
+        return Err(foreign());
+    }
+    Ok(())
+}
+
+/// Replaces release `from` by `to` in every suite of a source list, in both the one-line
+/// (`deb [opts] URI SUITE COMPONENTS`) and the deb822 (`Suites: a b`) format, keeping
+/// suffixes: `bookworm-updates` becomes `trixie-updates`. Returns the new text and how
+/// many suites changed.
+pub(crate) fn retarget_suites(text: &str, from: &str, to: &str) -> (String, usize) {
+    let retarget = |suite: &str| -> Option<String> {
+        let rest = suite.strip_prefix(from)?;
+        (rest.is_empty() || rest.starts_with('-') || rest.starts_with('/'))
+            .then(|| format!("{to}{rest}"))
+    };
+    let mut count = 0;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, newline) = line
+            .strip_suffix('\n')
+            .map_or((line, ""), |body| (body, "\n"));
+        let trimmed = body.trim_start();
+        let indent = &body[..body.len() - trimmed.len()];
+        let new_body = if let Some(value) = trimmed
+            .get(..7)
+            .filter(|key| key.eq_ignore_ascii_case("suites:"))
+            .map(|_| &trimmed[7..])
+        {
+            let suites: Vec<String> = value
+                .split_whitespace()
+                .map(|suite| match retarget(suite) {
+                    Some(new) => {
+                        count += 1;
+                        new
+                    }
+                    None => suite.to_string(),
+                })
+                .collect();
+            Some(format!("{indent}Suites: {}", suites.join(" ")))
+        } else if trimmed.starts_with("deb ") || trimmed.starts_with("deb-src ") {
+            retarget_one_line(trimmed, &retarget).map(|new| {
+                count += 1;
+                format!("{indent}{new}")
+            })
+        } else {
+            None
+        };
+        out.push_str(new_body.as_deref().unwrap_or(body));
+        out.push_str(newline);
+    }
+    (out, count)
+}
+
+/// `deb [arch=arm64 signed-by=k] URI SUITE COMPONENTS...` with SUITE retargeted, or `None`
+/// when the suite is another release's.
+fn retarget_one_line(line: &str, retarget: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let mut tokens: Vec<&str> = line.split_whitespace().collect();
+    let mut index = 1;
+    if tokens.get(index).is_some_and(|t| t.starts_with('[')) {
+        while !tokens.get(index)?.ends_with(']') {
+            index += 1;
+        }
+        index += 1;
+    }
+    let suite_index = index + 1;
+    let new = retarget(tokens.get(suite_index)?)?;
+    tokens[suite_index] = &new;
+    Some(tokens.join(" "))
 }
 
 fn render_config(dir: &Path, arch: &str, host: &HostApt) -> String {
@@ -267,6 +371,19 @@ fn shell_assignment(shell: &str, name: &str) -> Option<String> {
         let value = line.strip_prefix(name)?.strip_prefix('=')?;
         let value = value.strip_prefix('\'')?.strip_suffix('\'')?;
         Some(value.replace("'\\''", "'"))
+    })
+}
+
+/// `NAME=value`, `NAME="value"` or `NAME='value'` from an os-release file.
+fn os_release_value(text: &str, name: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let value = line.strip_prefix(name)?.strip_prefix('=')?.trim();
+        let unquoted = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        Some(unquoted.to_string())
     })
 }
 
@@ -353,6 +470,52 @@ mod tests {
             Some("/etc/apt/it's.d/")
         );
         assert_eq!(shell_assignment(shell, "SOURCE"), None);
+    }
+
+    #[test]
+    fn suites_of_both_source_formats_move_to_another_release_with_their_suffixes() {
+        let deb822 = "Types: deb\nURIs: http://mirror/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\n\
+                      Types: deb\nURIs: http://mirror/debian-security\nSuites: bookworm-security\n";
+        let (text, count) = retarget_suites(deb822, "bookworm", "trixie");
+        assert_eq!(count, 3);
+        assert!(text.contains("Suites: trixie trixie-updates\n"), "{text}");
+        assert!(text.contains("Suites: trixie-security\n"), "{text}");
+        assert!(text.contains("URIs: http://mirror/debian\n"), "{text}");
+
+        let one_line = "# deb http://old bookworm main\n\
+                        deb [arch=amd64 signed-by=/k.gpg] http://mirror/debian bookworm main contrib\n\
+                        deb http://security/debian-security bookworm-security main\n\
+                        deb http://other/repo stable main\n";
+        let (text, count) = retarget_suites(one_line, "bookworm", "trixie");
+        assert_eq!(count, 2);
+        assert_eq!(
+            text,
+            "# deb http://old bookworm main\n\
+             deb [arch=amd64 signed-by=/k.gpg] http://mirror/debian trixie main contrib\n\
+             deb http://security/debian-security trixie-security main\n\
+             deb http://other/repo stable main\n"
+        );
+    }
+
+    #[test]
+    fn os_release_values_may_be_quoted() {
+        let text = "NAME=\"Debian GNU/Linux\"\nVERSION_CODENAME=bookworm\nID='debian'\n";
+        assert_eq!(
+            os_release_value(text, "VERSION_CODENAME").as_deref(),
+            Some("bookworm")
+        );
+        assert_eq!(
+            os_release_value(text, "NAME").as_deref(),
+            Some("Debian GNU/Linux")
+        );
+        assert_eq!(os_release_value(text, "ID").as_deref(), Some("debian"));
+        assert_eq!(os_release_value(text, "VERSION"), None);
+    }
+
+    #[test]
+    fn a_suite_that_only_starts_like_the_release_is_left_alone() {
+        let (text, count) = retarget_suites("Suites: bookwormish\n", "bookworm", "trixie");
+        assert_eq!((text.as_str(), count), ("Suites: bookwormish\n", 0));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod apt;
 mod lock;
 mod unpack;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -67,6 +68,15 @@ pub enum SysrootError {
     },
     #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
     BadTree { path: PathBuf, detail: String },
+    #[error(
+        "no target CPython {version}: crosswheel runs the CPython Debian ships, which is {available}"
+    )]
+    UnsupportedPython { version: String, available: String },
+    #[error(
+        "the target CPython comes from Debian {suite}, but this host's APT sources are for {host}: \
+         crosswheel can repoint Debian sources only (set VERSION_CODENAME in /etc/os-release)"
+    )]
+    ForeignSources { suite: String, host: String },
 }
 
 impl SysrootError {
@@ -148,7 +158,8 @@ impl fmt::Display for LinuxArch {
 
 #[derive(Debug, Deserialize)]
 struct Config {
-    python: String,
+    default_python: String,
+    python_suites: BTreeMap<String, String>,
     python_roots: Vec<String>,
     qemu_package: String,
     qemu_keep: Vec<String>,
@@ -165,9 +176,26 @@ fn config() -> &'static Config {
     })
 }
 
-/// `MAJOR.MINOR` of the target CPython the sysroots hold.
-pub fn target_python_version() -> &'static str {
-    &config().python
+/// `MAJOR.MINOR` of the target CPython for wheels that do not name one (py3, abi3).
+pub fn default_target_python() -> &'static str {
+    &config().default_python
+}
+
+/// The Debian release whose packages hold target CPython `version`.
+fn debian_suite_for(version: &str) -> Result<&'static str, SysrootError> {
+    config()
+        .python_suites
+        .get(version)
+        .map(String::as_str)
+        .ok_or_else(|| SysrootError::UnsupportedPython {
+            version: version.to_string(),
+            available: config()
+                .python_suites
+                .iter()
+                .map(|(version, suite)| format!("{version} (Debian {suite})"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+        })
 }
 
 /// What to fetch and where to keep it, relative to the cache.
@@ -181,13 +209,15 @@ pub struct TreeSpec {
     pub with_dependencies: bool,
     /// Paths (relative to the tree root) to keep; empty keeps everything.
     pub keep_only: Vec<String>,
+    /// The Debian release to fetch from; `None` keeps the host's own suites.
+    pub debian_suite: Option<String>,
 }
 
 impl TreeSpec {
-    /// The root filesystem able to run the target CPython under qemu-user.
-    pub fn python_sysroot(arch: LinuxArch) -> Self {
-        let python = &config().python;
-        TreeSpec {
+    /// The root filesystem able to run target CPython `python` (`3.13`) under qemu-user.
+    pub fn python_sysroot(arch: LinuxArch, python: &str) -> Result<Self, SysrootError> {
+        let suite = debian_suite_for(python)?;
+        Ok(TreeSpec {
             cache_subdir: Path::new("sysroots").join(format!("{}-py{python}", arch.debian())),
             debian_arch: arch.debian().to_string(),
             packages: config()
@@ -197,7 +227,8 @@ impl TreeSpec {
                 .collect(),
             with_dependencies: true,
             keep_only: Vec::new(),
-        }
+            debian_suite: Some(suite.to_string()),
+        })
     }
 
     /// Debian's static qemu-user binaries for the host, used when none is on PATH.
@@ -209,6 +240,7 @@ impl TreeSpec {
             packages: vec![package],
             with_dependencies: false,
             keep_only: config().qemu_keep.clone(),
+            debian_suite: None,
         }
     }
 }
@@ -318,6 +350,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     let root = work.path().join("root");
     unpack::unpack_all(&debs, &root)?;
     unpack::relativize_absolute_symlinks(&root)?;
+    unpack::link_merged_usr(&root)?;
     unpack::prune(&root, &config().prune)?;
     if !spec.keep_only.is_empty() {
         unpack::keep_only(&root, &work.path().join("kept"), &spec.keep_only)?;
@@ -376,6 +409,7 @@ fn fetch(work: &Path, spec: &TreeSpec) -> Result<Vec<PathBuf>, SysrootError> {
         &work.join("apt"),
         &spec.debian_arch,
         &config().forwarded_acquire_settings,
+        spec.debian_suite.as_deref(),
     )?;
     let index_problems = apt.update()?;
     if spec.with_dependencies {
@@ -409,13 +443,23 @@ fn write_manifest(root: &Path, manifest: &Manifest) -> Result<(), SysrootError> 
 pub struct Sysroot {
     tree: PackageTree,
     arch: LinuxArch,
+    python_version: String,
 }
 
 impl Sysroot {
-    /// Returns the CPython sysroot for `arch`, fetching it into `cache` on first use.
-    pub fn provision(cache: &Path, arch: LinuxArch) -> Result<Self, SysrootError> {
-        let tree = provision(cache, &TreeSpec::python_sysroot(arch))?;
-        Ok(Sysroot { tree, arch })
+    /// Returns the sysroot holding CPython `python_version` (`3.11`) for `arch`,
+    /// fetching it into `cache` on first use.
+    pub fn provision(
+        cache: &Path,
+        arch: LinuxArch,
+        python_version: &str,
+    ) -> Result<Self, SysrootError> {
+        let tree = provision(cache, &TreeSpec::python_sysroot(arch, python_version)?)?;
+        Ok(Sysroot {
+            tree,
+            arch,
+            python_version: python_version.to_string(),
+        })
     }
 
     pub fn arch(&self) -> LinuxArch {
@@ -431,8 +475,8 @@ impl Sysroot {
     }
 
     /// `3.11`: the `MAJOR.MINOR` of the interpreter inside.
-    pub fn python_version(&self) -> &'static str {
-        target_python_version()
+    pub fn python_version(&self) -> &str {
+        &self.python_version
     }
 
     /// The interpreter binary, a target-architecture ELF file.
@@ -481,11 +525,27 @@ mod tests {
 
     #[test]
     fn python_sysroot_lives_under_debian_arch_and_python_version() {
-        let spec = TreeSpec::python_sysroot(LinuxArch::Ppc64le);
+        let spec = TreeSpec::python_sysroot(LinuxArch::Ppc64le, "3.11").unwrap();
         assert_eq!(spec.cache_subdir, Path::new("sysroots/ppc64el-py3.11"));
         assert_eq!(spec.debian_arch, "ppc64el");
+        assert_eq!(spec.debian_suite.as_deref(), Some("bookworm"));
         assert!(spec.packages.iter().any(|p| p == "python3.11-minimal"));
         assert!(spec.packages.iter().all(|p| !p.contains('{')));
+        let newer = TreeSpec::python_sysroot(LinuxArch::Aarch64, "3.13").unwrap();
+        assert_eq!(newer.cache_subdir, Path::new("sysroots/arm64-py3.13"));
+        assert_eq!(newer.debian_suite.as_deref(), Some("trixie"));
+        assert!(newer.packages.iter().any(|p| p == "libpython3.13-stdlib"));
+    }
+
+    #[test]
+    fn a_python_debian_does_not_ship_is_refused_naming_the_ones_it_does() {
+        let err = TreeSpec::python_sysroot(LinuxArch::Aarch64, "3.12")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "no target CPython 3.12: crosswheel runs the CPython Debian ships, which is 3.11 (Debian bookworm) and 3.13 (Debian trixie)"
+        );
     }
 
     #[test]

@@ -47,6 +47,26 @@ pub(crate) fn unpack_all(debs: &[PathBuf], root: &Path) -> Result<(), SysrootErr
     Ok(())
 }
 
+/// Top-level folders that merged-/usr systems keep under `usr/` only.
+const MERGED_USR_DIRS: [&str; 6] = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+
+/// Adds merged-/usr's `lib -> usr/lib` (and bin, sbin, lib64, ...) where the packages
+/// install only under `usr/`. Debian 13's libc6 ships its loader as
+/// `usr/lib/ld-linux-aarch64.so.1` while binaries ask for `/lib/ld-linux-aarch64.so.1`; the
+/// links normally come from `base-files`, which is Essential and so never part of a
+/// dependency closure. Trees with real top-level folders (Debian 12) are left as they are.
+pub(crate) fn link_merged_usr(root: &Path) -> Result<(), SysrootError> {
+    for dir in MERGED_USR_DIRS {
+        let link = root.join(dir);
+        let under_usr = root.join("usr").join(dir);
+        if under_usr.is_dir() && fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(Path::new("usr").join(dir), &link)
+                .map_err(SysrootError::io("create the symlink", &link))?;
+        }
+    }
+    Ok(())
+}
+
 /// Rewrites every absolute symlink as a relative one, so the tree resolves inside itself:
 /// ppc64le's `lib64/ld64.so.2 -> /lib/powerpc64le-linux-gnu/ld64.so.2` otherwise points at
 /// the host (or nowhere) and the loader cannot be found. Returns how many were rewritten.
@@ -175,6 +195,18 @@ fn percent_decode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_usr_trees_get_their_top_level_links_and_others_keep_their_folders() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("usr/lib")).unwrap();
+        fs::create_dir_all(root.path().join("usr/bin")).unwrap();
+        fs::create_dir_all(root.path().join("bin")).unwrap();
+        link_merged_usr(root.path()).unwrap();
+        assert_eq!(fs::read_link(root.path().join("lib")).unwrap(), Path::new("usr/lib"));
+        assert!(root.path().join("bin").is_dir() && !root.path().join("bin").is_symlink());
+        assert!(fs::symlink_metadata(root.path().join("lib64")).is_err());
+    }
 
     #[test]
     fn absolute_link_becomes_relative_to_the_tree_root() {

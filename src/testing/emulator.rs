@@ -34,8 +34,14 @@ pub struct Emulator {
 impl Emulator {
     /// Provisions the target sysroot and finds qemu (fetching it into `cache` when it is
     /// not on PATH). `cpu` overrides [`default_qemu_cpu`].
-    pub fn new(cache: &Path, arch: LinuxArch, cpu: Option<String>) -> Result<Self, TestError> {
-        let sysroot = Sysroot::provision(cache, arch)?;
+    /// qemu-user for `arch` with a sysroot holding CPython `python_version` (`3.11`).
+    pub fn new(
+        cache: &Path,
+        arch: LinuxArch,
+        python_version: &str,
+        cpu: Option<String>,
+    ) -> Result<Self, TestError> {
+        let sysroot = Sysroot::provision(cache, arch, python_version)?;
         let qemu = find_qemu(arch, cache)?;
         let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));
         Ok(Emulator { qemu, sysroot, cpu })

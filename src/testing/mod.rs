@@ -91,6 +91,8 @@ pub struct TestSpec {
     pub test_command: String,
     /// Requirements installed beside the wheel (`pytest`, `numpy>=2`, ...).
     pub test_requires: Vec<String>,
+    /// `MAJOR.MINOR` of the CPython the tests run on; see [`python_version_of_wheel`].
+    pub python_version: String,
     /// Files or folders, relative to the project, copied into the folder the command
     /// runs from.
     pub test_sources: Vec<PathBuf>,
@@ -159,9 +161,14 @@ pub fn test_wheel(
         ))?;
     let env_root = scratch.path().join("venv");
     let env = match emulated_arch {
-        None => TargetEnv::native(&env_root, platform, crate::sysroot::target_python_version())?,
+        None => TargetEnv::native(&env_root, platform, &spec.python_version)?,
         Some(target) => {
-            let emulator = Emulator::new(&spec.cache_dir, target, spec.qemu_cpu.clone())?;
+            let emulator = Emulator::new(
+                &spec.cache_dir,
+                target,
+                &spec.python_version,
+                spec.qemu_cpu.clone(),
+            )?;
             if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
             {
                 // Not fatal: the venv's python launches itself through qemu, so Python
@@ -218,6 +225,22 @@ pub fn test_wheel(
     })
 }
 
+/// The CPython a wheel needs, from its tags: `3.13` for `cp313-cp313`; for wheels
+/// that run on many versions (`py3-none`, `cp39-abi3`) the default target CPython.
+pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> String {
+    let version_specific = abi_tags.iter().all(|abi| abi != "abi3" && abi != "none");
+    python_tags
+        .iter()
+        .filter(|_| version_specific)
+        .find_map(|tag| {
+            let digits = tag.strip_prefix("cp")?;
+            let (major, minor) = digits.split_at_checked(1)?;
+            (major == "3" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| format!("{major}.{minor}"))
+        })
+        .unwrap_or_else(|| crate::sysroot::default_target_python().to_string())
+}
+
 /// Replaces `{project}` and `{package}` with the shell-quoted project folder.
 pub fn expand_placeholders(command: &str, project: &Path) -> String {
     let quoted = shell_quote(&project.to_string_lossy());
@@ -270,6 +293,28 @@ fn copy_test_sources(project: &Path, entries: &[PathBuf], workdir: &Path) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wheel_names_the_cpython_its_tests_need() {
+        let tags = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            python_version_of_wheel(&tags(&["cp313"]), &tags(&["cp313"])),
+            "3.13"
+        );
+        assert_eq!(
+            python_version_of_wheel(&tags(&["cp310"]), &tags(&["cp310"])),
+            "3.10"
+        );
+        let default = crate::sysroot::default_target_python();
+        assert_eq!(
+            python_version_of_wheel(&tags(&["cp39"]), &tags(&["abi3"])),
+            default
+        );
+        assert_eq!(
+            python_version_of_wheel(&tags(&["py3"]), &tags(&["none"])),
+            default
+        );
+    }
 
     #[test]
     fn placeholders_expand_to_the_quoted_project_folder() {
