@@ -94,6 +94,18 @@ fn assert_no_absolute_symlinks(root: &Path) {
 
 fn emulated_machine(cache: &Path, arch: LinuxArch) -> String {
     let emulator = Emulator::new(cache, arch, "3.11", None).unwrap_or_else(|err| panic!("{err}"));
+    // The stdlib is compiled once, under emulation, so test runs do not compile it again.
+    let stdlib = emulator.sysroot().root().join("usr/lib/python3.11");
+    for module in [
+        "json/__pycache__/__init__.cpython-311.pyc",
+        "__pycache__/argparse.cpython-311.pyc",
+    ] {
+        assert!(
+            stdlib.join(module).is_file(),
+            "{module} not precompiled in {}",
+            stdlib.display()
+        );
+    }
     let output = emulator
         .python_command()
         .args(["-c", "import platform, sys; print(platform.machine())"])
@@ -162,8 +174,8 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 #[test]
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
     let cache = cache_root();
-    let emulator =
-        Emulator::new(&cache, LinuxArch::Aarch64, "3.11", None).unwrap_or_else(|err| panic!("{err}"));
+    let emulator = Emulator::new(&cache, LinuxArch::Aarch64, "3.11", None)
+        .unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
         .python_command()
         .args([

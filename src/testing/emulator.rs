@@ -10,6 +10,13 @@ use crate::sysroot::{self, LinuxArch, Sysroot, TreeSpec};
 
 use super::TestError;
 
+/// Written into a sysroot once its standard library is compiled to bytecode.
+const BYTECODE_MARKER: &str = ".crosswheel-bytecode";
+
+/// `compileall -x`: the stdlib's own tests and GUI tools, which test runs never import
+/// (and some of whose files are deliberately invalid Python).
+const STDLIB_NOT_COMPILED: &str = "/(test|tests|idlelib|tkinter|turtledemo|lib2to3)/";
+
 /// Where the kernel exposes binfmt_misc handlers.
 pub const BINFMT_MISC_DIR: &str = "/proc/sys/fs/binfmt_misc";
 
@@ -44,7 +51,56 @@ impl Emulator {
         let sysroot = Sysroot::provision(cache, arch, python_version)?;
         let qemu = find_qemu(arch, cache)?;
         let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));
-        Ok(Emulator { qemu, sysroot, cpu })
+        let emulator = Emulator { qemu, sysroot, cpu };
+        emulator.precompile_stdlib()?;
+        Ok(emulator)
+    }
+
+    /// Compiles the target's standard library to bytecode once per sysroot. Debian ships
+    /// it as source only (its postinst compiles it), so otherwise every test run compiles
+    /// what it imports under emulation — or, with PYTHONDONTWRITEBYTECODE set, compiles it
+    /// again each time: about 5 s of a small pytest run. Runs of several processes may
+    /// overlap harmlessly: Python writes each `.pyc` atomically.
+    fn precompile_stdlib(&self) -> Result<(), TestError> {
+        let marker = self.sysroot.root().join(BYTECODE_MARKER);
+        if marker.exists() {
+            return Ok(());
+        }
+        let stdlib = self
+            .sysroot
+            .root()
+            .join("usr/lib")
+            .join(format!("python{}", self.sysroot.python_version()));
+        let started = std::time::Instant::now();
+        let output = self
+            .python_command()
+            .args(["-m", "compileall", "-q", "-x", STDLIB_NOT_COMPILED])
+            .arg(&stdlib)
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .env_remove("_PYTHON_HOST_PLATFORM")
+            .env_remove("_PYTHON_SYSCONFIGDATA_NAME")
+            .output()
+            .map_err(TestError::io("run", &self.qemu))?;
+        if !output.status.success() {
+            // A file that does not compile is compiled (and fails) again when imported;
+            // nothing is lost but time, so say so and go on.
+            tracing::warn!(
+                "compiling the target's standard library in {} reported errors: {}",
+                stdlib.display(),
+                String::from_utf8_lossy(&output.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+            );
+        }
+        tracing::info!(
+            "compiled the {} standard library to bytecode in {:.1} s",
+            self.sysroot.arch(),
+            started.elapsed().as_secs_f64()
+        );
+        fs::write(&marker, "").map_err(TestError::io("write", &marker))
     }
 
     pub fn qemu(&self) -> &Path {
