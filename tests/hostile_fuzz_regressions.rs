@@ -90,6 +90,73 @@ fn the_undamaged_extension_edits_and_reads_back() {
     assert_eq!(facts.runpath, ["$ORIGIN/../fuzzed.libs"]);
 }
 
+/// File offset of the first section of type `wanted` in a little-endian ELF64 file.
+fn section_offset(elf: &[u8], wanted: u32) -> usize {
+    let read_u64 = |at: usize| u64::from_le_bytes(elf[at..at + 8].try_into().expect("eight bytes"));
+    let read_u16 = |at: usize| u16::from_le_bytes(elf[at..at + 2].try_into().expect("two bytes"));
+    let (shoff, size, count) = (
+        read_u64(0x28) as usize,
+        read_u16(0x3a) as usize,
+        read_u16(0x3c) as usize,
+    );
+    (0..count)
+        .map(|index| shoff + index * size)
+        .find(|&header| {
+            u32::from_le_bytes(elf[header + 4..header + 8].try_into().expect("four bytes"))
+                == wanted
+        })
+        .map(|header| read_u64(header + 0x18) as usize)
+        .expect("the fixture extension has the section")
+}
+
+const SHT_GNU_HASH: u32 = 0x6fff_fff6;
+
+/// Found by `elf_edit` (crash-aaad0f3f...), mutated from the same numpy
+/// extension: a `.gnu.hash` header whose bloom filter size is 0. The writer masks
+/// each hash with `size - 1` and indexed its (empty) filter at 51,108,723: a panic
+/// inside the repair. The loader needs a power of two as well.
+#[test]
+fn editing_an_elf_whose_gnu_hash_bloom_size_is_not_a_power_of_two_is_refused() {
+    for bloom_size in [0u32, 3] {
+        let mut elf = small_linux_extension();
+        let header = section_offset(&elf, SHT_GNU_HASH);
+        elf[header + 8..header + 12].copy_from_slice(&bloom_size.to_le_bytes());
+
+        match apply_edits(&elf, &repair_like_edits()) {
+            Err(error @ ElfEditError::MalformedInput(_)) => {
+                let message = error.to_string();
+                assert!(
+                    message.contains(&format!(
+                        "bloom filter size {bloom_size} is not a power of two"
+                    )),
+                    "{message}"
+                );
+            }
+            Err(other) => panic!("expected a malformed-input error, got: {other}"),
+            Ok(_) => panic!("the edit of a file with bloom size {bloom_size} succeeded"),
+        }
+    }
+}
+
+/// The same file with a `.gnu.hash` that has no buckets: the writer divides by
+/// the bucket count.
+#[test]
+fn editing_an_elf_whose_gnu_hash_has_no_buckets_is_refused() {
+    let mut elf = small_linux_extension();
+    let header = section_offset(&elf, SHT_GNU_HASH);
+    elf[header..header + 4].copy_from_slice(&0u32.to_le_bytes());
+    match apply_edits(&elf, &repair_like_edits()) {
+        Err(error @ ElfEditError::MalformedInput(_)) => {
+            assert!(
+                error.to_string().contains(".gnu.hash table has no buckets"),
+                "{error}"
+            );
+        }
+        Err(other) => panic!("expected a malformed-input error, got: {other}"),
+        Ok(_) => panic!("the edit of a file whose .gnu.hash has no buckets succeeded"),
+    }
+}
+
 /// Found by `elf_edit` (oom-c15ebbdb...), mutated from a 32-bit ARM library zig
 /// built: the `.hash` header claims 687,865,860 buckets in a 40-byte section.
 /// The writer sized its output table from that count and allocated gigabytes

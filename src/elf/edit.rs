@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use object::build::elf::{Builder, Dynamic};
+use object::build::elf::{Builder, Dynamic, SectionData};
 use object::build::{ByteString, Id};
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader};
@@ -109,8 +109,28 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
 
 /// The builder sizes the output's hash tables from the counts in the input's
 /// `.hash`/`.gnu.hash` headers alone; a lying header would make it allocate
-/// gigabytes. No genuine table is larger than the file that holds it.
+/// gigabytes. No genuine table is larger than the file that holds it. It also
+/// divides by the bucket counts and masks with the bloom size, so a table present
+/// with no buckets, or a bloom size that is not a power of two (which the loader
+/// requires too), would make it panic or index out of bounds (found by fuzzing).
 fn check_hash_table_sizes(builder: &Builder<'_>, file_len: usize) -> Result<(), ElfEditError> {
+    let has =
+        |wanted: fn(&SectionData<'_>) -> bool| builder.sections.iter().any(|s| wanted(&s.data));
+    let malformed = |detail: String| Err(ElfEditError::MalformedInput(detail));
+    if has(|data| matches!(data, SectionData::Hash)) && builder.hash_bucket_count == 0 {
+        return malformed("its .hash table has no buckets".into());
+    }
+    if has(|data| matches!(data, SectionData::GnuHash)) {
+        if builder.gnu_hash_bucket_count == 0 {
+            return malformed("its .gnu.hash table has no buckets".into());
+        }
+        if !builder.gnu_hash_bloom_count.is_power_of_two() {
+            return malformed(format!(
+                "its .gnu.hash bloom filter size {} is not a power of two",
+                builder.gnu_hash_bloom_count
+            ));
+        }
+    }
     let words = (file_len / 4) as u64;
     for (what, count) in [
         (".hash bucket count", builder.hash_bucket_count),
