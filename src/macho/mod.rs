@@ -9,6 +9,7 @@
 
 mod binds;
 mod bytes;
+mod code_directory;
 mod constants;
 mod edit;
 mod error;

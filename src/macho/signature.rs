@@ -37,9 +37,9 @@ pub fn verify_signature(slice: &Slice<'_>) -> SignatureStatus {
     }
 }
 
-struct Blob<'a> {
-    slot: u32,
-    bytes: &'a [u8],
+pub(super) struct Blob<'a> {
+    pub(super) slot: u32,
+    pub(super) bytes: &'a [u8],
 }
 
 /// Returns the primary CodeDirectory's flags.
@@ -76,7 +76,7 @@ fn is_code_directory_slot(slot: u32) -> bool {
 }
 
 /// Splits the SuperBlob into its indexed blobs, each checked to lie inside it.
-fn superblob_entries(region: &[u8]) -> Result<Vec<Blob<'_>>, String> {
+pub(super) fn superblob_entries(region: &[u8]) -> Result<Vec<Blob<'_>>, String> {
     let magic = be_u32(region, 0).ok_or("the signature is shorter than a SuperBlob header")?;
     if magic != CSMAGIC_EMBEDDED_SIGNATURE {
         return Err(format!(
@@ -117,8 +117,8 @@ fn superblob_entries(region: &[u8]) -> Result<Vec<Blob<'_>>, String> {
         .collect()
 }
 
-#[derive(Clone, Copy)]
-enum HashType {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HashType {
     Sha1,
     Sha256,
     Sha256Truncated,
@@ -126,7 +126,7 @@ enum HashType {
 }
 
 impl HashType {
-    fn from_raw(raw: u8) -> Option<HashType> {
+    pub(super) fn from_raw(raw: u8) -> Option<HashType> {
         match raw {
             CS_HASHTYPE_SHA1 => Some(HashType::Sha1),
             CS_HASHTYPE_SHA256 => Some(HashType::Sha256),
@@ -136,7 +136,16 @@ impl HashType {
         }
     }
 
-    fn size(self) -> usize {
+    pub(super) fn raw(self) -> u8 {
+        match self {
+            HashType::Sha1 => CS_HASHTYPE_SHA1,
+            HashType::Sha256 => CS_HASHTYPE_SHA256,
+            HashType::Sha256Truncated => CS_HASHTYPE_SHA256_TRUNCATED,
+            HashType::Sha384 => CS_HASHTYPE_SHA384,
+        }
+    }
+
+    pub(super) fn size(self) -> usize {
         match self {
             HashType::Sha1 | HashType::Sha256Truncated => 20,
             HashType::Sha256 => 32,
@@ -144,7 +153,7 @@ impl HashType {
         }
     }
 
-    fn digest(self, data: &[u8]) -> Vec<u8> {
+    pub(super) fn digest(self, data: &[u8]) -> Vec<u8> {
         match self {
             HashType::Sha1 => <sha1::Sha1 as sha1::Digest>::digest(data).to_vec(),
             HashType::Sha256 => <sha2::Sha256 as sha2::Digest>::digest(data).to_vec(),
@@ -157,22 +166,22 @@ impl HashType {
 }
 
 /// Field offsets of `CS_CodeDirectory` (big-endian).
-mod field {
-    pub(super) const VERSION: u64 = 8;
-    pub(super) const FLAGS: u64 = 12;
-    pub(super) const HASH_OFFSET: u64 = 16;
-    pub(super) const IDENT_OFFSET: u64 = 20;
-    pub(super) const SPECIAL_SLOTS: u64 = 24;
-    pub(super) const CODE_SLOTS: u64 = 28;
-    pub(super) const CODE_LIMIT: u64 = 32;
-    pub(super) const HASH_SIZE: u64 = 36;
-    pub(super) const HASH_TYPE: u64 = 37;
-    pub(super) const PAGE_SIZE: u64 = 39;
-    pub(super) const BASE_END: u64 = 44;
-    pub(super) const CODE_LIMIT_64: u64 = 56;
-    pub(super) const EXEC_SEG_BASE: u64 = 64;
-    pub(super) const EXEC_SEG_LIMIT: u64 = 72;
-    pub(super) const EXEC_SEG_END: u64 = 88;
+pub(super) mod field {
+    pub(in crate::macho) const VERSION: u64 = 8;
+    pub(in crate::macho) const FLAGS: u64 = 12;
+    pub(in crate::macho) const HASH_OFFSET: u64 = 16;
+    pub(in crate::macho) const IDENT_OFFSET: u64 = 20;
+    pub(in crate::macho) const SPECIAL_SLOTS: u64 = 24;
+    pub(in crate::macho) const CODE_SLOTS: u64 = 28;
+    pub(in crate::macho) const CODE_LIMIT: u64 = 32;
+    pub(in crate::macho) const HASH_SIZE: u64 = 36;
+    pub(in crate::macho) const HASH_TYPE: u64 = 37;
+    pub(in crate::macho) const PAGE_SIZE: u64 = 39;
+    pub(in crate::macho) const BASE_END: u64 = 44;
+    pub(in crate::macho) const CODE_LIMIT_64: u64 = 56;
+    pub(in crate::macho) const EXEC_SEG_BASE: u64 = 64;
+    pub(in crate::macho) const EXEC_SEG_LIMIT: u64 = 72;
+    pub(in crate::macho) const EXEC_SEG_END: u64 = 88;
 }
 
 fn verify_code_directory(
@@ -369,7 +378,7 @@ fn check_special_slots(
     Ok(())
 }
 
-fn embedded_info_plist<'a>(slice: &Slice<'a>) -> Option<&'a [u8]> {
+pub(super) fn embedded_info_plist<'a>(slice: &Slice<'a>) -> Option<&'a [u8]> {
     let section = slice
         .segment("__TEXT")?
         .sections
