@@ -94,23 +94,26 @@ fn a_macos_arm64_wheel_gets_a_static_check_that_says_it_did_not_execute() {
     }
 }
 
-#[test]
-fn a_wheel_for_a_platform_without_a_runner_is_a_one_line_error() {
+/// `crosswheel test` on an empty `demo` wheel tagged `tag`, which must fail with
+/// exactly one line on stderr; returns that line.
+fn one_line_refusal(tag: &str) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
-    let metadata = common::minimal_metadata("demo", "1.0", "cp311-cp311-macosx_10_9_x86_64");
+    let metadata = common::minimal_metadata("demo", "1.0", tag);
     let files: Vec<(&str, &[u8])> = metadata
         .iter()
         .map(|(name, data)| (name.as_str(), data.as_slice()))
         .collect();
-    let wheel = common::make_wheel(
-        dir.path(),
-        "demo-1.0-cp311-cp311-macosx_10_9_x86_64.whl",
-        &files,
-    );
+    let wheel = common::make_wheel(dir.path(), &format!("demo-1.0-{tag}.whl"), &files);
     let output = crosswheel_test(&wheel, "true");
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_wheel_for_a_platform_without_a_runner_is_a_one_line_error() {
+    let stderr = one_line_refusal("cp311-cp311-macosx_10_9_x86_64");
     assert!(
         stderr.contains("no test runner for platform macosx_10_9_x86_64"),
         "{stderr}"
@@ -144,21 +147,7 @@ fn a_cp313_wheel_is_tested_on_cpython_313_under_emulation() {
 
 #[test]
 fn a_cpython_debian_does_not_ship_is_a_clear_error() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let metadata = common::minimal_metadata("demo", "1.0", "cp312-cp312-manylinux_2_17_aarch64");
-    let files: Vec<(&str, &[u8])> = metadata
-        .iter()
-        .map(|(name, data)| (name.as_str(), data.as_slice()))
-        .collect();
-    let wheel = common::make_wheel(
-        dir.path(),
-        "demo-1.0-cp312-cp312-manylinux_2_17_aarch64.whl",
-        &files,
-    );
-    let output = crosswheel_test(&wheel, "true");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let stderr = one_line_refusal("cp312-cp312-manylinux_2_17_aarch64");
     assert!(
         stderr.contains("no target CPython 3.12") && stderr.contains("3.13 (Debian trixie)"),
         "{stderr}"
