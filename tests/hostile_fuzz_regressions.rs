@@ -157,6 +157,36 @@ fn editing_an_elf_whose_gnu_hash_has_no_buckets_is_refused() {
     }
 }
 
+/// Found by `elf_edit` (crash-f55fb9ca...), mutated from a ppc64le library zig
+/// built: its `.comment` section claims an alignment of 2^40. The writer padded
+/// the section's file offset to it and reserved a terabyte. Rebuilt here on the
+/// numpy extension's last section header (a non-allocated one, like `.comment`).
+#[test]
+fn editing_an_elf_with_an_absurd_section_alignment_is_refused() {
+    let mut elf = small_linux_extension();
+    let read_u64 = |elf: &[u8], at: usize| u64::from_le_bytes(elf[at..at + 8].try_into().unwrap());
+    let read_u16 = |elf: &[u8], at: usize| u16::from_le_bytes(elf[at..at + 2].try_into().unwrap());
+    let (shoff, size, count) = (
+        read_u64(&elf, 0x28) as usize,
+        read_u16(&elf, 0x3a) as usize,
+        read_u16(&elf, 0x3c) as usize,
+    );
+    let last = shoff + (count - 1) * size;
+    elf[last + 0x30..last + 0x38].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    match apply_edits(&elf, &repair_like_edits()) {
+        Err(error @ ElfEditError::MalformedInput(_)) => {
+            assert!(
+                error
+                    .to_string()
+                    .contains("alignment of 1099511627776 bytes"),
+                "{error}"
+            );
+        }
+        Err(other) => panic!("expected a malformed-input error, got: {other}"),
+        Ok(output) => panic!("the edit succeeded with a {}-byte output", output.len()),
+    }
+}
+
 /// Found by `elf_edit` (oom-c15ebbdb...), mutated from a 32-bit ARM library zig
 /// built: the `.hash` header claims 687,865,860 buckets in a 40-byte section.
 /// The writer sized its output table from that count and allocated gigabytes

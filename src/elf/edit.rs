@@ -86,6 +86,7 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
         Builder::read(&*input.data).map_err(|e| ElfEditError::Parse(e.to_string()))?;
     input.restore_types(&mut builder);
     check_hash_table_sizes(&builder, data.len())?;
+    check_alignments(&builder, data.len())?;
     edit_dynamic(&mut builder, edits)?;
     layout::make_room(&mut builder)?;
 
@@ -140,6 +141,32 @@ fn check_hash_table_sizes(builder: &Builder<'_>, file_len: usize) -> Result<(), 
         if u64::from(count) > words {
             return Err(ElfEditError::MalformedInput(format!(
                 "its {what} {count} is more than the whole file ({file_len} bytes) could hold"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The writer pads each section's file offset to its alignment; an alignment
+/// of 2^40 (found by fuzzing elf_edit) made it reserve a terabyte. Genuine
+/// alignments stay within a huge page, or at most the file's own size.
+fn check_alignments(builder: &Builder<'_>, file_len: usize) -> Result<(), ElfEditError> {
+    const HUGE_PAGE: u64 = 2 << 20;
+    let limit = HUGE_PAGE.max(file_len as u64);
+    let sections = builder.sections.iter().map(|section| {
+        (
+            format!("section {}", String::from_utf8_lossy(&section.name)),
+            section.sh_addralign,
+        )
+    });
+    let segments = builder
+        .segments
+        .iter()
+        .map(|segment| ("a segment".to_string(), segment.p_align));
+    for (what, alignment) in sections.chain(segments) {
+        if alignment > limit {
+            return Err(ElfEditError::MalformedInput(format!(
+                "{what} claims an alignment of {alignment} bytes, more than a {file_len}-byte file can need"
             )));
         }
     }
