@@ -4,6 +4,9 @@
 
 pub mod linux;
 pub mod macos;
+mod rewrite;
+
+pub(crate) use rewrite::rewrite_wheel;
 
 use crate::wheel::WheelArchive;
 

@@ -19,7 +19,8 @@ use crate::elf::facts::{ElfFacts, is_elf};
 use std::collections::BTreeSet;
 
 use crate::manylinux::{Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, is_dynamic_loader, provided_names};
-use crate::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
+use crate::repair::rewrite_wheel;
+use crate::wheel::{Contents, WheelArchive};
 use graft::{Binary, GraftPlan, Link, Origin, Rules};
 use search::{Abi, LibrarySearch};
 
@@ -209,31 +210,6 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
             }
         }
     }
-    let new_name = wheel.name().with_platforms(platform_tags.clone());
-    let dist_info = wheel.dist_info_dir().to_string();
-    let wheel_file = format!("{dist_info}/WHEEL");
-    let mut metadata = wheel.wheel_metadata().clone();
-    metadata.replace_tags(&new_name.tags());
-    for entry in wheel.entries() {
-        if entry.name == format!("{dist_info}/RECORD") {
-            continue;
-        }
-        let contents = if entry.name == wheel_file {
-            let text = metadata.to_string();
-            if text.as_bytes() == wheel.read(&entry.name)?.as_slice() {
-                Contents::Raw(wheel.raw_entry(&entry.name)?)
-            } else {
-                Contents::Bytes { data: text.into_bytes(), mode: entry.unix_mode.unwrap_or(0o644) }
-            }
-        } else if let Some(bytes) = replaced.remove(&entry.name) {
-            Contents::Bytes { data: bytes, mode: entry.unix_mode.unwrap_or(0o755) }
-        } else {
-            Contents::Raw(wheel.raw_entry(&entry.name)?)
-        };
-        entries.push((entry.name.clone(), contents));
-    }
-    std::fs::create_dir_all(&options.out_dir).with_context(|| format!("creating {}", options.out_dir.display()))?;
-    let output = write_wheel(&options.out_dir, &new_name, entries, &WriteOptions { epoch: options.epoch })
-        .with_context(|| format!("writing the repaired {}", new_name.file_name()))?;
+    let output = rewrite_wheel(wheel, platform_tags.clone(), replaced, entries, &options.out_dir, options.epoch)?;
     Ok(LinuxRepairReport { output, platform_tags, grafted, edited: edited_names, analysis })
 }
