@@ -10,6 +10,7 @@ use std::io::Read;
 
 use crosswheel::elf::edit::{ElfEditError, ElfEdits, apply_edits};
 use crosswheel::elf::facts::ElfFacts;
+use crosswheel::macho::sign_adhoc;
 
 const NUMPY_LINUX: &str =
     "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
@@ -376,3 +377,32 @@ const SECTION_NAMES_NOT_UTF8: &str = "\
     0000009d0000000300000000000000000000000000000000000000000000063400000000000000a70000000000000000\
     00000000000000010000000000000000\
 ";
+
+/// Seen in the first `macho_sign` run: its RSS climbed to 3.5 GB. The signer lays
+/// a universal file out again at each slice's alignment from the fat header, and
+/// honoured alignments up to 2^30, so a fuzzed header padded a small file to
+/// gigabytes. Alignments past 2^16 are now refused.
+#[test]
+fn signing_a_universal_file_whose_header_asks_for_gigabyte_alignment_is_refused() {
+    let wheel = common::fixture("lxml-6.1.3-cp311-cp311-macosx_10_9_universal2.whl");
+    let file = std::fs::File::open(wheel).expect("open fixture wheel");
+    let mut archive = zip::ZipArchive::new(file).expect("fixture wheel is a zip");
+    let mut fat = Vec::new();
+    archive
+        .by_name("lxml/builder.cpython-311-darwin.so")
+        .expect("fixture member")
+        .read_to_end(&mut fat)
+        .expect("read fixture member");
+    assert_eq!(&fat[..4], &[0xca, 0xfe, 0xba, 0xbe], "a universal file");
+    sign_adhoc(&fat, "builder.so").expect("the intact file signs");
+
+    // fat_header (8 bytes), then fat_arch { cputype, cpusubtype, offset, size, align }.
+    fat[8 + 16..8 + 20].copy_from_slice(&30u32.to_be_bytes());
+    match sign_adhoc(&fat, "builder.so") {
+        Err(error) => assert!(
+            error.to_string().contains("aligns slice 0 to 2^30 bytes"),
+            "{error}"
+        ),
+        Ok(signed) => panic!("signed into {} bytes", signed.len()),
+    }
+}

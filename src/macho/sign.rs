@@ -18,6 +18,10 @@ use super::error::MachOError;
 use super::facts::{Arch, FileType, MachOFile, Slice, Version};
 use super::signature::{SignatureStatus, embedded_info_plist, verify_signature};
 
+/// The largest slice alignment a universal file may ask for: 64 KiB, four times
+/// the arm64 page.
+const MAX_FAT_ALIGN_SHIFT: u32 = 16;
+
 /// The signature region is padded to this, as ld64 and codesign do.
 const SIGNATURE_ALIGNMENT: u64 = 16;
 
@@ -283,9 +287,14 @@ fn relayout_fat(
     let mut out = data[..first_offset as usize].to_vec();
     for (index, slice_bytes) in signed.into_iter().enumerate() {
         let entry = FAT_HEADER_SIZE + index as u64 * entry_size;
-        let align_shift = be_u32(data, entry + if wide { 24 } else { 16 })
-            .unwrap_or(0)
-            .min(30);
+        let align_shift = be_u32(data, entry + if wide { 24 } else { 16 }).unwrap_or(0);
+        if align_shift > MAX_FAT_ALIGN_SHIFT {
+            // Real slices align to a page (2^12 or 2^14); padding to 2^30 would
+            // turn a small file into gigabytes.
+            return Err(signing(format!(
+                "the universal header aligns slice {index} to 2^{align_shift} bytes (at most 2^{MAX_FAT_ALIGN_SHIFT} is plausible)"
+            )));
+        }
         let offset = align_up(out.len() as u64, 1 << align_shift).unwrap_or(out.len() as u64);
         out.resize(offset as usize, 0);
         let size = slice_bytes.len() as u64;
