@@ -23,7 +23,7 @@ use crate::toolchain::{Cache, Target, Toolchain, find_on_path, shell_quote};
 #[derive(Debug, thiserror::Error)]
 pub enum CrossEnvError {
     #[error(
-        "no python{version} on PATH and none from `uv python find {version}`: install CPython {version} (e.g. `uv python install {version}`, pyenv or apt)"
+        "no python{version} on PATH, from `uv python find {version}` or among pyenv's versions: install CPython {version} (e.g. `uv python install {version}`, `pyenv install {version}` or apt)"
     )]
     PythonNotFound { version: String, name: String },
     #[error("build python {python} is unusable: {reason}")]

@@ -84,22 +84,40 @@ impl BuildPython {
         Ok(probed)
     }
 
-    /// Finds `python3.X` on PATH for a version such as `3.11`, else asks
-    /// `uv python find` when uv is installed, and probes it.
+    /// Finds CPython `version` (such as `3.11`): `python3.X` on PATH, else the one
+    /// `uv python find` names when uv is installed, else the newest pyenv install of that
+    /// version — so an unusable pyenv shim on PATH (a version pyenv has but has not
+    /// activated) does not hide an interpreter that is there. The first candidate that
+    /// runs and reports `version` wins.
     pub fn find(version: &str) -> Result<BuildPython, CrossEnvError> {
         let name = format!("python{version}");
-        let exe = crate::toolchain::find_on_path(&name)
-            .or_else(|| find_with_uv(version))
-            .ok_or_else(|| CrossEnvError::PythonNotFound {
-                version: version.to_string(),
-                name: name.clone(),
-            })?;
-        let python = BuildPython::probe(&exe)?;
-        let wanted = format!("{}.{}", python.version.0, python.version.1);
-        if wanted != version {
+        let finders: [&dyn Fn() -> Option<PathBuf>; 3] = [
+            &|| crate::toolchain::find_on_path(&name),
+            &|| find_with_uv(version),
+            &|| find_in_pyenv(&pyenv_root()?, version),
+        ];
+        let mut first_error = None;
+        for exe in finders.iter().filter_map(|finder| finder()) {
+            match BuildPython::probe_version(&exe, version) {
+                Ok(python) => return Ok(python),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        Err(first_error.unwrap_or(CrossEnvError::PythonNotFound {
+            version: version.to_string(),
+            name,
+        }))
+    }
+
+    fn probe_version(exe: &Path, version: &str) -> Result<BuildPython, CrossEnvError> {
+        let python = BuildPython::probe(exe)?;
+        let found = format!("{}.{}", python.version.0, python.version.1);
+        if found != version {
             return Err(CrossEnvError::PythonProbe {
-                python: exe,
-                reason: format!("it reports version {wanted}, expected {version}"),
+                python: exe.to_path_buf(),
+                reason: format!("it reports version {found}, expected {version}"),
             });
         }
         Ok(python)
@@ -121,6 +139,31 @@ impl BuildPython {
     }
 }
 
+/// `$PYENV_ROOT`, else `~/.pyenv`.
+fn pyenv_root() -> Option<PathBuf> {
+    std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".pyenv")))
+}
+
+/// `<root>/versions/3.13.2/bin/python3.13` for `3.13`: the highest patch release
+/// pyenv has installed (free-threaded `3.13.1t` and other variants are not CPython
+/// `3.13` as the wheel tag means it).
+fn find_in_pyenv(root: &Path, version: &str) -> Option<PathBuf> {
+    let prefix = format!("{version}.");
+    std::fs::read_dir(root.join("versions"))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let patch: u32 = name.strip_prefix(&prefix)?.parse().ok()?;
+            let exe = entry.path().join("bin").join(format!("python{version}"));
+            exe.is_file().then_some((patch, exe))
+        })
+        .max_by_key(|(patch, _)| *patch)
+        .map(|(_, exe)| exe)
+}
+
 /// The interpreter uv manages for `version`, when uv is on PATH and has one
 /// (`uv python find` never downloads).
 fn find_with_uv(version: &str) -> Option<PathBuf> {
@@ -136,4 +179,45 @@ fn find_with_uv(version: &str) -> Option<PathBuf> {
     }
     let path = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
     path.is_file().then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_pyenv(versions: &[&str]) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        for version in versions {
+            let minor = version
+                .rsplit_once('.')
+                .map_or(*version, |(minor, _)| minor);
+            let minor = minor.trim_end_matches('t');
+            let bin = root.path().join("versions").join(version).join("bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            std::fs::write(bin.join(format!("python{minor}")), "").unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn pyenv_gives_the_newest_patch_release_of_the_minor_version() {
+        let root = fake_pyenv(&["3.12.1", "3.13.0", "3.13.10", "3.13.2", "3.13.11t"]);
+        let found = find_in_pyenv(root.path(), "3.13").unwrap();
+        assert_eq!(found, root.path().join("versions/3.13.10/bin/python3.13"));
+        assert_eq!(
+            find_in_pyenv(root.path(), "3.12").unwrap(),
+            root.path().join("versions/3.12.1/bin/python3.12")
+        );
+    }
+
+    #[test]
+    fn pyenv_without_the_version_gives_nothing() {
+        let root = fake_pyenv(&["3.12.1", "3.1.5"]);
+        assert_eq!(find_in_pyenv(root.path(), "3.13"), None);
+        assert_eq!(
+            find_in_pyenv(root.path(), "3.1"),
+            Some(root.path().join("versions/3.1.5/bin/python3.1"))
+        );
+        assert_eq!(find_in_pyenv(&root.path().join("absent"), "3.12"), None);
+    }
 }

@@ -288,7 +288,13 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
     } else {
         TestPlatform::Linux(LinuxArch::parse(target.arch()).with_context(|| format!("no test runner for {}", target.arch()))?)
     };
-    if testing::plan(platform, Host::current())? == TestPlan::StaticLoadCheck {
+    let test_plan = testing::plan(platform, Host::current())?;
+    if let TestPlan::Emulated(_) = test_plan
+        && let Err(unavailable) = crate::sysroot::check_target_python(&spec.python)
+    {
+        bail!("{unavailable}; to build {} without testing it, add it to `test-skip`", spec.identifier);
+    }
+    if test_plan == TestPlan::StaticLoadCheck {
         // Nothing here can execute arm64 macOS code: check what dyld would.
         let report = check_macos_wheel(&WheelArchive::open(wheel)?)?;
         return Ok(if report.passed() {

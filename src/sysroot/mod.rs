@@ -181,6 +181,12 @@ pub fn default_target_python() -> &'static str {
     &config().default_python
 }
 
+/// Whether a target CPython `version` (`3.12`) can be provisioned; the error names the
+/// versions that can.
+pub fn check_target_python(version: &str) -> Result<(), SysrootError> {
+    debian_suite_for(version).map(|_| ())
+}
+
 /// The Debian release whose packages hold target CPython `version`.
 fn debian_suite_for(version: &str) -> Result<&'static str, SysrootError> {
     config()
