@@ -257,6 +257,16 @@ fn blacklisted_imports<'a>(
         })
 }
 
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Violation::SymbolVersion { binary, library, version } => write!(f, "{binary} needs {version} from {library}"),
+            Violation::Library { binary, library } => write!(f, "{binary} needs {library}, which the policy does not allow"),
+            Violation::Blacklisted { binary, library, symbol } => write!(f, "{binary} imports {symbol} from {library}, which the policy forbids"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,15 +476,5 @@ mod tests {
         assert_eq!(violation["kind"], "library");
         assert_eq!(violation["library"], "libfoo.so.1");
         assert_eq!(json["policy"], "linux_aarch64");
-    }
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Violation::SymbolVersion { binary, library, version } => write!(f, "{binary} needs {version} from {library}"),
-            Violation::Library { binary, library } => write!(f, "{binary} needs {library}, which the policy does not allow"),
-            Violation::Blacklisted { binary, library, symbol } => write!(f, "{binary} imports {symbol} from {library}, which the policy forbids"),
-        }
     }
 }

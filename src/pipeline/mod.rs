@@ -85,11 +85,10 @@ pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
         let _group = report::Group::start(&spec.identifier);
         let mut outcome = Outcome::new(&spec.identifier);
         let result = (|| -> Result<PathBuf> {
-            if let Some(command) = &spec.options.before_all {
-                if before_all_done.insert(spec.platform.name()) {
+            if let Some(command) = &spec.options.before_all
+                && before_all_done.insert(spec.platform.name()) {
                     hooks::run_shell("before-all", command, &plan.project_dir, &user_environment(spec))?;
                 }
-            }
             run_one(plan, spec, &cache, options, &mut outcome)
         })();
         match result {

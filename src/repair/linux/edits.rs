@@ -12,13 +12,15 @@ pub fn edits_for(plan: &GraftPlan, index: usize, libs_dir: &str) -> Option<ElfEd
     let mut edits = ElfEdits::default();
     let mut needs_grafted = false;
     for (needed, link) in links {
-        if let Link::Internal(path) = link {
-            if is_grafted(plan, path) {
-                needs_grafted = true;
-                let file_name = path.rsplit('/').next().unwrap_or(path);
-                if file_name != needed {
-                    edits.replace_needed.insert(needed.clone(), file_name.to_string());
-                }
+        if let Link::Internal(path) = link
+            && is_grafted(plan, path)
+        {
+            needs_grafted = true;
+            let file_name = path.rsplit('/').next().unwrap_or(path);
+            if file_name != needed {
+                edits
+                    .replace_needed
+                    .insert(needed.clone(), file_name.to_string());
             }
         }
     }
@@ -29,7 +31,11 @@ pub fn edits_for(plan: &GraftPlan, index: usize, libs_dir: &str) -> Option<ElfEd
                 edits.soname = Some(file_name.to_string());
             }
             // A vendored library's own rpaths point into the build machine.
-            let wanted: Vec<String> = if needs_grafted { vec!["$ORIGIN".to_string()] } else { Vec::new() };
+            let wanted: Vec<String> = if needs_grafted {
+                vec!["$ORIGIN".to_string()]
+            } else {
+                Vec::new()
+            };
             if binary.facts.runpath != wanted || !binary.facts.rpath.is_empty() {
                 edits.runpath = Some(wanted);
             }
@@ -40,19 +46,26 @@ pub fn edits_for(plan: &GraftPlan, index: usize, libs_dir: &str) -> Option<ElfEd
             }
         }
     }
-    let changed = edits.soname.is_some() || !edits.replace_needed.is_empty() || edits.runpath.is_some();
+    let changed =
+        edits.soname.is_some() || !edits.replace_needed.is_empty() || edits.runpath.is_some();
     changed.then_some(edits)
 }
 
 fn is_grafted(plan: &GraftPlan, path: &str) -> bool {
-    plan.binaries.iter().any(|b| b.path == path && matches!(b.origin, Origin::Grafted { .. }))
+    plan.binaries
+        .iter()
+        .any(|b| b.path == path && matches!(b.origin, Origin::Grafted { .. }))
 }
 
 /// Keeps the rpath entries that stay inside the wheel, adds the way to
 /// `<dist>.libs` when needed; `None` when nothing changes.
 fn wheel_runpath(binary: &Binary, needs_grafted: bool, libs_dir: &str) -> Option<Vec<String>> {
     let facts = &binary.facts;
-    let current: Vec<&String> = if facts.runpath.is_empty() { facts.rpath.iter().collect() } else { facts.runpath.iter().collect() };
+    let current: Vec<&String> = if facts.runpath.is_empty() {
+        facts.rpath.iter().collect()
+    } else {
+        facts.runpath.iter().collect()
+    };
     let mut kept: Vec<String> = current
         .iter()
         .filter(|entry| layout::rpath_in_wheel(entry, &binary.path).is_some())
@@ -62,7 +75,9 @@ fn wheel_runpath(binary: &Binary, needs_grafted: bool, libs_dir: &str) -> Option
     let mut added = false;
     if needs_grafted {
         let to_libs = layout::origin_relative(&binary.path, libs_dir);
-        let already = kept.iter().any(|entry| layout::rpath_in_wheel(entry, &binary.path).as_deref() == Some(libs_dir));
+        let already = kept
+            .iter()
+            .any(|entry| layout::rpath_in_wheel(entry, &binary.path).as_deref() == Some(libs_dir));
         if !already {
             kept.push(to_libs);
             added = true;
