@@ -395,7 +395,11 @@ impl HostPython {
             name: name.clone(),
             detail,
         };
-        let output = Command::new(&name)
+        // The interpreter the build stage would use for this version (PATH, uv, pyenv).
+        let executable = crate::crossenv::BuildPython::find(version)
+            .map_err(|err| missing(err.to_string()))?
+            .executable;
+        let output = Command::new(&executable)
             .args(["-c", probe])
             .output()
             .map_err(|err| missing(err.to_string()))?;
