@@ -1,30 +1,15 @@
 //! ELF facts of real aarch64 and ppc64le libraries, checked against an
 //! independent reader (pyelftools, which the reference auditor uses).
 
+mod common;
+
+use common::fixture;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crosswheel::elf::facts::{ElfClass, ElfFacts, Endianness, is_elf};
 use serde_json::{Value, json};
-
-fn fixture(file_name: &str) -> PathBuf {
-    let dir = std::env::var_os("CROSSWHEEL_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").expect("HOME is set");
-            Path::new(&home).join(".cache/crosswheel-fixtures")
-        });
-    let path = dir.join(file_name);
-    assert!(
-        path.is_file(),
-        "missing fixture {}: download it with `pip download --no-deps --only-binary=:all: \
-         --platform <its platform tag> --python-version 3.11 --implementation cp -d {} <name>==<version>`",
-        path.display(),
-        dir.display()
-    );
-    path
-}
 
 /// Reads the same facts with pyelftools, from the section headers rather than
 /// the dynamic segment, so both readers must agree on well-formed files.

@@ -1,32 +1,17 @@
 //! The manylinux judgement against the reference auditor (`auditwheel`), on
 //! real aarch64 and ppc64le wheels and on the reference's own policy data.
 
+mod common;
+
+use common::fixture;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crosswheel::elf::facts::{ElfFacts, is_elf};
 use crosswheel::manylinux::{Analysis, Binary, Policies, Violation, provided_names};
 use serde_json::Value;
-
-fn fixture(file_name: &str) -> PathBuf {
-    let dir = std::env::var_os("CROSSWHEEL_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").expect("HOME is set");
-            Path::new(&home).join(".cache/crosswheel-fixtures")
-        });
-    let path = dir.join(file_name);
-    assert!(
-        path.is_file(),
-        "missing fixture {}: download it with `pip download --no-deps --only-binary=:all: \
-         --platform <its platform tag> --python-version 3.11 --implementation cp -d {} <name>==<version>`",
-        path.display(),
-        dir.display()
-    );
-    path
-}
 
 fn run_reference(args: &[&str]) -> String {
     let output = Command::new(args[0])

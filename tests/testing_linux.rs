@@ -3,6 +3,8 @@
 //! Needs the fixture wheels (see `fixture`), network for pytest on first use, apt-get,
 //! dpkg-deb and qemu-user.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -20,36 +22,12 @@ fn cache_root() -> PathBuf {
 
 const MARKUPSAFE: &str = "3.0.4";
 
-fn fixture_dir() -> PathBuf {
-    match std::env::var_os("CROSSWHEEL_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
-            .join(".cache/crosswheel-fixtures"),
-    }
-}
-
-/// The markupsafe wheel for `arch`; panics with the command that fetches it.
+/// The markupsafe wheel for `arch`, pinned in tests/fixtures.lock.
 fn markupsafe_wheel(arch: LinuxArch) -> PathBuf {
-    let dir = fixture_dir();
-    let prefix = format!(
-        "markupsafe-{MARKUPSAFE}-cp311-cp311-manylinux2014_{}",
-        arch.machine()
-    );
-    let found = fs::read_dir(&dir).ok().and_then(|entries| {
-        entries.flatten().map(|entry| entry.path()).find(|path| {
-            path.file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with(&prefix))
-        })
-    });
-    found.unwrap_or_else(|| {
-        panic!(
-            "fixture {prefix}*.whl missing from {}: run `python3 -m pip download --no-deps --only-binary=:all: \
-             --platform manylinux2014_{} --python-version 3.11 --implementation cp --abi cp311 -d {} markupsafe=={MARKUPSAFE}`",
-            dir.display(),
-            arch.machine(),
-            dir.display()
-        )
-    })
+    let machine = arch.machine();
+    common::fixture(&format!(
+        "markupsafe-{MARKUPSAFE}-cp311-cp311-manylinux2014_{machine}.manylinux_2_17_{machine}.manylinux_2_28_{machine}.whl"
+    ))
 }
 
 /// A project whose tests import the installed markupsafe and call its C speedups.
@@ -98,8 +76,8 @@ fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
         cache_dir: cache_root(),
         log_dir: logs.to_path_buf(),
     };
-    let outcome =
-        test_wheel(&markupsafe_wheel(arch), TestPlatform::Linux(arch), &spec).unwrap_or_else(|err| panic!("{err}"));
+    let outcome = test_wheel(&markupsafe_wheel(arch), TestPlatform::Linux(arch), &spec)
+        .unwrap_or_else(|err| panic!("{err}"));
     eprintln!(
         "[timing] {arch} test stage: {:.2} s ({:?}, passed: {})",
         outcome.duration.as_secs_f64(),

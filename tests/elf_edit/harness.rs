@@ -53,20 +53,13 @@ pub const ARMHF: Target = Target {
     qemu_env: &[],
 };
 
-pub fn fixtures_dir() -> PathBuf {
-    match std::env::var_os("CROSSWHEEL_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => home().join(".cache/crosswheel-fixtures"),
-    }
-}
-
 pub fn home() -> PathBuf {
     PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
 }
 
 /// One file of a fixture wheel.
 pub fn wheel_member(wheel: &str, member: &str) -> Vec<u8> {
-    let path = fixtures_dir().join(wheel);
+    let path = crate::common::fixture(wheel);
     let file = fs::File::open(&path).unwrap_or_else(|error| {
         panic!(
             "fixture {} is missing ({error}): run `scripts/fetch-fixtures`",

@@ -6,6 +6,8 @@
 //! qemu-aarch64-static / qemu-ppc64le-static, binutils' readelf, apt-get and
 //! dpkg-deb (for `tests/support/target-libc.sh`). A missing piece fails the test.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod harness;
 
 use std::collections::BTreeMap;

@@ -8,26 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-pub fn fixture_dir() -> PathBuf {
-    match std::env::var_os("CROSSWHEEL_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
-            .join(".cache/crosswheel-fixtures"),
-    }
-}
+#[path = "../common/mod.rs"]
+mod common;
 
-/// A fixture wheel; panics with the download command when it is missing.
-pub fn fixture(file_name: &str) -> PathBuf {
-    let path = fixture_dir().join(file_name);
-    assert!(
-        path.is_file(),
-        "missing fixture {}: download it with `pip download --no-deps --only-binary=:all: \
-         --platform <its platform tag> --python-version 3.11 -d {} <name>==<version>`",
-        path.display(),
-        fixture_dir().display()
-    );
-    path
-}
+/// A fixture wheel pinned in tests/fixtures.lock; panics with the fetch command when
+/// it is missing.
+pub use common::fixture;
 
 /// Every `.so`/`.dylib` member of a wheel, with its bytes.
 pub fn wheel_binaries(wheel: &Path) -> Vec<(String, Vec<u8>)> {
@@ -207,7 +193,7 @@ pub fn zig_dylib(dir: &Path, name: &str, source: &str, target: &str, extra: &[&s
     let source_path = dir.join(format!("{name}.c"));
     std::fs::write(&source_path, source).unwrap();
     let output = dir.join(name);
-    let cache = fixture_dir().parent().unwrap().join("crosswheel/zig");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("zig-cache");
     run(Command::new(&zig[0])
         .args(&zig[1..])
         .args([
