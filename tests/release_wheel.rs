@@ -85,6 +85,20 @@ fn host_wheel() -> &'static Path {
     WHEEL.get_or_init(|| build_host_wheel("first"))
 }
 
+/// `python -m pip install` offline and quiet; the caller adds what to install.
+fn pip_install(python: &Path) -> Command {
+    let mut command = Command::new(python);
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "--no-index",
+        "--disable-pip-version-check",
+        "--quiet",
+    ]);
+    command
+}
+
 fn fresh_venv(dir: &Path) -> PathBuf {
     run(Command::new("python3").args(["-m", "venv"]).arg(dir));
     dir.join("bin")
@@ -164,16 +178,7 @@ fn release_wheel_installs_with_pip_and_runs_as_a_command_and_as_a_module() {
     let wheel = host_wheel();
     let venv = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
     let bin = fresh_venv(venv.path());
-    run(Command::new(bin.join("python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--no-index",
-            "--disable-pip-version-check",
-            "--quiet",
-        ])
-        .arg(wheel));
+    run(pip_install(&bin.join("python")).arg(wheel));
 
     let expected = format!("crosswheel {VERSION}\n");
     assert_eq!(
@@ -190,16 +195,8 @@ fn release_wheel_installs_with_pip_and_runs_as_a_command_and_as_a_module() {
 fn launcher_finds_the_executable_of_a_pip_target_install() {
     let wheel = host_wheel();
     let target = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--no-index",
-            "--disable-pip-version-check",
-            "--quiet",
-            "--target",
-        ])
+    run(pip_install(Path::new("python3"))
+        .arg("--target")
         .arg(target.path())
         .arg(wheel));
     let version = stdout_of(

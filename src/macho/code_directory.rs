@@ -113,13 +113,14 @@ impl SignaturePlan<'_> {
         self.code_limit.div_ceil(self.page_size() as u64) as usize
     }
 
-    fn special_blobs(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut blobs = vec![(CSSLOT_REQUIREMENTS, empty_requirements())];
+    /// The blobs bound by special slots, in slot order, borrowed from the plan.
+    fn special_blobs(&self) -> Vec<(u32, &[u8])> {
+        let mut blobs = vec![(CSSLOT_REQUIREMENTS, EMPTY_REQUIREMENTS.as_slice())];
         if let Some(entitlements) = &self.carried.entitlements {
-            blobs.push((CSSLOT_ENTITLEMENTS, entitlements.clone()));
+            blobs.push((CSSLOT_ENTITLEMENTS, entitlements));
         }
         if let Some(der) = &self.carried.der_entitlements {
-            blobs.push((CSSLOT_DER_ENTITLEMENTS, der.clone()));
+            blobs.push((CSSLOT_DER_ENTITLEMENTS, der));
         }
         blobs
     }
@@ -159,16 +160,24 @@ impl SignaturePlan<'_> {
     pub fn build(&self, code: &[u8]) -> Vec<u8> {
         debug_assert_eq!(code.len() as u64, self.code_limit);
         let specials = self.special_blobs();
-        let mut entries: Vec<(u32, Vec<u8>)> = Vec::new();
-        for (index, hash_type) in self.hash_types().into_iter().enumerate() {
-            let slot = if index == 0 {
-                CSSLOT_CODEDIRECTORY
-            } else {
-                CSSLOT_ALTERNATE_CODEDIRECTORIES + index as u32 - 1
-            };
-            entries.push((slot, self.code_directory(hash_type, code, &specials)));
-        }
-        entries.extend(specials);
+        let directories: Vec<(u32, Vec<u8>)> = self
+            .hash_types()
+            .into_iter()
+            .enumerate()
+            .map(|(index, hash_type)| {
+                let slot = if index == 0 {
+                    CSSLOT_CODEDIRECTORY
+                } else {
+                    CSSLOT_ALTERNATE_CODEDIRECTORIES + index as u32 - 1
+                };
+                (slot, self.code_directory(hash_type, code, &specials))
+            })
+            .collect();
+        let mut entries: Vec<(u32, &[u8])> = directories
+            .iter()
+            .map(|(slot, blob)| (*slot, blob.as_slice()))
+            .chain(specials)
+            .collect();
         entries.sort_by_key(|(slot, _)| *slot);
 
         let mut superblob = Vec::with_capacity(self.signature_len());
@@ -182,7 +191,7 @@ impl SignaturePlan<'_> {
             offset += blob.len();
         }
         for (_, blob) in entries {
-            superblob.extend_from_slice(&blob);
+            superblob.extend_from_slice(blob);
         }
         debug_assert_eq!(superblob.len(), self.signature_len());
         superblob
@@ -192,7 +201,7 @@ impl SignaturePlan<'_> {
         &self,
         hash_type: HashType,
         code: &[u8],
-        specials: &[(u32, Vec<u8>)],
+        specials: &[(u32, &[u8])],
     ) -> Vec<u8> {
         let hash_size = hash_type.size();
         let special_slots = self.special_slots();
@@ -240,7 +249,7 @@ impl SignaturePlan<'_> {
             let bound = specials
                 .iter()
                 .find(|(blob_slot, _)| *blob_slot == slot)
-                .map(|(_, blob)| blob.as_slice())
+                .map(|(_, blob)| *blob)
                 .or(if slot == CSSLOT_INFOSLOT {
                     self.info_plist
                 } else {
@@ -268,14 +277,14 @@ fn page_hashes(hash_type: HashType, code: &[u8], page_size: usize) -> Vec<Vec<u8
         .collect()
 }
 
-/// An empty requirement set: what codesign writes for ad-hoc signatures.
-fn empty_requirements() -> Vec<u8> {
-    let mut blob = Vec::with_capacity(12);
-    push_u32(&mut blob, CSMAGIC_REQUIREMENTS);
-    push_u32(&mut blob, 12);
-    push_u32(&mut blob, 0);
-    blob
-}
+/// An empty requirement set (magic, length 12, no entries): what codesign writes for
+/// ad-hoc signatures.
+const EMPTY_REQUIREMENTS: [u8; 12] = {
+    let magic = CSMAGIC_REQUIREMENTS.to_be_bytes();
+    [
+        magic[0], magic[1], magic[2], magic[3], 0, 0, 0, 12, 0, 0, 0, 0,
+    ]
+};
 
 fn push_u32(out: &mut Vec<u8>, value: u32) {
     out.extend_from_slice(&value.to_be_bytes());

@@ -113,11 +113,16 @@ impl LinuxArch {
 
     /// The architecture this crosswheel binary runs on, if it is one of ours.
     pub fn host() -> Option<Self> {
-        match std::env::consts::ARCH {
+        Self::from_rust_arch(std::env::consts::ARCH, cfg!(target_endian = "little"))
+    }
+
+    /// From Rust's name for an architecture (`std::env::consts::ARCH`).
+    pub fn from_rust_arch(arch: &str, little_endian: bool) -> Option<Self> {
+        match arch {
             "x86_64" => Some(Self::X86_64),
             "aarch64" => Some(Self::Aarch64),
             // Rust names both endiannesses `powerpc64`.
-            "powerpc64" if cfg!(target_endian = "little") => Some(Self::Ppc64le),
+            "powerpc64" if little_endian => Some(Self::Ppc64le),
             _ => None,
         }
     }

@@ -203,7 +203,10 @@ mod tests {
         fs::create_dir_all(root.path().join("usr/bin")).unwrap();
         fs::create_dir_all(root.path().join("bin")).unwrap();
         link_merged_usr(root.path()).unwrap();
-        assert_eq!(fs::read_link(root.path().join("lib")).unwrap(), Path::new("usr/lib"));
+        assert_eq!(
+            fs::read_link(root.path().join("lib")).unwrap(),
+            Path::new("usr/lib")
+        );
         assert!(root.path().join("bin").is_dir() && !root.path().join("bin").is_symlink());
         assert!(fs::symlink_metadata(root.path().join("lib64")).is_err());
     }

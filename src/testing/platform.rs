@@ -72,13 +72,7 @@ impl Host {
     }
 
     fn linux_arch(self) -> Option<LinuxArch> {
-        match (self.arch, self.little_endian) {
-            ("x86_64", _) => Some(LinuxArch::X86_64),
-            ("aarch64", _) => Some(LinuxArch::Aarch64),
-            // Rust names both endiannesses `powerpc64`.
-            ("powerpc64", true) => Some(LinuxArch::Ppc64le),
-            _ => None,
-        }
+        LinuxArch::from_rust_arch(self.arch, self.little_endian)
     }
 }
 

@@ -8,6 +8,8 @@ use std::process::{Command, ExitStatus};
 
 use super::TestError;
 
+pub(crate) use crate::toolchain::shell_quote;
+
 /// How many trailing output lines are kept to explain a failure.
 const KEPT_LINES: usize = 40;
 
@@ -113,19 +115,6 @@ fn describe(command: &Command) -> String {
         .map(|part| shell_quote(&part.to_string_lossy()))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// `text` as one shell word.
-pub(crate) fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

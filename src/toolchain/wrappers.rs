@@ -160,17 +160,9 @@ fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
     Ok(())
 }
 
-/// Quotes for POSIX sh: plain words stay as they are, anything else goes in single quotes.
+/// One shell word, quoted the way configured commands are ([`crate::options::quote`]).
 pub(crate) fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
+    crate::options::quote(text).into_owned()
 }
 
 #[cfg(test)]
@@ -184,16 +176,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn macos_compiler_replaces_bundle_and_pads_headers() {
-        let target = Target::parse("macos-arm64").unwrap();
-        let script = compiler_script(
+    /// The wrapper script for `tool` (`cc`, `c++`) of target `target`, with the
+    /// zig cache in `/c/zig` and crosswheel's cache in `/c`.
+    fn script_for(target: &str, tool: &str) -> String {
+        let target = Target::parse(target).unwrap();
+        compiler_script(
             &fake_zig(),
             Path::new("/c/zig"),
             Path::new("/c"),
             &target,
-            "cc",
-        );
+            tool,
+        )
+    }
+
+    #[test]
+    fn macos_compiler_replaces_bundle_and_pads_headers() {
+        let script = script_for("macos-arm64", "cc");
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
         assert!(
@@ -206,14 +204,7 @@ mod tests {
 
     #[test]
     fn linux_compiler_drops_symbolic_functions_and_has_no_macos_flags() {
-        let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(
-            &fake_zig(),
-            Path::new("/c/zig"),
-            Path::new("/c"),
-            &target,
-            "c++",
-        );
+        let script = script_for("linux-aarch64", "c++");
         assert!(script.contains("-Wl,-Bsymbolic-functions) continue"));
         assert!(!script.contains("-bundle") && !script.contains("headerpad"));
         assert!(script.contains("c++ -target aarch64-linux-gnu.2.17 -O2"));
@@ -221,27 +212,13 @@ mod tests {
 
     #[test]
     fn ppc64le_compiler_uses_ibm_long_double() {
-        let target = Target::parse("linux-ppc64le").unwrap();
-        let script = compiler_script(
-            &fake_zig(),
-            Path::new("/c/zig"),
-            Path::new("/c"),
-            &target,
-            "cc",
-        );
+        let script = script_for("linux-ppc64le", "cc");
         assert!(script.contains("-target powerpc64le-linux-gnu.2.19 -O2 -mabi=ibmlongdouble"));
     }
 
     #[test]
     fn compiler_maps_host_paths_away_inside_a_build() {
-        let target = Target::parse("linux-aarch64").unwrap();
-        let script = compiler_script(
-            &fake_zig(),
-            Path::new("/c/zig"),
-            Path::new("/c"),
-            &target,
-            "cc",
-        );
+        let script = script_for("linux-aarch64", "cc");
         assert!(script.contains("if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]"));
         for map in [
             "-ffile-prefix-map=/c=/crosswheel-cache",
