@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "crosswheel", version, about = "Build, repair and test Python wheels for macOS arm64 and manylinux aarch64/ppc64le from a Linux x86_64 host")]
+#[command(
+    name = "crosswheel",
+    version,
+    about = "Build, repair and test Python wheels for macOS arm64 and manylinux aarch64/ppc64le from a Linux x86_64 host"
+)]
 pub struct Cli {
     /// More output (-v details, -vv trace).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]

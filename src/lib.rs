@@ -4,21 +4,21 @@
 //! Binary-format modules (`elf`, `macho`) know nothing of wheels; `wheel`
 //! knows nothing of binaries; the stage modules (`repair`, ...) tie them.
 
+pub mod build;
 pub mod cli;
 pub mod commands;
+pub mod crossenv;
 pub mod elf;
 pub mod inspect;
 pub mod loadcheck;
 pub mod logging;
 pub mod macho;
 pub mod manylinux;
+pub mod options;
+pub mod pipeline;
 pub mod publish;
 pub mod repair;
 pub mod sysroot;
 pub mod testing;
-pub mod pipeline;
-pub mod wheel;
 pub mod toolchain;
-pub mod crossenv;
-pub mod build;
-pub mod options;
+pub mod wheel;

@@ -9,7 +9,12 @@ use common::{crosswheel_bin, fixture, require_tool};
 
 fn json_of(program: &std::path::Path, args: &[&str]) -> serde_json::Value {
     let output = Command::new(program).args(args).output().expect("run");
-    assert!(output.status.success(), "{} {args:?}: {}", program.display(), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{} {args:?}: {}",
+        program.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("JSON")
 }
 
@@ -26,7 +31,10 @@ fn policy_and_vendored_libraries_agree_with_auditwheel_show() {
         let wheel_arg = wheel.to_str().expect("utf-8 path");
         let ours = json_of(&crosswheel_bin(), &["inspect", "--json", wheel_arg]);
         let reference = json_of(&auditwheel, &["show", "--json", wheel_arg]);
-        assert_eq!(ours["manylinux"]["policy"], reference["overall_tag"], "{name}: policy");
+        assert_eq!(
+            ours["manylinux"]["policy"], reference["overall_tag"],
+            "{name}: policy"
+        );
 
         // Vendored = libraries the wheel carries in its `.libs` folder and its binaries need.
         let mut vendored: Vec<String> = ours["binaries"]
@@ -43,13 +51,30 @@ fn policy_and_vendored_libraries_agree_with_auditwheel_show() {
             .expect("binaries")
             .iter()
             .flat_map(|b| b["needed"].as_array().cloned().unwrap_or_default())
-            .filter(|n| n["resolution"] == "wheel" && n["path"].as_str().is_some_and(|p| p.contains(".libs/")))
+            .filter(|n| {
+                n["resolution"] == "wheel"
+                    && n["path"].as_str().is_some_and(|p| p.contains(".libs/"))
+            })
             .filter_map(|n| n["name"].as_str().map(str::to_string))
             .collect();
         for library in &vendored {
-            assert!(needed_by_wheel.contains(library), "{name}: {library} is vendored but nothing needs it");
+            assert!(
+                needed_by_wheel.contains(library),
+                "{name}: {library} is vendored but nothing needs it"
+            );
         }
-        assert!(ours["manylinux"]["external_libraries"].as_object().is_some_and(|m| m.is_empty()), "{name}: {}", ours["manylinux"]["external_libraries"]);
-        assert!(reference["external_libs"].as_object().is_some_and(|m| m.is_empty()), "{name}: auditwheel sees external libraries");
+        assert!(
+            ours["manylinux"]["external_libraries"]
+                .as_object()
+                .is_some_and(|m| m.is_empty()),
+            "{name}: {}",
+            ours["manylinux"]["external_libraries"]
+        );
+        assert!(
+            reference["external_libs"]
+                .as_object()
+                .is_some_and(|m| m.is_empty()),
+            "{name}: auditwheel sees external libraries"
+        );
     }
 }

@@ -399,7 +399,14 @@ fn a_project_without_pyproject_gets_the_defaults() {
     let plan = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap();
     assert_eq!(plan.config_file, None);
     // cp311 (the version the target sysroots provide) for three targets.
-    assert_eq!(plan.identifiers().collect::<Vec<_>>(), ["cp311-manylinux_aarch64", "cp311-manylinux_ppc64le", "cp311-macosx_arm64"]);
+    assert_eq!(
+        plan.identifiers().collect::<Vec<_>>(),
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-manylinux_ppc64le",
+            "cp311-macosx_arm64"
+        ]
+    );
     let options = &plan.builds[0].options;
     assert_eq!(options.toolchain, Toolchain::Zig);
     assert_eq!(options.output_dir, PathBuf::from("wheelhouse"));

@@ -21,23 +21,53 @@ fn build_with_gcc(identifier: &str, compiler: &str, apt: &str) {
         .output()
         .expect("run crosswheel build");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "gcc build failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    let wheel = std::fs::read_dir(out.path()).expect("wheelhouse").filter_map(Result::ok).map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "whl")).expect("a wheel");
-    let inspected = Command::new(crosswheel_bin()).args(["inspect", "--json"]).arg(&wheel).output().expect("inspect");
+    assert!(
+        output.status.success(),
+        "gcc build failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let wheel = std::fs::read_dir(out.path())
+        .expect("wheelhouse")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .expect("a wheel");
+    let inspected = Command::new(crosswheel_bin())
+        .args(["inspect", "--json"])
+        .arg(&wheel)
+        .output()
+        .expect("inspect");
     let report: serde_json::Value = serde_json::from_slice(&inspected.stdout).expect("JSON");
-    let policy = report["manylinux"]["policy"].as_str().expect("policy").to_string();
+    let policy = report["manylinux"]["policy"]
+        .as_str()
+        .expect("policy")
+        .to_string();
     let file_name = wheel.file_name().and_then(|n| n.to_str()).expect("name");
-    assert!(policy.starts_with("manylinux_") && file_name.contains(&policy), "the file name {file_name} must carry the policy {policy} the symbols allow");
-    let row = stdout.lines().find(|l| l.starts_with(identifier)).expect("summary row");
+    assert!(
+        policy.starts_with("manylinux_") && file_name.contains(&policy),
+        "the file name {file_name} must carry the policy {policy} the symbols allow"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with(identifier))
+        .expect("summary row");
     assert!(row.contains("passed (emulated)"), "{row}");
 }
 
 #[test]
 fn cross_gcc_builds_an_aarch64_wheel_tagged_by_its_symbols() {
-    build_with_gcc("cp311-manylinux_aarch64", "aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross");
+    build_with_gcc(
+        "cp311-manylinux_aarch64",
+        "aarch64-linux-gnu-gcc",
+        "apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross",
+    );
 }
 
 #[test]
 fn cross_gcc_builds_a_ppc64le_wheel_tagged_by_its_symbols() {
-    build_with_gcc("cp311-manylinux_ppc64le", "powerpc64le-linux-gnu-gcc", "apt-get install gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross");
+    build_with_gcc(
+        "cp311-manylinux_ppc64le",
+        "powerpc64le-linux-gnu-gcc",
+        "apt-get install gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross",
+    );
 }

@@ -24,7 +24,12 @@ fn repair(wheel: &Path, out: &Path, epoch: &str) -> PathBuf {
         .env("SOURCE_DATE_EPOCH", epoch)
         .output()
         .expect("run crosswheel");
-    assert!(output.status.success(), "repair of {} failed: {}", wheel.display(), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "repair of {} failed: {}",
+        wheel.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
     PathBuf::from(String::from_utf8(output.stdout).expect("utf-8").trim())
 }
 
@@ -42,7 +47,11 @@ fn contents(wheel: &Path) -> (BTreeMap<String, Vec<u8>>, Vec<String>) {
             continue; // directory entries are not files; writers may omit them
         }
         if name.ends_with(".dist-info/RECORD") {
-            record = String::from_utf8(data).expect("utf-8").lines().map(|l| l.trim_end_matches('\r').to_string()).collect();
+            record = String::from_utf8(data)
+                .expect("utf-8")
+                .lines()
+                .map(|l| l.trim_end_matches('\r').to_string())
+                .collect();
             record.sort();
         } else {
             files.insert(name, data);
@@ -61,15 +70,28 @@ fn repairing_a_repaired_wheel_keeps_every_file_and_record_line() {
         let (after, after_record) = contents(&repaired);
         let only_before: Vec<_> = before.keys().filter(|k| !after.contains_key(*k)).collect();
         let only_after: Vec<_> = after.keys().filter(|k| !before.contains_key(*k)).collect();
-        assert!(only_before.is_empty() && only_after.is_empty(), "{name}: file set changed: lost {only_before:?}, gained {only_after:?}");
+        assert!(
+            only_before.is_empty() && only_after.is_empty(),
+            "{name}: file set changed: lost {only_before:?}, gained {only_after:?}"
+        );
         for (file, bytes) in &before {
             if file.ends_with(".dist-info/WHEEL") {
                 continue; // the Tag lines may be reordered to the policy's order
             }
             assert!(after[file] == *bytes, "{name}: {file} changed");
         }
-        let unchanged_lines = |record: &[String]| -> Vec<String> { record.iter().filter(|l| !l.contains(".dist-info/WHEEL,")).cloned().collect() };
-        assert_eq!(unchanged_lines(&before_record), unchanged_lines(&after_record), "{name}: RECORD lines changed");
+        let unchanged_lines = |record: &[String]| -> Vec<String> {
+            record
+                .iter()
+                .filter(|l| !l.contains(".dist-info/WHEEL,"))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            unchanged_lines(&before_record),
+            unchanged_lines(&after_record),
+            "{name}: RECORD lines changed"
+        );
     }
 }
 
@@ -81,9 +103,15 @@ fn repairing_twice_with_one_source_date_epoch_gives_identical_bytes() {
     let a = repair(&input, first.path(), "1600000000");
     let b = repair(&input, second.path(), "1600000000");
     assert_eq!(a.file_name(), b.file_name());
-    assert!(std::fs::read(&a).expect("read") == std::fs::read(&b).expect("read"), "outputs differ");
+    assert!(
+        std::fs::read(&a).expect("read") == std::fs::read(&b).expect("read"),
+        "outputs differ"
+    );
     let c = repair(&input, first.path(), "1600000002");
-    assert!(std::fs::read(&c).expect("read") != std::fs::read(&b).expect("read"), "SOURCE_DATE_EPOCH had no effect");
+    assert!(
+        std::fs::read(&c).expect("read") != std::fs::read(&b).expect("read"),
+        "SOURCE_DATE_EPOCH had no effect"
+    );
 }
 
 #[test]
@@ -100,7 +128,14 @@ fn repaired_wheels_keep_the_policy_auditwheel_finds() {
     let out = tempfile::tempdir().expect("tempdir");
     for name in ALREADY_REPAIRED {
         let repaired = repair(&fixture(name), out.path(), "1700000000");
-        let file_name = repaired.file_name().expect("name").to_string_lossy().into_owned();
-        assert!(file_name.contains("manylinux_2_17_") && file_name.contains("manylinux2014_"), "{file_name}");
+        let file_name = repaired
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            file_name.contains("manylinux_2_17_") && file_name.contains("manylinux2014_"),
+            "{file_name}"
+        );
     }
 }

@@ -11,7 +11,10 @@ use crosswheel::wheel::WheelArchive;
 
 fn wheel_with(dir: &Path, binary: &[u8]) -> WheelArchive {
     let metadata = common::minimal_metadata("broken", "1.0", "cp311-cp311-macosx_11_0_arm64");
-    let mut files: Vec<(&str, &[u8])> = metadata.iter().map(|(name, data)| (name.as_str(), data.as_slice())).collect();
+    let mut files: Vec<(&str, &[u8])> = metadata
+        .iter()
+        .map(|(name, data)| (name.as_str(), data.as_slice()))
+        .collect();
     files.push(("broken/__init__.py", b""));
     files.push(("broken/_x.cpython-311-darwin.so", binary));
     let path = common::make_wheel(dir, "broken-1.0-cp311-cp311-macosx_11_0_arm64.whl", &files);
@@ -42,14 +45,26 @@ fn assert_clean_failure(binary: Vec<u8>, expected: &str) {
     let work = tempfile::tempdir().unwrap();
     let wheel = wheel_with(work.path(), &binary);
     let out = work.path().join("out");
-    let options = MacosRepairOptions { out_dir: out.clone(), ..Default::default() };
+    let options = MacosRepairOptions {
+        out_dir: out.clone(),
+        ..Default::default()
+    };
     let error = format!("{:#}", repair(&wheel, &options).unwrap_err());
-    assert!(error.contains("broken/_x.cpython-311-darwin.so") && error.contains(expected), "{error}");
+    assert!(
+        error.contains("broken/_x.cpython-311-darwin.so") && error.contains(expected),
+        "{error}"
+    );
     assert!(!error.contains('\n'), "not one line: {error}");
-    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "output left behind");
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "output left behind"
+    );
 
     let error = format!("{:#}", check_macos_wheel(&wheel).unwrap_err());
-    assert!(error.contains("broken/_x.cpython-311-darwin.so") && !error.contains('\n'), "{error}");
+    assert!(
+        error.contains("broken/_x.cpython-311-darwin.so") && !error.contains('\n'),
+        "{error}"
+    );
 }
 
 #[test]
@@ -66,9 +81,18 @@ fn fat_slice_past_the_end_of_the_file_is_a_one_line_error_without_output() {
 fn pure_wheel_has_nothing_to_repair() {
     let work = tempfile::tempdir().unwrap();
     let metadata = common::minimal_metadata("pure", "1.0", "py3-none-any");
-    let files: Vec<(&str, &[u8])> = metadata.iter().map(|(name, data)| (name.as_str(), data.as_slice())).collect();
+    let files: Vec<(&str, &[u8])> = metadata
+        .iter()
+        .map(|(name, data)| (name.as_str(), data.as_slice()))
+        .collect();
     let path = common::make_wheel(work.path(), "pure-1.0-py3-none-any.whl", &files);
-    let options = MacosRepairOptions { out_dir: work.path().join("out"), ..Default::default() };
-    let error = format!("{:#}", repair(&WheelArchive::open(path).unwrap(), &options).unwrap_err());
+    let options = MacosRepairOptions {
+        out_dir: work.path().join("out"),
+        ..Default::default()
+    };
+    let error = format!(
+        "{:#}",
+        repair(&WheelArchive::open(path).unwrap(), &options).unwrap_err()
+    );
     assert!(error.contains("no Mach-O files"), "{error}");
 }

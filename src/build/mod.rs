@@ -224,7 +224,12 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         "CROSSWHEEL_CROSSENV_DIR".to_string(),
         request.cross_env.root.to_string_lossy().into_owned(),
     );
-    cross_vars.extend(request.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
+    cross_vars.extend(
+        request
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     if !target_requires.is_empty() {
         let site = prepare_target_site(
             request.cache,

@@ -5,11 +5,19 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::cli::{BuildArgs, MatrixArgs};
-use crate::options::{CliOverrides, MatrixJobs, ProcessEnv, github_matrix, identifiers_json, identifiers_text, resolve};
+use crate::options::{
+    CliOverrides, MatrixJobs, ProcessEnv, github_matrix, identifiers_json, identifiers_text,
+    resolve,
+};
 use crate::pipeline::{PipelineOptions, report, run};
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
-    let mut cli = CliOverrides { only: args.only.clone(), config_file: args.config_file.clone(), allow_empty: args.allow_empty, ..Default::default() };
+    let mut cli = CliOverrides {
+        only: args.only.clone(),
+        config_file: args.config_file.clone(),
+        allow_empty: args.allow_empty,
+        ..Default::default()
+    };
     if let Some(archs) = &args.archs {
         cli.set("archs", archs.clone());
     }
@@ -24,20 +32,31 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     let plan = resolve(&args.project, &cli, &ProcessEnv)?;
     if args.print_build_identifiers {
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&identifiers_json(&plan))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&identifiers_json(&plan))?
+            );
         } else {
             print!("{}", identifiers_text(&plan));
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let outcomes = run(&plan, &PipelineOptions { offline: args.offline })?;
+    let outcomes = run(
+        &plan,
+        &PipelineOptions {
+            offline: args.offline,
+        },
+    )?;
     print!("{}", report::summary(&outcomes));
     if let Err(error) = report::write_github_summary(&outcomes) {
         tracing::warn!("could not write $GITHUB_STEP_SUMMARY: {error}");
     }
     let failed = outcomes.iter().filter(|o| !o.succeeded()).count();
     if failed > 0 {
-        bail!("{failed} of {} builds failed (see the summary above)", outcomes.len());
+        bail!(
+            "{failed} of {} builds failed (see the summary above)",
+            outcomes.len()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -49,7 +68,11 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
         "test" => MatrixJobs::Test,
         other => bail!("--jobs {other:?}: expected all, build or test"),
     };
-    let cli = CliOverrides { config_file: args.config_file.clone(), allow_empty: true, ..Default::default() };
+    let cli = CliOverrides {
+        config_file: args.config_file.clone(),
+        allow_empty: true,
+        ..Default::default()
+    };
     let plan = resolve(&args.project, &cli, &ProcessEnv)?;
     println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
     Ok(ExitCode::SUCCESS)

@@ -23,7 +23,11 @@ pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 pub fn run_upload(args: &UploadArgs) -> Result<ExitCode> {
@@ -31,7 +35,9 @@ pub fn run_upload(args: &UploadArgs) -> Result<ExitCode> {
     for outcome in upload(&args.dists, &options)? {
         match outcome {
             UploadOutcome::Uploaded { path } => println!("uploaded {}", path.display()),
-            UploadOutcome::SkippedExisting { path, reason } => println!("skipped {} ({reason})", path.display()),
+            UploadOutcome::SkippedExisting { path, reason } => {
+                println!("skipped {} ({reason})", path.display())
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

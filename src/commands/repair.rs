@@ -14,7 +14,10 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
     let exclude = args
         .exclude
         .iter()
-        .map(|p| glob::Pattern::new(p).with_context(|| format!("--exclude {p:?} is not a valid glob pattern")))
+        .map(|p| {
+            glob::Pattern::new(p)
+                .with_context(|| format!("--exclude {p:?} is not a valid glob pattern"))
+        })
         .collect::<Result<Vec<_>>>()?;
     let epoch = source_date_epoch()?;
     for path in &args.wheels {
@@ -49,7 +52,11 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
                 )?;
                 (report.output, report.grafted)
             }
-            None => bail!("{}: platform {} is neither Linux nor macOS; nothing crosswheel can repair", path.display(), wheel.name().platform.join(".")),
+            None => bail!(
+                "{}: platform {} is neither Linux nor macOS; nothing crosswheel can repair",
+                path.display(),
+                wheel.name().platform.join(".")
+            ),
         };
         for (source, inside) in &grafted {
             tracing::info!("vendored {} as {}", source.display(), inside);

@@ -12,13 +12,26 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
     let targets = if args.targets.is_empty() {
         Target::all()
     } else {
-        args.targets.iter().map(|t| Target::parse(t)).collect::<Result<Vec<_>, _>>()?
+        args.targets
+            .iter()
+            .map(|t| Target::parse(t))
+            .collect::<Result<Vec<_>, _>>()?
     };
     let cache = Cache::from_env()?;
     let python = crate::toolchain::find_on_path("python3").unwrap_or_else(|| "python3".into());
     let report = doctor(&cache, &python, &targets)?;
     print!("{report}");
-    Ok(if report.targets.iter().all(|t| t.zig.is_ready() || t.gcc.is_ready()) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(
+        if report
+            .targets
+            .iter()
+            .all(|t| t.zig.is_ready() || t.gcc.is_ready())
+        {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
 }
 
 pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {

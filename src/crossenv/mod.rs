@@ -6,6 +6,7 @@
 //! cross files; [`CrossEnv::env_vars`] lists the variables that switch a process into it.
 
 mod files;
+mod pyconfig;
 mod python;
 mod sysconfigdata;
 
@@ -26,6 +27,14 @@ pub enum CrossEnvError {
         "no python{version} on PATH, from `uv python find {version}` or among pyenv's versions: install CPython {version} (e.g. `uv python install {version}`, `pyenv install {version}` or apt)"
     )]
     PythonNotFound { version: String, name: String },
+    #[error(
+        "build python {python} has no C headers ({missing} is missing): install {package} (apt install {package}) or use another CPython"
+    )]
+    NoHeaders {
+        python: PathBuf,
+        missing: PathBuf,
+        package: String,
+    },
     #[error("build python {python} is unusable: {reason}")]
     PythonProbe { python: PathBuf, reason: String },
     #[error("cannot write the cross environment at {path}: {source}")]
@@ -102,7 +111,7 @@ impl CrossEnv {
             toolchain: toolchain.clone(),
             root,
         };
-        let contents = env.contents(python, &UserFlags::from_env());
+        let contents = env.contents(python, &UserFlags::from_env())?;
         let stamp_path = env.root.join("stamp");
         if std::fs::read_to_string(&stamp_path).is_ok_and(|stamp| stamp == contents.stamp) {
             return Ok(env);
@@ -111,7 +120,7 @@ impl CrossEnv {
         Ok(env)
     }
 
-    fn contents(&self, python: &BuildPython, flags: &UserFlags) -> Contents {
+    fn contents(&self, python: &BuildPython, flags: &UserFlags) -> Result<Contents, CrossEnvError> {
         let layout = sysconfigdata::EnvLayout {
             include_dir: &self.root.join("include"),
             python_include_dir: &self.python_include_dir,
@@ -124,8 +133,18 @@ impl CrossEnv {
         let pkg_config = find_on_path("pkg-config").or_else(|| find_on_path("pkgconf"));
         let host_cc = host_tool("cc");
         let host_cxx = host_tool("c++");
+        let host_config = pyconfig::host_pyconfig(python)?;
+        let host_config_text =
+            std::fs::read_to_string(&host_config).map_err(|source| CrossEnvError::Io {
+                path: host_config.clone(),
+                source,
+            })?;
         let files = vec![
             (module, sysconfigdata::render_module(&vars)),
+            (
+                self.python_include_dir.join("pyconfig.h"),
+                pyconfig::for_target(&host_config_text, &self.target),
+            ),
             (
                 self.meson_cross_file.clone(),
                 files::meson_cross_file(
@@ -157,10 +176,10 @@ impl CrossEnv {
             parts.push(path.as_os_str().as_encoded_bytes());
             parts.push(text.as_bytes());
         }
-        Contents {
+        Ok(Contents {
             stamp: short_hash(&parts),
             files,
-        }
+        })
     }
 
     /// Builds the environment in a sibling temp folder and swaps it in, so a concurrent or
@@ -313,8 +332,8 @@ fn short_hash(parts: &[&[u8]]) -> String {
         .collect()
 }
 
-/// Copies the build python's headers; on multiarch builds (Debian) `Python.h`'s
-/// `pyconfig.h` dispatches on the host arch, so the real one comes from `platinclude`.
+/// Copies the build python's headers but `pyconfig.h`, which is the target's (see
+/// [`pyconfig`]) and written with the other generated files.
 fn copy_headers(python: &BuildPython, dest: &Path) -> Result<(), CrossEnvError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -332,13 +351,9 @@ fn copy_headers(python: &BuildPython, dest: &Path) -> Result<(), CrossEnvError> 
         let out = dest.join(relative);
         if entry.file_type().is_dir() {
             std::fs::create_dir_all(&out).map_err(io(&out))?;
-        } else {
+        } else if relative != Path::new("pyconfig.h") {
             std::fs::copy(entry.path(), &out).map_err(io(entry.path()))?;
         }
-    }
-    let platform_config = python.platinclude.join("pyconfig.h");
-    if python.platinclude != python.include && platform_config.is_file() {
-        std::fs::copy(&platform_config, dest.join("pyconfig.h")).map_err(io(&platform_config))?;
     }
     Ok(())
 }

@@ -133,6 +133,14 @@ impl BuildPython {
         format!("cp{}", self.abi_name())
     }
 
+    /// A string variable of the build python's own sysconfig (`MULTIARCH`, `INCLUDEDIR`).
+    pub fn config_str(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)?
+            .as_str()
+            .filter(|value| !value.is_empty())
+    }
+
     /// `3.11`.
     pub fn version_text(&self) -> String {
         format!("{}.{}", self.version.0, self.version.1)

@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::elf::facts::{ElfClass, Endianness};
-use crate::manylinux::{Analysis, Binary as PolicyBinary, Policies, is_dynamic_loader, provided_names};
+use crate::manylinux::{
+    Analysis, Binary as PolicyBinary, Policies, is_dynamic_loader, provided_names,
+};
 use crate::repair::linux::{layout, wheel_abi, wheel_binaries};
 use crate::wheel::WheelArchive;
 
@@ -66,7 +68,14 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
     let file_name = wheel.name().file_name();
     let abi_checked = wheel_abi(wheel.path(), &binaries)?;
     let Some(first) = binaries.first().filter(|_| abi_checked.is_some()) else {
-        return Ok(LinuxReport { schema: SCHEMA_VERSION, wheel: file_name, os: "linux", arch: None, binaries: Vec::new(), manylinux: None });
+        return Ok(LinuxReport {
+            schema: SCHEMA_VERSION,
+            wheel: file_name,
+            os: "linux",
+            arch: None,
+            binaries: Vec::new(),
+            manylinux: None,
+        });
     };
     let arch = first.facts.arch.unwrap_or("unknown").to_string();
     let policies = Policies::for_arch(&arch).with_context(|| wheel.path().display().to_string())?;
@@ -88,7 +97,12 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
                         .filter_map(|entry| layout::rpath_in_wheel(entry, &binary.path))
                         .filter_map(|folder| layout::join(&folder, name))
                         .find(|candidate| paths.contains(candidate.as_str()))
-                        .or_else(|| paths.iter().find(|p| p.rsplit('/').next() == Some(name)).map(|p| p.to_string()));
+                        .or_else(|| {
+                            paths
+                                .iter()
+                                .find(|p| p.rsplit('/').next() == Some(name))
+                                .map(|p| p.to_string())
+                        });
                     let resolution = if in_wheel.is_some() {
                         Resolution::Wheel
                     } else if whitelist.contains(name) || is_dynamic_loader(name) {
@@ -98,7 +112,11 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
                     } else {
                         Resolution::External
                     };
-                    NeededReport { name: name.clone(), resolution, path: in_wheel }
+                    NeededReport {
+                        name: name.clone(),
+                        resolution,
+                        path: in_wheel,
+                    }
                 })
                 .collect();
             BinaryReport {
@@ -114,9 +132,22 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
             }
         })
         .collect();
-    let policy_binaries: Vec<PolicyBinary> = binaries.iter().map(|b| PolicyBinary { path: &b.path, facts: &b.facts }).collect();
+    let policy_binaries: Vec<PolicyBinary> = binaries
+        .iter()
+        .map(|b| PolicyBinary {
+            path: &b.path,
+            facts: &b.facts,
+        })
+        .collect();
     let analysis = policies.analyze(&policy_binaries, &provided_names(&policy_binaries));
-    Ok(LinuxReport { schema: SCHEMA_VERSION, wheel: file_name, os: "linux", arch: Some(arch), binaries: reports, manylinux: Some(analysis) })
+    Ok(LinuxReport {
+        schema: SCHEMA_VERSION,
+        wheel: file_name,
+        os: "linux",
+        arch: Some(arch),
+        binaries: reports,
+        manylinux: Some(analysis),
+    })
 }
 
 /// The human-readable form of the report.
@@ -125,7 +156,11 @@ pub fn render(report: &LinuxReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", report.wheel);
     for binary in &report.binaries {
-        let _ = writeln!(out, "\n{} ({}, {:?}, {:?})", binary.path, binary.machine, binary.class, binary.endianness);
+        let _ = writeln!(
+            out,
+            "\n{} ({}, {:?}, {:?})",
+            binary.path, binary.machine, binary.class, binary.endianness
+        );
         if let Some(soname) = &binary.soname {
             let _ = writeln!(out, "  SONAME   {soname}");
         }
@@ -152,7 +187,12 @@ pub fn render(report: &LinuxReport) -> String {
             let _ = writeln!(out, "\nno ELF files: a pure wheel needs no repair");
         }
         Some(analysis) => {
-            let _ = writeln!(out, "\npolicy: {} ({})", analysis.policy, analysis.platform_tags.join("."));
+            let _ = writeln!(
+                out,
+                "\npolicy: {} ({})",
+                analysis.policy,
+                analysis.platform_tags.join(".")
+            );
             for (library, users) in &analysis.external_libraries {
                 let users: Vec<&str> = users.iter().map(String::as_str).collect();
                 let _ = writeln!(out, "external: {library} (needed by {})", users.join(", "));

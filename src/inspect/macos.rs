@@ -104,7 +104,12 @@ fn file_type_name(file_type: FileType) -> String {
 
 pub fn inspect(wheel: &WheelArchive) -> Result<MacosReport> {
     let binaries = wheel_binaries(wheel)?;
-    let rules = Rules { exclude: &[], lib_paths: &[], executable_path: None, search_host: false };
+    let rules = Rules {
+        exclude: &[],
+        lib_paths: &[],
+        executable_path: None,
+        search_host: false,
+    };
     let graph = resolve(binaries, &rules);
     let mut report = MacosReport {
         schema: SCHEMA_VERSION,
@@ -117,16 +122,27 @@ pub fn inspect(wheel: &WheelArchive) -> Result<MacosReport> {
         unresolved: BTreeMap::new(),
     };
     for (index, binary) in graph.binaries.iter().enumerate() {
-        let slices = binary.slices.iter().map(|slice| slice_report(&graph, index, slice)).collect();
+        let slices = binary
+            .slices
+            .iter()
+            .map(|slice| slice_report(&graph, index, slice))
+            .collect();
         for link in &graph.links[index] {
             let bucket = match link.link {
                 Link::Binary { .. } => &mut report.in_wheel,
                 Link::System | Link::Excluded => &mut report.system,
                 Link::Unresolved => &mut report.unresolved,
             };
-            bucket.entry(link.dependency.install_name.clone()).or_default().insert(binary.path.clone());
+            bucket
+                .entry(link.dependency.install_name.clone())
+                .or_default()
+                .insert(binary.path.clone());
         }
-        report.binaries.push(BinaryReport { path: binary.path.clone(), fat: binary.is_fat, slices });
+        report.binaries.push(BinaryReport {
+            path: binary.path.clone(),
+            fat: binary.is_fat,
+            slices,
+        });
     }
     Ok(report)
 }
@@ -141,9 +157,11 @@ fn slice_report(graph: &Graph, index: usize, slice: &SliceFacts) -> SliceReport 
                 .find(|link| link.dependency.install_name == dependency.install_name)
                 .map(|link| &link.link);
             let (resolution, path, via) = match link {
-                Some(Link::Binary { index: target, via }) => {
-                    (Resolution::Wheel, Some(graph.binaries[*target].path.clone()), Some(*via))
-                }
+                Some(Link::Binary { index: target, via }) => (
+                    Resolution::Wheel,
+                    Some(graph.binaries[*target].path.clone()),
+                    Some(*via),
+                ),
                 Some(Link::System | Link::Excluded) => (Resolution::System, None, None),
                 Some(Link::Unresolved) | None => (Resolution::Unresolved, None, None),
             };
@@ -168,10 +186,16 @@ fn slice_report(graph: &Graph, index: usize, slice: &SliceFacts) -> SliceReport 
         header_padding: slice.header_padding,
         signature: match &slice.signature {
             SignatureStatus::Missing => SignatureReport::Missing,
-            SignatureStatus::Valid { adhoc, linker_signed } => {
-                SignatureReport::Valid { adhoc: *adhoc, linker_signed: *linker_signed }
-            }
-            SignatureStatus::Invalid(reason) => SignatureReport::Invalid { reason: reason.clone() },
+            SignatureStatus::Valid {
+                adhoc,
+                linker_signed,
+            } => SignatureReport::Valid {
+                adhoc: *adhoc,
+                linker_signed: *linker_signed,
+            },
+            SignatureStatus::Invalid(reason) => SignatureReport::Invalid {
+                reason: reason.clone(),
+            },
         },
     }
 }
@@ -182,7 +206,11 @@ pub fn render(report: &MacosReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", report.wheel);
     for binary in &report.binaries {
-        let arches: Vec<&str> = binary.slices.iter().map(|slice| slice.arch.as_str()).collect();
+        let arches: Vec<&str> = binary
+            .slices
+            .iter()
+            .map(|slice| slice.arch.as_str())
+            .collect();
         let _ = writeln!(out, "\n{} ({})", binary.path, arches.join(", "));
         for slice in &binary.slices {
             if binary.slices.len() > 1 {
@@ -197,8 +225,16 @@ pub fn render(report: &MacosReport) -> String {
                     (Resolution::Wheel, Some(path)) => format!("in wheel: {path}"),
                     (resolution, _) => format!("{resolution:?}").to_lowercase(),
                 };
-                let weak = if dependency.kind == "load" { String::new() } else { format!(", {}", dependency.kind) };
-                let _ = writeln!(out, "  dylib      {} ({place}{weak})", dependency.install_name);
+                let weak = if dependency.kind == "load" {
+                    String::new()
+                } else {
+                    format!(", {}", dependency.kind)
+                };
+                let _ = writeln!(
+                    out,
+                    "  dylib      {} ({place}{weak})",
+                    dependency.install_name
+                );
             }
             for rpath in &slice.rpaths {
                 let _ = writeln!(out, "  rpath      {rpath}");
@@ -209,8 +245,17 @@ pub fn render(report: &MacosReport) -> String {
             let _ = writeln!(out, "  padding    {} bytes", slice.header_padding);
             let signature = match &slice.signature {
                 SignatureReport::Missing => "missing".to_string(),
-                SignatureReport::Valid { adhoc, linker_signed } => {
-                    let kind = if *linker_signed { "linker-signed" } else if *adhoc { "ad-hoc" } else { "signed" };
+                SignatureReport::Valid {
+                    adhoc,
+                    linker_signed,
+                } => {
+                    let kind = if *linker_signed {
+                        "linker-signed"
+                    } else if *adhoc {
+                        "ad-hoc"
+                    } else {
+                        "signed"
+                    };
                     format!("valid ({kind})")
                 }
                 SignatureReport::Invalid { reason } => format!("INVALID: {reason}"),
@@ -221,7 +266,10 @@ pub fn render(report: &MacosReport) -> String {
     if report.binaries.is_empty() {
         let _ = writeln!(out, "\nno Mach-O files: a pure wheel needs no repair");
     }
-    for (title, bucket) in [("unresolved", &report.unresolved), ("system", &report.system)] {
+    for (title, bucket) in [
+        ("unresolved", &report.unresolved),
+        ("system", &report.system),
+    ] {
         for (name, users) in bucket {
             let users: Vec<&str> = users.iter().map(String::as_str).collect();
             let _ = writeln!(out, "{title}: {name} (needed by {})", users.join(", "));

@@ -23,7 +23,12 @@ const INTERPRETER_SYMBOL_PREFIXES: &[&str] = &["_Py", "__Py"];
 pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     let wheel_name = wheel.name().file_name();
     let binaries = wheel_binaries(wheel)?;
-    let rules = Rules { exclude: &[], lib_paths: &[], executable_path: None, search_host: false };
+    let rules = Rules {
+        exclude: &[],
+        lib_paths: &[],
+        executable_path: None,
+        search_host: false,
+    };
     let graph = resolve(binaries, &rules);
 
     let mut failures = Vec::new();
@@ -39,7 +44,9 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     if tag_floor.is_none() {
         failures.push(LoadFailure {
             file: wheel_name.clone(),
-            problem: LoadProblem::NotArm64Wheel { tags: wheel.name().platform.join(".") },
+            problem: LoadProblem::NotArm64Wheel {
+                tags: wheel.name().platform.join("."),
+            },
         });
     }
 
@@ -47,34 +54,60 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
         .binaries
         .par_iter()
         .map(|binary| {
-            MachOFile::parse(&binary.data).with_context(|| format!("{}: {}", wheel.path().display(), binary.path))
+            MachOFile::parse(&binary.data)
+                .with_context(|| format!("{}: {}", wheel.path().display(), binary.path))
         })
         .collect::<Result<_>>()?;
-    let arm64: Vec<Option<&Slice<'_>>> =
-        parsed.iter().map(|file| file.slices.iter().find(|slice| slice.arch == Arch::Arm64)).collect();
-    let mut exports = ExportIndex { graph: &graph, arm64: &arm64, memo: HashMap::new() };
+    let arm64: Vec<Option<&Slice<'_>>> = parsed
+        .iter()
+        .map(|file| file.slices.iter().find(|slice| slice.arch == Arch::Arm64))
+        .collect();
+    let mut exports = ExportIndex {
+        graph: &graph,
+        arm64: &arm64,
+        memo: HashMap::new(),
+    };
 
     for (index, binary) in graph.binaries.iter().enumerate() {
-        let mut fail = |problem| failures.push(LoadFailure { file: binary.path.clone(), problem });
+        let mut fail = |problem| {
+            failures.push(LoadFailure {
+                file: binary.path.clone(),
+                problem,
+            })
+        };
         let Some(slice) = arm64[index] else {
-            let arches: Vec<String> = binary.slices.iter().map(|slice| slice.arch.to_string()).collect();
-            fail(LoadProblem::NoArm64Slice { arches: arches.join(", ") });
+            let arches: Vec<String> = binary
+                .slices
+                .iter()
+                .map(|slice| slice.arch.to_string())
+                .collect();
+            fail(LoadProblem::NoArm64Slice {
+                arches: arches.join(", "),
+            });
             continue;
         };
         let facts = binary.slices.iter().find(|facts| facts.arch == Arch::Arm64);
         match facts.map(|facts| &facts.signature) {
             Some(SignatureStatus::Valid { .. }) => {}
-            Some(SignatureStatus::Invalid(reason)) => fail(LoadProblem::InvalidSignature { reason: reason.clone() }),
+            Some(SignatureStatus::Invalid(reason)) => fail(LoadProblem::InvalidSignature {
+                reason: reason.clone(),
+            }),
             Some(SignatureStatus::Missing) | None => fail(LoadProblem::MissingSignature),
         }
-        if let (Some(floor), Some(target)) = (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
+        if let (Some(floor), Some(target)) =
+            (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
             && target.minos > floor
         {
-            fail(LoadProblem::MinosTooNew { minos: target.minos.to_string(), tag_version: floor.to_string() });
+            fail(LoadProblem::MinosTooNew {
+                minos: target.minos.to_string(),
+                tag_version: floor.to_string(),
+            });
         }
         for link in &graph.links[index] {
             if link.link == Link::Unresolved && link.is_required() {
-                fail(LoadProblem::UnresolvedDependency { install_name: link.dependency.install_name.clone() });
+                fail(LoadProblem::UnresolvedDependency {
+                    install_name: link.dependency.install_name.clone(),
+                });
             }
         }
         for problem in symbol_problems(&graph, index, slice, &mut exports) {
@@ -83,16 +116,27 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     }
     Ok(LoadCheckReport {
         wheel: wheel_name,
-        checked: graph.binaries.iter().map(|binary| binary.path.clone()).collect(),
+        checked: graph
+            .binaries
+            .iter()
+            .map(|binary| binary.path.clone())
+            .collect(),
         failures,
     })
 }
 
 fn is_interpreter_symbol(name: &str) -> bool {
-    INTERPRETER_SYMBOL_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+    INTERPRETER_SYMBOL_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
 }
 
-fn symbol_problems(graph: &Graph, index: usize, slice: &Slice<'_>, exports: &mut ExportIndex<'_, '_>) -> Vec<LoadProblem> {
+fn symbol_problems(
+    graph: &Graph,
+    index: usize,
+    slice: &Slice<'_>,
+    exports: &mut ExportIndex<'_, '_>,
+) -> Vec<LoadProblem> {
     let mut problems = Vec::new();
     let mut closure: Option<Exports> = None;
     for import in slice.imported_symbols.iter().filter(|import| !import.weak) {
@@ -106,10 +150,14 @@ fn symbol_problems(graph: &Graph, index: usize, slice: &Slice<'_>, exports: &mut
                     });
                     continue;
                 };
-                let link = graph.links[index].iter().find(|link| link.dependency.install_name == dependency.install_name);
+                let link = graph.links[index]
+                    .iter()
+                    .find(|link| link.dependency.install_name == dependency.install_name);
                 // System and excluded libraries cannot be inspected from
                 // here; unresolved ones are reported once, as a dependency.
-                let Some(Link::Binary { index: target, .. }) = link.map(|link| &link.link) else { continue };
+                let Some(Link::Binary { index: target, .. }) = link.map(|link| &link.link) else {
+                    continue;
+                };
                 if !exports.of(*target).provides(&import.name) {
                     problems.push(LoadProblem::MissingSymbol {
                         symbol: import.name.clone(),
@@ -117,13 +165,17 @@ fn symbol_problems(graph: &Graph, index: usize, slice: &Slice<'_>, exports: &mut
                     });
                 }
             }
-            LibraryOrdinal::DynamicLookup | LibraryOrdinal::Executable | LibraryOrdinal::SelfImage => {
+            LibraryOrdinal::DynamicLookup
+            | LibraryOrdinal::Executable
+            | LibraryOrdinal::SelfImage => {
                 if is_interpreter_symbol(&import.name) {
                     continue;
                 }
                 let closure = closure.get_or_insert_with(|| exports.of_closure(index));
                 if !closure.provides(&import.name) {
-                    problems.push(LoadProblem::MissingFlatSymbol { symbol: import.name.clone() });
+                    problems.push(LoadProblem::MissingFlatSymbol {
+                        symbol: import.name.clone(),
+                    });
                 }
             }
             LibraryOrdinal::WeakLookup => {}
@@ -162,7 +214,9 @@ impl ExportIndex<'_, '_> {
         let mut queue = VecDeque::from([index]);
         let mut seen = HashSet::from([index]);
         while let Some(current) = queue.pop_front() {
-            let Some(slice) = self.arm64.get(current).copied().flatten() else { continue };
+            let Some(slice) = self.arm64.get(current).copied().flatten() else {
+                continue;
+            };
             exports.names.extend(slice.exported_symbols.iter().cloned());
             for link in &self.graph.links[current] {
                 if link.dependency.kind != DependencyKind::Reexport {
@@ -217,7 +271,10 @@ mod tests {
 
     #[test]
     fn open_exports_provide_every_name() {
-        let exports = Exports { names: HashSet::new(), open: true };
+        let exports = Exports {
+            names: HashSet::new(),
+            open: true,
+        };
         assert!(exports.provides("_anything"));
         assert!(!Exports::default().provides("_anything"));
     }

@@ -64,7 +64,9 @@ pub enum LoadProblem {
     InvalidSignature { reason: String },
     #[error("requires macOS {minos} but the wheel tag promises {tag_version}")]
     MinosTooNew { minos: String, tag_version: String },
-    #[error("depends on `{install_name}`, which resolves neither inside the wheel nor to a macOS system library")]
+    #[error(
+        "depends on `{install_name}`, which resolves neither inside the wheel nor to a macOS system library"
+    )]
     UnresolvedDependency { install_name: String },
     #[error("imports `{symbol}` from {library}, which does not export it")]
     MissingSymbol { symbol: String, library: String },
@@ -72,6 +74,12 @@ pub enum LoadProblem {
         "imports `{symbol}` by flat lookup, but no image it loads exports it and it is not a Python C-API name"
     )]
     MissingFlatSymbol { symbol: String },
-    #[error("imports `{symbol}` from library ordinal {ordinal}, but the image has only {dependencies} dependencies")]
-    BadOrdinal { symbol: String, ordinal: u8, dependencies: usize },
+    #[error(
+        "imports `{symbol}` from library ordinal {ordinal}, but the image has only {dependencies} dependencies"
+    )]
+    BadOrdinal {
+        symbol: String,
+        ordinal: u8,
+        dependencies: usize,
+    },
 }

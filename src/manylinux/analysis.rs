@@ -260,9 +260,23 @@ fn blacklisted_imports<'a>(
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Violation::SymbolVersion { binary, library, version } => write!(f, "{binary} needs {version} from {library}"),
-            Violation::Library { binary, library } => write!(f, "{binary} needs {library}, which the policy does not allow"),
-            Violation::Blacklisted { binary, library, symbol } => write!(f, "{binary} imports {symbol} from {library}, which the policy forbids"),
+            Violation::SymbolVersion {
+                binary,
+                library,
+                version,
+            } => write!(f, "{binary} needs {version} from {library}"),
+            Violation::Library { binary, library } => write!(
+                f,
+                "{binary} needs {library}, which the policy does not allow"
+            ),
+            Violation::Blacklisted {
+                binary,
+                library,
+                symbol,
+            } => write!(
+                f,
+                "{binary} imports {symbol} from {library}, which the policy forbids"
+            ),
         }
     }
 }

@@ -6,7 +6,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-pub fn run_shell(option: &str, command: &str, cwd: &Path, environment: &BTreeMap<String, String>) -> Result<()> {
+pub fn run_shell(
+    option: &str,
+    command: &str,
+    cwd: &Path,
+    environment: &BTreeMap<String, String>,
+) -> Result<()> {
     tracing::info!("{option}: {command}");
     let status = std::process::Command::new("sh")
         .arg("-c")

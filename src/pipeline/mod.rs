@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::build::{BuildRequest, build_wheel, prepare_target_site};
 use crate::crossenv::{BuildPython, CrossEnv};
-use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
 use crate::loadcheck::check_macos_wheel;
+use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
 use crate::repair::linux::{LinuxRepairOptions, repair as repair_linux};
 use crate::repair::macos::{MacosRepairOptions, repair as repair_macos};
 use crate::sysroot::LinuxArch;
@@ -30,10 +30,14 @@ use crate::wheel::{WheelArchive, source_date_epoch};
 pub enum TestResult {
     /// No test command, or `test-skip` selected the identifier.
     NotRun,
-    Passed { mode: TestMode },
+    Passed {
+        mode: TestMode,
+    },
     /// macOS from Linux: dyld's checks done statically; nothing was executed.
     StaticCheckPassed,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 /// What happened to one build identifier.
@@ -86,15 +90,27 @@ pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
         let mut outcome = Outcome::new(&spec.identifier);
         let result = (|| -> Result<PathBuf> {
             if let Some(command) = &spec.options.before_all
-                && before_all_done.insert(spec.platform.name()) {
-                    hooks::run_shell("before-all", command, &plan.project_dir, &user_environment(spec))?;
-                }
+                && before_all_done.insert(spec.platform.name())
+            {
+                hooks::run_shell(
+                    "before-all",
+                    command,
+                    &plan.project_dir,
+                    &user_environment(spec),
+                )?;
+            }
             run_one(plan, spec, &cache, options, &mut outcome)
         })();
         match result {
             Ok(wheel) => {
-                let bytes = std::fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
-                outcome.sha256 = Some(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect());
+                let bytes = std::fs::read(&wheel)
+                    .with_context(|| format!("reading {}", wheel.display()))?;
+                outcome.sha256 = Some(
+                    Sha256::digest(&bytes)
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect(),
+                );
                 outcome.size = Some(bytes.len() as u64);
                 outcome.wheel = Some(wheel);
             }
@@ -114,26 +130,49 @@ fn user_environment(spec: &BuildSpec) -> BTreeMap<String, String> {
     let mut vars: BTreeMap<String, String> = std::env::vars().collect();
     let before = vars.clone();
     spec.options.environment.apply(&mut vars);
-    vars.into_iter().filter(|(name, value)| before.get(name) != Some(value)).collect()
+    vars.into_iter()
+        .filter(|(name, value)| before.get(name) != Some(value))
+        .collect()
 }
 
 fn target_of(spec: &BuildSpec) -> Result<Target> {
     let target = Target::parse(&spec.target_id)?;
-    Ok(if target.is_macos() { target.with_os_version(&spec.options.macos_deployment_target)? } else { target })
+    Ok(if target.is_macos() {
+        target.with_os_version(&spec.options.macos_deployment_target)?
+    } else {
+        target
+    })
 }
 
-fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptions, outcome: &mut Outcome) -> Result<PathBuf> {
+fn run_one(
+    plan: &Plan,
+    spec: &BuildSpec,
+    cache: &Cache,
+    options: &PipelineOptions,
+    outcome: &mut Outcome,
+) -> Result<PathBuf> {
     let target = target_of(spec)?;
     let out_dir = plan.project_dir.join(&spec.options.output_dir);
-    let out_dir = if spec.options.output_dir.is_absolute() { spec.options.output_dir.clone() } else { out_dir };
+    let out_dir = if spec.options.output_dir.is_absolute() {
+        spec.options.output_dir.clone()
+    } else {
+        out_dir
+    };
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // Work happens outside the wheelhouse: a crash must not leave the backend's or
     // the repair's intermediate wheels where users and upload steps glob `*.whl`.
-    let work = tempfile::Builder::new().prefix("crosswheel-work-").tempdir()?;
+    let work = tempfile::Builder::new()
+        .prefix("crosswheel-work-")
+        .tempdir()?;
     let environment = user_environment(spec);
 
     let step = progress::Step::start(&spec.identifier, "build");
-    let python = BuildPython::find(&spec.python).with_context(|| format!("{} needs a python{} interpreter on PATH to build with", spec.identifier, spec.python))?;
+    let python = BuildPython::find(&spec.python).with_context(|| {
+        format!(
+            "{} needs a python{} interpreter on PATH to build with",
+            spec.identifier, spec.python
+        )
+    })?;
     let kind = match spec.options.toolchain {
         Toolchain::Zig => ToolchainKind::Zig,
         Toolchain::Gcc => ToolchainKind::Gcc,
@@ -163,12 +202,31 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
     let repaired = match &spec.options.repair {
         RepairCommand::Skip => built.path.clone(),
         RepairCommand::Command(_) => {
-            let command = spec.options.repair.command_for(&built.path.to_string_lossy(), &repaired_dir.to_string_lossy()).unwrap_or_default();
-            hooks::run_shell("repair-wheel-command", &command, &plan.project_dir, &environment)?;
+            let command = spec
+                .options
+                .repair
+                .command_for(
+                    &built.path.to_string_lossy(),
+                    &repaired_dir.to_string_lossy(),
+                )
+                .unwrap_or_default();
+            hooks::run_shell(
+                "repair-wheel-command",
+                &command,
+                &plan.project_dir,
+                &environment,
+            )?;
             single_wheel_in(&repaired_dir)?
         }
         RepairCommand::Builtin => {
-            let lib_paths = target_library_folders(cache, &target, &python, &plan.project_dir, spec, options.offline)?;
+            let lib_paths = target_library_folders(
+                cache,
+                &target,
+                &python,
+                &plan.project_dir,
+                spec,
+                options.offline,
+            )?;
             builtin_repair(&built.path, &target, lib_paths, &repaired_dir)?
         }
     };
@@ -183,14 +241,19 @@ fn run_one(plan: &Plan, spec: &BuildSpec, cache: &Cache, options: &PipelineOptio
         bail!("{reason}; the wheel and its log are in {}", kept.display());
     }
 
-    let file_name = repaired.file_name().context("repaired wheel has no file name")?;
+    let file_name = repaired
+        .file_name()
+        .context("repaired wheel has no file name")?;
     let destination = out_dir.join(file_name);
-    move_file(&repaired, &destination).with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
+    move_file(&repaired, &destination)
+        .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
     Ok(destination)
 }
 
 fn file_name_of(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Moves `file` to `destination` so that no partial file ever carries the
@@ -201,15 +264,25 @@ fn move_file(file: &Path, destination: &Path) -> Result<()> {
         Err(error) if error.kind() == std::io::ErrorKind::CrossesDevices => {}
         other => return Ok(other?),
     }
-    let folder = destination.parent().context("the destination has no folder")?;
-    let temporary = tempfile::Builder::new().prefix(".crosswheel-").suffix(".partial").tempfile_in(folder)?;
+    let folder = destination
+        .parent()
+        .context("the destination has no folder")?;
+    let temporary = tempfile::Builder::new()
+        .prefix(".crosswheel-")
+        .suffix(".partial")
+        .tempfile_in(folder)?;
     std::fs::copy(file, temporary.path())?;
     temporary.persist(destination)?;
     std::fs::remove_file(file)?;
     Ok(())
 }
 
-fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, out_dir: &Path) -> Result<PathBuf> {
+fn builtin_repair(
+    wheel_path: &Path,
+    target: &Target,
+    lib_paths: Vec<PathBuf>,
+    out_dir: &Path,
+) -> Result<PathBuf> {
     let wheel = WheelArchive::open(wheel_path)?;
     if target.is_macos() {
         let report = repair_macos(
@@ -231,7 +304,14 @@ fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, o
     }
     let report = repair_linux(
         &wheel,
-        &LinuxRepairOptions { plat: "auto".to_string(), exclude: Vec::new(), lib_paths, sysroot: None, out_dir: out_dir.to_path_buf(), epoch: source_date_epoch()? },
+        &LinuxRepairOptions {
+            plat: "auto".to_string(),
+            exclude: Vec::new(),
+            lib_paths,
+            sysroot: None,
+            out_dir: out_dir.to_path_buf(),
+            epoch: source_date_epoch()?,
+        },
     )?;
     for (source, inside) in &report.grafted {
         tracing::info!("vendored {} as {inside}", source.display());
@@ -241,7 +321,14 @@ fn builtin_repair(wheel_path: &Path, target: &Target, lib_paths: Vec<PathBuf>, o
 
 /// Folders of the target-form build requirements (e.g. scipy-openblas32)
 /// that hold shared libraries: the libraries the build linked against.
-fn target_library_folders(cache: &Cache, target: &Target, python: &BuildPython, project_dir: &Path, spec: &BuildSpec, offline: bool) -> Result<Vec<PathBuf>> {
+fn target_library_folders(
+    cache: &Cache,
+    target: &Target,
+    python: &BuildPython,
+    project_dir: &Path,
+    spec: &BuildSpec,
+    offline: bool,
+) -> Result<Vec<PathBuf>> {
     let project = crate::build::Project::read(project_dir)?;
     let mut requires = project.target_requires.clone();
     requires.extend(spec.options.target_requires.iter().cloned());
@@ -274,24 +361,40 @@ fn single_wheel_in(dir: &Path) -> Result<PathBuf> {
     match wheels.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!("repair-wheel-command left no wheel in {{dest_dir}}"),
-        _ => bail!("repair-wheel-command left {} wheels in {{dest_dir}}; expected one", wheels.len()),
+        _ => bail!(
+            "repair-wheel-command left {} wheels in {{dest_dir}}; expected one",
+            wheels.len()
+        ),
     }
 }
 
-fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Cache, work: &Path) -> Result<TestResult> {
+fn test(
+    plan: &Plan,
+    spec: &BuildSpec,
+    target: &Target,
+    wheel: &Path,
+    cache: &Cache,
+    work: &Path,
+) -> Result<TestResult> {
     if !spec.options.runs_tests() {
         return Ok(TestResult::NotRun);
     }
     let platform = if target.is_macos() {
         TestPlatform::MacosArm64
     } else {
-        TestPlatform::Linux(LinuxArch::parse(target.arch()).with_context(|| format!("no test runner for {}", target.arch()))?)
+        TestPlatform::Linux(
+            LinuxArch::parse(target.arch())
+                .with_context(|| format!("no test runner for {}", target.arch()))?,
+        )
     };
     let test_plan = testing::plan(platform, Host::current())?;
     if let TestPlan::Emulated(_) = test_plan
         && let Err(unavailable) = crate::sysroot::check_target_python(&spec.python)
     {
-        bail!("{unavailable}; to build {} without testing it, add it to `test-skip`", spec.identifier);
+        bail!(
+            "{unavailable}; to build {} without testing it, add it to `test-skip`",
+            spec.identifier
+        );
     }
     if test_plan == TestPlan::StaticLoadCheck {
         // Nothing here can execute arm64 macOS code: check what dyld would.
@@ -302,12 +405,21 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
             let logs = work.join("logs");
             std::fs::create_dir_all(&logs)?;
             std::fs::write(logs.join("static-load-check.log"), report.to_string())?;
-            let first = report.failures.first().map(|f| f.to_string()).unwrap_or_default();
-            TestResult::Failed { reason: format!("static load check failed: {first}") }
+            let first = report
+                .failures
+                .first()
+                .map(|f| f.to_string())
+                .unwrap_or_default();
+            TestResult::Failed {
+                reason: format!("static load check failed: {first}"),
+            }
         });
     }
     let mut requires = spec.options.test_requires.clone();
-    requires.extend(extras_requirements(&plan.project_dir, &spec.options.test_extras)?);
+    requires.extend(extras_requirements(
+        &plan.project_dir,
+        &spec.options.test_extras,
+    )?);
     let outcome = test_wheel(
         wheel,
         platform,
@@ -315,7 +427,12 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
             test_command: spec.options.test_command.clone().unwrap_or_default(),
             test_requires: requires,
             python_version: spec.python.clone(),
-            test_sources: spec.options.test_sources.iter().map(PathBuf::from).collect(),
+            test_sources: spec
+                .options
+                .test_sources
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
             project_dir: plan.project_dir.clone(),
             qemu_cpu: spec.options.qemu_cpu.clone(),
             cache_dir: cache.root().to_path_buf(),
@@ -325,7 +442,13 @@ fn test(plan: &Plan, spec: &BuildSpec, target: &Target, wheel: &Path, cache: &Ca
     Ok(if outcome.passed {
         TestResult::Passed { mode: outcome.mode }
     } else {
-        TestResult::Failed { reason: format!("tests failed ({}); log: {}", report::mode_name(outcome.mode), outcome.log_path.display()) }
+        TestResult::Failed {
+            reason: format!(
+                "tests failed ({}); log: {}",
+                report::mode_name(outcome.mode),
+                outcome.log_path.display()
+            ),
+        }
     })
 }
 
@@ -335,9 +458,14 @@ fn extras_requirements(project_dir: &Path, extras: &[String]) -> Result<Vec<Stri
         return Ok(Vec::new());
     }
     let path = project_dir.join("pyproject.toml");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let document: toml::Table = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-    let groups = document.get("project").and_then(|p| p.get("optional-dependencies")).and_then(|g| g.as_table());
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let document: toml::Table =
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let groups = document
+        .get("project")
+        .and_then(|p| p.get("optional-dependencies"))
+        .and_then(|g| g.as_table());
     let mut requirements = Vec::new();
     for extra in extras {
         let group = groups.and_then(|g| g.get(extra)).and_then(|g| g.as_array()).with_context(|| format!("test-extras names `{extra}`, which {} does not define in [project.optional-dependencies]", path.display()))?;

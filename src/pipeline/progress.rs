@@ -39,7 +39,11 @@ impl Step {
         if spinner.is_none() {
             tracing::info!("{label}");
         }
-        Step { label, started: Instant::now(), spinner }
+        Step {
+            label,
+            started: Instant::now(),
+            spinner,
+        }
     }
 
     /// Ends the step; returns how long it took.

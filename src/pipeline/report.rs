@@ -66,8 +66,16 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
         .map(|o| Row {
             identifier: o.identifier.clone(),
             result: if o.succeeded() { "ok" } else { "FAILED" },
-            wheel: o.wheel.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "-".into()),
-            size: o.size.map(|s| format!("{:.1} MB", s as f64 / 1e6)).unwrap_or_else(|| "-".into()),
+            wheel: o
+                .wheel
+                .as_ref()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "-".into()),
+            size: o
+                .size
+                .map(|s| format!("{:.1} MB", s as f64 / 1e6))
+                .unwrap_or_else(|| "-".into()),
             test: test_cell(&o.test),
             build: format!("{:.1}s", o.build_time.as_secs_f64()),
             repair: format!("{:.2}s", o.repair_time.as_secs_f64()),
@@ -83,9 +91,24 @@ pub fn summary(outcomes: &[Outcome]) -> String {
     use std::fmt::Write as _;
     let rows = rows(outcomes);
     let mut out = String::new();
-    let _ = writeln!(out, "\n{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} wheel", "identifier", "result", "build", "repair", "test", "test result", "size");
+    let _ = writeln!(
+        out,
+        "\n{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} wheel",
+        "identifier", "result", "build", "repair", "test", "test result", "size"
+    );
     for row in &rows {
-        let _ = writeln!(out, "{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} {}", row.identifier, row.result, row.build, row.repair, row.test_time, row.test, row.size, row.wheel);
+        let _ = writeln!(
+            out,
+            "{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} {}",
+            row.identifier,
+            row.result,
+            row.build,
+            row.repair,
+            row.test_time,
+            row.test,
+            row.size,
+            row.wheel
+        );
         if row.sha256 != "-" {
             let _ = writeln!(out, "{:<26} sha256 {}", "", row.sha256);
         }
@@ -98,15 +121,34 @@ pub fn summary(outcomes: &[Outcome]) -> String {
 
 /// Appends a Markdown table to `$GITHUB_STEP_SUMMARY` when running there.
 pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|_| on_github_actions()) else { return Ok(()) };
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    writeln!(file, "### crosswheel\n\n| identifier | result | wheel | size | test | build | repair | sha256 |\n|---|---|---|---|---|---|---|---|")?;
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|_| on_github_actions()) else {
+        return Ok(());
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(
+        file,
+        "### crosswheel\n\n| identifier | result | wheel | size | test | build | repair | sha256 |\n|---|---|---|---|---|---|---|---|"
+    )?;
     for row in rows(outcomes) {
         let result = match &row.problem {
             Some(problem) => format!("{}: {}", row.result, problem.replace('|', "\\|")),
             None => row.result.to_string(),
         };
-        writeln!(file, "| {} | {} | {} | {} | {} | {} | {} | `{}` |", row.identifier, result, row.wheel, row.size, row.test, row.build, row.repair, row.sha256)?;
+        writeln!(
+            file,
+            "| {} | {} | {} | {} | {} | {} | {} | `{}` |",
+            row.identifier,
+            result,
+            row.wheel,
+            row.size,
+            row.test,
+            row.build,
+            row.repair,
+            row.sha256
+        )?;
     }
     Ok(())
 }

@@ -22,7 +22,10 @@ impl WheelPlatform {
         let platforms = &wheel.name().platform;
         if platforms.iter().all(|p| p.starts_with("macosx_")) {
             Some(WheelPlatform::Macos)
-        } else if platforms.iter().all(|p| p.starts_with("linux_") || p.starts_with("manylinux")) {
+        } else if platforms
+            .iter()
+            .all(|p| p.starts_with("linux_") || p.starts_with("manylinux"))
+        {
             Some(WheelPlatform::Linux)
         } else {
             None

@@ -62,6 +62,9 @@ pub(crate) struct TargetData {
     pub cmake_system_processor: String,
     pub elf_machine: u16,
     pub zig_extra_cflags: Vec<String>,
+    /// `pyconfig.h` macros to leave undefined / to define for this target.
+    pub pyconfig_undef: Vec<String>,
+    pub pyconfig_define: std::collections::BTreeMap<String, String>,
     pub gcc_packages: Vec<String>,
 }
 

@@ -285,7 +285,10 @@ const PARALLEL_DEFLATE_CHUNK: usize = 1 << 20;
 /// the cost is a few hundred bytes per chunk of lost back-references.
 fn deflate(data: &[u8]) -> std::io::Result<Vec<u8>> {
     if data.len() <= 2 * PARALLEL_DEFLATE_CHUNK {
-        let mut encoder = flate2::write::DeflateEncoder::new(Vec::with_capacity(data.len() / 2), Compression::new(DEFLATE_LEVEL));
+        let mut encoder = flate2::write::DeflateEncoder::new(
+            Vec::with_capacity(data.len() / 2),
+            Compression::new(DEFLATE_LEVEL),
+        );
         encoder.write_all(data)?;
         return encoder.finish();
     }
@@ -296,7 +299,11 @@ fn deflate(data: &[u8]) -> std::io::Result<Vec<u8>> {
         .enumerate()
         .map(|(index, chunk)| {
             let mut compressor = flate2::Compress::new(Compression::new(DEFLATE_LEVEL), false);
-            let flush = if index == last { flate2::FlushCompress::Finish } else { flate2::FlushCompress::Sync };
+            let flush = if index == last {
+                flate2::FlushCompress::Finish
+            } else {
+                flate2::FlushCompress::Sync
+            };
             let mut out = Vec::with_capacity(chunk.len() / 2 + 1024);
             loop {
                 let consumed = usize::try_from(compressor.total_in()).unwrap_or(usize::MAX);
@@ -304,12 +311,18 @@ fn deflate(data: &[u8]) -> std::io::Result<Vec<u8>> {
                 if out.capacity() - out.len() < 1024 {
                     out.reserve(out.capacity().max(64 * 1024));
                 }
-                let status = compressor.compress_vec(rest, &mut out, flush).map_err(std::io::Error::other)?;
+                let status = compressor
+                    .compress_vec(rest, &mut out, flush)
+                    .map_err(std::io::Error::other)?;
                 let done_input = compressor.total_in() as usize == chunk.len();
                 match status {
                     flate2::Status::StreamEnd => break,
                     // A sync flush is complete once all input is in and output space was left over.
-                    flate2::Status::Ok | flate2::Status::BufError if done_input && index != last && out.capacity() - out.len() >= 1024 => break,
+                    flate2::Status::Ok | flate2::Status::BufError
+                        if done_input && index != last && out.capacity() - out.len() >= 1024 =>
+                    {
+                        break;
+                    }
                     _ => {}
                 }
             }
@@ -458,14 +471,17 @@ mod tests {
 
     fn inflate_all(compressed: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(compressed), &mut out).unwrap();
+        std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(compressed), &mut out)
+            .unwrap();
         out
     }
 
     #[test]
     fn large_entries_deflate_in_parallel_chunks_to_one_valid_stream() {
         // Compressible but not trivial, and not a multiple of the chunk size.
-        let data: Vec<u8> = (0..5 * PARALLEL_DEFLATE_CHUNK + 12345).map(|i| ((i * 7919) % 251) as u8 ^ (i >> 13) as u8).collect();
+        let data: Vec<u8> = (0..5 * PARALLEL_DEFLATE_CHUNK + 12345)
+            .map(|i| ((i * 7919) % 251) as u8 ^ (i >> 13) as u8)
+            .collect();
         let compressed = deflate(&data).unwrap();
         assert!(compressed.len() < data.len());
         assert!(inflate_all(&compressed) == data, "round trip differs");

@@ -40,8 +40,14 @@ pub enum Link {
 
 #[derive(Debug, thiserror::Error)]
 pub enum GraftError {
-    #[error("{binary} needs {library}, which was not found in the wheel, --lib-path, its RUNPATH, LD_LIBRARY_PATH or the sysroot; pass --lib-path DIR with a {arch} build of it, or --exclude {library}")]
-    MissingLibrary { binary: String, library: String, arch: String },
+    #[error(
+        "{binary} needs {library}, which was not found in the wheel, --lib-path, its RUNPATH, LD_LIBRARY_PATH or the sysroot; pass --lib-path DIR with a {arch} build of it, or --exclude {library}"
+    )]
+    MissingLibrary {
+        binary: String,
+        library: String,
+        arch: String,
+    },
 }
 
 /// What the repair will do, before any byte is written.
@@ -79,13 +85,24 @@ pub fn mangled_name(soname: &str, contents: &[u8]) -> String {
     }
 }
 
-pub fn plan(wheel_binaries: Vec<Binary>, search: &mut LibrarySearch, rules: &Rules) -> Result<GraftPlan, GraftError> {
+pub fn plan(
+    wheel_binaries: Vec<Binary>,
+    search: &mut LibrarySearch,
+    rules: &Rules,
+) -> Result<GraftPlan, GraftError> {
     let mut plan = GraftPlan::default();
     let mut by_path: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_file_name: BTreeMap<String, String> = BTreeMap::new();
     for binary in &wheel_binaries {
-        let file_name = binary.path.rsplit('/').next().unwrap_or(&binary.path).to_string();
-        by_file_name.entry(file_name).or_insert_with(|| binary.path.clone());
+        let file_name = binary
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or(&binary.path)
+            .to_string();
+        by_file_name
+            .entry(file_name)
+            .or_insert_with(|| binary.path.clone());
     }
     for binary in wheel_binaries {
         by_path.insert(binary.path.clone(), plan.binaries.len());
@@ -99,15 +116,20 @@ pub fn plan(wheel_binaries: Vec<Binary>, search: &mut LibrarySearch, rules: &Rul
         let binary = plan.binaries[index].clone();
         let mut links = BTreeMap::new();
         for needed in &binary.facts.needed {
-            let link = if (rules.is_system)(needed) || is_libpython(needed) || rules.exclude.iter().any(|p| p.matches(needed)) {
+            let link = if (rules.is_system)(needed)
+                || is_libpython(needed)
+                || rules.exclude.iter().any(|p| p.matches(needed))
+            {
                 Link::System
             } else if let Some(path) = find_in_wheel(&binary, needed, &by_path, &by_file_name) {
                 Link::Internal(path)
             } else {
-                let found = find_on_host(&binary, needed, search).ok_or_else(|| GraftError::MissingLibrary {
-                    binary: binary.path.clone(),
-                    library: needed.clone(),
-                    arch: rules.arch_name.clone(),
+                let found = find_on_host(&binary, needed, search).ok_or_else(|| {
+                    GraftError::MissingLibrary {
+                        binary: binary.path.clone(),
+                        library: needed.clone(),
+                        arch: rules.arch_name.clone(),
+                    }
                 })?;
                 let install = match grafted_sources.get(&found.path) {
                     Some(existing) => existing.clone(),
@@ -121,7 +143,10 @@ pub fn plan(wheel_binaries: Vec<Binary>, search: &mut LibrarySearch, rules: &Rul
                             plan.binaries.push(Binary {
                                 path: install.clone(),
                                 facts: found.facts.clone(),
-                                origin: Origin::Grafted { source: found.path.clone(), data: found.data.clone() },
+                                origin: Origin::Grafted {
+                                    source: found.path.clone(),
+                                    data: found.data.clone(),
+                                },
                             });
                             plan.links.push(BTreeMap::new());
                             queue.push_back(plan.binaries.len() - 1);
@@ -143,7 +168,12 @@ pub fn plan(wheel_binaries: Vec<Binary>, search: &mut LibrarySearch, rules: &Rul
 /// A DT_NEEDED is internal when one of the binary's `$ORIGIN` rpaths leads to
 /// a wheel file of that name; failing that, any wheel file with that name
 /// (packages that preload their libraries from Python rely on this).
-fn find_in_wheel(binary: &Binary, needed: &str, by_path: &BTreeMap<String, usize>, by_file_name: &BTreeMap<String, String>) -> Option<String> {
+fn find_in_wheel(
+    binary: &Binary,
+    needed: &str,
+    by_path: &BTreeMap<String, usize>,
+    by_file_name: &BTreeMap<String, String>,
+) -> Option<String> {
     if let Origin::Wheel { .. } = binary.origin {
         let entries = binary.facts.runpath.iter().chain(&binary.facts.rpath);
         for folder in entries.filter_map(|entry| layout::rpath_in_wheel(entry, &binary.path)) {
@@ -177,7 +207,11 @@ fn find_on_host(binary: &Binary, needed: &str, search: &mut LibrarySearch) -> Op
             })
             .collect()
     };
-    search.find(needed, &expand(&binary.facts.rpath), &expand(&binary.facts.runpath))
+    search.find(
+        needed,
+        &expand(&binary.facts.rpath),
+        &expand(&binary.facts.runpath),
+    )
 }
 
 #[cfg(test)]
@@ -187,14 +221,23 @@ mod tests {
     #[test]
     fn mangled_name_keeps_the_version_suffix() {
         let name = mangled_name("libscipy_openblas.so", b"contents");
-        assert!(name.starts_with("libscipy_openblas-") && name.ends_with(".so"), "{name}");
+        assert!(
+            name.starts_with("libscipy_openblas-") && name.ends_with(".so"),
+            "{name}"
+        );
         assert_eq!(name.len(), "libscipy_openblas-12345678.so".len());
         assert!(mangled_name("libgfortran.so.5", b"x").ends_with(".so.5"));
     }
 
     #[test]
     fn different_contents_never_share_a_mangled_name() {
-        assert_ne!(mangled_name("libz.so.1", b"one build"), mangled_name("libz.so.1", b"another build"));
-        assert_eq!(mangled_name("libz.so.1", b"same"), mangled_name("libz.so.1", b"same"));
+        assert_ne!(
+            mangled_name("libz.so.1", b"one build"),
+            mangled_name("libz.so.1", b"another build")
+        );
+        assert_eq!(
+            mangled_name("libz.so.1", b"same"),
+            mangled_name("libz.so.1", b"same")
+        );
     }
 }

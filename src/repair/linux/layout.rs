@@ -5,7 +5,9 @@
 /// Where a wheel entry lands relative to site-packages: files under
 /// `<name>.data/purelib/` and `<name>.data/platlib/` are installed at the root.
 pub fn install_path(entry: &str) -> &str {
-    let Some((first, rest)) = entry.split_once('/') else { return entry };
+    let Some((first, rest)) = entry.split_once('/') else {
+        return entry;
+    };
     if !first.ends_with(".data") {
         return entry;
     }
@@ -48,7 +50,10 @@ pub fn rpath_in_wheel(entry: &str, binary_path: &str) -> Option<String> {
 
 /// `$ORIGIN`-relative reference from the folder of `from_file` to `to_dir`.
 pub fn origin_relative(from_file: &str, to_dir: &str) -> String {
-    let from: Vec<&str> = parent(from_file).split('/').filter(|p| !p.is_empty()).collect();
+    let from: Vec<&str> = parent(from_file)
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
     let to: Vec<&str> = to_dir.split('/').filter(|p| !p.is_empty()).collect();
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let mut parts = vec!["$ORIGIN"];
@@ -64,14 +69,23 @@ mod tests {
     #[test]
     fn data_scheme_files_install_at_the_root() {
         assert_eq!(install_path("pkg-1.0.data/platlib/pkg/_x.so"), "pkg/_x.so");
-        assert_eq!(install_path("pkg-1.0.data/scripts/tool"), "pkg-1.0.data/scripts/tool");
+        assert_eq!(
+            install_path("pkg-1.0.data/scripts/tool"),
+            "pkg-1.0.data/scripts/tool"
+        );
         assert_eq!(install_path("pkg/_x.so"), "pkg/_x.so");
     }
 
     #[test]
     fn origin_entries_resolve_inside_the_wheel() {
-        assert_eq!(rpath_in_wheel("$ORIGIN/../../numpy.libs", "numpy/core/_m.so").as_deref(), Some("numpy.libs"));
-        assert_eq!(rpath_in_wheel("${ORIGIN}", "pkg/_m.so").as_deref(), Some("pkg"));
+        assert_eq!(
+            rpath_in_wheel("$ORIGIN/../../numpy.libs", "numpy/core/_m.so").as_deref(),
+            Some("numpy.libs")
+        );
+        assert_eq!(
+            rpath_in_wheel("${ORIGIN}", "pkg/_m.so").as_deref(),
+            Some("pkg")
+        );
     }
 
     #[test]
@@ -82,7 +96,10 @@ mod tests {
 
     #[test]
     fn origin_relative_walks_up_then_down() {
-        assert_eq!(origin_relative("numpy/core/_m.so", "numpy.libs"), "$ORIGIN/../../numpy.libs");
+        assert_eq!(
+            origin_relative("numpy/core/_m.so", "numpy.libs"),
+            "$ORIGIN/../../numpy.libs"
+        );
         assert_eq!(origin_relative("_top.so", "pkg.libs"), "$ORIGIN/pkg.libs");
         assert_eq!(origin_relative("pkg.libs/liba.so", "pkg.libs"), "$ORIGIN");
     }

@@ -18,7 +18,10 @@ use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::elf::facts::{ElfFacts, is_elf};
 use std::collections::BTreeSet;
 
-use crate::manylinux::{Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, is_dynamic_loader, provided_names};
+use crate::manylinux::{
+    Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, is_dynamic_loader,
+    provided_names,
+};
 use crate::repair::rewrite_wheel;
 use crate::wheel::{Contents, WheelArchive};
 use graft::{Binary, GraftPlan, Link, Origin, Rules};
@@ -57,11 +60,14 @@ pub fn wheel_binaries(wheel: &WheelArchive) -> Result<Vec<Binary>> {
             if !is_elf(&data) {
                 return Ok(None);
             }
-            let facts = ElfFacts::parse(&data).with_context(|| format!("{}: {}", wheel.path().display(), entry.name))?;
+            let facts = ElfFacts::parse(&data)
+                .with_context(|| format!("{}: {}", wheel.path().display(), entry.name))?;
             Ok(Some(Binary {
                 path: layout::install_path(&entry.name).to_string(),
                 facts: Arc::new(facts),
-                origin: Origin::Wheel { entry: entry.name.clone() },
+                origin: Origin::Wheel {
+                    entry: entry.name.clone(),
+                },
             }))
         })
         .collect::<Result<_>>()?;
@@ -70,7 +76,9 @@ pub fn wheel_binaries(wheel: &WheelArchive) -> Result<Vec<Binary>> {
 
 /// The one ABI every binary of the wheel shares.
 pub fn wheel_abi(wheel: &Path, binaries: &[Binary]) -> Result<Option<Abi>> {
-    let Some(first) = binaries.first() else { return Ok(None) };
+    let Some(first) = binaries.first() else {
+        return Ok(None);
+    };
     let abi = Abi::of(&first.facts);
     if let Some(other) = binaries.iter().find(|b| Abi::of(&b.facts) != abi) {
         bail!(
@@ -88,8 +96,18 @@ pub fn wheel_abi(wheel: &Path, binaries: &[Binary]) -> Result<Option<Abi>> {
 /// The binaries as the policy sees them, and the names the wheel provides:
 /// every file name and SONAME it carries, the original names of grafted
 /// libraries, and `--exclude`d names (the user takes responsibility for them).
-fn policy_input<'a>(plan: &'a GraftPlan, exclude: &[glob::Pattern]) -> (Vec<PolicyBinary<'a>>, BTreeSet<String>) {
-    let binaries: Vec<PolicyBinary> = plan.binaries.iter().map(|b| PolicyBinary { path: &b.path, facts: &b.facts }).collect();
+fn policy_input<'a>(
+    plan: &'a GraftPlan,
+    exclude: &[glob::Pattern],
+) -> (Vec<PolicyBinary<'a>>, BTreeSet<String>) {
+    let binaries: Vec<PolicyBinary> = plan
+        .binaries
+        .iter()
+        .map(|b| PolicyBinary {
+            path: &b.path,
+            facts: &b.facts,
+        })
+        .collect();
     let mut provided = provided_names(&binaries);
     for links in &plan.links {
         for (needed, link) in links {
@@ -109,14 +127,21 @@ fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Result<V
     let requested = match policies.parse_plat(plat)? {
         PlatRequest::Auto => {
             let Some(policy) = achieved.filter(|p| !p.unrestricted) else {
-                let why = analysis.next_blockers().map(describe_blockers).unwrap_or_default();
+                let why = analysis
+                    .next_blockers()
+                    .map(describe_blockers)
+                    .unwrap_or_default();
                 bail!("cannot be tagged manylinux: {why}");
             };
             policy
         }
         PlatRequest::Policy(policy) => {
             if let Some(blockers) = analysis.blocked.iter().find(|b| b.policy == policy.tag()) {
-                bail!("cannot satisfy --plat {plat}: {} (the best it can have is {})", describe_blockers(blockers), analysis.policy);
+                bail!(
+                    "cannot satisfy --plat {plat}: {} (the best it can have is {})",
+                    describe_blockers(blockers),
+                    analysis.policy
+                );
             }
             policy
         }
@@ -125,40 +150,71 @@ fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Result<V
 }
 
 fn describe_blockers(blockers: &Blockers) -> String {
-    let shown: Vec<String> = blockers.violations.iter().take(3).map(|v| v.to_string()).collect();
+    let shown: Vec<String> = blockers
+        .violations
+        .iter()
+        .take(3)
+        .map(|v| v.to_string())
+        .collect();
     let more = blockers.violations.len().saturating_sub(shown.len());
-    let suffix = if more > 0 { format!(" (and {more} more)") } else { String::new() };
-    format!("{} fails because {}{}", blockers.policy, shown.join("; "), suffix)
+    let suffix = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    format!(
+        "{} fails because {}{}",
+        blockers.policy,
+        shown.join("; "),
+        suffix
+    )
 }
 
 pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<LinuxRepairReport> {
     let binaries = wheel_binaries(wheel)?;
     let Some(abi) = wheel_abi(wheel.path(), &binaries)? else {
-        bail!("{}: has no ELF files, so there is nothing to repair (a pure wheel needs no repair)", wheel.path().display());
+        bail!(
+            "{}: has no ELF files, so there is nothing to repair (a pure wheel needs no repair)",
+            wheel.path().display()
+        );
     };
     let arch = binaries[0].facts.arch.unwrap_or("unknown").to_string();
-    let policies = Policies::for_arch(&arch).with_context(|| format!("{}", wheel.path().display()))?;
+    let policies =
+        Policies::for_arch(&arch).with_context(|| format!("{}", wheel.path().display()))?;
     // Whitelisted libraries stay external; judge them by the requested policy
     // (or, for `auto`, the most compatible one, as auditwheel does).
-    let whitelist_policy = match policies.parse_plat(&options.plat).with_context(|| format!("{}", wheel.path().display()))? {
+    let whitelist_policy = match policies
+        .parse_plat(&options.plat)
+        .with_context(|| format!("{}", wheel.path().display()))?
+    {
         PlatRequest::Auto => policies.most_compatible(),
         PlatRequest::Policy(policy) => policy,
     };
     let libs_dir = format!("{}.libs", wheel.name().distribution);
     let mut search = LibrarySearch::new(abi, &options.lib_paths, options.sysroot.as_deref());
-    let is_system = |name: &str| whitelist_policy.whitelist.contains(name) || is_dynamic_loader(name);
-    let rules = Rules { is_system: &is_system, exclude: &options.exclude, libs_dir: libs_dir.clone(), arch_name: arch.clone() };
-    let mut plan = graft::plan(binaries, &mut search, &rules).with_context(|| format!("{}", wheel.path().display()))?;
+    let is_system =
+        |name: &str| whitelist_policy.whitelist.contains(name) || is_dynamic_loader(name);
+    let rules = Rules {
+        is_system: &is_system,
+        exclude: &options.exclude,
+        libs_dir: libs_dir.clone(),
+        arch_name: arch.clone(),
+    };
+    let mut plan = graft::plan(binaries, &mut search, &rules)
+        .with_context(|| format!("{}", wheel.path().display()))?;
 
     let (policy_binaries, provided) = policy_input(&plan, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
-    let platform_tags = choose_tags(&policies, &analysis, &options.plat).with_context(|| format!("{}", wheel.path().display()))?;
+    let platform_tags = choose_tags(&policies, &analysis, &options.plat)
+        .with_context(|| format!("{}", wheel.path().display()))?;
 
     // Memory: the search cache shares the grafted libraries' bytes, and each
     // library's original is freed as soon as its edited copy exists, so a
     // 30 MB OpenBLAS is held at most twice, briefly.
     drop(search);
-    let all_edits: Vec<Option<ElfEdits>> = (0..plan.binaries.len()).map(|index| edits::edits_for(&plan, index, &libs_dir)).collect();
+    let all_edits: Vec<Option<ElfEdits>> = (0..plan.binaries.len())
+        .map(|index| edits::edits_for(&plan, index, &libs_dir))
+        .collect();
     let grafted_sources: Vec<Option<Arc<Vec<u8>>>> = plan
         .binaries
         .iter_mut()
@@ -173,22 +229,27 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         .into_par_iter()
         .zip(all_edits.into_par_iter())
         .enumerate()
-        .map(|(index, (grafted_source, edits))| -> Result<Option<(usize, Vec<u8>)>> {
-            let binary = &plan.binaries[index];
-            let source: Vec<u8> = match (&binary.origin, grafted_source) {
-                (Origin::Grafted { .. }, Some(data)) => Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone()),
-                (Origin::Wheel { entry }, _) if edits.is_some() => wheel.read(entry)?,
-                _ => return Ok(None),
-            };
-            match edits {
-                Some(edits) => {
-                    let bytes = apply_edits(&source, &edits).with_context(|| format!("editing {}", binary.path))?;
-                    drop(source);
-                    Ok(Some((index, bytes)))
+        .map(
+            |(index, (grafted_source, edits))| -> Result<Option<(usize, Vec<u8>)>> {
+                let binary = &plan.binaries[index];
+                let source: Vec<u8> = match (&binary.origin, grafted_source) {
+                    (Origin::Grafted { .. }, Some(data)) => {
+                        Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone())
+                    }
+                    (Origin::Wheel { entry }, _) if edits.is_some() => wheel.read(entry)?,
+                    _ => return Ok(None),
+                };
+                match edits {
+                    Some(edits) => {
+                        let bytes = apply_edits(&source, &edits)
+                            .with_context(|| format!("editing {}", binary.path))?;
+                        drop(source);
+                        Ok(Some((index, bytes)))
+                    }
+                    None => Ok(Some((index, source))),
                 }
-                None => Ok(Some((index, source))),
-            }
-        })
+            },
+        )
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .flatten()
@@ -206,10 +267,29 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
             }
             Origin::Grafted { source, .. } => {
                 grafted.push((source.clone(), plan.binaries[index].path.clone()));
-                entries.push((plan.binaries[index].path.clone(), Contents::Bytes { data: bytes, mode: 0o755 }));
+                entries.push((
+                    plan.binaries[index].path.clone(),
+                    Contents::Bytes {
+                        data: bytes,
+                        mode: 0o755,
+                    },
+                ));
             }
         }
     }
-    let output = rewrite_wheel(wheel, platform_tags.clone(), replaced, entries, &options.out_dir, options.epoch)?;
-    Ok(LinuxRepairReport { output, platform_tags, grafted, edited: edited_names, analysis })
+    let output = rewrite_wheel(
+        wheel,
+        platform_tags.clone(),
+        replaced,
+        entries,
+        &options.out_dir,
+        options.epoch,
+    )?;
+    Ok(LinuxRepairReport {
+        output,
+        platform_tags,
+        grafted,
+        edited: edited_names,
+        analysis,
+    })
 }

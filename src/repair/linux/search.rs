@@ -73,7 +73,11 @@ fn default_folders(root: &Path, machine: u16) -> Vec<PathBuf> {
 impl LibrarySearch {
     pub fn new(abi: Abi, lib_paths: &[PathBuf], sysroot: Option<&Path>) -> LibrarySearch {
         let env_paths = std::env::var_os("LD_LIBRARY_PATH")
-            .map(|value| std::env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()).collect())
+            .map(|value| {
+                std::env::split_paths(&value)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         let mut default_paths = Vec::new();
         if let Some(root) = sysroot {
@@ -86,12 +90,23 @@ impl LibrarySearch {
         // The host's own folders: harmless for a foreign wheel because every
         // candidate's ABI is checked, and right for a native one.
         default_paths.extend(default_folders(Path::new("/"), abi.machine));
-        LibrarySearch { abi, lib_paths: lib_paths.to_vec(), env_paths, default_paths, cache: HashMap::new() }
+        LibrarySearch {
+            abi,
+            lib_paths: lib_paths.to_vec(),
+            env_paths,
+            default_paths,
+            cache: HashMap::new(),
+        }
     }
 
     /// Finds `name` for a binary whose loader-visible rpaths are given
     /// (already expanded, `$ORIGIN` replaced by the binary's folder).
-    pub fn find(&mut self, name: &str, rpath: &[PathBuf], runpath: &[PathBuf]) -> Option<FoundLibrary> {
+    pub fn find(
+        &mut self,
+        name: &str,
+        rpath: &[PathBuf],
+        runpath: &[PathBuf],
+    ) -> Option<FoundLibrary> {
         let mut folders: Vec<PathBuf> = self.lib_paths.clone();
         if runpath.is_empty() {
             folders.extend(rpath.iter().cloned());
@@ -99,7 +114,9 @@ impl LibrarySearch {
         folders.extend(self.env_paths.iter().cloned());
         folders.extend(runpath.iter().cloned());
         folders.extend(self.default_paths.iter().cloned());
-        folders.into_iter().find_map(|folder| self.candidate(&folder, name))
+        folders
+            .into_iter()
+            .find_map(|folder| self.candidate(&folder, name))
     }
 
     fn candidate(&mut self, folder: &Path, name: &str) -> Option<FoundLibrary> {
@@ -121,12 +138,20 @@ impl LibrarySearch {
             return None;
         }
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        Some(FoundLibrary { path, data: data.into(), facts: facts.into() })
+        Some(FoundLibrary {
+            path,
+            data: data.into(),
+            facts: facts.into(),
+        })
     }
 }
 
 /// Expands `$ORIGIN` / `${ORIGIN}` in a host-side rpath entry.
 pub fn expand_origin(entry: &str, origin: &Path) -> PathBuf {
     let origin = origin.to_string_lossy();
-    PathBuf::from(entry.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin))
+    PathBuf::from(
+        entry
+            .replace("${ORIGIN}", &origin)
+            .replace("$ORIGIN", &origin),
+    )
 }

@@ -54,7 +54,9 @@ pub struct SliceFacts {
 /// files share the universal magic; their version field (always 45 or more
 /// in the slot of the slice count) tells them apart.
 pub fn is_macho(data: &[u8]) -> bool {
-    let Some(head) = data.get(..8) else { return false };
+    let Some(head) = data.get(..8) else {
+        return false;
+    };
     let little = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
     let big = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
     let second = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
@@ -80,7 +82,13 @@ impl MachOBinary {
             })
             .collect();
         let is_fat = parsed.is_fat;
-        Ok(MachOBinary { path, origin, data: Arc::new(data), is_fat, slices })
+        Ok(MachOBinary {
+            path,
+            origin,
+            data: Arc::new(data),
+            is_fat,
+            slices,
+        })
     }
 
     /// Dependencies of every slice, each install name once, in load-command
@@ -88,7 +96,10 @@ impl MachOBinary {
     pub fn dependencies(&self) -> Vec<Dependency> {
         let mut all: Vec<Dependency> = Vec::new();
         for dependency in self.slices.iter().flat_map(|slice| &slice.dependencies) {
-            if !all.iter().any(|known| known.install_name == dependency.install_name) {
+            if !all
+                .iter()
+                .any(|known| known.install_name == dependency.install_name)
+            {
                 all.push(dependency.clone());
             }
         }
@@ -107,11 +118,15 @@ impl MachOBinary {
     }
 
     pub fn install_id(&self) -> Option<&str> {
-        self.slices.iter().find_map(|slice| slice.install_id.as_deref())
+        self.slices
+            .iter()
+            .find_map(|slice| slice.install_id.as_deref())
     }
 
     pub fn is_executable(&self) -> bool {
-        self.slices.iter().any(|slice| slice.file_type == FileType::Execute)
+        self.slices
+            .iter()
+            .any(|slice| slice.file_type == FileType::Execute)
     }
 
     pub fn arches(&self) -> Vec<Arch> {
@@ -138,7 +153,9 @@ pub fn wheel_binaries(wheel: &WheelArchive) -> Result<Vec<MachOBinary>> {
                 return Ok(None);
             }
             let path = layout::install_path(&entry.name).to_string();
-            let origin = Origin::Wheel { entry: entry.name.clone() };
+            let origin = Origin::Wheel {
+                entry: entry.name.clone(),
+            };
             MachOBinary::parse(path, origin, data)
                 .map(Some)
                 .with_context(|| format!("{}: {}", wheel.path().display(), entry.name))

@@ -71,7 +71,9 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
     let requested = requested_version(options)?;
     let binaries = wheel_binaries(wheel)?;
     if binaries.is_empty() {
-        bail!("{wheel_path}: has no Mach-O files, so there is nothing to repair (a pure wheel needs no repair)");
+        bail!(
+            "{wheel_path}: has no Mach-O files, so there is nothing to repair (a pure wheel needs no repair)"
+        );
     }
     let rules = Rules {
         exclude: &options.exclude,
@@ -81,8 +83,13 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
     };
     let graph = resolve(binaries, &rules);
     let plan = plan::plan(graph, &plan::libs_dir(wheel)).with_context(|| wheel_path.clone())?;
-    let platform_tags = tags::final_tags(&wheel.name().platform, requested, &plan.final_minos(), options.retag)
-        .with_context(|| wheel_path.clone())?;
+    let platform_tags = tags::final_tags(
+        &wheel.name().platform,
+        requested,
+        &plan.final_minos(),
+        options.retag,
+    )
+    .with_context(|| wheel_path.clone())?;
 
     let rewritten: Vec<(usize, Vec<u8>)> = (0..plan.graph.binaries.len())
         .into_par_iter()
@@ -95,8 +102,9 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
             let edited = if plan.edits[index].is_empty() {
                 binary.data.to_vec()
             } else {
-                edit_load_commands(&binary.data, &plan.edits[index])
-                    .with_context(|| format!("{wheel_path}: cannot rewrite the load commands of {path}"))?
+                edit_load_commands(&binary.data, &plan.edits[index]).with_context(|| {
+                    format!("{wheel_path}: cannot rewrite the load commands of {path}")
+                })?
             };
             let signed = sign_adhoc(&edited, binary.file_name())
                 .with_context(|| format!("{wheel_path}: cannot sign {path}"))?;
@@ -120,13 +128,30 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
                 edited.push(entry.clone());
                 replaced.insert(entry.clone(), bytes);
             }
-            Origin::Host { .. } => {
-                entries.push((plan.paths[index].clone(), Contents::Bytes { data: bytes, mode: 0o755 }))
-            }
+            Origin::Host { .. } => entries.push((
+                plan.paths[index].clone(),
+                Contents::Bytes {
+                    data: bytes,
+                    mode: 0o755,
+                },
+            )),
         }
     }
     edited.sort();
 
-    let output = rewrite_wheel(wheel, platform_tags.clone(), replaced, entries, &options.out_dir, options.epoch)?;
-    Ok(MacosRepairReport { output, platform_tags, grafted: plan.grafted(), edited, signed })
+    let output = rewrite_wheel(
+        wheel,
+        platform_tags.clone(),
+        replaced,
+        entries,
+        &options.out_dir,
+        options.epoch,
+    )?;
+    Ok(MacosRepairReport {
+        output,
+        platform_tags,
+        grafted: plan.grafted(),
+        edited,
+        signed,
+    })
 }

@@ -21,7 +21,11 @@ pub enum PlanError {
     )]
     MissingLibrary { binary: String, name: String },
     #[error("cannot vendor {library} as {path}: {other} would go there too; rename one of them")]
-    NameCollision { library: String, path: String, other: String },
+    NameCollision {
+        library: String,
+        path: String,
+        other: String,
+    },
     #[error("cannot vendor {library} as {path}: the wheel already has another file there")]
     Occupied { library: String, path: String },
 }
@@ -46,7 +50,8 @@ pub fn libs_dir(wheel: &WheelArchive) -> String {
         .iter()
         .filter_map(|entry| {
             let path = layout::install_path(&entry.name);
-            path.strip_suffix("/__init__.py").filter(|package| !package.contains('/'))
+            path.strip_suffix("/__init__.py")
+                .filter(|package| !package.contains('/'))
         })
         .collect();
     packages.sort_unstable();
@@ -62,10 +67,17 @@ pub fn libs_dir(wheel: &WheelArchive) -> String {
 
 /// `@loader_path/<relative>` from the folder of `from` to the file `to`.
 pub fn loader_path_reference(from: &str, to: &str) -> String {
-    let from_dir: Vec<&str> = layout::parent(from).split('/').filter(|p| !p.is_empty()).collect();
+    let from_dir: Vec<&str> = layout::parent(from)
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
     let to_parts: Vec<&str> = to.split('/').filter(|p| !p.is_empty()).collect();
     let to_dir = &to_parts[..to_parts.len().saturating_sub(1)];
-    let common = from_dir.iter().zip(to_dir).take_while(|(a, b)| a == b).count();
+    let common = from_dir
+        .iter()
+        .zip(to_dir)
+        .take_while(|(a, b)| a == b)
+        .count();
     let mut parts = vec!["@loader_path"];
     parts.extend(std::iter::repeat_n("..", from_dir.len() - common));
     parts.extend(&to_parts[common..]);
@@ -85,7 +97,10 @@ fn is_arm64(arch: Arch) -> bool {
 
 pub fn plan(graph: Graph, libs_dir: &str) -> Result<RepairPlan, PlanError> {
     for (binary, links) in graph.binaries.iter().zip(&graph.links) {
-        if let Some(missing) = links.iter().find(|link| link.link == Link::Unresolved && link.is_required()) {
+        if let Some(missing) = links
+            .iter()
+            .find(|link| link.link == Link::Unresolved && link.is_required())
+        {
             return Err(PlanError::MissingLibrary {
                 binary: describe(binary),
                 name: missing.dependency.install_name.clone(),
@@ -103,18 +118,24 @@ pub fn plan(graph: Graph, libs_dir: &str) -> Result<RepairPlan, PlanError> {
         if let Some(&other) = taken.get(&path) {
             let other = &graph.binaries[other];
             return Err(match other.origin {
-                Origin::Wheel { .. } => PlanError::Occupied { library: describe(binary), path },
-                Origin::Host { .. } => {
-                    PlanError::NameCollision { library: describe(binary), path, other: describe(other) }
-                }
+                Origin::Wheel { .. } => PlanError::Occupied {
+                    library: describe(binary),
+                    path,
+                },
+                Origin::Host { .. } => PlanError::NameCollision {
+                    library: describe(binary),
+                    path,
+                    other: describe(other),
+                },
             });
         }
         taken.insert(path.clone(), index);
         paths.push(path);
     }
 
-    let edits: Vec<Vec<LoadCommandEdit>> =
-        (0..graph.binaries.len()).map(|index| edits_for(&graph, &paths, index)).collect();
+    let edits: Vec<Vec<LoadCommandEdit>> = (0..graph.binaries.len())
+        .map(|index| edits_for(&graph, &paths, index))
+        .collect();
     let needs_signing = graph
         .binaries
         .iter()
@@ -128,14 +149,21 @@ pub fn plan(graph: Graph, libs_dir: &str) -> Result<RepairPlan, PlanError> {
                 })
         })
         .collect();
-    Ok(RepairPlan { graph, paths, edits, needs_signing })
+    Ok(RepairPlan {
+        graph,
+        paths,
+        edits,
+        needs_signing,
+    })
 }
 
 fn edits_for(graph: &Graph, paths: &[String], index: usize) -> Vec<LoadCommandEdit> {
     let binary = &graph.binaries[index];
     let mut edits = Vec::new();
     for link in &graph.links[index] {
-        let Link::Binary { index: target, via } = link.link else { continue };
+        let Link::Binary { index: target, via } = link.link else {
+            continue;
+        };
         // References between wheel files through the image's own
         // `@loader_path` or relative rpaths work wherever pip installs the
         // wheel; everything else is pinned to the file's new place.
@@ -199,7 +227,10 @@ impl RepairPlan {
                 _ => None,
             });
             for slice in &binary.slices {
-                let Some(target) = slice.deployment_target.filter(|target| target.is_macos()) else { continue };
+                let Some(target) = slice.deployment_target.filter(|target| target.is_macos())
+                else {
+                    continue;
+                };
                 all.push(SliceMinos {
                     file: self.paths[index].clone(),
                     arch: slice.arch,
@@ -230,12 +261,21 @@ mod tests {
 
     #[test]
     fn loader_path_reference_walks_up_then_down() {
-        assert_eq!(loader_path_reference("pkg/_blas.so", "pkg/.dylibs/libx.dylib"), "@loader_path/.dylibs/libx.dylib");
+        assert_eq!(
+            loader_path_reference("pkg/_blas.so", "pkg/.dylibs/libx.dylib"),
+            "@loader_path/.dylibs/libx.dylib"
+        );
         assert_eq!(
             loader_path_reference("pkg/sub/deep/_m.so", "pkg/.dylibs/libx.dylib"),
             "@loader_path/../../.dylibs/libx.dylib"
         );
-        assert_eq!(loader_path_reference("pkg/.dylibs/liba.dylib", "pkg/.dylibs/libb.dylib"), "@loader_path/libb.dylib");
-        assert_eq!(loader_path_reference("_top.so", "pkg/.dylibs/libx.dylib"), "@loader_path/pkg/.dylibs/libx.dylib");
+        assert_eq!(
+            loader_path_reference("pkg/.dylibs/liba.dylib", "pkg/.dylibs/libb.dylib"),
+            "@loader_path/libb.dylib"
+        );
+        assert_eq!(
+            loader_path_reference("_top.so", "pkg/.dylibs/libx.dylib"),
+            "@loader_path/pkg/.dylibs/libx.dylib"
+        );
     }
 }

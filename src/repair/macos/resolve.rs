@@ -102,7 +102,10 @@ pub fn resolve(binaries: Vec<MachOBinary>, rules: &Rules<'_>) -> Graph {
             binary
                 .dependencies()
                 .into_iter()
-                .map(|dependency| DependencyLink { dependency, link: Link::Unresolved })
+                .map(|dependency| DependencyLink {
+                    dependency,
+                    link: Link::Unresolved,
+                })
                 .collect()
         })
         .collect();
@@ -131,10 +134,15 @@ pub fn resolve(binaries: Vec<MachOBinary>, rules: &Rules<'_>) -> Graph {
         if !rules.search_host {
             break;
         }
-        let found = unresolved(&graph).into_iter().find_map(|(index, position)| {
-            host_file(&graph, rules, &mut host_cache, index, position).map(|found| (index, position, found))
-        });
-        let Some((index, position, (binary, via))) = found else { break };
+        let found = unresolved(&graph)
+            .into_iter()
+            .find_map(|(index, position)| {
+                host_file(&graph, rules, &mut host_cache, index, position)
+                    .map(|found| (index, position, found))
+            });
+        let Some((index, position, (binary, via))) = found else {
+            break;
+        };
         let location = location_of(&binary);
         let target = match known.get(&location) {
             Some(&existing) => existing,
@@ -144,7 +152,10 @@ pub fn resolve(binaries: Vec<MachOBinary>, rules: &Rules<'_>) -> Graph {
                     binary
                         .dependencies()
                         .into_iter()
-                        .map(|dependency| DependencyLink { dependency, link: Link::Unresolved })
+                        .map(|dependency| DependencyLink {
+                            dependency,
+                            link: Link::Unresolved,
+                        })
                         .collect(),
                 );
                 graph.binaries.push(binary);
@@ -182,7 +193,9 @@ pub fn location_of(binary: &MachOBinary) -> Location {
 fn folder_of(location: &Location) -> Location {
     match location {
         Location::Wheel(path) => Location::Wheel(layout::parent(path).to_string()),
-        Location::Host(path) => Location::Host(path.parent().map(Path::to_path_buf).unwrap_or_default()),
+        Location::Host(path) => {
+            Location::Host(path.parent().map(Path::to_path_buf).unwrap_or_default())
+        }
     }
 }
 
@@ -213,7 +226,8 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// The text after `prefix` when it is followed by nothing or a `/`.
 fn after_prefix<'n>(name: &'n str, prefix: &str) -> Option<&'n str> {
-    name.strip_prefix(prefix).filter(|rest| rest.is_empty() || rest.starts_with('/'))
+    name.strip_prefix(prefix)
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Images that load `index`, nearest first (breadth-first, each once).
@@ -248,7 +262,11 @@ fn executable_folder(graph: &Graph, rules: &Rules<'_>, index: usize) -> Option<L
         .chain(loaders(graph, index))
         .find(|&candidate| graph.binaries[candidate].is_executable())
         .map(|executable| folder_of(&location_of(&graph.binaries[executable])))
-        .or_else(|| rules.executable_path.map(|dir| Location::Host(dir.to_path_buf())))
+        .or_else(|| {
+            rules
+                .executable_path
+                .map(|dir| Location::Host(dir.to_path_buf()))
+        })
 }
 
 /// Expands an `@loader_path`, `@executable_path` or absolute path recorded
@@ -268,14 +286,24 @@ fn expand(graph: &Graph, rules: &Rules<'_>, path: &str, holder: usize) -> Option
 /// Where dyld would look for `name` recorded in `index`, in its order.
 fn candidates(graph: &Graph, rules: &Rules<'_>, index: usize, name: &str) -> Vec<(Location, Via)> {
     if let Some(rest) = after_prefix(name, "@rpath") {
-        let own = graph.binaries[index].rpaths().into_iter().map(|rpath| (index, rpath));
-        let inherited = loaders(graph, index)
+        let own = graph.binaries[index]
+            .rpaths()
             .into_iter()
-            .flat_map(|loader| graph.binaries[loader].rpaths().into_iter().map(move |rpath| (loader, rpath)));
+            .map(|rpath| (index, rpath));
+        let inherited = loaders(graph, index).into_iter().flat_map(|loader| {
+            graph.binaries[loader]
+                .rpaths()
+                .into_iter()
+                .map(move |rpath| (loader, rpath))
+        });
         return own
             .chain(inherited)
             .filter_map(|(holder, rpath)| {
-                let via = if holder == index { Via::OwnRpath } else { Via::LoaderRpath };
+                let via = if holder == index {
+                    Via::OwnRpath
+                } else {
+                    Via::LoaderRpath
+                };
                 Some((join(&expand(graph, rules, &rpath, holder)?, rest)?, via))
             })
             .collect();
@@ -287,12 +315,17 @@ fn candidates(graph: &Graph, rules: &Rules<'_>, index: usize, name: &str) -> Vec
     } else {
         Via::AbsolutePath
     };
-    expand(graph, rules, name, index).map(|location| vec![(location, via)]).unwrap_or_default()
+    expand(graph, rules, name, index)
+        .map(|location| vec![(location, via)])
+        .unwrap_or_default()
 }
 
 fn is_excluded(rules: &Rules<'_>, name: &str) -> bool {
     let file_name = name.rsplit('/').next().unwrap_or(name);
-    rules.exclude.iter().any(|pattern| pattern.matches(name) || pattern.matches(file_name))
+    rules
+        .exclude
+        .iter()
+        .any(|pattern| pattern.matches(name) || pattern.matches(file_name))
 }
 
 /// Resolves a dependency among the binaries already in the graph.
@@ -326,13 +359,15 @@ fn known_link(
     // previous repair gave vendored libraries) still match the image that
     // carries them as its install id.
     if !name.starts_with('@') {
-        let owner = graph
-            .binaries
-            .iter()
-            .enumerate()
-            .find(|(other, binary)| *other != index && binary.install_id() == Some(name.as_str()));
+        let owner =
+            graph.binaries.iter().enumerate().find(|(other, binary)| {
+                *other != index && binary.install_id() == Some(name.as_str())
+            });
         if let Some((target, _)) = owner {
-            return Some(Link::Binary { index: target, via: Via::InstallId });
+            return Some(Link::Binary {
+                index: target,
+                via: Via::InstallId,
+            });
         }
     }
     None
@@ -357,7 +392,9 @@ fn host_file(
     from_lib_paths
         .chain(candidates(graph, rules, index, name))
         .find_map(|(location, via)| match location {
-            Location::Host(path) => load_host_library(cache, &path, &wanted).map(|binary| (binary, via)),
+            Location::Host(path) => {
+                load_host_library(cache, &path, &wanted).map(|binary| (binary, via))
+            }
             Location::Wheel(_) => None,
         })
 }
@@ -373,9 +410,17 @@ fn load_host_library(
     let loaded = cache
         .entry(canonical.clone())
         .or_insert_with(|| {
-            let data = std::fs::read(&canonical).ok().filter(|data| is_macho(data))?;
+            let data = std::fs::read(&canonical)
+                .ok()
+                .filter(|data| is_macho(data))?;
             let file_name = canonical.file_name()?.to_string_lossy().into_owned();
-            match MachOBinary::parse(file_name, Origin::Host { source: canonical.clone() }, data) {
+            match MachOBinary::parse(
+                file_name,
+                Origin::Host {
+                    source: canonical.clone(),
+                },
+                data,
+            ) {
                 Ok(binary) => Some(binary),
                 Err(error) => {
                     tracing::warn!("ignoring {}: {error}", canonical.display());
@@ -399,7 +444,10 @@ mod tests {
 
     #[test]
     fn loader_path_prefix_needs_a_separator() {
-        assert_eq!(after_prefix("@loader_path/../x", "@loader_path"), Some("/../x"));
+        assert_eq!(
+            after_prefix("@loader_path/../x", "@loader_path"),
+            Some("/../x")
+        );
         assert_eq!(after_prefix("@loader_path", "@loader_path"), Some(""));
         assert_eq!(after_prefix("@loader_pathx/y", "@loader_path"), None);
     }
@@ -407,13 +455,19 @@ mod tests {
     #[test]
     fn wheel_locations_never_leave_the_wheel() {
         let folder = Location::Wheel("pkg".into());
-        assert_eq!(join(&folder, "/.dylibs/liba.dylib"), Some(Location::Wheel("pkg/.dylibs/liba.dylib".into())));
+        assert_eq!(
+            join(&folder, "/.dylibs/liba.dylib"),
+            Some(Location::Wheel("pkg/.dylibs/liba.dylib".into()))
+        );
         assert_eq!(join(&folder, "/../../lib/liba.dylib"), None);
     }
 
     #[test]
     fn host_locations_normalise_parent_components() {
         let folder = Location::Host(PathBuf::from("/opt/x/lib"));
-        assert_eq!(join(&folder, "/../.dylibs/libg.dylib"), Some(Location::Host(PathBuf::from("/opt/x/.dylibs/libg.dylib"))));
+        assert_eq!(
+            join(&folder, "/../.dylibs/libg.dylib"),
+            Some(Location::Host(PathBuf::from("/opt/x/.dylibs/libg.dylib")))
+        );
     }
 }

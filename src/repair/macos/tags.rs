@@ -22,7 +22,10 @@ impl MacosTag {
         let major = parts.next()?.parse().ok()?;
         let minor = parts.next()?.parse().ok()?;
         let arch = parts.next().filter(|arch| !arch.is_empty())?;
-        Some(MacosTag { version: Version::new(major, minor, 0), arch: arch.to_string() })
+        Some(MacosTag {
+            version: Version::new(major, minor, 0),
+            arch: arch.to_string(),
+        })
     }
 
     /// `macosx_11_0_arm64`; since macOS 11 tags carry the major version only.
@@ -62,7 +65,15 @@ impl MacosTag {
 pub fn tag_version(minos: Version) -> Version {
     if minos.major >= 11 {
         let round = minos.minor == 0 && minos.patch == 0;
-        Version::new(if round { minos.major } else { minos.major.saturating_add(1) }, 0, 0)
+        Version::new(
+            if round {
+                minos.major
+            } else {
+                minos.major.saturating_add(1)
+            },
+            0,
+            0,
+        )
     } else if minos.patch == 0 {
         Version::new(minos.major, minos.minor, 0)
     } else if minos.major == 10 && minos.minor >= 15 {
@@ -82,13 +93,21 @@ pub struct SliceMinos {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TagError {
-    #[error("platform tag `{tag}` is not a macOS tag; repair Linux wheels with the manylinux repair")]
+    #[error(
+        "platform tag `{tag}` is not a macOS tag; repair Linux wheels with the manylinux repair"
+    )]
     NotMacos { tag: String },
     #[error(
         "{file} ({arch}) requires macOS {minos}, newer than the wheel's target {target} (tag {tag}); \
          pass --retag to raise the tag, or rebuild with a lower deployment target"
     )]
-    TooNew { file: String, arch: String, minos: Version, target: Version, tag: String },
+    TooNew {
+        file: String,
+        arch: String,
+        minos: Version,
+        target: Version,
+        tag: String,
+    },
     #[error("{file} has no slice for this wheel's architectures ({tags}); rebuild it for them")]
     NoMatchingSlice { file: String, tags: String },
 }
@@ -106,14 +125,18 @@ pub fn final_tags(
         .iter()
         .map(|tag| MacosTag::parse(tag).ok_or_else(|| TagError::NotMacos { tag: tag.clone() }))
         .collect::<Result<Vec<_>, _>>()?;
-    let files: std::collections::BTreeSet<&str> = slices.iter().map(|slice| slice.file.as_str()).collect();
+    let files: std::collections::BTreeSet<&str> =
+        slices.iter().map(|slice| slice.file.as_str()).collect();
     for file in files {
         let covered = slices
             .iter()
             .filter(|slice| slice.file == file)
             .any(|slice| tags.iter().any(|tag| tag.covers(slice.arch)));
         if !covered {
-            return Err(TagError::NoMatchingSlice { file: file.to_string(), tags: wheel_tags.join(".") });
+            return Err(TagError::NoMatchingSlice {
+                file: file.to_string(),
+                tags: wheel_tags.join("."),
+            });
         }
     }
 
@@ -123,7 +146,10 @@ pub fn final_tags(
         if tag.arch == "arm64" {
             version = version.max(ARM64_FLOOR);
         }
-        let base = MacosTag { version: tag_version(version), arch: tag.arch.clone() };
+        let base = MacosTag {
+            version: tag_version(version),
+            arch: tag.arch.clone(),
+        };
         let mut raised = base.version;
         for slice in slices.iter().filter(|slice| base.covers(slice.arch)) {
             if slice.minos <= base.floor_for(slice.arch) {
@@ -140,7 +166,11 @@ pub fn final_tags(
             }
             raised = raised.max(tag_version(slice.minos));
         }
-        let name = MacosTag { version: raised, arch: tag.arch }.render();
+        let name = MacosTag {
+            version: raised,
+            arch: tag.arch,
+        }
+        .render();
         if !rendered.contains(&name) {
             rendered.push(name);
         }
@@ -153,7 +183,11 @@ mod tests {
     use super::*;
 
     fn slice(file: &str, arch: Arch, minos: (u16, u8)) -> SliceMinos {
-        SliceMinos { file: file.into(), arch, minos: Version::new(minos.0, minos.1, 0) }
+        SliceMinos {
+            file: file.into(),
+            arch,
+            minos: Version::new(minos.0, minos.1, 0),
+        }
     }
 
     #[test]
@@ -171,49 +205,82 @@ mod tests {
         assert_eq!(tag_version(Version::new(11, 0, 0)), Version::new(11, 0, 0));
         assert_eq!(tag_version(Version::new(12, 3, 0)), Version::new(13, 0, 0));
         assert_eq!(tag_version(Version::new(10, 9, 0)), Version::new(10, 9, 0));
-        assert_eq!(tag_version(Version::new(10, 13, 4)), Version::new(10, 14, 0));
+        assert_eq!(
+            tag_version(Version::new(10, 13, 4)),
+            Version::new(10, 14, 0)
+        );
         assert_eq!(tag_version(Version::new(10, 15, 4)), Version::new(11, 0, 0));
     }
 
     #[test]
     fn arm64_slice_newer_than_the_tag_is_an_error_naming_file_and_minos() {
         let tags = ["macosx_11_0_arm64".to_string()];
-        let error = final_tags(&tags, None, &[slice("pkg/_x.so", Arch::Arm64, (12, 0))], false).unwrap_err();
+        let error = final_tags(
+            &tags,
+            None,
+            &[slice("pkg/_x.so", Arch::Arm64, (12, 0))],
+            false,
+        )
+        .unwrap_err();
         let message = error.to_string();
-        assert!(message.contains("pkg/_x.so") && message.contains("12.0") && message.contains("--retag"), "{message}");
+        assert!(
+            message.contains("pkg/_x.so")
+                && message.contains("12.0")
+                && message.contains("--retag"),
+            "{message}"
+        );
     }
 
     #[test]
     fn retag_raises_the_tag_to_the_newest_minos() {
         let tags = ["macosx_11_0_arm64".to_string()];
-        let slices = [slice("a.so", Arch::Arm64, (12, 0)), slice("b.so", Arch::Arm64, (11, 0))];
-        assert_eq!(final_tags(&tags, None, &slices, true).unwrap(), ["macosx_12_0_arm64"]);
+        let slices = [
+            slice("a.so", Arch::Arm64, (12, 0)),
+            slice("b.so", Arch::Arm64, (11, 0)),
+        ];
+        assert_eq!(
+            final_tags(&tags, None, &slices, true).unwrap(),
+            ["macosx_12_0_arm64"]
+        );
     }
 
     #[test]
     fn arm64_target_never_goes_below_eleven() {
         let tags = ["macosx_11_0_arm64".to_string()];
         let slices = [slice("a.so", Arch::Arm64, (11, 0))];
-        assert_eq!(final_tags(&tags, Some(Version::new(10, 9, 0)), &slices, false).unwrap(), ["macosx_11_0_arm64"]);
+        assert_eq!(
+            final_tags(&tags, Some(Version::new(10, 9, 0)), &slices, false).unwrap(),
+            ["macosx_11_0_arm64"]
+        );
     }
 
     #[test]
     fn universal2_keeps_its_intel_version_while_arm64_slices_need_eleven() {
         let tags = ["macosx_10_15_universal2".to_string()];
-        let slices = [slice("z.so", Arch::X86_64, (10, 15)), slice("z.so", Arch::Arm64, (11, 0))];
-        assert_eq!(final_tags(&tags, None, &slices, false).unwrap(), ["macosx_10_15_universal2"]);
+        let slices = [
+            slice("z.so", Arch::X86_64, (10, 15)),
+            slice("z.so", Arch::Arm64, (11, 0)),
+        ];
+        assert_eq!(
+            final_tags(&tags, None, &slices, false).unwrap(),
+            ["macosx_10_15_universal2"]
+        );
     }
 
     #[test]
     fn binary_without_a_slice_for_the_wheel_is_an_error() {
         let tags = ["macosx_11_0_arm64".to_string()];
-        let error = final_tags(&tags, None, &[slice("x.so", Arch::X86_64, (10, 9))], false).unwrap_err();
+        let error =
+            final_tags(&tags, None, &[slice("x.so", Arch::X86_64, (10, 9))], false).unwrap_err();
         assert!(matches!(error, TagError::NoMatchingSlice { .. }));
     }
 
     #[test]
     fn linux_tag_is_not_a_macos_wheel() {
         let tags = ["manylinux_2_17_aarch64".to_string()];
-        assert!(matches!(final_tags(&tags, None, &[], false), Err(TagError::NotMacos { .. })));
+        assert!(matches!(
+            final_tags(&tags, None, &[], false),
+            Err(TagError::NotMacos { .. })
+        ));
     }
 }
