@@ -70,7 +70,7 @@ fn a_version_without_a_target_cpython_fails_with_a_hint_unless_its_tests_are_ski
     let output = build(out.path(), "cp312-manylinux_aarch64", &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!output.status.success(), "{stdout}");
-    assert!(stdout.contains("no target CPython 3.12"), "{stdout}");
+    assert!(stdout.contains("no aarch64 CPython 3.12"), "{stdout}");
     assert!(stdout.contains("add it to `test-skip`"), "{stdout}");
     let wheels = std::fs::read_dir(out.path())
         .map(|dir| {

@@ -143,7 +143,7 @@ fn a_cp313_wheel_is_tested_on_cpython_313_under_emulation() {
 fn a_cpython_debian_does_not_ship_is_a_clear_error() {
     let stderr = one_line_refusal("cp312-cp312-manylinux_2_17_aarch64");
     assert!(
-        stderr.contains("no target CPython 3.12") && stderr.contains("3.13 (Debian trixie)"),
+        stderr.contains("no aarch64 CPython 3.12") && stderr.contains("3.13 (Debian trixie)"),
         "{stderr}"
     );
 }

@@ -388,8 +388,8 @@ fn test(
         )
     };
     let test_plan = testing::plan(platform, Host::current())?;
-    if let TestPlan::Emulated(_) = test_plan
-        && let Err(unavailable) = crate::sysroot::check_target_python(&spec.python)
+    if let TestPlan::Emulated(arch) = test_plan
+        && let Err(unavailable) = crate::sysroot::check_target_python(arch, &spec.python)
     {
         bail!(
             "{unavailable}; to build {} without testing it, add it to `test-skip`",

@@ -1,29 +1,28 @@
-//! Target root filesystems assembled from the host distribution's own Debian packages.
+//! Target root filesystems assembled from Debian's packages.
 //!
 //! A tree is the unpacked dependency closure of a few packages for one Debian
 //! architecture, fetched under a private APT configuration so the host's dpkg and APT
 //! state are never touched (no `dpkg --add-architecture`). Trees live in crosswheel's
 //! cache and are built once: the work happens in a temporary folder beside the final one
 //! and is renamed into place, so an interrupted or concurrent run never leaves a
-//! half-built tree behind. The package lists are data (`sysroot.toml`).
+//! half-built tree behind. The package lists are data (`config/debian/releases.toml`).
 
 mod apt;
+pub mod archive;
 mod lock;
 mod unpack;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use lock::{Acquired, BuildLock};
+use archive::{Suite, config};
 
-const CONFIG_TOML: &str = include_str!("sysroot.toml");
+use lock::{Acquired, BuildLock};
 
 /// Written last into a finished tree; its presence is what makes a tree usable.
 const MANIFEST_NAME: &str = ".crosswheel-tree.json";
@@ -36,17 +35,14 @@ pub enum SysrootError {
     #[error("crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `{tool}` is not on PATH")]
     ToolMissing { tool: &'static str },
     #[error(
-        "no package sources in {list} or {parts}: crosswheel fetches target packages from the \
-         mirrors configured there, so `apt-get update` must work on this host"
-    )]
-    NoSources { list: PathBuf, parts: PathBuf },
-    #[error(
-        "`{command}` failed for {arch}: {detail}; crosswheel fetches from the host's configured \
-         mirrors, so check that they are reachable and carry {arch} packages"
+        "`{command}` failed for {arch}: {detail}; crosswheel fetches from Debian's archive at \
+         {mirror}: check that it is reachable (http_proxy is honoured) or set \
+         CROSSWHEEL_DEBIAN_MIRROR to a Debian mirror that carries {arch}"
     )]
     Apt {
         command: String,
         arch: String,
+        mirror: String,
         detail: String,
     },
     #[error("cannot unpack {deb}: {detail}")]
@@ -69,14 +65,13 @@ pub enum SysrootError {
     #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
     BadTree { path: PathBuf, detail: String },
     #[error(
-        "no target CPython {version}: crosswheel runs the CPython Debian ships, which is {available}"
+        "no {arch} CPython {version}: crosswheel runs the CPython Debian ships for {arch}, which is {available}"
     )]
-    UnsupportedPython { version: String, available: String },
-    #[error(
-        "the target CPython comes from Debian {suite}, but this host's APT sources are for {host}: \
-         crosswheel can repoint Debian sources only (set VERSION_CODENAME in /etc/os-release)"
-    )]
-    ForeignSources { suite: String, host: String },
+    UnsupportedPython {
+        version: String,
+        arch: &'static str,
+        available: String,
+    },
 }
 
 impl SysrootError {
@@ -161,52 +156,15 @@ impl fmt::Display for LinuxArch {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct Config {
-    default_python: String,
-    python_suites: BTreeMap<String, String>,
-    python_roots: Vec<String>,
-    qemu_package: String,
-    qemu_keep: Vec<String>,
-    prune: Vec<String>,
-    forwarded_acquire_settings: Vec<String>,
-}
-
-fn config() -> &'static Config {
-    static CONFIG: OnceLock<Config> = OnceLock::new();
-    CONFIG.get_or_init(|| match toml::from_str(CONFIG_TOML) {
-        Ok(config) => config,
-        // The file is compiled in; the unit test `bundled_config_parses` guards it.
-        Err(err) => panic!("src/sysroot/sysroot.toml is invalid: {err}"),
-    })
-}
-
 /// `MAJOR.MINOR` of the target CPython for wheels that do not name one (py3, abi3).
 pub fn default_target_python() -> &'static str {
     &config().default_python
 }
 
-/// Whether a target CPython `version` (`3.12`) can be provisioned; the error names the
-/// versions that can.
-pub fn check_target_python(version: &str) -> Result<(), SysrootError> {
-    debian_suite_for(version).map(|_| ())
-}
-
-/// The Debian release whose packages hold target CPython `version`.
-fn debian_suite_for(version: &str) -> Result<&'static str, SysrootError> {
-    config()
-        .python_suites
-        .get(version)
-        .map(String::as_str)
-        .ok_or_else(|| SysrootError::UnsupportedPython {
-            version: version.to_string(),
-            available: config()
-                .python_suites
-                .iter()
-                .map(|(version, suite)| format!("{version} (Debian {suite})"))
-                .collect::<Vec<_>>()
-                .join(" and "),
-        })
+/// Whether a target CPython `version` (`3.12`) can be provisioned for `arch`; the error
+/// names the versions that can.
+pub fn check_target_python(arch: LinuxArch, version: &str) -> Result<(), SysrootError> {
+    archive::python_packages(arch, version).map(|_| ())
 }
 
 /// What to fetch and where to keep it, relative to the cache.
@@ -220,25 +178,21 @@ pub struct TreeSpec {
     pub with_dependencies: bool,
     /// Paths (relative to the tree root) to keep; empty keeps everything.
     pub keep_only: Vec<String>,
-    /// The Debian release to fetch from; `None` keeps the host's own suites.
-    pub debian_suite: Option<String>,
+    /// The archive suite to fetch from.
+    pub suite: Suite,
 }
 
 impl TreeSpec {
     /// The root filesystem able to run target CPython `python` (`3.13`) under qemu-user.
     pub fn python_sysroot(arch: LinuxArch, python: &str) -> Result<Self, SysrootError> {
-        let suite = debian_suite_for(python)?;
+        let (suite, packages) = archive::python_packages(arch, python)?;
         Ok(TreeSpec {
             cache_subdir: Path::new("sysroots").join(format!("{}-py{python}", arch.debian())),
             debian_arch: arch.debian().to_string(),
-            packages: config()
-                .python_roots
-                .iter()
-                .map(|root| root.replace("{py}", python))
-                .collect(),
+            packages,
             with_dependencies: true,
             keep_only: Vec::new(),
-            debian_suite: Some(suite.to_string()),
+            suite,
         })
     }
 
@@ -251,7 +205,7 @@ impl TreeSpec {
             packages: vec![package],
             with_dependencies: false,
             keep_only: config().qemu_keep.clone(),
-            debian_suite: None,
+            suite: archive::qemu_suite(),
         }
     }
 }
@@ -420,7 +374,7 @@ fn fetch(work: &Path, spec: &TreeSpec) -> Result<Vec<PathBuf>, SysrootError> {
         &work.join("apt"),
         &spec.debian_arch,
         &config().forwarded_acquire_settings,
-        spec.debian_suite.as_deref(),
+        &spec.suite,
     )?;
     let index_problems = apt.update()?;
     if spec.with_dependencies {
@@ -523,40 +477,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bundled_config_parses() {
-        let config = config();
-        assert!(
-            config
-                .python_roots
-                .iter()
-                .any(|root| root.starts_with("python{py}"))
-        );
-        assert!(!config.forwarded_acquire_settings.is_empty());
-    }
-
-    #[test]
     fn python_sysroot_lives_under_debian_arch_and_python_version() {
         let spec = TreeSpec::python_sysroot(LinuxArch::Ppc64le, "3.11").unwrap();
         assert_eq!(spec.cache_subdir, Path::new("sysroots/ppc64el-py3.11"));
         assert_eq!(spec.debian_arch, "ppc64el");
-        assert_eq!(spec.debian_suite.as_deref(), Some("bookworm"));
+        assert_eq!(spec.suite.codename, "bookworm");
         assert!(spec.packages.iter().any(|p| p == "python3.11-minimal"));
         assert!(spec.packages.iter().all(|p| !p.contains('{')));
         let newer = TreeSpec::python_sysroot(LinuxArch::Aarch64, "3.13").unwrap();
         assert_eq!(newer.cache_subdir, Path::new("sysroots/arm64-py3.13"));
-        assert_eq!(newer.debian_suite.as_deref(), Some("trixie"));
+        assert_eq!(newer.suite.codename, "trixie");
         assert!(newer.packages.iter().any(|p| p == "libpython3.13-stdlib"));
-    }
-
-    #[test]
-    fn a_python_debian_does_not_ship_is_refused_naming_the_ones_it_does() {
-        let err = TreeSpec::python_sysroot(LinuxArch::Aarch64, "3.12")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "no target CPython 3.12: crosswheel runs the CPython Debian ships, which is 3.11 (Debian bookworm) and 3.13 (Debian trixie)"
-        );
     }
 
     #[test]

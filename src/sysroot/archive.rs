@@ -1,0 +1,197 @@
+//! Debian's archive as the test stage uses it: which release ships which target CPython,
+//! the mirror, and the keys its suites are verified with (`config/debian/`).
+//!
+//! Nothing here depends on the host's package sources: an Ubuntu host, whose own archive
+//! has neither Debian's suites nor arm64/ppc64el packages, fetches exactly what a Debian
+//! host does.
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::{LinuxArch, SysrootError};
+
+const RELEASES_TOML: &str = include_str!("../../config/debian/releases.toml");
+
+/// Debian's public archive signing keys, armored; APT reads them as a `Signed-By` file.
+pub(crate) const ARCHIVE_KEYS: &str = include_str!("../../config/debian/archive-keys.asc");
+
+/// The variable that replaces the default mirror.
+pub const MIRROR_VARIABLE: &str = "CROSSWHEEL_DEBIAN_MIRROR";
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Config {
+    default_mirror: String,
+    pub default_python: String,
+    qemu_release: String,
+    pub qemu_package: String,
+    pub qemu_keep: Vec<String>,
+    pub prune: Vec<String>,
+    pub forwarded_acquire_settings: Vec<String>,
+    release: Vec<Release>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Release {
+    pub codename: String,
+    architectures: Vec<String>,
+    pythons: Vec<String>,
+    valid_until: bool,
+    roots: Vec<String>,
+}
+
+/// One suite of one mirror: what a private APT source list names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suite {
+    pub mirror: String,
+    pub codename: String,
+    /// Whether APT may refuse the suite's Release file for its age (stable releases carry
+    /// no expiry; testing's expires within a week, which a mirror snapshot outlives).
+    pub check_valid_until: bool,
+}
+
+pub(crate) fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| match toml::from_str(RELEASES_TOML) {
+        Ok(config) => config,
+        // The file is compiled in; the unit test `bundled_releases_parse` guards it.
+        Err(err) => panic!("config/debian/releases.toml is invalid: {err}"),
+    })
+}
+
+/// The mirror to fetch from: `CROSSWHEEL_DEBIAN_MIRROR` when set, else Debian's own.
+pub fn mirror() -> String {
+    mirror_from(std::env::var(MIRROR_VARIABLE).ok())
+}
+
+fn mirror_from(variable: Option<String>) -> String {
+    variable
+        .map(|value| value.trim().trim_end_matches('/').to_string())
+        .filter(|value| !value.is_empty())
+        .unwrap_or_else(|| config().default_mirror.clone())
+}
+
+impl Release {
+    fn suite(&self) -> Suite {
+        Suite {
+            mirror: mirror(),
+            codename: self.codename.clone(),
+            check_valid_until: !self.valid_until,
+        }
+    }
+
+    fn serves(&self, arch: LinuxArch) -> bool {
+        self.architectures.iter().any(|name| name == arch.debian())
+    }
+}
+
+/// The suite and the packages whose closure runs target CPython `version` on `arch`.
+pub(crate) fn python_packages(
+    arch: LinuxArch,
+    version: &str,
+) -> Result<(Suite, Vec<String>), SysrootError> {
+    let release = config()
+        .release
+        .iter()
+        .find(|release| release.serves(arch) && release.pythons.iter().any(|p| p == version))
+        .ok_or_else(|| SysrootError::UnsupportedPython {
+            version: version.to_string(),
+            arch: arch.machine(),
+            available: shipped_pythons(arch).join(", "),
+        })?;
+    let packages = release
+        .roots
+        .iter()
+        .map(|root| root.replace("{pyver}", version))
+        .collect();
+    Ok((release.suite(), packages))
+}
+
+/// The suite whose host-architecture qemu-user package the test stage falls back to.
+pub(crate) fn qemu_suite() -> Suite {
+    let config = config();
+    config
+        .release
+        .iter()
+        .find(|release| release.codename == config.qemu_release)
+        .map(Release::suite)
+        .unwrap_or_else(|| Suite {
+            mirror: mirror(),
+            codename: config.qemu_release.clone(),
+            check_valid_until: true,
+        })
+}
+
+/// Every CPython version Debian ships for `arch`, oldest first, with its release:
+/// `3.11 (Debian bookworm)`.
+pub fn shipped_pythons(arch: LinuxArch) -> Vec<String> {
+    let mut found: Vec<((u32, u32), String)> = config()
+        .release
+        .iter()
+        .filter(|release| release.serves(arch))
+        .flat_map(|release| {
+            release.pythons.iter().filter_map(|version| {
+                let key = super::parse_major_minor(version)?;
+                Some((key, format!("{version} (Debian {})", release.codename)))
+            })
+        })
+        .collect();
+    found.sort();
+    found.dedup_by(|a, b| a.0 == b.0);
+    found.into_iter().map(|(_, text)| text).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_releases_parse_and_name_every_library_by_release() {
+        let config = config();
+        assert!(!config.forwarded_acquire_settings.is_empty());
+        for release in &config.release {
+            assert!(
+                release.roots.iter().any(|root| root == "python{pyver}-minimal"),
+                "{}",
+                release.codename
+            );
+        }
+        assert!(ARCHIVE_KEYS.starts_with("-----BEGIN PGP PUBLIC KEY BLOCK-----"));
+    }
+
+    #[test]
+    fn each_python_comes_from_the_release_that_ships_it() {
+        let (suite, packages) = python_packages(LinuxArch::Ppc64le, "3.11").unwrap();
+        assert_eq!(suite.codename, "bookworm");
+        assert!(suite.check_valid_until);
+        assert!(packages.iter().any(|p| p == "libssl3"));
+        let (suite, packages) = python_packages(LinuxArch::Aarch64, "3.13").unwrap();
+        assert_eq!(suite.codename, "trixie");
+        assert!(packages.iter().any(|p| p == "libssl3t64"));
+        let (suite, _) = python_packages(LinuxArch::Aarch64, "3.14").unwrap();
+        assert_eq!(suite.codename, "forky");
+        assert!(!suite.check_valid_until, "testing's Release files expire in days");
+        let (suite, packages) = python_packages(LinuxArch::Aarch64, "3.9").unwrap();
+        assert_eq!(suite.codename, "bullseye");
+        assert!(packages.iter().any(|p| p == "libffi7"));
+    }
+
+    #[test]
+    fn a_python_no_release_ships_for_the_arch_is_refused_naming_those_that_are() {
+        let err = python_packages(LinuxArch::Ppc64le, "3.9").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no ppc64le CPython 3.9: crosswheel runs the CPython Debian ships for ppc64le, which is \
+             3.11 (Debian bookworm), 3.13 (Debian trixie), 3.14 (Debian forky), 3.15 (Debian forky)"
+        );
+        assert!(python_packages(LinuxArch::Aarch64, "3.12").is_err());
+    }
+
+    #[test]
+    fn the_mirror_variable_replaces_debians_mirror() {
+        let set = |value: &str| mirror_from(Some(value.to_string()));
+        assert_eq!(set("http://mirror.test/debian/"), "http://mirror.test/debian");
+        assert_eq!(set("  "), "http://deb.debian.org/debian");
+        assert_eq!(mirror_from(None), "http://deb.debian.org/debian");
+    }
+}
