@@ -24,8 +24,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            // `{:#}` joins the context chain on one line: what, which file, why.
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", crosswheel::logging::one_line(&error));
             ExitCode::FAILURE
         }
     }

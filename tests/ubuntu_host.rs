@@ -4,7 +4,8 @@
 //!
 //! In a private mount namespace (`unshare --mount`, root) the machine looks like Ubuntu
 //! 24.04: a noble `/etc/os-release`, only an unreachable Ubuntu source in `/etc/apt`, no
-//! Debian keyring in `/usr/share/keyrings` or `/etc/apt/trusted.gpg.d`. With a fresh
+//! Debian keyring in `/usr/share/keyrings` or `/etc/apt/trusted.gpg.d`, no qemu-user on
+//! PATH (GitHub's runners have none). With a fresh
 //! cache, `crosswheel build examples/blasdot` must fetch the target CPythons from
 //! Debian's archive with Debian's keys (config/debian/) and pass the example's tests
 //! under qemu on both Linux targets. Needs root, unshare, network access.
@@ -50,6 +51,9 @@ impl UbuntuLook {
              mount --bind '{}' /usr/share/keyrings\n\
              mount --bind '{}' /etc/apt/trusted.gpg.d\n\
              if [ -e /etc/apt/sources.list ]; then mount --bind /dev/null /etc/apt/sources.list; fi\n\
+             for q in /usr/bin/qemu-aarch64 /usr/bin/qemu-ppc64le; do\n\
+               for f in $q $q-static; do if [ -e $f ]; then mount --bind /dev/null $f; fi; done\n\
+             done\n\
              grep -q noble /etc/os-release\n\
              ! ls /usr/share/keyrings | grep -qi debian\n\
              exec {command}\n",
@@ -116,5 +120,9 @@ fn an_ubuntu_host_with_a_fresh_cache_builds_and_tests_blasdot_on_both_linux_targ
         cache.path().join("sysroots/arm64-py3.11").is_dir()
             && cache.path().join("sysroots/ppc64el-py3.11").is_dir(),
         "the target CPythons were not provisioned into the fresh cache"
+    );
+    assert!(
+        cache.path().join("tools/qemu-user-static-amd64").is_dir(),
+        "qemu-user was not fetched into the fresh cache"
     );
 }

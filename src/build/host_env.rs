@@ -98,6 +98,14 @@ impl HostEnv {
                     .join(", "),
             });
         }
+        tracing::info!(
+            "installing the build requirements {} into the host build environment with pip (once per set of requirements)",
+            missing
+                .iter()
+                .map(|req| req.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         let mut args: Vec<&std::ffi::OsStr> = Vec::new();
         args.push(self.python.as_os_str());
         args.push("install".as_ref());

@@ -52,6 +52,11 @@ pub fn prepare_target_site(
             })?;
         }
     }
+    tracing::info!(
+        "downloading the {} wheels of {} that the build links against (once per target and Python; OpenBLAS is ~30 MB)",
+        target.id(),
+        requires.join(", ")
+    );
     download(target, python, requires, &wheels)?;
     std::fs::create_dir_all(&site).map_err(|source| BuildError::Io {
         path: site.clone(),

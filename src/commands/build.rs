@@ -48,6 +48,9 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         },
     )?;
     print!("{}", report::summary(&outcomes));
+    for folder in report::wheel_folders(&outcomes) {
+        println!("wheels in {}", folder.display());
+    }
     if let Err(error) = report::write_github_summary(&outcomes) {
         tracing::warn!("could not write $GITHUB_STEP_SUMMARY: {error}");
     }

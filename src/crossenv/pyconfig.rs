@@ -38,14 +38,14 @@ pub(crate) fn host_pyconfig(python: &BuildPython) -> Result<PathBuf, CrossEnvErr
         .unwrap_or_default();
     let candidates = [
         Path::new(include_dir)
-            .join(&multiarch)
+            .join(multiarch)
             .join(&header_dir)
             .join("pyconfig.h"),
         python
             .platinclude
             .parent()
             .unwrap_or(Path::new("/usr/include"))
-            .join(&multiarch)
+            .join(multiarch)
             .join(&header_dir)
             .join("pyconfig.h"),
     ];

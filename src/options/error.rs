@@ -26,6 +26,13 @@ impl fmt::Display for Origin {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OptionsError {
+    #[error("no such project folder: {}", .path.display())]
+    NoProject { path: PathBuf },
+    #[error(
+        "{} is not a Python project: it has no pyproject.toml or setup.py",
+        .path.display()
+    )]
+    NotAProject { path: PathBuf },
     #[error("cannot read {}: {source}", .path.display())]
     Read {
         path: PathBuf,

@@ -102,11 +102,28 @@ impl Sources {
     }
 }
 
+/// A folder a PEP 517 frontend can build: checked first, so a mistyped path is one error
+/// instead of one per build identifier.
+fn require_project(project_dir: &Path) -> Result<(), OptionsError> {
+    if !project_dir.is_dir() {
+        return Err(OptionsError::NoProject {
+            path: project_dir.to_path_buf(),
+        });
+    }
+    if !project_dir.join("pyproject.toml").is_file() && !project_dir.join("setup.py").is_file() {
+        return Err(OptionsError::NotAProject {
+            path: project_dir.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn resolve(
     project_dir: &Path,
     cli: &CliOverrides,
     env: &impl EnvSource,
 ) -> Result<Plan, OptionsError> {
+    require_project(project_dir)?;
     let pyproject_path = project_dir.join("pyproject.toml");
     let pyproject_text = read_optional(&pyproject_path)?;
     let (file, config_file) = match &cli.config_file {

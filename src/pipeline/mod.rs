@@ -115,8 +115,9 @@ pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
                 outcome.wheel = Some(wheel);
             }
             Err(error) => {
-                tracing::error!("{}: {error:#}", spec.identifier);
-                outcome.error = Some(format!("{error:#}"));
+                let message = crate::logging::one_line(&error);
+                tracing::error!("{}: {message}", spec.identifier);
+                outcome.error = Some(message);
             }
         }
         outcomes.push(outcome);
@@ -158,7 +159,6 @@ fn run_one(
     } else {
         out_dir
     };
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // Work happens outside the wheelhouse: a crash must not leave the backend's or
     // the repair's intermediate wheels where users and upload steps glob `*.whl`.
     let work = tempfile::Builder::new()
@@ -167,40 +167,43 @@ fn run_one(
     let environment = user_environment(spec);
 
     let step = progress::Step::start(&spec.identifier, "build");
-    let python = BuildPython::find(&spec.python).with_context(|| {
-        format!(
-            "{} needs a python{} interpreter on PATH to build with",
-            spec.identifier, spec.python
-        )
+    let (python, built) = timed(&mut outcome.build_time, || {
+        let python = BuildPython::find(&spec.python).with_context(|| {
+            format!(
+                "{} needs a python{} interpreter on PATH to build with",
+                spec.identifier, spec.python
+            )
+        })?;
+        let kind = match spec.options.toolchain {
+            Toolchain::Zig => ToolchainKind::Zig,
+            Toolchain::Gcc => ToolchainKind::Gcc,
+        };
+        let toolchain =
+            resolve_toolchain(kind, &target, cache, &python.executable, options.offline)?;
+        let cross_env = CrossEnv::create(cache, &python, &toolchain)?;
+        if let Some(command) = &spec.options.before_build {
+            hooks::run_shell("before-build", command, &plan.project_dir, &environment)?;
+        }
+        let built = build_wheel(&BuildRequest {
+            project_dir: &plan.project_dir,
+            out_dir: &work.path().join("built"),
+            cross_env: &cross_env,
+            python: &python,
+            cache,
+            config_settings: &spec.options.config_settings,
+            extra_target_requires: &spec.options.target_requires,
+            environment: &environment,
+            offline: options.offline,
+        })?;
+        Ok((python, built))
     })?;
-    let kind = match spec.options.toolchain {
-        Toolchain::Zig => ToolchainKind::Zig,
-        Toolchain::Gcc => ToolchainKind::Gcc,
-    };
-    let toolchain = resolve_toolchain(kind, &target, cache, &python.executable, options.offline)?;
-    let cross_env = CrossEnv::create(cache, &python, &toolchain)?;
-    if let Some(command) = &spec.options.before_build {
-        hooks::run_shell("before-build", command, &plan.project_dir, &environment)?;
-    }
-    let built_dir = work.path().join("built");
-    let built = build_wheel(&BuildRequest {
-        project_dir: &plan.project_dir,
-        out_dir: &built_dir,
-        cross_env: &cross_env,
-        python: &python,
-        cache,
-        config_settings: &spec.options.config_settings,
-        extra_target_requires: &spec.options.target_requires,
-        environment: &environment,
-        offline: options.offline,
-    })?;
-    outcome.build_time = step.finish(&format!("built {}", file_name_of(&built.path)));
+    step.finish(&format!("built {}", file_name_of(&built.path)));
 
     let step = progress::Step::start(&spec.identifier, "repair");
     let repaired_dir = work.path().join("repaired");
     std::fs::create_dir_all(&repaired_dir)?;
-    let repaired = match &spec.options.repair {
-        RepairCommand::Skip => built.path.clone(),
+    let repaired = timed(&mut outcome.repair_time, || match &spec.options.repair {
+        RepairCommand::Skip => Ok(built.path.clone()),
         RepairCommand::Command(_) => {
             let command = spec
                 .options
@@ -216,7 +219,7 @@ fn run_one(
                 &plan.project_dir,
                 &environment,
             )?;
-            single_wheel_in(&repaired_dir)?
+            single_wheel_in(&repaired_dir)
         }
         RepairCommand::Builtin => {
             let lib_paths = target_library_folders(
@@ -227,14 +230,16 @@ fn run_one(
                 spec,
                 options.offline,
             )?;
-            builtin_repair(&built.path, &target, lib_paths, &repaired_dir)?
+            builtin_repair(&built.path, &target, lib_paths, &repaired_dir)
         }
-    };
-    outcome.repair_time = step.finish(&format!("repaired as {}", file_name_of(&repaired)));
+    })?;
+    step.finish(&format!("repaired as {}", file_name_of(&repaired)));
 
     let step = progress::Step::start_streaming(&spec.identifier, "test");
-    outcome.test = test(plan, spec, &target, &repaired, cache, work.path())?;
-    outcome.test_time = step.finish(&report::test_cell(&outcome.test));
+    outcome.test = timed(&mut outcome.test_time, || {
+        test(plan, spec, &target, &repaired, cache, work.path())
+    })?;
+    step.finish(&report::test_cell(&outcome.test));
     if let TestResult::Failed { reason } = &outcome.test {
         let kept = keep_apart(&out_dir, &spec.identifier, &repaired, work.path())?;
         outcome.kept_apart = Some(kept.clone());
@@ -244,10 +249,19 @@ fn run_one(
     let file_name = repaired
         .file_name()
         .context("repaired wheel has no file name")?;
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let destination = out_dir.join(file_name);
     move_file(&repaired, &destination)
         .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
     Ok(destination)
+}
+
+/// Runs one stage and records how long it ran, whether it succeeded or not.
+fn timed<T>(slot: &mut std::time::Duration, stage: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = std::time::Instant::now();
+    let result = stage();
+    *slot = started.elapsed();
+    result
 }
 
 fn file_name_of(path: &Path) -> String {

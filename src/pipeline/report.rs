@@ -86,6 +86,29 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
         .collect()
 }
 
+/// What the summary says of a failure: the error's first line, the first compiler or
+/// linker error of a build log excerpt below it, and where the full log is. The whole
+/// error was logged when it happened; the summary does not print it twice.
+fn problem_lines(problem: &str) -> Vec<String> {
+    let mut lines = problem.lines();
+    let mut out = vec![format!("error: {}", lines.next().unwrap_or_default().trim_end_matches(':'))];
+    let rest: Vec<&str> = lines.collect();
+    if let Some(first_error) = rest
+        .iter()
+        .map(|line| line.trim())
+        .find(|line| line.contains("error:") || line.contains("Error:"))
+    {
+        out.push(format!("first error: {first_error}"));
+    }
+    if let Some(log) = rest
+        .iter()
+        .find_map(|line| line.trim().strip_prefix("full log: "))
+    {
+        out.push(format!("full log: {log}"));
+    }
+    out
+}
+
 /// The plain-text table printed at the end of every run.
 pub fn summary(outcomes: &[Outcome]) -> String {
     use std::fmt::Write as _;
@@ -113,7 +136,9 @@ pub fn summary(outcomes: &[Outcome]) -> String {
             let _ = writeln!(out, "{:<26} sha256 {}", "", row.sha256);
         }
         if let Some(problem) = &row.problem {
-            let _ = writeln!(out, "{:<26} error: {problem}", "");
+            for line in problem_lines(problem) {
+                let _ = writeln!(out, "{:<26} {line}", "");
+            }
         }
     }
     out
@@ -134,7 +159,11 @@ pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
     )?;
     for row in rows(outcomes) {
         let result = match &row.problem {
-            Some(problem) => format!("{}: {}", row.result, problem.replace('|', "\\|")),
+            Some(problem) => format!(
+                "{}: {}",
+                row.result,
+                problem_lines(problem).join("<br>").replace('|', "\\|")
+            ),
             None => row.result.to_string(),
         };
         writeln!(
@@ -151,4 +180,14 @@ pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The folders the finished wheels of a run went to, each once.
+pub fn wheel_folders(outcomes: &[Outcome]) -> Vec<std::path::PathBuf> {
+    let mut folders: Vec<std::path::PathBuf> = outcomes
+        .iter()
+        .filter_map(|outcome| Some(outcome.wheel.as_ref()?.parent()?.to_path_buf()))
+        .collect();
+    folders.dedup();
+    folders
 }

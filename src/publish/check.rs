@@ -51,6 +51,9 @@ pub enum CheckError {
     #[error("{}: not a distribution: expected a wheel (`.whl`) or an sdist (`.tar.gz`)", path.display())]
     UnknownKind { path: PathBuf },
 
+    #[error("{}: no such file", path.display())]
+    Missing { path: PathBuf },
+
     #[error(
         "{}: tag `{tag}` is in the file name but not in `{wheel_file}`; \
          the file name and the WHEEL `Tag` lines must list the same tags",
@@ -145,6 +148,13 @@ fn more_problems(more: usize) -> String {
 pub fn check_distribution(path: impl AsRef<Path>) -> Result<CheckReport, CheckError> {
     let path = path.as_ref();
     let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+    // Checked first: an unmatched shell glob (`wheelhouse/*` in an empty folder) arrives
+    // as a literal path, and "no such file" is what is wrong with it.
+    if !path.exists() {
+        return Err(CheckError::Missing {
+            path: path.to_owned(),
+        });
+    }
     if file_name.ends_with(".whl") {
         check_wheel(path)
     } else if file_name.ends_with(".tar.gz") {

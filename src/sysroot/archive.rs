@@ -151,7 +151,10 @@ mod tests {
         assert!(!config.forwarded_acquire_settings.is_empty());
         for release in &config.release {
             assert!(
-                release.roots.iter().any(|root| root == "python{pyver}-minimal"),
+                release
+                    .roots
+                    .iter()
+                    .any(|root| root == "python{pyver}-minimal"),
                 "{}",
                 release.codename
             );
@@ -170,7 +173,10 @@ mod tests {
         assert!(packages.iter().any(|p| p == "libssl3t64"));
         let (suite, _) = python_packages(LinuxArch::Aarch64, "3.14").unwrap();
         assert_eq!(suite.codename, "forky");
-        assert!(!suite.check_valid_until, "testing's Release files expire in days");
+        assert!(
+            !suite.check_valid_until,
+            "testing's Release files expire in days"
+        );
         let (suite, packages) = python_packages(LinuxArch::Aarch64, "3.9").unwrap();
         assert_eq!(suite.codename, "bullseye");
         assert!(packages.iter().any(|p| p == "libffi7"));
@@ -190,7 +196,10 @@ mod tests {
     #[test]
     fn the_mirror_variable_replaces_debians_mirror() {
         let set = |value: &str| mirror_from(Some(value.to_string()));
-        assert_eq!(set("http://mirror.test/debian/"), "http://mirror.test/debian");
+        assert_eq!(
+            set("http://mirror.test/debian/"),
+            "http://mirror.test/debian"
+        );
         assert_eq!(set("  "), "http://deb.debian.org/debian");
         assert_eq!(mirror_from(None), "http://deb.debian.org/debian");
     }

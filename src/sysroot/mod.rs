@@ -306,6 +306,20 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     }
 
     remove_abandoned_work(parent, &name);
+    tracing::info!(
+        "fetching {} for {} from Debian {} at {} (~25 MB download, ~80 MB unpacked, once)",
+        if spec.with_dependencies {
+            format!(
+                "{} and its libraries",
+                spec.packages.first().map_or("", String::as_str)
+            )
+        } else {
+            spec.packages.join(" ")
+        },
+        spec.debian_arch,
+        spec.suite.codename,
+        spec.suite.mirror,
+    );
     let started = std::time::Instant::now();
     let work = tempfile::Builder::new()
         .prefix(&format!(".{name}.tmp-"))

@@ -71,6 +71,10 @@ impl Emulator {
             .root()
             .join("usr/lib")
             .join(format!("python{}", self.sysroot.python_version()));
+        tracing::info!(
+            "compiling the {} standard library to bytecode under qemu (once per target CPython, ~10 s)",
+            self.sysroot.arch()
+        );
         let started = std::time::Instant::now();
         let output = self
             .python_command()

@@ -56,7 +56,7 @@ pub fn ensure_zig(cache: &Cache, host_python: &Path, offline: bool) -> Result<Zi
         });
     }
     tracing::info!(
-        "installing {} into {}",
+        "installing the zig cross compiler ({}, ~410 MB installed) into {}: once, for every target",
         config().tools.ziglang,
         cache.zig_venv().display()
     );
