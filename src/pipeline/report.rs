@@ -91,7 +91,10 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
 /// error was logged when it happened; the summary does not print it twice.
 fn problem_lines(problem: &str) -> Vec<String> {
     let mut lines = problem.lines();
-    let mut out = vec![format!("error: {}", lines.next().unwrap_or_default().trim_end_matches(':'))];
+    let mut out = vec![format!(
+        "error: {}",
+        lines.next().unwrap_or_default().trim_end_matches(':')
+    )];
     let rest: Vec<&str> = lines.collect();
     if let Some(first_error) = rest
         .iter()
