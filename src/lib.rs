@@ -4,6 +4,7 @@
 //! Binary-format modules (`elf`, `macho`) know nothing of wheels; `wheel`
 //! knows nothing of binaries; the stage modules (`repair`, ...) tie them.
 
+pub mod analysis;
 pub mod build;
 pub mod cli;
 pub mod commands;

@@ -5,8 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use crosswheel::macho::{MachOFile, SignatureStatus, verify_signature};
-use crosswheel::repair::macos::binaries::is_macho;
+use crosswheel::macho::{MachOFile, SignatureStatus, is_macho, verify_signature};
 use crosswheel::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
 use crosswheel::wheel::WheelArchive;
 

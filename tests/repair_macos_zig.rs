@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crosswheel::loadcheck::{LoadProblem, check_macos_wheel};
-use crosswheel::macho::{MachOFile, SignatureStatus, Version, verify_signature};
-use crosswheel::repair::macos::binaries::is_macho;
+use crosswheel::macho::{MachOFile, SignatureStatus, Version, is_macho, verify_signature};
 use crosswheel::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
 use crosswheel::wheel::WheelArchive;
 

@@ -94,7 +94,8 @@ pub struct ElfFacts {
     pub undefined_symbols: Vec<UndefinedSymbol>,
 }
 
-/// Cheap check of the ELF magic, to pick candidate files before parsing.
+/// Cheap check of the ELF magic, to pick candidate files before parsing (the
+/// twin of `macho::is_macho`).
 pub fn is_elf(data: &[u8]) -> bool {
     data.starts_with(header::ELFMAG)
 }

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::elf::facts::{ElfClass, Endianness};
-use crate::manylinux::{
-    Analysis, Binary as PolicyBinary, Policies, is_dynamic_loader, provided_names,
+use crate::analysis::linux::abi::policy_binaries;
+use crate::analysis::linux::{
+    Binary, Link, Rules, WheelFiles, needed_link, wheel_abi, wheel_binaries,
 };
-use crate::repair::linux::{layout, wheel_abi, wheel_binaries};
+use crate::elf::facts::{ElfClass, Endianness};
+use crate::manylinux::{Analysis, Policies, is_dynamic_loader, provided_names};
 use crate::wheel::WheelArchive;
 
 /// Version of the JSON document; bumped only on incompatible changes.
@@ -79,66 +80,19 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
     };
     let arch = first.facts.arch.unwrap_or("unknown").to_string();
     let policies = Policies::for_arch(&arch).with_context(|| wheel.path().display().to_string())?;
+    // What `repair --plat auto` would leave to the system.
     let whitelist = &policies.most_compatible().whitelist;
-    let paths: BTreeSet<&str> = binaries.iter().map(|b| b.path.as_str()).collect();
-
+    let is_system = |name: &str| whitelist.contains(name) || is_dynamic_loader(name);
+    let rules = Rules {
+        is_system: &is_system,
+        exclude: &[],
+    };
+    let files = WheelFiles::new(&binaries);
     let reports = binaries
         .iter()
-        .map(|binary| {
-            let facts = &binary.facts;
-            let needed = facts
-                .needed
-                .iter()
-                .map(|name| {
-                    let in_wheel = facts
-                        .runpath
-                        .iter()
-                        .chain(&facts.rpath)
-                        .filter_map(|entry| layout::rpath_in_wheel(entry, &binary.path))
-                        .filter_map(|folder| layout::join(&folder, name))
-                        .find(|candidate| paths.contains(candidate.as_str()))
-                        .or_else(|| {
-                            paths
-                                .iter()
-                                .find(|p| p.rsplit('/').next() == Some(name))
-                                .map(|p| p.to_string())
-                        });
-                    let resolution = if in_wheel.is_some() {
-                        Resolution::Wheel
-                    } else if whitelist.contains(name) || is_dynamic_loader(name) {
-                        Resolution::System
-                    } else if name.starts_with("libpython") {
-                        Resolution::Python
-                    } else {
-                        Resolution::External
-                    };
-                    NeededReport {
-                        name: name.clone(),
-                        resolution,
-                        path: in_wheel,
-                    }
-                })
-                .collect();
-            BinaryReport {
-                path: binary.path.clone(),
-                machine: facts.arch.unwrap_or("unknown").to_string(),
-                class: facts.class,
-                endianness: facts.endianness,
-                soname: facts.soname.clone(),
-                needed,
-                rpath: facts.rpath.clone(),
-                runpath: facts.runpath.clone(),
-                versioned_symbols: facts.versions_by_prefix(),
-            }
-        })
+        .map(|binary| binary_report(binary, &files, &rules))
         .collect();
-    let policy_binaries: Vec<PolicyBinary> = binaries
-        .iter()
-        .map(|b| PolicyBinary {
-            path: &b.path,
-            facts: &b.facts,
-        })
-        .collect();
+    let policy_binaries = policy_binaries(&binaries);
     let analysis = policies.analyze(&policy_binaries, &provided_names(&policy_binaries));
     Ok(LinuxReport {
         schema: SCHEMA_VERSION,
@@ -148,6 +102,38 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
         binaries: reports,
         manylinux: Some(analysis),
     })
+}
+
+fn binary_report(binary: &Binary, files: &WheelFiles, rules: &Rules<'_>) -> BinaryReport {
+    let facts = &binary.facts;
+    let needed = facts
+        .needed
+        .iter()
+        .map(|name| {
+            let (resolution, path) = match needed_link(binary, name, files, rules) {
+                Some(Link::Internal(path)) => (Resolution::Wheel, Some(path)),
+                Some(Link::System) => (Resolution::System, None),
+                Some(Link::Python) => (Resolution::Python, None),
+                None => (Resolution::External, None),
+            };
+            NeededReport {
+                name: name.clone(),
+                resolution,
+                path,
+            }
+        })
+        .collect();
+    BinaryReport {
+        path: binary.path.clone(),
+        machine: facts.arch.unwrap_or("unknown").to_string(),
+        class: facts.class,
+        endianness: facts.endianness,
+        soname: facts.soname.clone(),
+        needed,
+        rpath: facts.rpath.clone(),
+        runpath: facts.runpath.clone(),
+        versioned_symbols: facts.versions_by_prefix(),
+    }
 }
 
 /// The human-readable form of the report.

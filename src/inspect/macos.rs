@@ -6,9 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::analysis::macos::{Graph, Link, Rules, SliceFacts, Via, resolve, wheel_binaries};
 use crate::macho::{DependencyKind, FileType, SignatureStatus};
-use crate::repair::macos::binaries::{SliceFacts, wheel_binaries};
-use crate::repair::macos::resolve::{Graph, Link, Rules, Via, resolve};
 use crate::wheel::WheelArchive;
 
 /// Version of the JSON document; bumped only on incompatible changes.

@@ -10,10 +10,8 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use super::{LoadCheckReport, LoadFailure, LoadProblem};
+use crate::analysis::macos::{Graph, Link, MacosTag, Rules, resolve, wheel_binaries};
 use crate::macho::{Arch, DependencyKind, LibraryOrdinal, MachOFile, SignatureStatus, Slice};
-use crate::repair::macos::binaries::wheel_binaries;
-use crate::repair::macos::resolve::{Graph, Link, Rules, resolve};
-use crate::repair::macos::tags::MacosTag;
 use crate::wheel::WheelArchive;
 
 /// Flat-namespace names the interpreter itself provides: extension modules

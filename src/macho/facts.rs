@@ -18,6 +18,22 @@ pub struct MachOFile<'a> {
     pub slices: Vec<Slice<'a>>,
 }
 
+/// True when `data` starts like a thin or universal Mach-O file: the cheap
+/// magic check that picks candidate files before parsing (the twin of
+/// `elf::facts::is_elf`). Java class files share the universal magic; their
+/// version field (always 45 or more in the slot of the slice count) tells
+/// them apart.
+pub fn is_macho(data: &[u8]) -> bool {
+    let Some(head) = data.get(..8) else {
+        return false;
+    };
+    let little = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let big = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    let second = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    matches!(little, MH_MAGIC | MH_MAGIC_64)
+        || (matches!(big, FAT_MAGIC | FAT_MAGIC_64) && second < 45)
+}
+
 /// One architecture's Mach-O image.
 #[derive(Debug, Clone)]
 pub struct Slice<'a> {
@@ -406,5 +422,19 @@ mod tests {
         );
         assert_eq!(Arch::from_cpu(0x0100_0007, 3).to_string(), "x86_64");
         assert_eq!(Arch::from_cpu(7, 3).to_string(), "i386");
+    }
+
+    #[test]
+    fn recognises_thin_and_universal_magics() {
+        assert!(is_macho(&[0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 0x01]));
+        assert!(is_macho(&[0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2]));
+    }
+
+    #[test]
+    fn java_class_files_and_short_files_are_not_macho() {
+        // A class file: magic, minor 0, major 61.
+        assert!(!is_macho(&[0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 61]));
+        assert!(!is_macho(b"\x7fELF\x02\x01\x01\x00"));
+        assert!(!is_macho(&[0xcf, 0xfa]));
     }
 }

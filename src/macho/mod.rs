@@ -6,6 +6,7 @@
 //!   the header padding.
 //! - [`sign_adhoc`] replaces every slice's signature with an ad-hoc one.
 //! - [`is_system_library`] tells which install names macOS itself provides.
+//! - [`is_macho`] checks the magic, to pick candidate files before parsing.
 
 mod binds;
 mod bytes;
@@ -25,7 +26,7 @@ pub use error::MachOError;
 pub use facts::{
     Arch, CodeSignatureLocation, Dependency, DependencyKind, DeploymentTarget,
     DeploymentTargetSource, FileType, ImportedSymbol, LibraryOrdinal, MachOFile, Section, Segment,
-    Slice, Version,
+    Slice, Version, is_macho,
 };
 pub use sign::sign_adhoc;
 pub use signature::{SignatureStatus, verify_signature};

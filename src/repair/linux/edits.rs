@@ -1,19 +1,19 @@
-//! Turning a graft plan into per-binary ELF edits: new SONAMEs for grafted
+//! Turning the resolved graph into per-binary ELF edits: new SONAMEs for grafted
 //! libraries, renamed DT_NEEDED entries, and RUNPATHs that stay inside the wheel.
 
-use super::graft::{Binary, GraftPlan, Link, Origin};
-use super::layout;
+use crate::analysis::layout;
+use crate::analysis::linux::{Binary, Graph, Link, Origin};
 use crate::elf::edit::ElfEdits;
 
-/// The edits for `plan.binaries[index]`; `None` when the file stays as it is.
-pub fn edits_for(plan: &GraftPlan, index: usize, libs_dir: &str) -> Option<ElfEdits> {
-    let binary = &plan.binaries[index];
-    let links = &plan.links[index];
+/// The edits for `graph.binaries[index]`; `None` when the file stays as it is.
+pub fn edits_for(graph: &Graph, index: usize, libs_dir: &str) -> Option<ElfEdits> {
+    let binary = &graph.binaries[index];
+    let links = &graph.links[index];
     let mut edits = ElfEdits::default();
     let mut needs_grafted = false;
     for (needed, link) in links {
         if let Link::Internal(path) = link
-            && is_grafted(plan, path)
+            && is_grafted(graph, path)
         {
             needs_grafted = true;
             let file_name = path.rsplit('/').next().unwrap_or(path);
@@ -51,8 +51,9 @@ pub fn edits_for(plan: &GraftPlan, index: usize, libs_dir: &str) -> Option<ElfEd
     changed.then_some(edits)
 }
 
-fn is_grafted(plan: &GraftPlan, path: &str) -> bool {
-    plan.binaries
+fn is_grafted(graph: &Graph, path: &str) -> bool {
+    graph
+        .binaries
         .iter()
         .any(|b| b.path == path && matches!(b.origin, Origin::Grafted { .. }))
 }

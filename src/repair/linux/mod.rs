@@ -5,27 +5,23 @@
 
 mod edits;
 pub mod graft;
-pub mod layout;
-pub mod search;
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
-use crate::elf::edit::{ElfEdits, apply_edits};
-use crate::elf::facts::{ElfFacts, is_elf};
-use std::collections::BTreeSet;
-
-use crate::manylinux::{
-    Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, is_dynamic_loader,
-    provided_names,
+use crate::analysis::layout::linux_libs_dir;
+use crate::analysis::linux::graph::{self, HostSearch};
+use crate::analysis::linux::{
+    LibrarySearch, Origin, Rules, choose_tags, policy_input, wheel_abi, wheel_binaries,
 };
+use crate::elf::edit::{ElfEdits, apply_edits};
+use crate::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
 use crate::repair::rewrite_wheel;
 use crate::wheel::{Contents, WheelArchive};
-use graft::{Binary, GraftPlan, Link, Origin, Rules};
-use search::{Abi, LibrarySearch};
 
 #[derive(Debug, Clone)]
 pub struct LinuxRepairOptions {
@@ -50,126 +46,6 @@ pub struct LinuxRepairReport {
     pub analysis: Analysis,
 }
 
-/// The ELF files of a wheel, parsed (in parallel: big wheels have hundreds).
-pub fn wheel_binaries(wheel: &WheelArchive) -> Result<Vec<Binary>> {
-    let candidates: Vec<_> = wheel.entries().iter().collect();
-    let parsed: Vec<Option<Binary>> = candidates
-        .par_iter()
-        .map(|entry| -> Result<Option<Binary>> {
-            let data = wheel.read(&entry.name)?;
-            if !is_elf(&data) {
-                return Ok(None);
-            }
-            let facts = ElfFacts::parse(&data)
-                .with_context(|| format!("{}: {}", wheel.path().display(), entry.name))?;
-            Ok(Some(Binary {
-                path: layout::install_path(&entry.name).to_string(),
-                facts: Arc::new(facts),
-                origin: Origin::Wheel {
-                    entry: entry.name.clone(),
-                },
-            }))
-        })
-        .collect::<Result<_>>()?;
-    Ok(parsed.into_iter().flatten().collect())
-}
-
-/// The one ABI every binary of the wheel shares.
-pub fn wheel_abi(wheel: &Path, binaries: &[Binary]) -> Result<Option<Abi>> {
-    let Some(first) = binaries.first() else {
-        return Ok(None);
-    };
-    let abi = Abi::of(&first.facts);
-    if let Some(other) = binaries.iter().find(|b| Abi::of(&b.facts) != abi) {
-        bail!(
-            "{}: mixes architectures: {} is {} but {} is {}",
-            wheel.display(),
-            first.path,
-            first.facts.arch.unwrap_or("unknown"),
-            other.path,
-            other.facts.arch.unwrap_or("unknown")
-        );
-    }
-    Ok(Some(abi))
-}
-
-/// The binaries as the policy sees them, and the names the wheel provides:
-/// every file name and SONAME it carries, the original names of grafted
-/// libraries, and `--exclude`d names (the user takes responsibility for them).
-fn policy_input<'a>(
-    plan: &'a GraftPlan,
-    exclude: &[glob::Pattern],
-) -> (Vec<PolicyBinary<'a>>, BTreeSet<String>) {
-    let binaries: Vec<PolicyBinary> = plan
-        .binaries
-        .iter()
-        .map(|b| PolicyBinary {
-            path: &b.path,
-            facts: &b.facts,
-        })
-        .collect();
-    let mut provided = provided_names(&binaries);
-    for links in &plan.links {
-        for (needed, link) in links {
-            let excluded = exclude.iter().any(|p| p.matches(needed));
-            if matches!(link, Link::Internal(_)) || excluded {
-                provided.insert(needed.clone());
-            }
-        }
-    }
-    (binaries, provided)
-}
-
-/// The platform tags for the wheel: the best policy for `auto`, or the
-/// requested one when the binaries satisfy it.
-fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Result<Vec<String>> {
-    let achieved = policies.iter().find(|p| p.tag() == analysis.policy);
-    let requested = match policies.parse_plat(plat)? {
-        PlatRequest::Auto => {
-            let Some(policy) = achieved.filter(|p| !p.unrestricted) else {
-                let why = analysis
-                    .next_blockers()
-                    .map(describe_blockers)
-                    .unwrap_or_default();
-                bail!("cannot be tagged manylinux: {why}");
-            };
-            policy
-        }
-        PlatRequest::Policy(policy) => {
-            if let Some(blockers) = analysis.blocked.iter().find(|b| b.policy == policy.tag()) {
-                bail!(
-                    "cannot satisfy --plat {plat}: {} (the best it can have is {})",
-                    describe_blockers(blockers),
-                    analysis.policy
-                );
-            }
-            policy
-        }
-    };
-    Ok(requested.platform_tags())
-}
-
-fn describe_blockers(blockers: &Blockers) -> String {
-    let shown: Vec<String> = blockers
-        .violations
-        .iter()
-        .take(3)
-        .map(|v| v.to_string())
-        .collect();
-    let more = blockers.violations.len().saturating_sub(shown.len());
-    let suffix = if more > 0 {
-        format!(" (and {more} more)")
-    } else {
-        String::new()
-    };
-    format!(
-        "{} fails because {}{}",
-        blockers.policy,
-        shown.join("; "),
-        suffix
-    )
-}
-
 pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<LinuxRepairReport> {
     let binaries = wheel_binaries(wheel)?;
     let Some(abi) = wheel_abi(wheel.path(), &binaries)? else {
@@ -190,17 +66,21 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         PlatRequest::Auto => policies.most_compatible(),
         PlatRequest::Policy(policy) => policy,
     };
-    let libs_dir = format!("{}.libs", wheel.name().distribution);
+    let libs_dir = linux_libs_dir(wheel);
     let mut search = LibrarySearch::new(abi, &options.lib_paths, options.sysroot.as_deref());
     let is_system =
         |name: &str| whitelist_policy.whitelist.contains(name) || is_dynamic_loader(name);
     let rules = Rules {
         is_system: &is_system,
         exclude: &options.exclude,
-        libs_dir: libs_dir.clone(),
-        arch_name: arch.clone(),
     };
-    let mut plan = graft::plan(binaries, &mut search, &rules)
+    let vendored_path = |found: &_, needed: &str| graft::vendored_path(&libs_dir, found, needed);
+    let host = HostSearch {
+        search: &mut search,
+        arch_name: arch.clone(),
+        vendored_path: &vendored_path,
+    };
+    let mut plan = graph::resolve(binaries, &rules, host)
         .with_context(|| format!("{}", wheel.path().display()))?;
 
     let (policy_binaries, provided) = policy_input(&plan, &options.exclude);
@@ -256,7 +136,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         .collect();
 
     let mut entries = Vec::new();
-    let mut replaced = std::collections::BTreeMap::new();
+    let mut replaced = BTreeMap::new();
     let mut grafted = Vec::new();
     let mut edited_names = Vec::new();
     for (index, bytes) in edited {

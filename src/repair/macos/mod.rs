@@ -3,10 +3,7 @@
 //! drop absolute rpaths, enforce the minimum macOS version, ad-hoc sign what
 //! changed, and tag the wheel accordingly.
 
-pub mod binaries;
 pub mod plan;
-pub mod resolve;
-pub mod tags;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,11 +11,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
+use crate::analysis::layout::macos_libs_dir;
+use crate::analysis::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
 use crate::macho::{Version, edit_load_commands, sign_adhoc};
 use crate::repair::rewrite_wheel;
 use crate::wheel::{Contents, WheelArchive};
-use binaries::{Origin, wheel_binaries};
-use resolve::{Rules, resolve};
 
 #[derive(Debug, Clone, Default)]
 pub struct MacosRepairOptions {
@@ -82,8 +79,8 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
         search_host: true,
     };
     let graph = resolve(binaries, &rules);
-    let plan = plan::plan(graph, &plan::libs_dir(wheel)).with_context(|| wheel_path.clone())?;
-    let platform_tags = tags::final_tags(
+    let plan = plan::plan(graph, &macos_libs_dir(wheel)).with_context(|| wheel_path.clone())?;
+    let platform_tags = final_tags(
         &wheel.name().platform,
         requested,
         &plan.final_minos(),

@@ -5,13 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::analysis::layout;
+use crate::analysis::macos::{ARM64_FLOOR, Graph, Link, MachOBinary, Origin, SliceMinos, Via};
 use crate::macho::{Arch, LoadCommandEdit, SignatureStatus, Version};
-use crate::repair::linux::layout;
-use crate::wheel::WheelArchive;
-
-use super::binaries::{MachOBinary, Origin};
-use super::resolve::{Graph, Link, Via};
-use super::tags::{ARM64_FLOOR, SliceMinos};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
@@ -37,32 +33,6 @@ pub struct RepairPlan {
     pub paths: Vec<String>,
     pub edits: Vec<Vec<LoadCommandEdit>>,
     pub needs_signing: Vec<bool>,
-}
-
-/// The folder that receives vendored libraries, chosen as delocate does:
-/// `.dylibs` inside the top-level package named like the distribution, else
-/// inside the alphabetically first top-level package, else
-/// `<distribution>.dylibs` at the root.
-pub fn libs_dir(wheel: &WheelArchive) -> String {
-    let distribution = &wheel.name().distribution;
-    let mut packages: Vec<&str> = wheel
-        .entries()
-        .iter()
-        .filter_map(|entry| {
-            let path = layout::install_path(&entry.name);
-            path.strip_suffix("/__init__.py")
-                .filter(|package| !package.contains('/'))
-        })
-        .collect();
-    packages.sort_unstable();
-    let chosen = packages
-        .iter()
-        .find(|package| package.eq_ignore_ascii_case(distribution))
-        .or(packages.first());
-    match chosen {
-        Some(package) => format!("{package}/.dylibs"),
-        None => format!("{distribution}.dylibs"),
-    }
 }
 
 /// `@loader_path/<relative>` from the folder of `from` to the file `to`.

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+use crate::analysis::layout;
 use crate::macho::{
-    Arch, Dependency, DeploymentTarget, FileType, MachOError, MachOFile, SignatureStatus,
+    Arch, Dependency, DeploymentTarget, FileType, MachOError, MachOFile, SignatureStatus, is_macho,
     verify_signature,
 };
-use crate::repair::linux::layout;
 use crate::wheel::WheelArchive;
 
 /// Where a binary's bytes come from.
@@ -48,20 +48,6 @@ pub struct SliceFacts {
     pub deployment_target: Option<DeploymentTarget>,
     pub header_padding: u64,
     pub signature: SignatureStatus,
-}
-
-/// True when `data` starts like a thin or universal Mach-O file. Java class
-/// files share the universal magic; their version field (always 45 or more
-/// in the slot of the slice count) tells them apart.
-pub fn is_macho(data: &[u8]) -> bool {
-    let Some(head) = data.get(..8) else {
-        return false;
-    };
-    let little = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-    let big = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-    let second = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
-    matches!(little, 0xfeed_face | 0xfeed_facf)
-        || (matches!(big, 0xcafe_babe | 0xcafe_babf) && second < 45)
 }
 
 impl MachOBinary {
@@ -162,23 +148,4 @@ pub fn wheel_binaries(wheel: &WheelArchive) -> Result<Vec<MachOBinary>> {
         })
         .collect::<Result<_>>()?;
     Ok(parsed.into_iter().flatten().collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn recognises_thin_and_universal_magics() {
-        assert!(is_macho(&[0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 0x01]));
-        assert!(is_macho(&[0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2]));
-    }
-
-    #[test]
-    fn java_class_files_and_short_files_are_not_macho() {
-        // A class file: magic, minor 0, major 61.
-        assert!(!is_macho(&[0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 61]));
-        assert!(!is_macho(b"\x7fELF\x02\x01\x01\x00"));
-        assert!(!is_macho(&[0xcf, 0xfa]));
-    }
 }

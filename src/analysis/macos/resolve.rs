@@ -10,10 +10,10 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
-use crate::macho::{Arch, Dependency, DependencyKind, is_system_library};
-use crate::repair::linux::layout;
+use crate::analysis::layout;
+use crate::macho::{Arch, Dependency, DependencyKind, is_macho, is_system_library};
 
-use super::binaries::{MachOBinary, Origin, is_macho};
+use super::binaries::{MachOBinary, Origin};
 
 /// Where an install name points.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -1,6 +1,9 @@
 //! Paths inside a wheel as the installed files will see them: `$ORIGIN`
 //! expansion and lexical normalisation on '/'-separated relative paths,
-//! without touching the host file system.
+//! without touching the host file system; and the folders that receive
+//! vendored libraries.
+
+use crate::wheel::WheelArchive;
 
 /// Where a wheel entry lands relative to site-packages: files under
 /// `<name>.data/purelib/` and `<name>.data/platlib/` are installed at the root.
@@ -60,6 +63,38 @@ pub fn origin_relative(from_file: &str, to_dir: &str) -> String {
     parts.extend(std::iter::repeat_n("..", from.len() - common));
     parts.extend(&to[common..]);
     parts.join("/")
+}
+
+/// The folder (install path) that receives vendored ELF libraries, as
+/// auditwheel names it: `<distribution>.libs`.
+pub fn linux_libs_dir(wheel: &WheelArchive) -> String {
+    format!("{}.libs", wheel.name().distribution)
+}
+
+/// The folder that receives vendored dylibs, chosen as delocate does:
+/// `.dylibs` inside the top-level package named like the distribution, else
+/// inside the alphabetically first top-level package, else
+/// `<distribution>.dylibs` at the root.
+pub fn macos_libs_dir(wheel: &WheelArchive) -> String {
+    let distribution = &wheel.name().distribution;
+    let mut packages: Vec<&str> = wheel
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            let path = install_path(&entry.name);
+            path.strip_suffix("/__init__.py")
+                .filter(|package| !package.contains('/'))
+        })
+        .collect();
+    packages.sort_unstable();
+    let chosen = packages
+        .iter()
+        .find(|package| package.eq_ignore_ascii_case(distribution))
+        .or(packages.first());
+    match chosen {
+        Some(package) => format!("{package}/.dylibs"),
+        None => format!("{distribution}.dylibs"),
+    }
 }
 
 #[cfg(test)]
