@@ -20,6 +20,7 @@ pub mod pipeline;
 pub mod publish;
 pub mod repair;
 pub mod sysroot;
+pub mod target;
 pub mod testing;
 pub mod toolchain;
 pub mod wheel;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crosswheel::build::{BuildError, BuildRequest, BuiltWheel, build_wheel};
 use crosswheel::crossenv::{BuildPython, CrossEnv};
-use crosswheel::toolchain::{Cache, Target, ToolchainError, ToolchainKind, resolve_toolchain};
+use crosswheel::target::Target;
+use crosswheel::toolchain::{Cache, ToolchainError, ToolchainKind, resolve_toolchain};
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crosswheel::crossenv::{BuildPython, CrossEnv};
-use crosswheel::toolchain::{Cache, Target, ToolchainKind, resolve_toolchain};
+use crosswheel::target::Target;
+use crosswheel::toolchain::{Cache, ToolchainKind, resolve_toolchain};
 
 const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
 

@@ -394,8 +394,9 @@ fn config_file_flag_replaces_pyproject() {
 }
 
 #[test]
-fn a_project_without_pyproject_gets_the_defaults() {
+fn a_setup_py_project_without_pyproject_gets_the_defaults() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("setup.py"), "").unwrap();
     let plan = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap();
     assert_eq!(plan.config_file, None);
     // cp311 (the version the target sysroots provide) for three targets.
@@ -412,6 +413,25 @@ fn a_project_without_pyproject_gets_the_defaults() {
     assert_eq!(options.output_dir, PathBuf::from("wheelhouse"));
     assert_eq!(options.build_frontend.name, FrontendName::Build);
     assert_eq!(options.repair, RepairCommand::Builtin);
+}
+
+#[test]
+fn a_folder_that_is_no_project_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} is not a Python project: it has no pyproject.toml or setup.py",
+            dir.path().display()
+        )
+    );
+    let missing = dir.path().join("absent");
+    let error = resolve(&missing, &CliOverrides::default(), &BTreeMap::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("no such project folder: {}", missing.display())
+    );
 }
 
 #[test]

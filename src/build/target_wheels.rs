@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::{BuildError, host_env};
 use crate::crossenv::BuildPython;
-use crate::toolchain::{Cache, Target};
+use crate::target::Target;
+use crate::toolchain::Cache;
 
 const MARKER: &str = ".crosswheel-complete";
 

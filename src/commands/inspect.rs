@@ -6,11 +6,11 @@ use anyhow::Result;
 
 use crate::cli::InspectArgs;
 use crate::inspect::{linux, macos};
-use crate::repair::WheelPlatform;
+use crate::target::Platform;
 
 pub fn run(args: &InspectArgs) -> Result<ExitCode> {
-    let wheel = super::open_wheel(&args.wheel)?;
-    if WheelPlatform::of(&wheel) == Some(WheelPlatform::Macos) {
+    let wheel = crate::wheel::open_within_env_limits(&args.wheel)?;
+    if Platform::of_platform_tags(&wheel.name().platform) == Some(Platform::Macos) {
         let report = macos::inspect(&wheel)?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);

@@ -6,7 +6,8 @@ use anyhow::Result;
 
 use crate::cli::{EnvArgs, ToolchainArgs};
 use crate::crossenv::{BuildPython, CrossEnv};
-use crate::toolchain::{Cache, Target, ToolchainKind, doctor, resolve_toolchain};
+use crate::target::Target;
+use crate::toolchain::{Cache, ToolchainKind, doctor, resolve_toolchain};
 
 pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
     let targets = if args.targets.is_empty() {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::toolchain::{Os, Toolchain};
+use crate::toolchain::Toolchain;
 
 /// Flags the user set in the environment. Meson ignores `CFLAGS` & co for the host machine
 /// of a cross build, so they are carried into the cross file.
@@ -74,7 +74,7 @@ pub(crate) fn meson_cross_file(
     }
     text.push_str("\n[host_machine]\n");
     text.push_str(&format!("system = {}\n", meson_string(&data.meson_system)));
-    if target.os() == Os::Macos {
+    if target.is_macos() {
         text.push_str("subsystem = 'macos'\nkernel = 'xnu'\n");
     } else {
         text.push_str("kernel = 'linux'\n");
@@ -174,7 +174,8 @@ pub(crate) fn cmake_toolchain_file(toolchain: &Toolchain, run_on_build: &Path) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolchain::{Target, ToolchainKind};
+    use crate::target::Target;
+    use crate::toolchain::ToolchainKind;
     use std::path::PathBuf;
 
     fn toolchain(target: &str) -> Toolchain {

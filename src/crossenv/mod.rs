@@ -19,7 +19,8 @@ pub use files::UserFlags;
 pub use python::BuildPython;
 pub(crate) use python::CROSS_ONLY_VARS;
 
-use crate::toolchain::{Cache, Target, Toolchain, find_on_path, shell_quote};
+use crate::target::Target;
+use crate::toolchain::{Cache, Toolchain, find_on_path, shell_quote};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrossEnvError {

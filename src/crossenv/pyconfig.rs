@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::CrossEnvError;
 use super::python::BuildPython;
-use crate::toolchain::Target;
+use crate::target::Target;
 
 /// The build python's real `pyconfig.h`: the one next to `Python.h`, or the multiarch
 /// header it dispatches to.

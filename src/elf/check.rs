@@ -153,7 +153,18 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
     let header = Elf::parse(data).map_err(parse_error)?;
     let endian = header.endian().map_err(parse_error)?;
     let program_headers = header.program_headers(endian, data).map_err(parse_error)?;
+    check_segments_in_file::<Elf>(program_headers, endian, file_len)?;
+    let loads = check_loads::<Elf>(program_headers, endian, file_len)?;
+    check_dynamic_and_phdr(header, program_headers, endian, &loads)?;
+    check_sections(header, data, endian, &loads)
+}
 
+/// Every segment's file range lies inside the file.
+fn check_segments_in_file<Elf: FileHeader<Endian = Endianness>>(
+    program_headers: &[Elf::ProgramHeader],
+    endian: Endianness,
+    file_len: u64,
+) -> Result<(), ElfEditError> {
     for (index, ph) in program_headers.iter().enumerate() {
         let offset: u64 = ph.p_offset(endian).into();
         let size: u64 = ph.p_filesz(endian).into();
@@ -164,7 +175,15 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
             )));
         }
     }
+    Ok(())
+}
 
+/// The `PT_LOAD` segments, each checked on its own and against the previous one.
+fn check_loads<Elf: FileHeader<Endian = Endianness>>(
+    program_headers: &[Elf::ProgramHeader],
+    endian: Endianness,
+    file_len: u64,
+) -> Result<Vec<Mapping>, ElfEditError> {
     let mut loads: Vec<Mapping> = Vec::new();
     for ph in program_headers {
         if ph.p_type(endian) != elf::PT_LOAD {
@@ -177,55 +196,76 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
             memsz: ph.p_memsz(endian).into(),
             align: ph.p_align(endian).into(),
         };
-        let index = loads.len();
-        if load.filesz > load.memsz {
-            return Err(layout_error(format!(
-                "PT_LOAD #{index} has p_filesz 0x{:x} > p_memsz 0x{:x}",
-                load.filesz, load.memsz
-            )));
-        }
-        if load
-            .offset
-            .checked_add(load.filesz)
-            .is_none_or(|end| end > file_len)
-        {
-            return Err(layout_error(format!(
-                "PT_LOAD #{index} (offset 0x{:x}, size 0x{:x}) extends past the end of the file (0x{file_len:x})",
-                load.offset, load.filesz
-            )));
-        }
-        if load.align > 1 {
-            if !load.align.is_power_of_two() {
-                return Err(layout_error(format!(
-                    "PT_LOAD #{index} has p_align 0x{:x}, which is not a power of two",
-                    load.align
-                )));
-            }
-            if load.offset % load.align != load.vaddr % load.align {
-                return Err(layout_error(format!(
-                    "PT_LOAD #{index} has p_offset 0x{:x} and p_vaddr 0x{:x} not congruent modulo p_align 0x{:x}",
-                    load.offset, load.vaddr, load.align
-                )));
-            }
-        }
-        if let Some(previous) = loads.last() {
-            let previous_end = previous.vaddr.saturating_add(previous.memsz);
-            if load.vaddr < previous.vaddr {
-                return Err(layout_error(format!(
-                    "PT_LOAD #{index} at 0x{:x} comes after a PT_LOAD at 0x{:x}: PT_LOADs must be sorted by address",
-                    load.vaddr, previous.vaddr
-                )));
-            }
-            if load.vaddr < previous_end {
-                return Err(layout_error(format!(
-                    "PT_LOAD #{index} at 0x{:x} overlaps the previous PT_LOAD, which ends at 0x{previous_end:x}",
-                    load.vaddr
-                )));
-            }
-        }
+        check_load(loads.len(), &load, loads.last(), file_len)?;
         loads.push(load);
     }
+    Ok(loads)
+}
 
+/// `PT_LOAD #index`: no more file than memory, inside the file, congruent
+/// offset and address, and sorted after `previous` without overlapping it.
+fn check_load(
+    index: usize,
+    load: &Mapping,
+    previous: Option<&Mapping>,
+    file_len: u64,
+) -> Result<(), ElfEditError> {
+    if load.filesz > load.memsz {
+        return Err(layout_error(format!(
+            "PT_LOAD #{index} has p_filesz 0x{:x} > p_memsz 0x{:x}",
+            load.filesz, load.memsz
+        )));
+    }
+    if load
+        .offset
+        .checked_add(load.filesz)
+        .is_none_or(|end| end > file_len)
+    {
+        return Err(layout_error(format!(
+            "PT_LOAD #{index} (offset 0x{:x}, size 0x{:x}) extends past the end of the file (0x{file_len:x})",
+            load.offset, load.filesz
+        )));
+    }
+    if load.align > 1 {
+        if !load.align.is_power_of_two() {
+            return Err(layout_error(format!(
+                "PT_LOAD #{index} has p_align 0x{:x}, which is not a power of two",
+                load.align
+            )));
+        }
+        if load.offset % load.align != load.vaddr % load.align {
+            return Err(layout_error(format!(
+                "PT_LOAD #{index} has p_offset 0x{:x} and p_vaddr 0x{:x} not congruent modulo p_align 0x{:x}",
+                load.offset, load.vaddr, load.align
+            )));
+        }
+    }
+    if let Some(previous) = previous {
+        let previous_end = previous.vaddr.saturating_add(previous.memsz);
+        if load.vaddr < previous.vaddr {
+            return Err(layout_error(format!(
+                "PT_LOAD #{index} at 0x{:x} comes after a PT_LOAD at 0x{:x}: PT_LOADs must be sorted by address",
+                load.vaddr, previous.vaddr
+            )));
+        }
+        if load.vaddr < previous_end {
+            return Err(layout_error(format!(
+                "PT_LOAD #{index} at 0x{:x} overlaps the previous PT_LOAD, which ends at 0x{previous_end:x}",
+                load.vaddr
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `PT_DYNAMIC` and `PT_PHDR` lie inside a `PT_LOAD` at the matching
+/// address, and `PT_PHDR` covers the program header table.
+fn check_dynamic_and_phdr<Elf: FileHeader<Endian = Endianness>>(
+    header: &Elf,
+    program_headers: &[Elf::ProgramHeader],
+    endian: Endianness,
+    loads: &[Mapping],
+) -> Result<(), ElfEditError> {
     for ph in program_headers {
         let p_type = ph.p_type(endian);
         let name = match p_type {
@@ -251,7 +291,18 @@ fn check<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<(), ElfEdi
             }
         }
     }
+    Ok(())
+}
 
+/// Every section's contents lie inside the file, and every allocated one
+/// with contents inside a `PT_LOAD` at a consistent address.
+fn check_sections<Elf: FileHeader<Endian = Endianness>>(
+    header: &Elf,
+    data: &[u8],
+    endian: Endianness,
+    loads: &[Mapping],
+) -> Result<(), ElfEditError> {
+    let file_len = data.len() as u64;
     let sections = header.sections(endian, data).map_err(parse_error)?;
     for (index, section) in sections.enumerate() {
         let sh_type = section.sh_type(endian);

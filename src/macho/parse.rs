@@ -158,11 +158,70 @@ struct LinkeditTables {
     chained_fixups: Option<(u64, u64)>,
 }
 
+/// The `mach_header` fields of one slice, checked against the slice's size.
+struct Header {
+    arch: Arch,
+    is_64_bit: bool,
+    file_type: FileType,
+    header_flags: u32,
+    header_size: u64,
+    command_count: u32,
+    load_commands_size: u64,
+    /// How error messages name the slice.
+    label: String,
+}
+
+impl Header {
+    /// Where the load commands end (and the header padding starts).
+    fn commands_end(&self) -> u64 {
+        self.header_size + self.load_commands_size
+    }
+}
+
 pub(crate) fn parse_slice<'a>(
     data: &'a [u8],
     offset: u64,
     index: Option<usize>,
 ) -> Result<Slice<'a>, MachOError> {
+    let header = read_header(data, index)?;
+    let mut slice = Slice {
+        data,
+        offset,
+        arch: header.arch,
+        is_64_bit: header.is_64_bit,
+        file_type: header.file_type,
+        header_flags: header.header_flags,
+        header_size: header.header_size,
+        load_commands_size: header.load_commands_size,
+        header_padding: 0,
+        install_id: None,
+        dependencies: Vec::new(),
+        rpaths: Vec::new(),
+        deployment_target: None,
+        segments: Vec::new(),
+        code_signature: None,
+        exported_symbols: Vec::new(),
+        imported_symbols: Vec::new(),
+        load_commands: Vec::new(),
+    };
+    let tables = read_load_commands(&mut slice, &header)?;
+    let label = &header.label;
+    check_segments(&slice, label)?;
+    let commands_end = header.commands_end();
+    let first_data = first_section_offset(&slice);
+    slice.header_padding = first_data.checked_sub(commands_end).ok_or_else(|| {
+        MachOError::malformed(
+            label,
+            format!("load commands end at {commands_end}, past section data at {first_data}"),
+        )
+    })?;
+    read_symbols(&mut slice, &tables, label)?;
+    Ok(slice)
+}
+
+/// Reads and checks the `mach_header`: a little-endian magic, a header that
+/// fits, and load commands that end inside the slice.
+fn read_header(data: &[u8], index: Option<usize>) -> Result<Header, MachOError> {
     let magic = le_u32(data, 0).ok_or(MachOError::NotMachO { magic: 0 })?;
     let is_64_bit = match magic {
         MH_MAGIC_64 => true,
@@ -196,46 +255,47 @@ pub(crate) fn parse_slice<'a>(
     if data.len() < header_size as usize {
         return Err(short_header());
     }
-    let (file_type, command_count, load_commands_size, header_flags) = (
-        FileType::from_raw(field(12)?),
-        field(16)?,
-        u64::from(field(20)?),
-        field(24)?,
-    );
-
-    let commands_end = header_size + load_commands_size;
-    if commands_end > data.len() as u64 {
+    let header = Header {
+        arch,
+        is_64_bit,
+        file_type: FileType::from_raw(field(12)?),
+        command_count: field(16)?,
+        load_commands_size: u64::from(field(20)?),
+        header_flags: field(24)?,
+        header_size,
+        label,
+    };
+    if header.commands_end() > data.len() as u64 {
         return Err(MachOError::malformed(
-            label,
+            header.label,
             format!(
-                "sizeofcmds {load_commands_size} runs past the end of the slice ({} bytes)",
+                "sizeofcmds {} runs past the end of the slice ({} bytes)",
+                header.load_commands_size,
                 data.len()
             ),
         ));
     }
+    Ok(header)
+}
 
-    let mut slice = Slice {
-        data,
-        offset,
-        arch,
-        is_64_bit,
-        file_type,
-        header_flags,
-        header_size,
+/// Walks the load commands: each must be aligned, fit in `sizeofcmds`, and
+/// decode; together they must fill `sizeofcmds` exactly. Records each one in
+/// `slice.load_commands` and returns the symbol tables they point at.
+fn read_load_commands(
+    slice: &mut Slice<'_>,
+    header: &Header,
+) -> Result<LinkeditTables, MachOError> {
+    let data = slice.data;
+    let Header {
+        command_count,
         load_commands_size,
-        header_padding: 0,
-        install_id: None,
-        dependencies: Vec::new(),
-        rpaths: Vec::new(),
-        deployment_target: None,
-        segments: Vec::new(),
-        code_signature: None,
-        exported_symbols: Vec::new(),
-        imported_symbols: Vec::new(),
-        load_commands: Vec::new(),
-    };
+        header_size,
+        ref label,
+        ..
+    } = *header;
+    let commands_end = header.commands_end();
     let mut tables = LinkeditTables::default();
-    let alignment = if is_64_bit { 8 } else { 4 };
+    let alignment = if header.is_64_bit { 8 } else { 4 };
     let mut cursor = header_size;
     for command_index in 0..command_count {
         let location = |cmd: Option<u32>| match cmd {
@@ -268,16 +328,21 @@ pub(crate) fn parse_slice<'a>(
                 format!("cmdsize {size} overruns sizeofcmds"),
             ));
         }
-        let command = LoadCommandRef {
-            cmd,
-            offset: cursor,
-            size,
-        };
         let bytes = slice_at(data, cursor, size).ok_or_else(|| {
             MachOError::malformed(location(Some(cmd)), "lies past the end of the slice")
         })?;
-        decode_command(&mut slice, &mut tables, cmd, bytes, &location(Some(cmd)))?;
-        slice.load_commands.push(command);
+        let command = Command {
+            cmd,
+            bytes,
+            location: &location(Some(cmd)),
+            slice_len: data.len() as u64,
+        };
+        decode_command(slice, &mut tables, &command)?;
+        slice.load_commands.push(LoadCommandRef {
+            cmd,
+            offset: cursor,
+            size,
+        });
         cursor += size;
     }
     if cursor != commands_end {
@@ -289,25 +354,32 @@ pub(crate) fn parse_slice<'a>(
             ),
         ));
     }
+    Ok(tables)
+}
 
-    check_segments(&slice, &label)?;
-    let first_data = first_section_offset(&slice);
-    slice.header_padding = first_data.checked_sub(commands_end).ok_or_else(|| {
-        MachOError::malformed(
-            &label,
-            format!("load commands end at {commands_end}, past section data at {first_data}"),
-        )
-    })?;
-
-    let symbols = symbols::read(data, tables.symtab, tables.export_trie, is_64_bit, &label)?;
+/// Exported symbols from the symbol table or export trie; imported ones from
+/// the chained fixups, else the bind opcodes, else the symbol table.
+fn read_symbols(
+    slice: &mut Slice<'_>,
+    tables: &LinkeditTables,
+    label: &str,
+) -> Result<(), MachOError> {
+    let data = slice.data;
+    let symbols = symbols::read(
+        data,
+        tables.symtab,
+        tables.export_trie,
+        slice.is_64_bit,
+        label,
+    )?;
     let SymbolTables { exported, imported } = symbols;
     slice.exported_symbols = exported;
     slice.imported_symbols = match (tables.chained_fixups, tables.bind_streams.is_empty()) {
-        (Some(fixups), _) => binds::from_chained_fixups(data, fixups, &label)?,
-        (None, false) => binds::from_bind_opcodes(data, &tables.bind_streams, &label)?,
+        (Some(fixups), _) => binds::from_chained_fixups(data, fixups, label)?,
+        (None, false) => binds::from_bind_opcodes(data, &tables.bind_streams, label)?,
         (None, true) => imported,
     };
-    Ok(slice)
+    Ok(())
 }
 
 pub(crate) fn slice_label(index: Option<usize>, arch: Option<Arch>) -> String {
@@ -319,146 +391,199 @@ pub(crate) fn slice_label(index: Option<usize>, arch: Option<Arch>) -> String {
     }
 }
 
-fn decode_command(
-    slice: &mut Slice<'_>,
-    tables: &mut LinkeditTables,
+/// One load command's bytes, with the checks every decoder needs.
+struct Command<'b> {
     cmd: u32,
-    bytes: &[u8],
-    location: &str,
-) -> Result<(), MachOError> {
-    let too_small = || {
+    bytes: &'b [u8],
+    /// How error messages name the command.
+    location: &'b str,
+    slice_len: u64,
+}
+
+impl Command<'_> {
+    fn too_small(&self) -> MachOError {
         MachOError::malformed(
-            location,
-            format!("cmdsize {} is too small for its fields", bytes.len()),
+            self.location,
+            format!("cmdsize {} is too small for its fields", self.bytes.len()),
         )
-    };
-    let word = |at: u64| le_u32(bytes, at).map(u64::from).ok_or_else(too_small);
-    let slice_len = slice.data.len() as u64;
-    let in_slice = |offset: u64, size: u64, what: &str| {
-        if offset.checked_add(size).is_some_and(|end| end <= slice_len) {
+    }
+
+    /// The 32-bit field at `at`.
+    fn word(&self, at: u64) -> Result<u64, MachOError> {
+        le_u32(self.bytes, at)
+            .map(u64::from)
+            .ok_or_else(|| self.too_small())
+    }
+
+    /// Checks that `offset + size` (a table the command points at) lies in the slice.
+    fn in_slice(&self, offset: u64, size: u64, what: &str) -> Result<(), MachOError> {
+        if offset
+            .checked_add(size)
+            .is_some_and(|end| end <= self.slice_len)
+        {
             Ok(())
         } else {
             Err(MachOError::malformed(
-                location,
+                self.location,
                 format!("{what} at {offset}+{size} lies past the end of the slice"),
             ))
         }
-    };
+    }
 
-    if let Some(kind) = DependencyKind::from_command(cmd) {
+    /// The (offset, size) pair at `at`, checked to lie in the slice.
+    fn range(&self, at: u64, what: &str) -> Result<(u64, u64), MachOError> {
+        let (offset, size) = (self.word(at)?, self.word(at + 4)?);
+        self.in_slice(offset, size, what)?;
+        Ok((offset, size))
+    }
+}
+
+fn decode_command(
+    slice: &mut Slice<'_>,
+    tables: &mut LinkeditTables,
+    command: &Command<'_>,
+) -> Result<(), MachOError> {
+    let location = command.location;
+    if let Some(kind) = DependencyKind::from_command(command.cmd) {
         slice.dependencies.push(Dependency {
-            install_name: lc_str(bytes, DYLIB_COMMAND_SIZE, location)?,
+            install_name: lc_str(command.bytes, DYLIB_COMMAND_SIZE, location)?,
             kind,
-            current_version: Version::from_packed(word(16)? as u32),
-            compatibility_version: Version::from_packed(word(20)? as u32),
+            current_version: Version::from_packed(command.word(16)? as u32),
+            compatibility_version: Version::from_packed(command.word(20)? as u32),
         });
         return Ok(());
     }
-    match cmd {
+    match command.cmd {
         LC_ID_DYLIB => {
             if slice.install_id.is_some() {
                 return Err(MachOError::malformed(location, "second LC_ID_DYLIB"));
             }
-            slice.install_id = Some(lc_str(bytes, DYLIB_COMMAND_SIZE, location)?);
+            slice.install_id = Some(lc_str(command.bytes, DYLIB_COMMAND_SIZE, location)?);
         }
         LC_RPATH => slice
             .rpaths
-            .push(lc_str(bytes, RPATH_COMMAND_SIZE, location)?),
-        LC_BUILD_VERSION => {
-            let tools = word(20)?;
-            if tools
-                .checked_mul(8)
-                .and_then(|n| n.checked_add(24))
-                .is_none_or(|need| need > bytes.len() as u64)
-            {
-                return Err(too_small());
-            }
-            let target = DeploymentTarget {
-                source: DeploymentTargetSource::BuildVersion {
-                    platform: word(8)? as u32,
-                },
-                minos: Version::from_packed(word(12)? as u32),
-                sdk: Version::from_packed(word(16)? as u32),
-            };
-            // Zippered binaries carry a macOS and a Mac Catalyst build version;
-            // the macOS one decides where the image loads.
-            if slice
-                .deployment_target
-                .is_none_or(|current| !current.is_macos() && target.is_macos())
-            {
-                slice.deployment_target = Some(target);
-            }
-        }
-        LC_VERSION_MIN_MACOSX => {
-            let target = DeploymentTarget {
-                source: DeploymentTargetSource::VersionMinMacos,
-                minos: Version::from_packed(word(8)? as u32),
-                sdk: Version::from_packed(word(12)? as u32),
-            };
-            if slice
-                .deployment_target
-                .is_none_or(|current| !current.is_macos())
-            {
-                slice.deployment_target = Some(target);
-            }
-        }
+            .push(lc_str(command.bytes, RPATH_COMMAND_SIZE, location)?),
+        LC_BUILD_VERSION | LC_VERSION_MIN_MACOSX => decode_deployment_target(slice, command)?,
         LC_CODE_SIGNATURE => {
             if slice.code_signature.is_some() {
                 return Err(MachOError::malformed(location, "second LC_CODE_SIGNATURE"));
             }
-            let (offset, size) = (word(8)?, word(12)?);
-            in_slice(offset, size, "the code signature")?;
+            let (offset, size) = command.range(8, "the code signature")?;
             slice.code_signature = Some(CodeSignatureLocation { offset, size });
         }
+        LC_SYMTAB
+        | LC_DYLD_INFO
+        | LC_DYLD_INFO_ONLY
+        | LC_DYLD_CHAINED_FIXUPS
+        | LC_DYLD_EXPORTS_TRIE => decode_linkedit_command(tables, command)?,
+        LC_SEGMENT | LC_SEGMENT_64 => {
+            let segment = decode_segment(command.bytes, command.cmd == LC_SEGMENT_64, location)?;
+            check_segment_in_slice(&segment, command)?;
+            slice.segments.push(segment);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX. Zippered binaries carry a
+/// macOS and a Mac Catalyst build version; the macOS one decides where the
+/// image loads, so it wins over any other.
+fn decode_deployment_target(
+    slice: &mut Slice<'_>,
+    command: &Command<'_>,
+) -> Result<(), MachOError> {
+    let word = |at: u64| command.word(at);
+    if command.cmd == LC_BUILD_VERSION {
+        let tools = word(20)?;
+        if tools
+            .checked_mul(8)
+            .and_then(|n| n.checked_add(24))
+            .is_none_or(|need| need > command.bytes.len() as u64)
+        {
+            return Err(command.too_small());
+        }
+        let target = DeploymentTarget {
+            source: DeploymentTargetSource::BuildVersion {
+                platform: word(8)? as u32,
+            },
+            minos: Version::from_packed(word(12)? as u32),
+            sdk: Version::from_packed(word(16)? as u32),
+        };
+        if slice
+            .deployment_target
+            .is_none_or(|current| !current.is_macos() && target.is_macos())
+        {
+            slice.deployment_target = Some(target);
+        }
+    } else {
+        let target = DeploymentTarget {
+            source: DeploymentTargetSource::VersionMinMacos,
+            minos: Version::from_packed(word(8)? as u32),
+            sdk: Version::from_packed(word(12)? as u32),
+        };
+        if slice
+            .deployment_target
+            .is_none_or(|current| !current.is_macos())
+        {
+            slice.deployment_target = Some(target);
+        }
+    }
+    Ok(())
+}
+
+/// The commands that point into __LINKEDIT at the symbol tables, bind
+/// opcodes, export trie and chained fixups.
+fn decode_linkedit_command(
+    tables: &mut LinkeditTables,
+    command: &Command<'_>,
+) -> Result<(), MachOError> {
+    match command.cmd {
         LC_SYMTAB => {
             if tables.symtab.is_some() {
-                return Err(MachOError::malformed(location, "second LC_SYMTAB"));
+                return Err(MachOError::malformed(command.location, "second LC_SYMTAB"));
             }
+            let word = |at: u64| command.word(at);
             tables.symtab = Some((word(8)?, word(12)?, word(16)?, word(20)?));
         }
         LC_DYLD_INFO | LC_DYLD_INFO_ONLY => {
             for (offset_field, what) in [(16, "the bind opcodes"), (32, "the lazy bind opcodes")] {
-                let (offset, size) = (word(offset_field)?, word(offset_field + 4)?);
-                in_slice(offset, size, what)?;
+                let (offset, size) = command.range(offset_field, what)?;
                 if size > 0 {
                     tables.bind_streams.push((offset, size));
                 }
             }
-            let (offset, size) = (word(40)?, word(44)?);
-            in_slice(offset, size, "the export trie")?;
+            let (offset, size) = command.range(40, "the export trie")?;
             if size > 0 {
                 tables.export_trie = Some((offset, size));
             }
         }
         LC_DYLD_CHAINED_FIXUPS => {
-            let (offset, size) = (word(8)?, word(12)?);
-            in_slice(offset, size, "the chained fixups")?;
-            tables.chained_fixups = Some((offset, size));
+            tables.chained_fixups = Some(command.range(8, "the chained fixups")?);
         }
         LC_DYLD_EXPORTS_TRIE => {
-            let (offset, size) = (word(8)?, word(12)?);
-            in_slice(offset, size, "the export trie")?;
-            tables.export_trie = Some((offset, size));
-        }
-        LC_SEGMENT | LC_SEGMENT_64 => {
-            let segment = decode_segment(bytes, cmd == LC_SEGMENT_64, location)?;
-            in_slice(
-                segment.file_offset,
-                segment.file_size,
-                "the segment's file range",
-            )?;
-            for section in &segment.sections {
-                if !section.is_zero_fill() && section.file_offset != 0 {
-                    in_slice(
-                        section.file_offset,
-                        section.size,
-                        &format!("section {}", section.name),
-                    )?;
-                }
-            }
-            slice.segments.push(segment);
+            tables.export_trie = Some(command.range(8, "the export trie")?);
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// A segment's file range, and each of its sections with file contents, lie in the slice.
+fn check_segment_in_slice(segment: &Segment, command: &Command<'_>) -> Result<(), MachOError> {
+    command.in_slice(
+        segment.file_offset,
+        segment.file_size,
+        "the segment's file range",
+    )?;
+    for section in &segment.sections {
+        if !section.is_zero_fill() && section.file_offset != 0 {
+            command.in_slice(
+                section.file_offset,
+                section.size,
+                &format!("section {}", section.name),
+            )?;
+        }
     }
     Ok(())
 }

@@ -1,98 +1,9 @@
 //! Build identifiers in cibuildwheel's form (`cp311-manylinux_aarch64`,
-//! `cp311-macosx_arm64`): one per CPython version and target.
-//!
-//! The targets come from `config/targets.toml`, the same data the toolchain reads; only the
-//! fields naming a target are used here, so this module does not depend on the toolchain.
+//! `cp311-macosx_arm64`): one per CPython version and target (from [`crate::target`]).
 
 use std::fmt;
-use std::sync::OnceLock;
 
-use serde::Deserialize;
-
-const TARGETS_TOML: &str = include_str!("../../config/targets.toml");
-
-/// The operating system family of a target; each has its own `[tool.crosswheel.<platform>]`
-/// table and `CROSSWHEEL_*_<PLATFORM>` variables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Platform {
-    Linux,
-    Macos,
-}
-
-impl Platform {
-    pub const ALL: [Platform; 2] = [Platform::Linux, Platform::Macos];
-
-    /// `linux`, `macos`: the table name and (upper-cased) the variable suffix.
-    pub fn name(self) -> &'static str {
-        match self {
-            Platform::Linux => "linux",
-            Platform::Macos => "macos",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Platform> {
-        Platform::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    /// The platform part of an identifier before the architecture, as cibuildwheel spells it.
-    fn identifier_prefix(self) -> &'static str {
-        match self {
-            Platform::Linux => "manylinux",
-            Platform::Macos => "macosx",
-        }
-    }
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A target as the options see it: its id, its names and its platform.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct TargetName {
-    /// `linux-aarch64`: what `toolchain::Target::parse` accepts.
-    pub id: String,
-    pub aliases: Vec<String>,
-    /// `aarch64`, `ppc64le`, `arm64`.
-    pub arch: String,
-    #[serde(rename = "os")]
-    pub platform: Platform,
-}
-
-impl TargetName {
-    /// `manylinux_aarch64`, `macosx_arm64`.
-    pub fn identifier_platform(&self) -> String {
-        format!("{}_{}", self.platform.identifier_prefix(), self.arch)
-    }
-
-    /// Whether an `archs` value names this target: its id, an alias, its architecture or its
-    /// identifier platform.
-    pub fn is_named(&self, name: &str) -> bool {
-        let name = name.trim().to_ascii_lowercase();
-        self.id == name
-            || self.arch == name
-            || self.aliases.contains(&name)
-            || self.identifier_platform() == name
-    }
-}
-
-#[derive(Deserialize)]
-struct TargetsFile {
-    target: Vec<TargetName>,
-}
-
-/// All targets, in the order of `config/targets.toml` (the order builds are listed in).
-pub fn targets() -> &'static [TargetName] {
-    static TARGETS: OnceLock<Vec<TargetName>> = OnceLock::new();
-    TARGETS.get_or_init(|| match toml::from_str::<TargetsFile>(TARGETS_TOML) {
-        Ok(file) => file.target,
-        // The file is compiled in; the unit test `bundled_targets_parse` guards it.
-        Err(err) => panic!("config/targets.toml is invalid: {err}"),
-    })
-}
+pub use crate::target::{Platform, TargetData, targets};
 
 /// A CPython version as a wheel tag, `cp311`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -138,12 +49,12 @@ impl fmt::Display for PythonTag {
 }
 
 /// `cp311-manylinux_aarch64`.
-pub fn identifier(python: PythonTag, target: &TargetName) -> String {
+pub fn identifier(python: PythonTag, target: &TargetData) -> String {
     format!("{python}-{}", target.identifier_platform())
 }
 
 /// Splits an identifier back into its CPython version and target.
-pub fn parse_identifier(identifier: &str) -> Result<(PythonTag, &'static TargetName), String> {
+pub fn parse_identifier(identifier: &str) -> Result<(PythonTag, &'static TargetData), String> {
     let (python, platform) = identifier.split_once('-').ok_or_else(|| {
         format!("`{identifier}` is not a build identifier such as `cp311-manylinux_aarch64`")
     })?;
@@ -154,7 +65,7 @@ pub fn parse_identifier(identifier: &str) -> Result<(PythonTag, &'static TargetN
         .ok_or_else(|| {
             let known: Vec<String> = targets()
                 .iter()
-                .map(TargetName::identifier_platform)
+                .map(TargetData::identifier_platform)
                 .collect();
             format!(
                 "`{identifier}` names no crosswheel target: the platform part must be one of {}",

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 pub use error::{OptionsError, Origin};
-pub use identifiers::{Platform, PythonTag, TargetName, parse_identifier, targets};
+pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets};
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
 pub use selector::Selector;
 pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders, quote};

@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::document::{ConfigDocument, Layer};
 use super::error::{OptionsError, Origin};
-use super::identifiers::{self, Platform, PythonTag, TargetName, targets};
+use super::identifiers::{self, Platform, PythonTag, TargetData, targets};
 use super::requires_python::RequiresPython;
 use super::schema::{self, REQUIRES_PYTHON_VAR};
 use super::selector::Selector;
@@ -302,7 +302,7 @@ fn project_requires_python(path: &Path, text: &str) -> Option<(String, Origin)> 
     ))
 }
 
-type Selected = (PythonTag, &'static TargetName);
+type Selected = (PythonTag, &'static TargetData);
 
 fn only_build(
     identifier: &str,
@@ -350,7 +350,7 @@ fn select(
             }
         }
     }
-    let order = |target: &TargetName| targets().iter().position(|t| t == target);
+    let order = |target: &TargetData| targets().iter().position(|t| t == target);
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
     Ok(selected)
@@ -378,7 +378,7 @@ fn build_spec(
     env: &impl EnvSource,
     project_dir: &Path,
     python: PythonTag,
-    target: &TargetName,
+    target: &TargetData,
 ) -> Result<BuildSpec, OptionsError> {
     let identifier = identifiers::identifier(python, target);
     let platform = target.platform;

@@ -16,14 +16,13 @@ use sha2::{Digest, Sha256};
 
 use crate::build::{BuildRequest, build_wheel, prepare_target_site};
 use crate::crossenv::{BuildPython, CrossEnv};
-use crate::loadcheck::check_macos_wheel;
 use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
-use crate::repair::linux::{LinuxRepairOptions, repair as repair_linux};
-use crate::repair::macos::{MacosRepairOptions, repair as repair_macos};
-use crate::sysroot::LinuxArch;
-use crate::testing::{self, Host, TestMode, TestPlan, TestPlatform, TestSpec, test_wheel};
-use crate::toolchain::{Cache, Target, ToolchainKind, resolve_toolchain};
-use crate::wheel::{WheelArchive, source_date_epoch};
+use crate::repair::{RepairRequest, repair};
+use crate::sysroot::SysrootError;
+use crate::target::Target;
+use crate::testing::{self, TestError, TestMode, TestSpec, Verdict};
+use crate::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+use crate::wheel::source_date_epoch;
 
 /// How a wheel was tested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,7 +236,7 @@ fn run_one(
 
     let step = progress::Step::start_streaming(&spec.identifier, "test");
     outcome.test = timed(&mut outcome.test_time, || {
-        test(plan, spec, &target, &repaired, cache, work.path())
+        test(plan, spec, &repaired, cache, work.path())
     })?;
     step.finish(&report::test_cell(&outcome.test));
     if let TestResult::Failed { reason } = &outcome.test {
@@ -297,40 +296,18 @@ fn builtin_repair(
     lib_paths: Vec<PathBuf>,
     out_dir: &Path,
 ) -> Result<PathBuf> {
-    let wheel = WheelArchive::open(wheel_path)?;
-    if target.is_macos() {
-        let report = repair_macos(
-            &wheel,
-            &MacosRepairOptions {
-                lib_paths,
-                exclude: Vec::new(),
-                macos_version: Some(target.os_version().to_string()),
-                retag: false,
-                out_dir: out_dir.to_path_buf(),
-                epoch: source_date_epoch()?,
-                executable_path: None,
-            },
-        )?;
-        for (source, inside) in &report.grafted {
-            tracing::info!("vendored {} as {inside}", source.display());
-        }
-        return Ok(report.output);
-    }
-    let report = repair_linux(
-        &wheel,
-        &LinuxRepairOptions {
-            plat: "auto".to_string(),
-            exclude: Vec::new(),
-            lib_paths,
-            sysroot: None,
-            out_dir: out_dir.to_path_buf(),
-            epoch: source_date_epoch()?,
-        },
-    )?;
-    for (source, inside) in &report.grafted {
-        tracing::info!("vendored {} as {inside}", source.display());
-    }
-    Ok(report.output)
+    let wheel = crate::wheel::open_within_env_limits(wheel_path)?;
+    let request = RepairRequest {
+        out_dir: out_dir.to_path_buf(),
+        lib_paths,
+        exclude: Vec::new(),
+        epoch: source_date_epoch()?,
+        plat: "auto".to_string(),
+        sysroot: None,
+        macos_version: target.is_macos().then(|| target.os_version().to_string()),
+        retag: false,
+    };
+    Ok(repair(&wheel, &request)?.output)
 }
 
 /// Folders of the target-form build requirements (e.g. scipy-openblas32)
@@ -385,7 +362,6 @@ fn single_wheel_in(dir: &Path) -> Result<PathBuf> {
 fn test(
     plan: &Plan,
     spec: &BuildSpec,
-    target: &Target,
     wheel: &Path,
     cache: &Cache,
     work: &Path,
@@ -393,29 +369,37 @@ fn test(
     if !spec.options.runs_tests() {
         return Ok(TestResult::NotRun);
     }
-    let platform = if target.is_macos() {
-        TestPlatform::MacosArm64
-    } else {
-        TestPlatform::Linux(
-            LinuxArch::parse(target.arch())
-                .with_context(|| format!("no test runner for {}", target.arch()))?,
-        )
+    let mut requires = spec.options.test_requires.clone();
+    requires.extend(extras_requirements(
+        &plan.project_dir,
+        &spec.options.test_extras,
+    )?);
+    let test_spec = TestSpec {
+        test_command: spec.options.test_command.clone().unwrap_or_default(),
+        test_requires: requires,
+        python_version: spec.python.clone(),
+        test_sources: spec
+            .options
+            .test_sources
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
+        project_dir: plan.project_dir.clone(),
+        qemu_cpu: spec.options.qemu_cpu.clone(),
+        cache_dir: cache.root().to_path_buf(),
+        log_dir: work.join("logs"),
     };
-    let test_plan = testing::plan(platform, Host::current())?;
-    if let TestPlan::Emulated(arch) = test_plan
-        && let Err(unavailable) = crate::sysroot::check_target_python(arch, &spec.python)
-    {
-        bail!(
+    let opened = crate::wheel::open_within_env_limits(wheel)?;
+    let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {
+        Err(TestError::Sysroot(unavailable @ SysrootError::UnsupportedPython { .. })) => bail!(
             "{unavailable}; to build {} without testing it, add it to `test-skip`",
             spec.identifier
-        );
-    }
-    if test_plan == TestPlan::StaticLoadCheck {
-        // Nothing here can execute arm64 macOS code: check what dyld would.
-        let report = check_macos_wheel(&WheelArchive::open(wheel)?)?;
-        return Ok(if report.passed() {
-            TestResult::StaticCheckPassed
-        } else {
+        ),
+        other => other?,
+    };
+    Ok(match verdict {
+        Verdict::StaticCheck(report) if report.passed() => TestResult::StaticCheckPassed,
+        Verdict::StaticCheck(report) => {
             let logs = work.join("logs");
             std::fs::create_dir_all(&logs)?;
             std::fs::write(logs.join("static-load-check.log"), report.to_string())?;
@@ -427,42 +411,15 @@ fn test(
             TestResult::Failed {
                 reason: format!("static load check failed: {first}"),
             }
-        });
-    }
-    let mut requires = spec.options.test_requires.clone();
-    requires.extend(extras_requirements(
-        &plan.project_dir,
-        &spec.options.test_extras,
-    )?);
-    let outcome = test_wheel(
-        wheel,
-        platform,
-        &TestSpec {
-            test_command: spec.options.test_command.clone().unwrap_or_default(),
-            test_requires: requires,
-            python_version: spec.python.clone(),
-            test_sources: spec
-                .options
-                .test_sources
-                .iter()
-                .map(PathBuf::from)
-                .collect(),
-            project_dir: plan.project_dir.clone(),
-            qemu_cpu: spec.options.qemu_cpu.clone(),
-            cache_dir: cache.root().to_path_buf(),
-            log_dir: work.join("logs"),
-        },
-    )?;
-    Ok(if outcome.passed {
-        TestResult::Passed { mode: outcome.mode }
-    } else {
-        TestResult::Failed {
+        }
+        Verdict::Ran(outcome) if outcome.passed => TestResult::Passed { mode: outcome.mode },
+        Verdict::Ran(outcome) => TestResult::Failed {
             reason: format!(
                 "tests failed ({}); log: {}",
                 report::mode_name(outcome.mode),
                 outcome.log_path.display()
             ),
-        }
+        },
     })
 }
 

@@ -346,8 +346,18 @@ mod tests {
 
     #[test]
     fn rejects_files_that_are_not_distributions() {
-        let error = check_distribution("dist/demo-1.0.zip").unwrap_err();
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("demo-1.0.zip");
+        std::fs::write(&zip, b"PK").unwrap();
+        let error = check_distribution(&zip).unwrap_err();
         assert!(matches!(error, CheckError::UnknownKind { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_missing_file_is_no_such_file_whatever_its_name() {
+        // An unmatched shell glob arrives as a literal path.
+        let error = check_distribution("wheelhouse/*").unwrap_err();
+        assert_eq!(error.to_string(), "wheelhouse/*: no such file");
     }
 
     #[test]

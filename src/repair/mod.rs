@@ -1,6 +1,6 @@
 //! The repair stage: make a wheel self-contained and honestly tagged for its
 //! platform. `linux` is the auditwheel equivalent, `macos` the delocate one;
-//! [`WheelPlatform::of`] picks between them from the wheel's own tags.
+//! [`repair`] picks between them from the wheel's own tags.
 
 pub mod linux;
 pub mod macos;
@@ -8,27 +8,83 @@ mod rewrite;
 
 pub(crate) use rewrite::rewrite_wheel;
 
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+use crate::target::Platform;
 use crate::wheel::WheelArchive;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WheelPlatform {
-    Linux,
-    Macos,
+/// Everything a repair may be told, whatever the wheel's platform; each platform's repair
+/// reads its part. Built by `crosswheel repair` from flags and by the pipeline from the
+/// target.
+#[derive(Debug, Clone)]
+pub struct RepairRequest {
+    pub out_dir: PathBuf,
+    /// Folders searched first, by file name, for libraries outside the wheel.
+    pub lib_paths: Vec<PathBuf>,
+    /// Libraries never vendored.
+    pub exclude: Vec<glob::Pattern>,
+    pub epoch: Option<u64>,
+    /// Linux: `auto` or a manylinux platform tag.
+    pub plat: String,
+    /// Linux: a target root whose libraries satisfy what the wheel needs.
+    pub sysroot: Option<PathBuf>,
+    /// macOS: the deployment target; else `MACOSX_DEPLOYMENT_TARGET`, else the wheel's tag.
+    pub macos_version: Option<String>,
+    /// macOS: raise the tag to the newest minos instead of failing.
+    pub retag: bool,
 }
 
-impl WheelPlatform {
-    /// `None` for pure wheels and platforms crosswheel does not repair.
-    pub fn of(wheel: &WheelArchive) -> Option<WheelPlatform> {
-        let platforms = &wheel.name().platform;
-        if platforms.iter().all(|p| p.starts_with("macosx_")) {
-            Some(WheelPlatform::Macos)
-        } else if platforms
-            .iter()
-            .all(|p| p.starts_with("linux_") || p.starts_with("manylinux"))
-        {
-            Some(WheelPlatform::Linux)
-        } else {
-            None
+/// What a repair produced.
+#[derive(Debug)]
+pub struct Repaired {
+    pub output: PathBuf,
+    /// Host path of each vendored library → its path inside the wheel.
+    pub grafted: Vec<(PathBuf, String)>,
+}
+
+/// The repair stage's one entry: auditwheel's job for Linux wheels, delocate's for macOS
+/// ones, chosen by the wheel's own platform tags.
+pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired> {
+    let (output, grafted) = match Platform::of_platform_tags(&wheel.name().platform) {
+        Some(Platform::Linux) => {
+            let report = linux::repair(
+                wheel,
+                &linux::LinuxRepairOptions {
+                    plat: request.plat.clone(),
+                    exclude: request.exclude.clone(),
+                    lib_paths: request.lib_paths.clone(),
+                    sysroot: request.sysroot.clone(),
+                    out_dir: request.out_dir.clone(),
+                    epoch: request.epoch,
+                },
+            )?;
+            (report.output, report.grafted)
         }
+        Some(Platform::Macos) => {
+            let report = macos::repair(
+                wheel,
+                &macos::MacosRepairOptions {
+                    lib_paths: request.lib_paths.clone(),
+                    exclude: request.exclude.clone(),
+                    macos_version: request.macos_version.clone(),
+                    retag: request.retag,
+                    out_dir: request.out_dir.clone(),
+                    epoch: request.epoch,
+                    executable_path: None,
+                },
+            )?;
+            (report.output, report.grafted)
+        }
+        None => bail!(
+            "{}: platform {} is neither Linux nor macOS; nothing crosswheel can repair",
+            wheel.path().display(),
+            wheel.name().platform.join(".")
+        ),
+    };
+    for (source, inside) in &grafted {
+        tracing::info!("vendored {} as {inside}", source.display());
     }
+    Ok(Repaired { output, grafted })
 }

@@ -12,7 +12,6 @@ pub mod archive;
 mod lock;
 mod unpack;
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -87,74 +86,7 @@ impl SysrootError {
     }
 }
 
-/// The Linux architectures crosswheel builds for or runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LinuxArch {
-    X86_64,
-    Aarch64,
-    Ppc64le,
-}
-
-impl LinuxArch {
-    /// Accepts the kernel/wheel-tag name (`aarch64`) and the Debian one (`arm64`).
-    pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "x86_64" | "amd64" => Some(Self::X86_64),
-            "aarch64" | "arm64" => Some(Self::Aarch64),
-            "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
-            _ => None,
-        }
-    }
-
-    /// The architecture this crosswheel binary runs on, if it is one of ours.
-    pub fn host() -> Option<Self> {
-        Self::from_rust_arch(std::env::consts::ARCH, cfg!(target_endian = "little"))
-    }
-
-    /// From Rust's name for an architecture (`std::env::consts::ARCH`).
-    pub fn from_rust_arch(arch: &str, little_endian: bool) -> Option<Self> {
-        match arch {
-            "x86_64" => Some(Self::X86_64),
-            "aarch64" => Some(Self::Aarch64),
-            // Rust names both endiannesses `powerpc64`.
-            "powerpc64" if little_endian => Some(Self::Ppc64le),
-            _ => None,
-        }
-    }
-
-    /// What `uname -m` and `platform.machine()` report; also the wheel-tag and qemu suffix.
-    pub fn machine(self) -> &'static str {
-        match self {
-            Self::X86_64 => "x86_64",
-            Self::Aarch64 => "aarch64",
-            Self::Ppc64le => "ppc64le",
-        }
-    }
-
-    /// Debian's architecture name, as APT and dpkg spell it.
-    pub fn debian(self) -> &'static str {
-        match self {
-            Self::X86_64 => "amd64",
-            Self::Aarch64 => "arm64",
-            Self::Ppc64le => "ppc64el",
-        }
-    }
-
-    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64).
-    pub fn elf_machine(self) -> u16 {
-        match self {
-            Self::X86_64 => 62,
-            Self::Aarch64 => 183,
-            Self::Ppc64le => 21,
-        }
-    }
-}
-
-impl fmt::Display for LinuxArch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.machine())
-    }
-}
+pub use crate::target::LinuxArch;
 
 /// `MAJOR.MINOR` of the target CPython for wheels that do not name one (py3, abi3).
 pub fn default_target_python() -> &'static str {

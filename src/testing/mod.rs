@@ -10,6 +10,7 @@
 pub mod emulator;
 mod platform;
 mod run;
+mod stage;
 mod venv;
 
 use std::fs;
@@ -24,7 +25,8 @@ pub use emulator::{
     BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, default_qemu_cpu, find_qemu,
 };
 
-pub use platform::{Host, HostOs, TestPlan, TestPlatform, plan};
+pub use platform::{Host, TestPlan, TestPlatform, plan};
+pub use stage::{Verdict, test_or_check};
 
 use run::{Echo, Log, shell_quote};
 use venv::TargetEnv;
@@ -68,6 +70,10 @@ pub enum TestError {
     TestSourceOutsideProject { entry: PathBuf, project: PathBuf },
     #[error("test-sources entry {path} does not exist")]
     TestSourceMissing { path: PathBuf },
+    #[error("{}: no test runner for platform {platforms}", .wheel.display())]
+    NoTestRunner { wheel: PathBuf, platforms: String },
+    #[error(transparent)]
+    LoadCheck(anyhow::Error),
 }
 
 impl TestError {

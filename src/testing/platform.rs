@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::sysroot::LinuxArch;
+use crate::target::{LinuxArch, Platform};
 
 use super::TestError;
 
@@ -41,17 +41,11 @@ impl fmt::Display for TestPlatform {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostOs {
-    Linux,
-    Macos,
-    Other,
-}
-
 /// The machine crosswheel runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Host {
-    pub os: HostOs,
+    /// `None` for an operating system crosswheel builds nothing for.
+    pub os: Option<Platform>,
     /// Rust's name for the architecture (`x86_64`, `aarch64`, `powerpc64`).
     pub arch: &'static str,
     pub little_endian: bool,
@@ -60,9 +54,9 @@ pub struct Host {
 impl Host {
     pub fn current() -> Self {
         let os = match std::env::consts::OS {
-            "linux" => HostOs::Linux,
-            "macos" => HostOs::Macos,
-            _ => HostOs::Other,
+            "linux" => Some(Platform::Linux),
+            "macos" => Some(Platform::Macos),
+            _ => None,
         };
         Host {
             os,
@@ -92,9 +86,11 @@ pub enum TestPlan {
 /// arm64 Mac.
 pub fn plan(platform: TestPlatform, host: Host) -> Result<TestPlan, TestError> {
     match (platform, host.os) {
-        (TestPlatform::MacosArm64, HostOs::Macos) if host.arch == "aarch64" => Ok(TestPlan::Native),
+        (TestPlatform::MacosArm64, Some(Platform::Macos)) if host.arch == "aarch64" => {
+            Ok(TestPlan::Native)
+        }
         (TestPlatform::MacosArm64, _) => Ok(TestPlan::StaticLoadCheck),
-        (TestPlatform::Linux(arch), HostOs::Linux) => match host.linux_arch() {
+        (TestPlatform::Linux(arch), Some(Platform::Linux)) => match host.linux_arch() {
             Some(native) if native == arch => Ok(TestPlan::Native),
             Some(_) => Ok(TestPlan::Emulated(arch)),
             None => Err(TestError::UnsupportedHost { arch: host.arch }),
@@ -108,22 +104,22 @@ mod tests {
     use super::*;
 
     const LINUX_X86_64: Host = Host {
-        os: HostOs::Linux,
+        os: Some(Platform::Linux),
         arch: "x86_64",
         little_endian: true,
     };
     const LINUX_AARCH64: Host = Host {
-        os: HostOs::Linux,
+        os: Some(Platform::Linux),
         arch: "aarch64",
         little_endian: true,
     };
     const MAC_ARM64: Host = Host {
-        os: HostOs::Macos,
+        os: Some(Platform::Macos),
         arch: "aarch64",
         little_endian: true,
     };
     const MAC_X86_64: Host = Host {
-        os: HostOs::Macos,
+        os: Some(Platform::Macos),
         arch: "x86_64",
         little_endian: true,
     };
@@ -195,7 +191,7 @@ mod tests {
         let on_mac = plan(aarch64, MAC_ARM64).unwrap_err().to_string();
         assert!(on_mac.contains("Linux host"), "{on_mac}");
         let riscv = Host {
-            os: HostOs::Linux,
+            os: Some(Platform::Linux),
             arch: "riscv64",
             little_endian: true,
         };
@@ -207,7 +203,7 @@ mod tests {
     fn the_current_host_is_described_consistently() {
         let host = Host::current();
         if cfg!(target_os = "linux") {
-            assert_eq!(host.os, HostOs::Linux);
+            assert_eq!(host.os, Some(Platform::Linux));
             assert_eq!(host.linux_arch(), LinuxArch::host());
         }
     }

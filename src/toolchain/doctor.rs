@@ -4,7 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{Cache, ToolchainError, gcc, target::Target, zig};
+use super::{Cache, ToolchainError, gcc, zig};
+use crate::target::Target;
 
 #[derive(Debug, Clone)]
 pub struct Readiness {

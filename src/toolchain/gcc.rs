@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ToolchainError, target::Target};
+use super::ToolchainError;
+use crate::target::Target;
 
 /// Found tools of a system cross gcc; `cxx` may be missing when only C is installed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,6 @@
 mod cache;
 mod doctor;
 mod gcc;
-mod target;
 mod wrappers;
 mod zig;
 
@@ -13,12 +12,12 @@ use std::path::{Path, PathBuf};
 pub use cache::{Cache, NoCacheDir};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
-pub use target::{Os, OsVersion, Target, TargetError};
 pub use wrappers::{WrapperPaths, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
+use crate::target::Target;
+pub(crate) use crate::target::config as targets_config;
 pub(crate) use gcc::find_on_path;
-pub(crate) use target::config as targets_config;
 pub(crate) use wrappers::shell_quote;
 
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Cache, ToolchainError, Zig, target::Target};
+use super::{Cache, ToolchainError, Zig};
+use crate::target::Target;
 
 /// The paths of the four wrapper scripts.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Cache, ToolchainError, target::config};
+use super::{Cache, ToolchainError};
+use crate::target::config;
 
 /// A usable zig executable.
 #[derive(Debug, Clone, PartialEq, Eq)]

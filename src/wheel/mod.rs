@@ -11,7 +11,7 @@ mod writer;
 mod zipformat;
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use archive::{Limits, MAX_RATIO_VAR, MAX_UNCOMPRESSED_VAR, RawEntry, WheelArchive, ZipEntry};
 pub use metadata::{NameVersion, ParseError, ParseErrorKind, WheelMetadata};
@@ -19,6 +19,12 @@ pub use name::{WheelName, same_project};
 pub use record::{HashAlgorithm, Hasher, Record, RecordHash, RecordRow};
 pub use writer::{Contents, WriteOptions, source_date_epoch, write_wheel};
 pub use zipformat::{CompressionMethod, DosDateTime, UnsafeName, check_entry_name};
+
+/// Opens a wheel crosswheel did not write with the zip-bomb limits that `CROSSWHEEL_MAX_*`
+/// may raise or lower: how every command and the pipeline open such wheels.
+pub fn open_within_env_limits(path: &Path) -> Result<WheelArchive, WheelError> {
+    WheelArchive::open_with_limits(path, &Limits::from_env()?)
+}
 
 /// Everything that can be wrong with a wheel we read or write. Each message
 /// is one line naming the wheel file and, where there is one, the entry.

@@ -1,14 +1,17 @@
-//! The platforms crosswheel builds for, with the facts each stage needs about them.
+//! The one model of what crosswheel builds for: a [`Platform`] (the operating-system
+//! family, cibuildwheel's `linux`/`macos`) and a [`Target`] (platform + architecture + OS
+//! version), with the facts every stage needs about them.
 //!
-//! The per-target data lives in `config/targets.toml`; this module only parses it and fills
-//! the templates (`{py}`, `{version}`) for one target and one CPython ABI.
+//! The per-target data lives in `config/targets.toml`, parsed once here; this module fills
+//! the templates (`{py}`, `{version}`) for one target and one CPython ABI. Options,
+//! toolchain, cross environment, repair and test stage all read targets from here.
 
 use std::fmt;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-const TARGETS_TOML: &str = include_str!("../../config/targets.toml");
+const TARGETS_TOML: &str = include_str!("../config/targets.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -30,19 +33,142 @@ pub enum TargetError {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// The operating-system family of a target; each has its own `[tool.crosswheel.<platform>]`
+/// table and `CROSSWHEEL_*_<PLATFORM>` variables, its repair (auditwheel's or delocate's
+/// job) and its wheel tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Os {
+pub enum Platform {
     Linux,
     Macos,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct TargetData {
+impl Platform {
+    pub const ALL: [Platform; 2] = [Platform::Linux, Platform::Macos];
+
+    /// `linux`, `macos`: the table name and (upper-cased) the variable suffix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Linux => "linux",
+            Platform::Macos => "macos",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Platform> {
+        Platform::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The platform part of an identifier before the architecture, as cibuildwheel spells it.
+    pub fn identifier_prefix(self) -> &'static str {
+        match self {
+            Platform::Linux => "manylinux",
+            Platform::Macos => "macosx",
+        }
+    }
+
+    /// The platform of a wheel from its platform tags (`manylinux_2_17_aarch64`,
+    /// `macosx_11_0_arm64`); `None` for pure wheels and mixed or unknown tags.
+    pub fn of_platform_tags(tags: &[String]) -> Option<Platform> {
+        if tags.is_empty() {
+            None
+        } else if tags.iter().all(|p| p.starts_with("macosx_")) {
+            Some(Platform::Macos)
+        } else if tags
+            .iter()
+            .all(|p| p.starts_with("linux_") || p.starts_with("manylinux"))
+        {
+            Some(Platform::Linux)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The Linux architectures crosswheel builds for or runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinuxArch {
+    X86_64,
+    Aarch64,
+    Ppc64le,
+}
+
+impl LinuxArch {
+    /// Accepts the kernel/wheel-tag name (`aarch64`) and the Debian one (`arm64`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "x86_64" | "amd64" => Some(Self::X86_64),
+            "aarch64" | "arm64" => Some(Self::Aarch64),
+            "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
+            _ => None,
+        }
+    }
+
+    /// The architecture this crosswheel binary runs on, if it is one of ours.
+    pub fn host() -> Option<Self> {
+        Self::from_rust_arch(std::env::consts::ARCH, cfg!(target_endian = "little"))
+    }
+
+    /// From Rust's name for an architecture (`std::env::consts::ARCH`).
+    pub fn from_rust_arch(arch: &str, little_endian: bool) -> Option<Self> {
+        match arch {
+            "x86_64" => Some(Self::X86_64),
+            "aarch64" => Some(Self::Aarch64),
+            // Rust names both endiannesses `powerpc64`.
+            "powerpc64" if little_endian => Some(Self::Ppc64le),
+            _ => None,
+        }
+    }
+
+    /// What `uname -m` and `platform.machine()` report; also the wheel-tag and qemu suffix.
+    pub fn machine(self) -> &'static str {
+        match self {
+            Self::X86_64 => "x86_64",
+            Self::Aarch64 => "aarch64",
+            Self::Ppc64le => "ppc64le",
+        }
+    }
+
+    /// Debian's architecture name, as APT and dpkg spell it.
+    pub fn debian(self) -> &'static str {
+        match self {
+            Self::X86_64 => "amd64",
+            Self::Aarch64 => "arm64",
+            Self::Ppc64le => "ppc64el",
+        }
+    }
+
+    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64).
+    pub fn elf_machine(self) -> u16 {
+        match self {
+            Self::X86_64 => 62,
+            Self::Aarch64 => 183,
+            Self::Ppc64le => 21,
+        }
+    }
+}
+
+impl fmt::Display for LinuxArch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.machine())
+    }
+}
+
+/// What `config/targets.toml` says of one target.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct TargetData {
+    /// `linux-aarch64`: what [`Target::parse`] accepts.
     pub id: String,
     pub aliases: Vec<String>,
+    /// `aarch64`, `ppc64le`, `arm64`.
     pub arch: String,
-    pub os: Os,
+    #[serde(rename = "os")]
+    pub platform: Platform,
     pub min_os_version: String,
     pub default_os_version: String,
     pub zig_triple: String,
@@ -84,6 +210,28 @@ pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
     pub host_cflags: HostCflags,
     pub tools: Tools,
+}
+
+/// All targets, in the order of `config/targets.toml` (the order builds are listed in).
+pub fn targets() -> &'static [TargetData] {
+    &config().target
+}
+
+impl TargetData {
+    /// `manylinux_aarch64`, `macosx_arm64`: the platform part of a build identifier.
+    pub fn identifier_platform(&self) -> String {
+        format!("{}_{}", self.platform.identifier_prefix(), self.arch)
+    }
+
+    /// Whether an `archs` value names this target: its id, an alias, its architecture or its
+    /// identifier platform.
+    pub fn is_named(&self, name: &str) -> bool {
+        let name = name.trim().to_ascii_lowercase();
+        self.id == name
+            || self.arch == name
+            || self.aliases.contains(&name)
+            || self.identifier_platform() == name
+    }
 }
 
 pub(crate) fn config() -> &'static TargetsConfig {
@@ -200,7 +348,7 @@ impl Target {
         })
     }
 
-    pub(crate) fn data(&self) -> &'static TargetData {
+    pub fn data(&self) -> &'static TargetData {
         self.data
     }
 
@@ -209,8 +357,8 @@ impl Target {
         &self.data.id
     }
 
-    pub fn os(&self) -> Os {
-        self.data.os
+    pub fn platform(&self) -> Platform {
+        self.data.platform
     }
 
     /// Architecture as the platform names it: `aarch64`, `ppc64le`, `arm64`.
@@ -223,7 +371,7 @@ impl Target {
     }
 
     pub fn is_macos(&self) -> bool {
-        self.data.os == Os::Macos
+        self.data.platform == Platform::Macos
     }
 
     /// The `-target` zig understands, OS version included.
