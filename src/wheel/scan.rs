@@ -52,93 +52,29 @@ pub(crate) fn scan_entries(
             })?;
         let central = CentralHeader::at(bytes, entry.central_header_start())
             .ok_or_else(|| truncated(wheel, "central directory header out of bounds"))?;
-        let name = std::str::from_utf8(central.name).map_err(|_| WheelError::NonUtf8EntryName {
-            wheel: wheel.to_owned(),
-            entry: String::from_utf8_lossy(central.name).into_owned(),
-        })?;
-        let error = |detail: &str| WheelError::CorruptEntry {
-            wheel: wheel.to_owned(),
-            entry: name.to_owned(),
-            detail: detail.to_owned(),
-        };
-        if entry.name_raw() != central.name {
-            // The zip crate applied an Info-ZIP Unicode Path field; Python's
-            // zipfile would not, so the two would extract different names.
-            return Err(error("a Unicode Path extra field renames it"));
-        }
-        let kind = entry_kind(wheel, name, central.unix_mode)?;
-        let checked_name = match kind {
-            EntryKind::Directory => name.strip_suffix('/').unwrap_or(name),
-            EntryKind::File => name,
-        };
-        check_entry_name(checked_name).map_err(|problem| WheelError::UnsafeEntryName {
-            wheel: wheel.to_owned(),
-            entry: name.to_owned(),
-            problem,
-        })?;
-        if kind == EntryKind::Directory {
+        let Some(name) = file_name(wheel, entry.name_raw(), &central)? else {
             continue;
-        }
-        if central.flags & FLAG_ENCRYPTED != 0 {
-            return Err(WheelError::EncryptedEntry {
-                wheel: wheel.to_owned(),
-                entry: name.to_owned(),
-            });
-        }
-        let method = match central.method {
-            0 => CompressionMethod::Stored,
-            8 => CompressionMethod::Deflated,
-            method => {
-                return Err(WheelError::UnsupportedCompression {
-                    wheel: wheel.to_owned(),
-                    entry: name.to_owned(),
-                    method,
-                });
-            }
         };
+        let method = compression_method(wheel, name, &central)?;
         let (size, compressed_size) = (entry.size(), entry.compressed_size());
-        if method == CompressionMethod::Stored && size != compressed_size {
-            return Err(error(
-                "stored entry's compressed and uncompressed sizes differ",
-            ));
-        }
         total_size = total_size.saturating_add(size);
-        if total_size > limits.max_total_size {
-            return Err(WheelError::TotalSizeLimit {
-                wheel: wheel.to_owned(),
-                total: total_size,
-                limit: limits.max_total_size,
-            });
-        }
-        if size > limits.ratio_exempt_size
-            && size > compressed_size.saturating_mul(limits.max_compression_ratio)
-        {
-            return Err(WheelError::CompressionRatioLimit {
-                wheel: wheel.to_owned(),
-                entry: name.to_owned(),
-                size,
-                compressed: compressed_size,
-                limit: limits.max_compression_ratio,
-            });
-        }
+        check_sizes(
+            wheel,
+            name,
+            method,
+            (size, compressed_size),
+            total_size,
+            limits,
+        )?;
         let header_start = entry.header_start();
-        let data_offset =
-            local_data_offset(bytes, header_start, central.name).map_err(|detail| {
-                WheelError::BadLocalHeader {
-                    wheel: wheel.to_owned(),
-                    entry: name.to_owned(),
-                    detail,
-                }
-            })?;
-        let data_end = data_offset
-            .checked_add(compressed_size)
-            .filter(|&end| usize::try_from(end).is_ok_and(|end| end <= bytes.len()))
-            .ok_or_else(|| {
-                truncated(
-                    wheel,
-                    &format!("entry `{name}` extends past the end of the file"),
-                )
-            })?;
+        let (data_offset, data_end) = data_range(
+            wheel,
+            bytes,
+            name,
+            header_start,
+            central.name,
+            compressed_size,
+        )?;
         extents.push((header_start, data_end, files.len()));
         files.push(ZipEntry {
             name: name.to_owned(),
@@ -154,6 +90,137 @@ pub(crate) fn scan_entries(
     check_no_overlap(wheel, &files, extents, central_directory_start)?;
     check_no_case_collision(wheel, &files)?;
     Ok(files)
+}
+
+/// The entry's name, checked: UTF-8, the same name Python's zipfile would
+/// extract, a safe path, and a regular file or directory. `None` for a
+/// directory (wheels list only files).
+fn file_name<'a>(
+    wheel: &Path,
+    name_raw: &[u8],
+    central: &CentralHeader<'a>,
+) -> Result<Option<&'a str>, WheelError> {
+    let name = std::str::from_utf8(central.name).map_err(|_| WheelError::NonUtf8EntryName {
+        wheel: wheel.to_owned(),
+        entry: String::from_utf8_lossy(central.name).into_owned(),
+    })?;
+    if name_raw != central.name {
+        // The zip crate applied an Info-ZIP Unicode Path field; Python's
+        // zipfile would not, so the two would extract different names.
+        return Err(corrupt(
+            wheel,
+            name,
+            "a Unicode Path extra field renames it",
+        ));
+    }
+    let kind = entry_kind(wheel, name, central.unix_mode)?;
+    let checked_name = match kind {
+        EntryKind::Directory => name.strip_suffix('/').unwrap_or(name),
+        EntryKind::File => name,
+    };
+    check_entry_name(checked_name).map_err(|problem| WheelError::UnsafeEntryName {
+        wheel: wheel.to_owned(),
+        entry: name.to_owned(),
+        problem,
+    })?;
+    Ok((kind == EntryKind::File).then_some(name))
+}
+
+/// Stored or deflated, and not encrypted: all an installer must support.
+fn compression_method(
+    wheel: &Path,
+    name: &str,
+    central: &CentralHeader<'_>,
+) -> Result<CompressionMethod, WheelError> {
+    if central.flags & FLAG_ENCRYPTED != 0 {
+        return Err(WheelError::EncryptedEntry {
+            wheel: wheel.to_owned(),
+            entry: name.to_owned(),
+        });
+    }
+    match central.method {
+        0 => Ok(CompressionMethod::Stored),
+        8 => Ok(CompressionMethod::Deflated),
+        method => Err(WheelError::UnsupportedCompression {
+            wheel: wheel.to_owned(),
+            entry: name.to_owned(),
+            method,
+        }),
+    }
+}
+
+/// The entry's declared sizes: consistent for a stored entry, within the
+/// total size limit (`total` counts this entry), and not a zip bomb's ratio.
+fn check_sizes(
+    wheel: &Path,
+    name: &str,
+    method: CompressionMethod,
+    (size, compressed_size): (u64, u64),
+    total: u64,
+    limits: &Limits,
+) -> Result<(), WheelError> {
+    if method == CompressionMethod::Stored && size != compressed_size {
+        return Err(corrupt(
+            wheel,
+            name,
+            "stored entry's compressed and uncompressed sizes differ",
+        ));
+    }
+    if total > limits.max_total_size {
+        return Err(WheelError::TotalSizeLimit {
+            wheel: wheel.to_owned(),
+            total,
+            limit: limits.max_total_size,
+        });
+    }
+    if size > limits.ratio_exempt_size
+        && size > compressed_size.saturating_mul(limits.max_compression_ratio)
+    {
+        return Err(WheelError::CompressionRatioLimit {
+            wheel: wheel.to_owned(),
+            entry: name.to_owned(),
+            size,
+            compressed: compressed_size,
+            limit: limits.max_compression_ratio,
+        });
+    }
+    Ok(())
+}
+
+/// Where the entry's data starts and ends, both inside the file.
+fn data_range(
+    wheel: &Path,
+    bytes: &[u8],
+    name: &str,
+    header_start: u64,
+    central_name: &[u8],
+    compressed_size: u64,
+) -> Result<(u64, u64), WheelError> {
+    let data_offset = local_data_offset(bytes, header_start, central_name).map_err(|detail| {
+        WheelError::BadLocalHeader {
+            wheel: wheel.to_owned(),
+            entry: name.to_owned(),
+            detail,
+        }
+    })?;
+    let data_end = data_offset
+        .checked_add(compressed_size)
+        .filter(|&end| usize::try_from(end).is_ok_and(|end| end <= bytes.len()))
+        .ok_or_else(|| {
+            truncated(
+                wheel,
+                &format!("entry `{name}` extends past the end of the file"),
+            )
+        })?;
+    Ok((data_offset, data_end))
+}
+
+fn corrupt(wheel: &Path, name: &str, detail: &str) -> WheelError {
+    WheelError::CorruptEntry {
+        wheel: wheel.to_owned(),
+        entry: name.to_owned(),
+        detail: detail.to_owned(),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
