@@ -130,6 +130,11 @@ fn fat_slice_ranges(data: &[u8], wide: bool) -> Result<Vec<FatSliceRange>, MachO
         });
     }
 
+    check_no_overlap(&ranges)?;
+    Ok(ranges)
+}
+
+fn check_no_overlap(ranges: &[FatSliceRange]) -> Result<(), MachOError> {
     let mut by_offset: Vec<&FatSliceRange> = ranges.iter().collect();
     by_offset.sort_by_key(|range| range.offset);
     for pair in by_offset.windows(2) {
@@ -145,7 +150,7 @@ fn fat_slice_ranges(data: &[u8], wide: bool) -> Result<Vec<FatSliceRange>, MachO
             ));
         }
     }
-    Ok(ranges)
+    Ok(())
 }
 
 /// Offsets (within the slice) of the symbol-related tables a slice declares.

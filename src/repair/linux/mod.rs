@@ -14,9 +14,9 @@ use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
 use crate::analysis::layout::linux_libs_dir;
-use crate::analysis::linux::graph::{self, HostSearch};
+use crate::analysis::linux::graph::{HostSearch, resolve};
 use crate::analysis::linux::{
-    LibrarySearch, Origin, Rules, choose_tags, policy_input, wheel_abi, wheel_binaries,
+    Graph, LibrarySearch, Origin, Rules, choose_tags, policy_input, wheel_abi, wheel_binaries,
 };
 use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
@@ -80,10 +80,10 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         arch_name: arch.clone(),
         vendored_path: &vendored_path,
     };
-    let mut plan = graph::resolve(binaries, &rules, host)
-        .with_context(|| format!("{}", wheel.path().display()))?;
+    let mut graph =
+        resolve(binaries, &rules, host).with_context(|| format!("{}", wheel.path().display()))?;
 
-    let (policy_binaries, provided) = policy_input(&plan, &options.exclude);
+    let (policy_binaries, provided) = policy_input(&graph, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
     let platform_tags = choose_tags(&policies, &analysis, &options.plat)
         .with_context(|| format!("{}", wheel.path().display()))?;
@@ -92,63 +92,22 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     // library's original is freed as soon as its edited copy exists, so a
     // 30 MB OpenBLAS is held at most twice, briefly.
     drop(search);
-    let all_edits: Vec<Option<ElfEdits>> = (0..plan.binaries.len())
-        .map(|index| edits::edits_for(&plan, index, &libs_dir))
-        .collect();
-    let grafted_sources: Vec<Option<Arc<Vec<u8>>>> = plan
-        .binaries
-        .iter_mut()
-        .map(|binary| match &mut binary.origin {
-            Origin::Grafted { data, .. } => Some(std::mem::take(data)),
-            Origin::Wheel { .. } => None,
-        })
-        .collect();
-
-    // Edit every binary that needs it; untouched wheel files are copied raw.
-    let edited: Vec<(usize, Vec<u8>)> = grafted_sources
-        .into_par_iter()
-        .zip(all_edits.into_par_iter())
-        .enumerate()
-        .map(
-            |(index, (grafted_source, edits))| -> Result<Option<(usize, Vec<u8>)>> {
-                let binary = &plan.binaries[index];
-                let source: Vec<u8> = match (&binary.origin, grafted_source) {
-                    (Origin::Grafted { .. }, Some(data)) => {
-                        Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone())
-                    }
-                    (Origin::Wheel { entry }, _) if edits.is_some() => wheel.read(entry)?,
-                    _ => return Ok(None),
-                };
-                match edits {
-                    Some(edits) => {
-                        let bytes = apply_edits(&source, &edits)
-                            .with_context(|| format!("editing {}", binary.path))?;
-                        drop(source);
-                        Ok(Some((index, bytes)))
-                    }
-                    None => Ok(Some((index, source))),
-                }
-            },
-        )
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
+    let edited = edit_binaries(wheel, &mut graph, &libs_dir)?;
 
     let mut entries = Vec::new();
     let mut replaced = BTreeMap::new();
     let mut grafted = Vec::new();
     let mut edited_names = Vec::new();
     for (index, bytes) in edited {
-        match &plan.binaries[index].origin {
+        match &graph.binaries[index].origin {
             Origin::Wheel { entry } => {
                 edited_names.push(entry.clone());
                 replaced.insert(entry.clone(), bytes);
             }
             Origin::Grafted { source, .. } => {
-                grafted.push((source.clone(), plan.binaries[index].path.clone()));
+                grafted.push((source.clone(), graph.binaries[index].path.clone()));
                 entries.push((
-                    plan.binaries[index].path.clone(),
+                    graph.binaries[index].path.clone(),
                     Contents::Bytes {
                         data: bytes,
                         mode: 0o755,
@@ -172,4 +131,57 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         edited: edited_names,
         analysis,
     })
+}
+
+/// The new bytes of every binary the repair writes: each grafted library
+/// (edited or not) and each wheel file that needs edits, by index into
+/// `graph.binaries`; untouched wheel files are copied raw later. Takes the
+/// grafted libraries' bytes out of the graph.
+fn edit_binaries(
+    wheel: &WheelArchive,
+    graph: &mut Graph,
+    libs_dir: &str,
+) -> Result<Vec<(usize, Vec<u8>)>> {
+    let all_edits: Vec<Option<ElfEdits>> = (0..graph.binaries.len())
+        .map(|index| edits::edits_for(graph, index, libs_dir))
+        .collect();
+    let grafted_sources: Vec<Option<Arc<Vec<u8>>>> = graph
+        .binaries
+        .iter_mut()
+        .map(|binary| match &mut binary.origin {
+            Origin::Grafted { data, .. } => Some(std::mem::take(data)),
+            Origin::Wheel { .. } => None,
+        })
+        .collect();
+
+    let edited = grafted_sources
+        .into_par_iter()
+        .zip(all_edits.into_par_iter())
+        .enumerate()
+        .map(
+            |(index, (grafted_source, edits))| -> Result<Option<(usize, Vec<u8>)>> {
+                let binary = &graph.binaries[index];
+                let source: Vec<u8> = match (&binary.origin, grafted_source) {
+                    (Origin::Grafted { .. }, Some(data)) => {
+                        Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone())
+                    }
+                    (Origin::Wheel { entry }, _) if edits.is_some() => wheel.read(entry)?,
+                    _ => return Ok(None),
+                };
+                match edits {
+                    Some(edits) => {
+                        let bytes = apply_edits(&source, &edits)
+                            .with_context(|| format!("editing {}", binary.path))?;
+                        drop(source);
+                        Ok(Some((index, bytes)))
+                    }
+                    None => Ok(Some((index, source))),
+                }
+            },
+        )
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    Ok(edited)
 }
