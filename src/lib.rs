@@ -11,6 +11,7 @@ pub mod commands;
 pub mod crossenv;
 pub mod elf;
 pub mod inspect;
+pub mod io_error;
 pub mod loadcheck;
 pub mod logging;
 pub mod macho;

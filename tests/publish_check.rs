@@ -338,7 +338,10 @@ fn rejects_wheel_entry_with_parent_dir_component() {
 
 #[test]
 fn rejects_files_that_are_not_distributions() {
-    let message = check_error(Path::new("dist/demo-1.0.zip"));
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("demo-1.0.zip");
+    std::fs::write(&zip, b"PK").unwrap();
+    let message = check_error(&zip);
     assert!(
         message.contains("expected a wheel (`.whl`) or an sdist (`.tar.gz`)"),
         "{message}"

@@ -56,7 +56,9 @@ impl HookRun<'_> {
         hook: &str,
         wheel_directory: Option<&Path>,
     ) -> Result<HookOutcome, BuildError> {
-        let io = |path: PathBuf| move |source| BuildError::Io { path, source };
+        let io = |path: PathBuf| {
+            move |source| BuildError::Io(crate::io_error::IoError::new("write", path, source))
+        };
         let driver = self.scratch_dir.join("crosswheel_pep517_driver.py");
         std::fs::write(&driver, DRIVER).map_err(io(driver.clone()))?;
         let result_file = self.scratch_dir.join(format!("{hook}.result.json"));
@@ -83,9 +85,12 @@ impl HookRun<'_> {
         for (name, value) in self.env {
             command = command.env(name, value);
         }
-        let output = command.run().map_err(|source| BuildError::Io {
-            path: self.python.to_path_buf(),
-            source,
+        let output = command.run().map_err(|source| {
+            BuildError::Io(crate::io_error::IoError::new(
+                "run",
+                self.python.to_path_buf(),
+                source,
+            ))
         })?;
         let result = std::fs::read_to_string(&result_file)
             .ok()

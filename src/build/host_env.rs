@@ -30,7 +30,7 @@ impl HostEnv {
     ) -> Result<HostEnv, BuildError> {
         let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
         sorted.sort_unstable();
-        let key = super::short_hash(&[
+        let key = crate::toolchain::cache_key(&[
             python.executable.as_os_str().as_encoded_bytes(),
             sorted.join("\n").as_bytes(),
         ]);
@@ -42,9 +42,12 @@ impl HostEnv {
             bin: root.join("bin"),
             root,
         };
-        std::fs::create_dir_all(cache.build_envs()).map_err(|source| BuildError::Io {
-            path: cache.build_envs(),
-            source,
+        std::fs::create_dir_all(cache.build_envs()).map_err(|source| {
+            BuildError::Io(crate::io_error::IoError::new(
+                "create",
+                cache.build_envs(),
+                source,
+            ))
         })?;
         let _lock = lock(&env.root.with_extension("lock"))?;
         if env.installed().is_none() {
@@ -54,9 +57,12 @@ impl HostEnv {
                 });
             }
             if env.root.exists() {
-                std::fs::remove_dir_all(&env.root).map_err(|source| BuildError::Io {
-                    path: env.root.clone(),
-                    source,
+                std::fs::remove_dir_all(&env.root).map_err(|source| {
+                    BuildError::Io(crate::io_error::IoError::new(
+                        "remove",
+                        env.root.clone(),
+                        source,
+                    ))
                 })?;
             }
             run_host(
@@ -141,7 +147,8 @@ impl HostEnv {
     fn write_marker(&self, installed: &BTreeSet<String>) -> Result<(), BuildError> {
         let path = self.root.join(MARKER);
         let text = serde_json::to_string_pretty(installed).unwrap_or_default();
-        std::fs::write(&path, text).map_err(|source| BuildError::Io { path, source })
+        std::fs::write(&path, text)
+            .map_err(|source| BuildError::Io(crate::io_error::IoError::new("write", path, source)))
     }
 }
 
@@ -180,13 +187,19 @@ pub(crate) fn lock(path: &Path) -> Result<std::fs::File, BuildError> {
         .truncate(false)
         .write(true)
         .open(path)
-        .map_err(|source| BuildError::Io {
-            path: path.to_path_buf(),
-            source,
+        .map_err(|source| {
+            BuildError::Io(crate::io_error::IoError::new(
+                "open",
+                path.to_path_buf(),
+                source,
+            ))
         })?;
-    file.lock().map_err(|source| BuildError::Io {
-        path: path.to_path_buf(),
-        source,
+    file.lock().map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "lock",
+            path.to_path_buf(),
+            source,
+        ))
     })?;
     Ok(file)
 }

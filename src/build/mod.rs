@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 pub use host_env::HostEnv;
 pub use project::{Backend, BuildSystem, Project};
@@ -78,11 +77,8 @@ pub enum BuildError {
         expected: String,
         log: Box<PathBuf>,
     },
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
 }
 
 /// What a failed backend run left: its exit status, the lines that matter, the full log.
@@ -127,7 +123,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let toolchain = request.cross_env.toolchain();
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| BuildError::Io { path, source }
+        move |source| BuildError::Io(crate::io_error::IoError::new("write", path, source))
     };
     tracing::info!(
         "building {} for {} with {} ({})",
@@ -240,9 +236,12 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         )?;
         let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
         pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
-        let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| BuildError::Io {
-            path: site.clone(),
-            source: std::io::Error::other(err.to_string()),
+        let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| {
+            BuildError::Io(crate::io_error::IoError::new(
+                "put on PKG_CONFIG_LIBDIR the pkg-config folders of",
+                site.clone(),
+                std::io::Error::other(err.to_string()),
+            ))
         })?;
         cross_vars.insert(
             "PKG_CONFIG_LIBDIR".to_string(),
@@ -392,9 +391,12 @@ fn pkgconfig_dirs_under(site: &Path) -> Vec<PathBuf> {
 }
 
 fn write_log(path: &Path, text: &str) -> Result<(), BuildError> {
-    std::fs::write(path, text).map_err(|source| BuildError::Io {
-        path: path.to_path_buf(),
-        source,
+    std::fs::write(path, text).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "write",
+            path.to_path_buf(),
+            source,
+        ))
     })
 }
 
@@ -421,15 +423,21 @@ fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
             !skip_in_copy(relative, entry.file_type().is_dir())
         });
     for entry in walker {
-        let entry = entry.map_err(|err| BuildError::Io {
-            path: from.to_path_buf(),
-            source: std::io::Error::other(err.to_string()),
+        let entry = entry.map_err(|err| {
+            BuildError::Io(crate::io_error::IoError::new(
+                "copy",
+                from.to_path_buf(),
+                std::io::Error::other(err.to_string()),
+            ))
         })?;
         let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
         let dest = to.join(relative);
-        let io = |source| BuildError::Io {
-            path: entry.path().to_path_buf(),
-            source,
+        let io = |source| {
+            BuildError::Io(crate::io_error::IoError::new(
+                "copy",
+                entry.path().to_path_buf(),
+                source,
+            ))
         };
         if entry.file_type().is_dir() {
             std::fs::create_dir_all(&dest).map_err(io)?;
@@ -441,20 +449,6 @@ fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
         }
     }
     Ok(())
-}
-
-pub(crate) fn short_hash(parts: &[&[u8]]) -> String {
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part);
-    }
-    hasher
-        .finalize()
-        .iter()
-        .take(6)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 #[cfg(test)]

@@ -102,7 +102,11 @@ impl Project {
             {
                 Pyproject::default()
             }
-            Err(source) => return Err(BuildError::Io { path, source }),
+            Err(source) => {
+                return Err(BuildError::Io(crate::io_error::IoError::new(
+                    "read", path, source,
+                )));
+            }
         };
         let (requires, build_backend, backend_path) = match pyproject.build_system {
             Some(raw) => match raw.build_backend {

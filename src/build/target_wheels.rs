@@ -22,7 +22,7 @@ pub fn prepare_target_site(
 ) -> Result<PathBuf, BuildError> {
     let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
     sorted.sort_unstable();
-    let key = super::short_hash(&[sorted.join("\n").as_bytes()]);
+    let key = crate::toolchain::cache_key(&[sorted.join("\n").as_bytes()]);
     let root = cache.target_wheels().join(format!(
         "{}-{}-{}-{key}",
         target.id(),
@@ -30,9 +30,12 @@ pub fn prepare_target_site(
         python.abi_tag()
     ));
     let site = root.join("site");
-    std::fs::create_dir_all(&root).map_err(|source| BuildError::Io {
-        path: root.clone(),
-        source,
+    std::fs::create_dir_all(&root).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "create",
+            root.clone(),
+            source,
+        ))
     })?;
     let _lock = host_env::lock(&root.join("lock"))?;
     if site.join(MARKER).is_file() {
@@ -47,9 +50,8 @@ pub fn prepare_target_site(
     let wheels = root.join("wheels");
     for dir in [&wheels, &site] {
         if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|source| BuildError::Io {
-                path: dir.clone(),
-                source,
+            std::fs::remove_dir_all(dir).map_err(|source| {
+                BuildError::Io(crate::io_error::IoError::new("remove", dir.clone(), source))
             })?;
         }
     }
@@ -59,27 +61,35 @@ pub fn prepare_target_site(
         requires.join(", ")
     );
     download(target, python, requires, &wheels)?;
-    std::fs::create_dir_all(&site).map_err(|source| BuildError::Io {
-        path: site.clone(),
-        source,
+    std::fs::create_dir_all(&site).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "create",
+            site.clone(),
+            source,
+        ))
     })?;
-    for entry in std::fs::read_dir(&wheels).map_err(|source| BuildError::Io {
-        path: wheels.clone(),
-        source,
+    for entry in std::fs::read_dir(&wheels).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "list",
+            wheels.clone(),
+            source,
+        ))
     })? {
         let path = entry
-            .map_err(|source| BuildError::Io {
-                path: wheels.clone(),
-                source,
+            .map_err(|source| {
+                BuildError::Io(crate::io_error::IoError::new(
+                    "list",
+                    wheels.clone(),
+                    source,
+                ))
             })?
             .path();
         if path.extension().is_some_and(|ext| ext == "whl") {
             unpack(&path, &site)?;
         }
     }
-    std::fs::write(site.join(MARKER), "").map_err(|source| BuildError::Io {
-        path: site.clone(),
-        source,
+    std::fs::write(site.join(MARKER), "").map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new("write", site.clone(), source))
     })?;
     Ok(site)
 }
@@ -144,9 +154,12 @@ fn unpack(wheel: &Path, site: &Path) -> Result<(), BuildError> {
         wheel: wheel.to_path_buf(),
         message,
     };
-    let file = std::fs::File::open(wheel).map_err(|source| BuildError::Io {
-        path: wheel.to_path_buf(),
-        source,
+    let file = std::fs::File::open(wheel).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "open",
+            wheel.to_path_buf(),
+            source,
+        ))
     })?;
     let mut archive = zip::ZipArchive::new(file).map_err(|err| bad(err.to_string()))?;
     // `extract` refuses entries escaping the folder (`..`, absolute paths).

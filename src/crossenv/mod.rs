@@ -13,8 +13,6 @@ mod sysconfigdata;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 pub use files::UserFlags;
 pub use python::BuildPython;
 pub(crate) use python::CROSS_ONLY_VARS;
@@ -38,11 +36,8 @@ pub enum CrossEnvError {
     },
     #[error("build python {python} is unusable: {reason}")]
     PythonProbe { python: PathBuf, reason: String },
-    #[error("cannot write the cross environment at {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
 }
 
 /// A ready cross environment for one target and one build python.
@@ -81,7 +76,7 @@ impl CrossEnv {
         toolchain: &Toolchain,
     ) -> Result<CrossEnv, CrossEnvError> {
         let target = &toolchain.target;
-        let key = short_hash(&[
+        let key = crate::toolchain::cache_key(&[
             python.executable.to_string_lossy().as_bytes(),
             toolchain.description.as_bytes(),
             toolchain.cc.to_string_lossy().as_bytes(),
@@ -135,13 +130,19 @@ impl CrossEnv {
         let host_cc = host_tool("cc");
         let host_cxx = host_tool("c++");
         let host_config = pyconfig::host_pyconfig(python)?;
-        let host_config_text =
-            std::fs::read_to_string(&host_config).map_err(|source| CrossEnvError::Io {
-                path: host_config.clone(),
+        let host_config_text = std::fs::read_to_string(&host_config).map_err(|source| {
+            CrossEnvError::Io(crate::io_error::IoError::new(
+                "read",
+                host_config.clone(),
                 source,
-            })?;
+            ))
+        })?;
         let files = vec![
             (module, sysconfigdata::render_module(&vars)),
+            (
+                self.sysconfig_dir.join("sitecustomize.py"),
+                sysconfigdata::render_sitecustomize(&self.python_include_dir),
+            ),
             (
                 self.python_include_dir.join("pyconfig.h"),
                 pyconfig::for_target(&host_config_text, &self.target),
@@ -178,7 +179,7 @@ impl CrossEnv {
             parts.push(text.as_bytes());
         }
         Ok(Contents {
-            stamp: short_hash(&parts),
+            stamp: crate::toolchain::cache_key(&parts),
             files,
         })
     }
@@ -188,7 +189,7 @@ impl CrossEnv {
     fn write(&self, python: &BuildPython, contents: &Contents) -> Result<(), CrossEnvError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |source| CrossEnvError::Io { path, source }
+            move |source| CrossEnvError::Io(crate::io_error::IoError::new("write", path, source))
         };
         let parent = self.root.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(io(parent))?;
@@ -227,10 +228,11 @@ impl CrossEnv {
             // Another run created it meanwhile: fine if it made the same thing.
             let stamp = std::fs::read_to_string(self.root.join("stamp")).unwrap_or_default();
             if stamp != contents.stamp {
-                return Err(CrossEnvError::Io {
-                    path: self.root.clone(),
+                return Err(CrossEnvError::Io(crate::io_error::IoError::new(
+                    "replace",
+                    self.root.clone(),
                     source,
-                });
+                )));
             }
         }
         Ok(())
@@ -319,31 +321,20 @@ fn host_tool(name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
-fn short_hash(parts: &[&[u8]]) -> String {
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part);
-    }
-    hasher
-        .finalize()
-        .iter()
-        .take(6)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
 /// Copies the build python's headers but `pyconfig.h`, which is the target's (see
 /// [`pyconfig`]) and written with the other generated files.
 fn copy_headers(python: &BuildPython, dest: &Path) -> Result<(), CrossEnvError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| CrossEnvError::Io { path, source }
+        move |source| CrossEnvError::Io(crate::io_error::IoError::new("copy", path, source))
     };
     for entry in walkdir::WalkDir::new(&python.include).follow_links(true) {
-        let entry = entry.map_err(|err| CrossEnvError::Io {
-            path: python.include.clone(),
-            source: std::io::Error::other(err.to_string()),
+        let entry = entry.map_err(|err| {
+            CrossEnvError::Io(crate::io_error::IoError::new(
+                "copy",
+                python.include.clone(),
+                std::io::Error::other(err.to_string()),
+            ))
         })?;
         let relative = entry
             .path()

@@ -1,6 +1,7 @@
 //! The build python: a host CPython of the target's version that runs the build backend.
-//! Its headers serve the target (LP64 layouts are identical, see DESIGN.md) and its
-//! sysconfig is the template the target's sysconfig is derived from.
+//! Its headers serve the target — CPython's public struct layouts are the same on every
+//! LP64 target, and `pyconfig.h` is rewritten for the target (docs/cross-environment.md)
+//! — and its sysconfig is the template the target's sysconfig is derived from.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -148,6 +148,13 @@ pub(crate) fn render_module(vars: &BTreeMap<String, Value>) -> String {
     source
 }
 
+/// `sitecustomize.py` for the cross environment's PYTHONPATH folder: points sysconfig's
+/// `include`/`platinclude` paths at the environment's headers (see the file's comments).
+pub(crate) fn render_sitecustomize(python_include_dir: &Path) -> String {
+    let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
+    include_str!("python_files/sitecustomize.py").replace("@INCLUDE@", &literal)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,8 +36,8 @@ fn vocabulary() -> &'static Vocabulary {
     static VOCABULARY: OnceLock<Vocabulary> = OnceLock::new();
     VOCABULARY.get_or_init(|| {
         // Compiled in and covered by a unit test, so this cannot fail at run time.
-        toml::from_str(include_str!("rst-vocabulary.toml"))
-            .unwrap_or_else(|error| panic!("src/publish/rst-vocabulary.toml is invalid: {error}"))
+        toml::from_str(include_str!("../../config/rst-vocabulary.toml"))
+            .unwrap_or_else(|error| panic!("config/rst-vocabulary.toml is invalid: {error}"))
     })
 }
 

@@ -77,8 +77,8 @@ impl PrivateApt {
         command
     }
 
-    /// Fetches the package indices. An index that fails (DESIGN: the ppc64el security
-    /// index can fail with a size mismatch) is reported, not fatal: APT ignores it and
+    /// Fetches the package indices. An index that fails (a mirror caught mid-update can
+    /// serve an index whose size does not match its Release file) is reported, not fatal: APT ignores it and
     /// resolves from the others, and a package that really is missing fails later with
     /// these problems attached.
     pub(crate) fn update(&self) -> Result<Vec<String>, SysrootError> {
@@ -240,11 +240,11 @@ fn run(mut command: Command, tool: &'static str) -> Result<Output, SysrootError>
     tracing::debug!("running {command:?}");
     command.output().map_err(|err| match err.kind() {
         io::ErrorKind::NotFound => SysrootError::ToolMissing { tool },
-        _ => SysrootError::Io {
-            action: "run",
-            path: PathBuf::from(tool),
-            source: err,
-        },
+        _ => SysrootError::Io(crate::io_error::IoError::new(
+            "run",
+            PathBuf::from(tool),
+            err,
+        )),
     })
 }
 

@@ -162,6 +162,56 @@ mod tests {
         assert!(ARCHIVE_KEYS.starts_with("-----BEGIN PGP PUBLIC KEY BLOCK-----"));
     }
 
+    /// The keys crosswheel verifies Debian's archive with expire; the suite fails loudly a
+    /// year before the first one does, so a release with new keys is never a surprise.
+    #[test]
+    fn the_archive_keys_outlive_the_next_year_and_are_the_documented_ones() {
+        #[derive(Deserialize)]
+        struct Keys {
+            archive_keys_sha256: String,
+            key: Vec<Key>,
+        }
+        #[derive(Deserialize)]
+        struct Key {
+            uid: String,
+            expires: String,
+            signs: Vec<String>,
+        }
+        let keys: Keys =
+            toml::from_str(include_str!("../../config/debian/archive-keys.toml")).unwrap();
+        use sha2::Digest;
+        let actual: String = sha2::Sha256::digest(ARCHIVE_KEYS.as_bytes())
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        assert_eq!(
+            actual, keys.archive_keys_sha256,
+            "archive-keys.toml describes other keys"
+        );
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let next_year = 1970 + seconds / 31_556_952 + 1;
+        for release in &config().release {
+            let signers: Vec<&Key> = keys
+                .key
+                .iter()
+                .filter(|key| key.signs.contains(&release.codename))
+                .collect();
+            assert!(!signers.is_empty(), "no key signs {}", release.codename);
+            for key in signers {
+                let year: u64 = key.expires[..4].parse().unwrap();
+                assert!(
+                    year > next_year,
+                    "{} expires {}: update config/debian/ from Debian's debian-archive-keyring",
+                    key.uid,
+                    key.expires
+                );
+            }
+        }
+    }
+
     #[test]
     fn each_python_comes_from_the_release_that_ships_it() {
         let (suite, packages) = python_packages(LinuxArch::Ppc64le, "3.11").unwrap();

@@ -46,12 +46,8 @@ pub enum SysrootError {
     },
     #[error("cannot unpack {deb}: {detail}")]
     Unpack { deb: PathBuf, detail: String },
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
     #[error(
         "gave up after {waited_secs} s waiting for process {pid} to finish {path}: if no \
          crosswheel is running, delete that lock file"
@@ -78,11 +74,7 @@ impl SysrootError {
         action: &'static str,
         path: &'a Path,
     ) -> impl FnOnce(io::Error) -> Self + 'a {
-        move |source| SysrootError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
+        move |source| SysrootError::Io(crate::io_error::IoError::new(action, path, source))
     }
 }
 
@@ -341,10 +333,12 @@ fn open_finished(root: &Path) -> Result<PackageTree, SysrootError> {
 
 fn write_manifest(root: &Path, manifest: &Manifest) -> Result<(), SysrootError> {
     let path = root.join(MANIFEST_NAME);
-    let text = serde_json::to_string_pretty(manifest).map_err(|err| SysrootError::Io {
-        action: "write",
-        path: path.clone(),
-        source: err.into(),
+    let text = serde_json::to_string_pretty(manifest).map_err(|err| {
+        SysrootError::Io(crate::io_error::IoError::new(
+            "write",
+            path.clone(),
+            err.into(),
+        ))
     })?;
     fs::write(&path, text).map_err(SysrootError::io("write", &path))
 }

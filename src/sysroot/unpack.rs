@@ -13,11 +13,9 @@ pub(crate) fn require_dpkg_deb() -> Result<(), SysrootError> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
             Err(SysrootError::ToolMissing { tool: "dpkg-deb" })
         }
-        Err(err) => Err(SysrootError::Io {
-            action: "run",
-            path: "dpkg-deb".into(),
-            source: err,
-        }),
+        Err(err) => Err(SysrootError::Io(crate::io_error::IoError::new(
+            "run", "dpkg-deb", err,
+        ))),
     }
 }
 
@@ -73,10 +71,12 @@ pub(crate) fn link_merged_usr(root: &Path) -> Result<(), SysrootError> {
 pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, SysrootError> {
     let mut rewritten = 0;
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
-        let entry = entry.map_err(|err| SysrootError::Io {
-            action: "walk",
-            path: err.path().unwrap_or(root).to_path_buf(),
-            source: err.into(),
+        let entry = entry.map_err(|err| {
+            SysrootError::Io(crate::io_error::IoError::new(
+                "walk",
+                err.path().unwrap_or(root).to_path_buf(),
+                err.into(),
+            ))
         })?;
         if !entry.path_is_symlink() {
             continue;

@@ -22,7 +22,8 @@ pub const BINFMT_MISC_DIR: &str = "/proc/sys/fs/binfmt_misc";
 
 /// The CPU qemu emulates unless the user picks one. aarch64: qemu's default (`max`)
 /// advertises SME, and OpenBLAS then selects an SME kernel that behaves unlike any
-/// hardware wheels meet; Cortex-A72 gives a conventional kernel (DESIGN.md, Emulation).
+/// hardware wheels meet; Cortex-A72 gives a conventional kernel (measured: the SME
+/// kernel is what OpenBLAS's `openblas_get_corename` reports under `max`).
 pub fn default_qemu_cpu(arch: LinuxArch) -> Option<&'static str> {
     match arch {
         LinuxArch::Aarch64 => Some("cortex-a72"),

@@ -35,12 +35,8 @@ use venv::TargetEnv;
 pub enum TestError {
     #[error(transparent)]
     Sysroot(#[from] SysrootError),
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
     #[error(
         "no qemu-user for {arch}: {looked_in} is missing; install the host's qemu-user-static package"
     )]
@@ -81,11 +77,7 @@ impl TestError {
         action: &'static str,
         path: &'a Path,
     ) -> impl FnOnce(io::Error) -> Self + 'a {
-        move |source| TestError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
+        move |source| TestError::Io(crate::io_error::IoError::new(action, path, source))
     }
 }
 
@@ -274,10 +266,12 @@ fn copy_test_sources(project: &Path, entries: &[PathBuf], workdir: &Path) -> Res
             return Err(TestError::TestSourceMissing { path: from });
         }
         for item in walkdir::WalkDir::new(&from) {
-            let item = item.map_err(|err| TestError::Io {
-                action: "walk",
-                path: err.path().unwrap_or(&from).to_path_buf(),
-                source: err.into(),
+            let item = item.map_err(|err| {
+                TestError::Io(crate::io_error::IoError::new(
+                    "walk",
+                    err.path().unwrap_or(&from).to_path_buf(),
+                    err.into(),
+                ))
             })?;
             let Ok(inside) = item.path().strip_prefix(project) else {
                 continue;

@@ -199,13 +199,7 @@ impl TargetEnv {
         let mut command = Command::new(self.python());
         command
             .envs(self.command_env())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-            ])
+            .args(PIP_INSTALL)
             .args(requirements);
         let emulated_attempt = log.run(command, Echo::No)?;
         if emulated_attempt.status.success() {
@@ -344,19 +338,22 @@ fn after_first_line(text: &str) -> &str {
     text.split_once('\n').map_or("", |(_, rest)| rest)
 }
 
+/// `python -m pip install` as both the host pip and the emulated one run it.
+const PIP_INSTALL: [&str; 5] = [
+    "-m",
+    "pip",
+    "install",
+    "--disable-pip-version-check",
+    "--no-input",
+];
+
 fn host_pip() -> Command {
     let mut command = Command::new(HOST_PIP_PYTHON);
     command
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--no-input",
-            "--no-compile",
-        ])
+        .args(PIP_INSTALL)
+        .arg("--no-compile")
         // Cross-build settings leak into pip and would make it resolve for the wrong
-        // platform (DESIGN.md, Python for the target).
+        // platform: `_PYTHON_HOST_PLATFORM` makes pip resolve for the target's.
         .env_remove("_PYTHON_HOST_PLATFORM")
         .env_remove("_PYTHON_SYSCONFIGDATA_NAME")
         .env_remove("PYTHONPATH")

@@ -63,6 +63,23 @@ impl Cache {
     }
 }
 
+/// A short, stable key naming a cache folder after what it was made from: 12 hex digits
+/// of SHA-256 over the length-prefixed `parts` (so `["ab", "c"]` and `["a", "bc"]` differ).
+pub fn cache_key(parts: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ mod zig;
 
 use std::path::{Path, PathBuf};
 
-pub use cache::{Cache, NoCacheDir};
+pub use cache::{Cache, NoCacheDir, cache_key};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
 pub use wrappers::{WrapperPaths, write_zig_wrappers};
@@ -43,11 +43,8 @@ pub enum ToolchainError {
         missing: String,
         install_command: String,
     },
-    #[error("cannot write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -28,9 +28,8 @@ pub fn write_zig_wrappers(
         .join(format!("zig-{}", zig.version))
         .join(target.zig_triple())
         .join("bin");
-    std::fs::create_dir_all(&bin).map_err(|source| ToolchainError::Io {
-        path: bin.clone(),
-        source,
+    std::fs::create_dir_all(&bin).map_err(|source| {
+        ToolchainError::Io(crate::io_error::IoError::new("create", bin.clone(), source))
     })?;
     let paths = WrapperPaths {
         cc: bin.join("cc"),
@@ -147,9 +146,12 @@ fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
     if std::fs::read_to_string(path).is_ok_and(|existing| existing == content) {
         return Ok(());
     }
-    let io_err = |source| ToolchainError::Io {
-        path: path.to_path_buf(),
-        source,
+    let io_err = |source| {
+        ToolchainError::Io(crate::io_error::IoError::new(
+            "write",
+            path.to_path_buf(),
+            source,
+        ))
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io_err)?;
