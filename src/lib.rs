@@ -5,7 +5,7 @@
 //! knows nothing of binaries; the stage modules (`repair`, ...) tie them.
 
 pub mod analysis;
-pub mod build;
+pub mod backend;
 pub mod cli;
 pub mod commands;
 pub mod crossenv;

@@ -7,7 +7,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crosswheel::build::{BuildError, BuildRequest, BuiltWheel, build_wheel};
+use crosswheel::backend::{BuildError, BuildRequest, BuiltWheel, build_wheel};
 use crosswheel::crossenv::{BuildPython, CrossEnv};
 use crosswheel::target::Target;
 use crosswheel::toolchain::{Cache, ToolchainError, ToolchainKind, resolve_toolchain};

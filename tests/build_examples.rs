@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crosswheel::build::{Backend, BuildRequest, BuiltWheel, build_wheel};
+use crosswheel::backend::{Backend, BuildRequest, BuiltWheel, build_wheel};
 use crosswheel::crossenv::{BuildPython, CrossEnv};
 use crosswheel::target::Target;
 use crosswheel::toolchain::{Cache, ToolchainKind, resolve_toolchain};

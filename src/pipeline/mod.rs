@@ -4,120 +4,60 @@
 //! failing identifier does not stop the others.
 
 mod hooks;
+mod identifier;
+mod outcome;
 mod progress;
 pub mod report;
 
+pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use sha2::{Digest, Sha256};
 
-use crate::build::{BuildRequest, build_wheel, prepare_target_site};
-use crate::crossenv::{BuildPython, CrossEnv};
-use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
+use crate::backend::prepare_target_site;
+use crate::crossenv::BuildPython;
+use crate::options::{BuildSpec, Plan};
 use crate::repair::{RepairRequest, repair};
 use crate::sysroot::SysrootError;
 use crate::target::Target;
-use crate::testing::{self, TestError, TestMode, TestSpec, Verdict};
-use crate::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+use crate::testing::{self, TestError, TestSpec, Verdict};
+use crate::toolchain::Cache;
 use crate::wheel::source_date_epoch;
-
-/// How a wheel was tested.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestResult {
-    /// No test command, or `test-skip` selected the identifier.
-    NotRun,
-    Passed {
-        mode: TestMode,
-    },
-    /// macOS from Linux: dyld's checks done statically; nothing was executed.
-    StaticCheckPassed,
-    Failed {
-        reason: String,
-    },
-}
-
-/// What happened to one build identifier.
-#[derive(Debug)]
-pub struct Outcome {
-    pub identifier: String,
-    pub wheel: Option<PathBuf>,
-    pub sha256: Option<String>,
-    pub size: Option<u64>,
-    pub build_time: Duration,
-    pub repair_time: Duration,
-    pub test_time: Duration,
-    pub test: TestResult,
-    /// Where a wheel that failed its tests was kept, with its log.
-    pub kept_apart: Option<PathBuf>,
-    pub error: Option<String>,
-}
-
-impl Outcome {
-    fn new(identifier: &str) -> Outcome {
-        Outcome {
-            identifier: identifier.to_string(),
-            wheel: None,
-            sha256: None,
-            size: None,
-            build_time: Duration::ZERO,
-            repair_time: Duration::ZERO,
-            test_time: Duration::ZERO,
-            test: TestResult::NotRun,
-            kept_apart: None,
-            error: None,
-        }
-    }
-
-    pub fn succeeded(&self) -> bool {
-        self.error.is_none() && !matches!(self.test, TestResult::Failed { .. })
-    }
-}
 
 pub struct PipelineOptions {
     pub offline: bool,
 }
 
+/// Runs every identifier of `plan`. A failing identifier never stops the others; a failed
+/// `before-all` stops the run, as cibuildwheel's does (every build after it would run on a
+/// machine the project did not prepare).
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
     let mut outcomes = Vec::new();
     let mut before_all_done = std::collections::BTreeSet::new();
     for spec in &plan.builds {
         let _group = report::Group::start(&spec.identifier);
-        let mut outcome = Outcome::new(&spec.identifier);
-        let result = (|| -> Result<PathBuf> {
-            if let Some(command) = &spec.options.before_all
-                && before_all_done.insert(spec.platform.name())
-            {
-                hooks::run_shell(
-                    "before-all",
-                    command,
-                    &plan.project_dir,
-                    &user_environment(spec),
-                )?;
-            }
-            run_one(plan, spec, &cache, options, &mut outcome)
-        })();
-        match result {
-            Ok(wheel) => {
-                let bytes = std::fs::read(&wheel)
-                    .with_context(|| format!("reading {}", wheel.display()))?;
-                outcome.sha256 = Some(
-                    Sha256::digest(&bytes)
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect(),
-                );
-                outcome.size = Some(bytes.len() as u64);
-                outcome.wheel = Some(wheel);
-            }
-            Err(error) => {
-                let message = crate::logging::one_line(&error);
-                tracing::error!("{}: {message}", spec.identifier);
-                outcome.error = Some(message);
-            }
+        if let Some(command) = &spec.options.before_all
+            && before_all_done.insert(spec.platform.name())
+        {
+            hooks::run_shell(
+                "before-all",
+                command,
+                &plan.project_dir,
+                &user_environment(spec),
+            )
+            .with_context(|| {
+                format!(
+                    "stopping before {}: `before-all` for {} failed",
+                    spec.identifier, spec.platform
+                )
+            })?;
+        }
+        let outcome = identifier::run_one(plan, spec, &cache, options);
+        if let Ending::Failed { error, .. } = &outcome.ending {
+            tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
         }
         outcomes.push(outcome);
     }
@@ -142,125 +82,6 @@ fn target_of(spec: &BuildSpec) -> Result<Target> {
     } else {
         target
     })
-}
-
-fn run_one(
-    plan: &Plan,
-    spec: &BuildSpec,
-    cache: &Cache,
-    options: &PipelineOptions,
-    outcome: &mut Outcome,
-) -> Result<PathBuf> {
-    let target = target_of(spec)?;
-    let out_dir = plan.project_dir.join(&spec.options.output_dir);
-    let out_dir = if spec.options.output_dir.is_absolute() {
-        spec.options.output_dir.clone()
-    } else {
-        out_dir
-    };
-    // Work happens outside the wheelhouse: a crash must not leave the backend's or
-    // the repair's intermediate wheels where users and upload steps glob `*.whl`.
-    let work = tempfile::Builder::new()
-        .prefix("crosswheel-work-")
-        .tempdir()?;
-    let environment = user_environment(spec);
-
-    let step = progress::Step::start(&spec.identifier, "build");
-    let (python, built) = timed(&mut outcome.build_time, || {
-        let python = BuildPython::find(&spec.python).with_context(|| {
-            format!(
-                "{} needs a python{} interpreter on PATH to build with",
-                spec.identifier, spec.python
-            )
-        })?;
-        let kind = match spec.options.toolchain {
-            Toolchain::Zig => ToolchainKind::Zig,
-            Toolchain::Gcc => ToolchainKind::Gcc,
-        };
-        let toolchain =
-            resolve_toolchain(kind, &target, cache, &python.executable, options.offline)?;
-        let cross_env = CrossEnv::create(cache, &python, &toolchain)?;
-        if let Some(command) = &spec.options.before_build {
-            hooks::run_shell("before-build", command, &plan.project_dir, &environment)?;
-        }
-        let built = build_wheel(&BuildRequest {
-            project_dir: &plan.project_dir,
-            out_dir: &work.path().join("built"),
-            cross_env: &cross_env,
-            python: &python,
-            cache,
-            config_settings: &spec.options.config_settings,
-            extra_target_requires: &spec.options.target_requires,
-            environment: &environment,
-            offline: options.offline,
-        })?;
-        Ok((python, built))
-    })?;
-    step.finish(&format!("built {}", file_name_of(&built.path)));
-
-    let step = progress::Step::start(&spec.identifier, "repair");
-    let repaired_dir = work.path().join("repaired");
-    std::fs::create_dir_all(&repaired_dir)?;
-    let repaired = timed(&mut outcome.repair_time, || match &spec.options.repair {
-        RepairCommand::Skip => Ok(built.path.clone()),
-        RepairCommand::Command(_) => {
-            let command = spec
-                .options
-                .repair
-                .command_for(
-                    &built.path.to_string_lossy(),
-                    &repaired_dir.to_string_lossy(),
-                )
-                .unwrap_or_default();
-            hooks::run_shell(
-                "repair-wheel-command",
-                &command,
-                &plan.project_dir,
-                &environment,
-            )?;
-            single_wheel_in(&repaired_dir)
-        }
-        RepairCommand::Builtin => {
-            let lib_paths = target_library_folders(
-                cache,
-                &target,
-                &python,
-                &plan.project_dir,
-                spec,
-                options.offline,
-            )?;
-            builtin_repair(&built.path, &target, lib_paths, &repaired_dir)
-        }
-    })?;
-    step.finish(&format!("repaired as {}", file_name_of(&repaired)));
-
-    let step = progress::Step::start_streaming(&spec.identifier, "test");
-    outcome.test = timed(&mut outcome.test_time, || {
-        test(plan, spec, &repaired, cache, work.path())
-    })?;
-    step.finish(&report::test_cell(&outcome.test));
-    if let TestResult::Failed { reason } = &outcome.test {
-        let kept = keep_apart(&out_dir, &spec.identifier, &repaired, work.path())?;
-        outcome.kept_apart = Some(kept.clone());
-        bail!("{reason}; the wheel and its log are in {}", kept.display());
-    }
-
-    let file_name = repaired
-        .file_name()
-        .context("repaired wheel has no file name")?;
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let destination = out_dir.join(file_name);
-    move_file(&repaired, &destination)
-        .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
-    Ok(destination)
-}
-
-/// Runs one stage and records how long it ran, whether it succeeded or not.
-fn timed<T>(slot: &mut std::time::Duration, stage: impl FnOnce() -> Result<T>) -> Result<T> {
-    let started = std::time::Instant::now();
-    let result = stage();
-    *slot = started.elapsed();
-    result
 }
 
 fn file_name_of(path: &Path) -> String {
@@ -320,7 +141,7 @@ fn target_library_folders(
     spec: &BuildSpec,
     offline: bool,
 ) -> Result<Vec<PathBuf>> {
-    let project = crate::build::Project::read(project_dir)?;
+    let project = crate::backend::Project::read(project_dir)?;
     let mut requires = project.target_requires.clone();
     requires.extend(spec.options.target_requires.iter().cloned());
     requires.sort();

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::{Outcome, TestResult};
+use super::{Ending, Outcome, TestResult};
 use crate::testing::TestMode;
 
 fn on_github_actions() -> bool {
@@ -67,21 +67,27 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
             identifier: o.identifier.clone(),
             result: if o.succeeded() { "ok" } else { "FAILED" },
             wheel: o
-                .wheel
-                .as_ref()
-                .and_then(|p| p.file_name())
+                .wheel()
+                .and_then(|w| w.path.file_name())
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "-".into()),
             size: o
-                .size
-                .map(|s| format!("{:.1} MB", s as f64 / 1e6))
+                .wheel()
+                .map(|w| format!("{:.1} MB", w.size as f64 / 1e6))
                 .unwrap_or_else(|| "-".into()),
             test: test_cell(&o.test),
-            build: format!("{:.1}s", o.build_time.as_secs_f64()),
-            repair: format!("{:.2}s", o.repair_time.as_secs_f64()),
-            test_time: format!("{:.1}s", o.test_time.as_secs_f64()),
-            sha256: o.sha256.clone().unwrap_or_else(|| "-".into()),
-            problem: o.error.clone(),
+            build: format!("{:.1}s", o.times.build.as_secs_f64()),
+            repair: format!("{:.2}s", o.times.repair.as_secs_f64()),
+            test_time: format!("{:.1}s", o.times.test.as_secs_f64()),
+            sha256: o.wheel().map_or_else(|| "-".into(), |w| w.sha256.clone()),
+            problem: match &o.ending {
+                Ending::Failed { stage, error, .. } => Some(format!(
+                    "{} failed: {}",
+                    stage.name(),
+                    crate::logging::one_line(error)
+                )),
+                Ending::Finished(_) => None,
+            },
         })
         .collect()
 }
@@ -189,7 +195,7 @@ pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
 pub fn wheel_folders(outcomes: &[Outcome]) -> Vec<std::path::PathBuf> {
     let mut folders: Vec<std::path::PathBuf> = outcomes
         .iter()
-        .filter_map(|outcome| Some(outcome.wheel.as_ref()?.parent()?.to_path_buf()))
+        .filter_map(|outcome| Some(outcome.wheel()?.path.parent()?.to_path_buf()))
         .collect();
     folders.dedup();
     folders

@@ -1,4 +1,4 @@
-//! The build stage: a PEP 517 frontend that runs a project's backend inside a cross
+//! The build stage, `backend`: a PEP 517 frontend that runs a project's backend inside a cross
 //! environment and returns the wheel it built. Knows nothing of repair.
 //!
 //! Per build: build requirements go into a cached host venv (no cross variables reach
@@ -115,24 +115,20 @@ pub struct BuiltWheel {
     pub duration: Duration,
 }
 
+/// Runs the project's PEP 517 backend for the cross environment's target: the build
+/// requirements in a host venv, `get_requires_for_build_wheel` on the host, then
+/// `build_wheel` with every variable of the cross environment set.
 pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError> {
     let started = Instant::now();
     let project = Project::read(request.project_dir)?;
     let system = &project.build_system;
-    let target = &request.cross_env.target;
-    let toolchain = request.cross_env.toolchain();
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildError::Io(crate::io_error::IoError::new("write", path, source))
-    };
     tracing::info!(
         "building {} for {} with {} ({})",
         project.name,
-        target,
-        toolchain.description,
+        request.cross_env.target,
+        request.cross_env.toolchain().description,
         system.backend.name()
     );
-
     let host_env = HostEnv::prepare(
         request.cache,
         request.python,
@@ -142,23 +138,13 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let scratch = tempfile::Builder::new()
         .prefix("crosswheel-build-")
         .tempdir()
-        .map_err(io(&std::env::temp_dir()))?;
+        .map_err(|source| io_error("create a folder in", &std::env::temp_dir(), source))?;
     let source_dir = scratch.path().join("src");
     copy_source_tree(&project.dir, &source_dir)?;
-
-    let logs = request.cache.root().join("logs");
-    std::fs::create_dir_all(&logs).map_err(io(&logs))?;
-    let log = logs.join(format!(
-        "{}-{}-{}.log",
-        project.name,
-        target.id(),
-        request.python.abi_tag()
-    ));
-    let mut log_text = String::new();
+    let mut log = BuildLog::create(request, &project)?;
 
     let path_var = prepend_path(&host_env.bin);
-    let mut host_vars = BTreeMap::new();
-    host_vars.insert("PATH".to_string(), path_var.clone());
+    let host_vars = BTreeMap::from([("PATH".to_string(), path_var.clone())]);
     let user_settings = settings_map(request.config_settings);
     let host_run = driver::HookRun {
         python: &host_env.python,
@@ -170,23 +156,90 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         env: &host_vars,
         remove: CROSS_ONLY_VARS,
     };
+    let extra = requires_for_build_wheel(&host_run, &project, &mut log)?;
+    host_env.install(request.python, &extra, request.offline)?;
+
+    let cross_vars = cross_variables(request, &project, &source_dir, path_var)?;
+    let settings = backend_settings(system.backend, request.cross_env, request.config_settings);
+    let cross_run = driver::HookRun {
+        config_settings: &settings,
+        env: &cross_vars,
+        remove: &[],
+        ..host_run
+    };
+    let path = run_build_wheel(&cross_run, request, &project, log)?;
+    Ok(BuiltWheel {
+        path,
+        backend: system.backend,
+        log: log_path_of(request, &project),
+        duration: started.elapsed(),
+    })
+}
+
+fn io_error(action: &'static str, path: &Path, source: std::io::Error) -> BuildError {
+    BuildError::Io(crate::io_error::IoError::new(action, path, source))
+}
+
+/// The backend's output of one build, written to `<cache>/logs/` whatever happens.
+struct BuildLog {
+    path: PathBuf,
+    text: String,
+}
+
+fn log_path_of(request: &BuildRequest<'_>, project: &Project) -> PathBuf {
+    request.cache.root().join("logs").join(format!(
+        "{}-{}-{}.log",
+        project.name,
+        request.cross_env.target.id(),
+        request.python.abi_tag()
+    ))
+}
+
+impl BuildLog {
+    fn create(request: &BuildRequest<'_>, project: &Project) -> Result<Self, BuildError> {
+        let path = log_path_of(request, project);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| io_error("create", dir, source))?;
+        }
+        Ok(BuildLog {
+            path,
+            text: String::new(),
+        })
+    }
+
+    fn append(&mut self, output: &str) -> Result<(), BuildError> {
+        self.text.push_str(output);
+        write_log(&self.path, &self.text)
+    }
+
+    fn failure(&self, status: String, output: &str) -> Box<Failure> {
+        Box::new(Failure {
+            status,
+            excerpt: driver::error_excerpt(output),
+            log: self.path.clone(),
+        })
+    }
+}
+
+/// Runs `get_requires_for_build_wheel` on the host: the requirements the backend wants
+/// on top of `[build-system] requires`.
+fn requires_for_build_wheel(
+    host_run: &driver::HookRun<'_>,
+    project: &Project,
+    log: &mut BuildLog,
+) -> Result<Vec<String>, BuildError> {
     let hook = "get_requires_for_build_wheel";
     let outcome = host_run.run(hook, None)?;
-    log_text.push_str(&outcome.output);
+    log.append(&outcome.output)?;
     if !outcome.success {
-        write_log(&log, &log_text)?;
         return Err(BuildError::HostHookFailed {
             project: project.name.clone(),
-            backend: system.backend.name(),
+            backend: project.build_system.backend.name(),
             hook,
-            failure: Box::new(Failure {
-                status: outcome.status,
-                excerpt: driver::error_excerpt(&outcome.output),
-                log,
-            }),
+            failure: log.failure(outcome.status, &outcome.output),
         });
     }
-    let extra: Vec<String> = outcome
+    Ok(outcome
         .result
         .as_ref()
         .and_then(Value::as_array)
@@ -196,40 +249,42 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
                 .filter_map(|item| item.as_str().map(str::to_string))
                 .collect()
         })
-        .unwrap_or_default();
-    host_env.install(request.python, &extra, request.offline)?;
+        .unwrap_or_default())
+}
 
+/// The cross environment's variables for the backend, with the target-form requirements'
+/// site (`target-requires`) on PKG_CONFIG_LIBDIR and the user's `environment` last.
+fn cross_variables(
+    request: &BuildRequest<'_>,
+    project: &Project,
+    source_dir: &Path,
+    path_var: String,
+) -> Result<BTreeMap<String, String>, BuildError> {
+    let mut vars = request.cross_env.env_vars();
+    if project.build_system.backend == Backend::MesonPython {
+        // meson-python turns ARCHFLAGS on a non-mac host into its own cross file with the
+        // host `cc -arch arm64`, which overrides ours.
+        vars.remove("ARCHFLAGS");
+    }
+    vars.insert("PATH".to_string(), path_var);
+    // Read by the compiler wrappers, which map these away in debug info.
+    vars.insert(
+        "CROSSWHEEL_SOURCE_DIR".to_string(),
+        source_dir.to_string_lossy().into_owned(),
+    );
+    vars.insert(
+        "CROSSWHEEL_CROSSENV_DIR".to_string(),
+        request.cross_env.root.to_string_lossy().into_owned(),
+    );
     let mut target_requires = project.target_requires.clone();
     target_requires.extend(request.extra_target_requires.iter().cloned());
     // The same set, however it was spelt, must map to the same cached site.
     target_requires.sort();
     target_requires.dedup();
-    let mut cross_vars = request.cross_env.env_vars();
-    if system.backend == Backend::MesonPython {
-        // meson-python turns ARCHFLAGS on a non-mac host into its own cross file with the
-        // host `cc -arch arm64`, which overrides ours.
-        cross_vars.remove("ARCHFLAGS");
-    }
-    cross_vars.insert("PATH".to_string(), path_var);
-    // Read by the compiler wrappers, which map these away in debug info.
-    cross_vars.insert(
-        "CROSSWHEEL_SOURCE_DIR".to_string(),
-        source_dir.to_string_lossy().into_owned(),
-    );
-    cross_vars.insert(
-        "CROSSWHEEL_CROSSENV_DIR".to_string(),
-        request.cross_env.root.to_string_lossy().into_owned(),
-    );
-    cross_vars.extend(
-        request
-            .environment
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
     if !target_requires.is_empty() {
         let site = prepare_target_site(
             request.cache,
-            target,
+            &request.cross_env.target,
             request.python,
             &target_requires,
             request.offline,
@@ -237,37 +292,48 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
         pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
         let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| {
-            BuildError::Io(crate::io_error::IoError::new(
+            io_error(
                 "put on PKG_CONFIG_LIBDIR the pkg-config folders of",
-                site.clone(),
+                &site,
                 std::io::Error::other(err.to_string()),
-            ))
+            )
         })?;
-        cross_vars.insert(
+        vars.insert(
             "PKG_CONFIG_LIBDIR".to_string(),
             joined.to_string_lossy().into_owned(),
         );
-        cross_vars.insert(
+        vars.insert(
             "CROSSWHEEL_TARGET_SITE".to_string(),
             site.to_string_lossy().into_owned(),
         );
     }
-    let settings = backend_settings(system.backend, request.cross_env, request.config_settings);
+    vars.extend(
+        request
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    Ok(vars)
+}
 
-    std::fs::create_dir_all(request.out_dir).map_err(io(request.out_dir))?;
+/// Runs `build_wheel` into a staging folder inside `out_dir`, checks the wheel is for the
+/// target, and moves it into `out_dir`.
+fn run_build_wheel(
+    cross_run: &driver::HookRun<'_>,
+    request: &BuildRequest<'_>,
+    project: &Project,
+    mut log: BuildLog,
+) -> Result<PathBuf, BuildError> {
+    let target = &request.cross_env.target;
+    let backend = project.build_system.backend.name();
+    std::fs::create_dir_all(request.out_dir)
+        .map_err(|source| io_error("create", request.out_dir, source))?;
     let staging = tempfile::Builder::new()
         .prefix(".crosswheel-")
         .tempdir_in(request.out_dir)
-        .map_err(io(request.out_dir))?;
-    let cross_run = driver::HookRun {
-        config_settings: &settings,
-        env: &cross_vars,
-        remove: &[],
-        ..host_run
-    };
+        .map_err(|source| io_error("create a folder in", request.out_dir, source))?;
     let outcome = cross_run.run("build_wheel", Some(staging.path()))?;
-    log_text.push_str(&outcome.output);
-    write_log(&log, &log_text)?;
+    log.append(&outcome.output)?;
     let wheel_name = match (
         outcome.success,
         outcome.result.as_ref().and_then(Value::as_str),
@@ -277,35 +343,26 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
             return Err(BuildError::BackendFailed {
                 project: project.name.clone(),
                 target: target.to_string(),
-                toolchain: toolchain.description.clone(),
-                backend: system.backend.name(),
-                failure: Box::new(Failure {
-                    status: outcome.status,
-                    excerpt: driver::error_excerpt(&outcome.output),
-                    log,
-                }),
+                toolchain: request.cross_env.toolchain().description.clone(),
+                backend,
+                failure: log.failure(outcome.status, &outcome.output),
             });
         }
     };
     let expected = target.platform_tag();
     if !wheel_platform_matches(&wheel_name, &expected) {
         return Err(BuildError::WrongPlatform {
-            backend: system.backend.name(),
+            backend,
             wheel: wheel_name,
             target: target.id().to_string(),
             expected,
-            log: Box::new(log),
+            log: Box::new(log.path),
         });
     }
-    let built = staging.path().join(&wheel_name);
     let path = request.out_dir.join(&wheel_name);
-    std::fs::rename(&built, &path).map_err(io(&path))?;
-    Ok(BuiltWheel {
-        path,
-        backend: system.backend,
-        log,
-        duration: started.elapsed(),
-    })
+    std::fs::rename(staging.path().join(&wheel_name), &path)
+        .map_err(|source| io_error("move the wheel to", &path, source))?;
+    Ok(path)
 }
 
 /// User settings plus what points each backend at the cross files.

@@ -1,0 +1,281 @@
+//! One build identifier through build → repair → test → wheelhouse. Each stage is a
+//! named step; the first that fails ends the identifier with a typed [`Ending::Failed`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+
+use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
+use super::{PipelineOptions, hooks, progress, report};
+use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
+use crate::crossenv::{BuildPython, CrossEnv};
+use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
+use crate::target::Target;
+use crate::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+
+/// Everything the stages of one identifier share.
+struct Identifier<'a> {
+    plan: &'a Plan,
+    spec: &'a BuildSpec,
+    cache: &'a Cache,
+    options: &'a PipelineOptions,
+    target: Target,
+    /// The user's `environment`, expanded.
+    environment: BTreeMap<String, String>,
+    /// Work happens outside the wheelhouse: a crash must not leave the backend's or the
+    /// repair's intermediate wheels where users and upload steps glob `*.whl`.
+    work: tempfile::TempDir,
+    times: StageTimes,
+    test: TestResult,
+}
+
+/// Runs one identifier to its end; never fails itself, so one identifier cannot stop the
+/// others.
+pub(super) fn run_one(
+    plan: &Plan,
+    spec: &BuildSpec,
+    cache: &Cache,
+    options: &PipelineOptions,
+) -> Outcome {
+    let mut times = StageTimes::default();
+    let prepared = super::target_of(spec).and_then(|target| {
+        Ok(Identifier {
+            plan,
+            spec,
+            cache,
+            options,
+            target,
+            environment: super::user_environment(spec),
+            work: tempfile::Builder::new()
+                .prefix("crosswheel-work-")
+                .tempdir()?,
+            times,
+            test: TestResult::NotRun,
+        })
+    });
+    let mut identifier = match prepared {
+        Ok(identifier) => identifier,
+        Err(error) => {
+            return Outcome {
+                identifier: spec.identifier.clone(),
+                times,
+                test: TestResult::NotRun,
+                ending: failed(Stage::Build, error),
+            };
+        }
+    };
+    let ending = identifier
+        .run()
+        .unwrap_or_else(|(stage, error)| failed(stage, error));
+    times = identifier.times;
+    Outcome {
+        identifier: spec.identifier.clone(),
+        times,
+        test: identifier.test,
+        ending,
+    }
+}
+
+fn failed(stage: Stage, error: anyhow::Error) -> Ending {
+    Ending::Failed {
+        stage,
+        error,
+        kept_apart: None,
+    }
+}
+
+type StageResult<T> = std::result::Result<T, (Stage, anyhow::Error)>;
+
+/// Runs `step` as `stage`, records its duration and tags its error with the stage.
+fn timed<T>(
+    slot: &mut std::time::Duration,
+    stage: Stage,
+    step: impl FnOnce() -> Result<T>,
+) -> StageResult<T> {
+    let started = Instant::now();
+    let result = step();
+    *slot = started.elapsed();
+    result.map_err(|error| (stage, error))
+}
+
+impl Identifier<'_> {
+    fn run(&mut self) -> StageResult<Ending> {
+        let id = self.spec.identifier.clone();
+
+        let step = progress::Step::start(&id, "build");
+        let mut build_time = self.times.build;
+        let built = timed(&mut build_time, Stage::Build, || self.build());
+        self.times.build = build_time;
+        let (python, built) = built?;
+        step.finish(&format!("built {}", super::file_name_of(&built.path)));
+
+        let step = progress::Step::start(&id, "repair");
+        let mut repair_time = self.times.repair;
+        let repaired = timed(&mut repair_time, Stage::Repair, || {
+            self.repair(&python, &built)
+        });
+        self.times.repair = repair_time;
+        let repaired = repaired?;
+        step.finish(&format!("repaired as {}", super::file_name_of(&repaired)));
+
+        let step = progress::Step::start_streaming(&id, "test");
+        let mut test_time = self.times.test;
+        let test = timed(&mut test_time, Stage::Test, || {
+            super::test(
+                self.plan,
+                self.spec,
+                &repaired,
+                self.cache,
+                self.work.path(),
+            )
+        });
+        self.times.test = test_time;
+        self.test = test?;
+        step.finish(&report::test_cell(&self.test));
+        if let TestResult::Failed { reason } = &self.test {
+            return Ok(self.keep_failed_wheel_apart(&repaired, reason));
+        }
+
+        let wheel = self
+            .collect(&repaired)
+            .map_err(|error| (Stage::Collect, error))?;
+        Ok(Ending::Finished(wheel))
+    }
+
+    fn out_dir(&self) -> PathBuf {
+        let configured = &self.spec.options.output_dir;
+        if configured.is_absolute() {
+            configured.clone()
+        } else {
+            self.plan.project_dir.join(configured)
+        }
+    }
+
+    /// The project's backend in the target's cross environment (and `before-build`).
+    fn build(&self) -> Result<(BuildPython, BuiltWheel)> {
+        let spec = self.spec;
+        let python = BuildPython::find(&spec.python).with_context(|| {
+            format!(
+                "{} needs a python{} interpreter on PATH to build with",
+                spec.identifier, spec.python
+            )
+        })?;
+        let kind = match spec.options.toolchain {
+            Toolchain::Zig => ToolchainKind::Zig,
+            Toolchain::Gcc => ToolchainKind::Gcc,
+        };
+        let toolchain = resolve_toolchain(
+            kind,
+            &self.target,
+            self.cache,
+            &python.executable,
+            self.options.offline,
+        )?;
+        let cross_env = CrossEnv::create(self.cache, &python, &toolchain)?;
+        if let Some(command) = &spec.options.before_build {
+            hooks::run_shell(
+                "before-build",
+                command,
+                &self.plan.project_dir,
+                &self.environment,
+            )?;
+        }
+        let built = build_wheel(&BuildRequest {
+            project_dir: &self.plan.project_dir,
+            out_dir: &self.work.path().join("built"),
+            cross_env: &cross_env,
+            python: &python,
+            cache: self.cache,
+            config_settings: &spec.options.config_settings,
+            extra_target_requires: &spec.options.target_requires,
+            environment: &self.environment,
+            offline: self.options.offline,
+        })?;
+        Ok((python, built))
+    }
+
+    /// crosswheel's own repair, the user's `repair-wheel-command`, or none.
+    fn repair(&self, python: &BuildPython, built: &BuiltWheel) -> Result<PathBuf> {
+        let repaired_dir = self.work.path().join("repaired");
+        std::fs::create_dir_all(&repaired_dir)?;
+        match &self.spec.options.repair {
+            RepairCommand::Skip => Ok(built.path.clone()),
+            RepairCommand::Command(_) => {
+                let command = self
+                    .spec
+                    .options
+                    .repair
+                    .command_for(
+                        &built.path.to_string_lossy(),
+                        &repaired_dir.to_string_lossy(),
+                    )
+                    .unwrap_or_default();
+                hooks::run_shell(
+                    "repair-wheel-command",
+                    &command,
+                    &self.plan.project_dir,
+                    &self.environment,
+                )?;
+                super::single_wheel_in(&repaired_dir)
+            }
+            RepairCommand::Builtin => {
+                let lib_paths = super::target_library_folders(
+                    self.cache,
+                    &self.target,
+                    python,
+                    &self.plan.project_dir,
+                    self.spec,
+                    self.options.offline,
+                )?;
+                super::builtin_repair(&built.path, &self.target, lib_paths, &repaired_dir)
+            }
+        }
+    }
+
+    /// A wheel whose tests failed goes to `<wheelhouse>/.crosswheel-failed/<identifier>/`
+    /// with its log, never among the finished wheels.
+    fn keep_failed_wheel_apart(&self, repaired: &Path, reason: &str) -> Ending {
+        match super::keep_apart(
+            &self.out_dir(),
+            &self.spec.identifier,
+            repaired,
+            self.work.path(),
+        ) {
+            Ok(kept) => Ending::Failed {
+                stage: Stage::Test,
+                error: anyhow::anyhow!("{reason}; the wheel and its log are in {}", kept.display()),
+                kept_apart: Some(kept),
+            },
+            Err(error) => failed(
+                Stage::Test,
+                error.context(format!("{reason}; keeping the wheel apart failed too")),
+            ),
+        }
+    }
+
+    /// Moves the tested wheel into the wheelhouse and hashes it.
+    fn collect(&self, repaired: &Path) -> Result<FinishedWheel> {
+        let out_dir = self.out_dir();
+        let file_name = repaired
+            .file_name()
+            .context("repaired wheel has no file name")?;
+        std::fs::create_dir_all(&out_dir)
+            .with_context(|| format!("creating {}", out_dir.display()))?;
+        let destination = out_dir.join(file_name);
+        super::move_file(repaired, &destination)
+            .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
+        let bytes = std::fs::read(&destination)
+            .with_context(|| format!("reading {}", destination.display()))?;
+        Ok(FinishedWheel {
+            sha256: Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            size: bytes.len() as u64,
+            path: destination,
+        })
+    }
+}
