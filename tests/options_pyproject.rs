@@ -399,15 +399,15 @@ fn a_setup_py_project_without_pyproject_gets_the_defaults() {
     std::fs::write(dir.path().join("setup.py"), "").unwrap();
     let plan = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap();
     assert_eq!(plan.config_file, None);
-    // cp311 (the version the target sysroots provide) for three targets.
-    assert_eq!(
-        plan.identifiers().collect::<Vec<_>>(),
-        [
-            "cp311-manylinux_aarch64",
-            "cp311-manylinux_ppc64le",
-            "cp311-macosx_arm64"
-        ]
-    );
+    // Every CPython upstream supports, for three targets, like cibuildwheel.
+    let identifiers: Vec<&str> = plan.identifiers().collect();
+    assert_eq!(identifiers.len(), 15, "{identifiers:?}");
+    for version in ["cp310", "cp311", "cp312", "cp313", "cp314"] {
+        for platform in ["manylinux_aarch64", "manylinux_ppc64le", "macosx_arm64"] {
+            let identifier = format!("{version}-{platform}");
+            assert!(identifiers.contains(&identifier.as_str()), "{identifier}");
+        }
+    }
     let options = &plan.builds[0].options;
     assert_eq!(options.toolchain, Toolchain::Zig);
     assert_eq!(options.output_dir, PathBuf::from("wheelhouse"));

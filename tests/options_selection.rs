@@ -279,3 +279,33 @@ fn matrix_without_tests_has_no_test_jobs() {
     let matrix = github_matrix(&plan, MatrixJobs::Test);
     assert!(matrix_entries(&matrix).is_empty());
 }
+
+#[test]
+fn without_a_python_option_every_supported_cpython_is_built_within_requires_python() {
+    let pyproject = "[project]\nname = \"x\"\nrequires-python = \">=3.10\"\n";
+    let linux_aarch64: Vec<String> = selected(pyproject, &CliOverrides::default(), &[])
+        .into_iter()
+        .filter(|id| id.ends_with("-manylinux_aarch64"))
+        .collect();
+    assert_eq!(
+        linux_aarch64,
+        [
+            "cp310-manylinux_aarch64",
+            "cp311-manylinux_aarch64",
+            "cp312-manylinux_aarch64",
+            "cp313-manylinux_aarch64",
+            "cp314-manylinux_aarch64"
+        ]
+    );
+    let newer = "[project]\nname = \"x\"\nrequires-python = \">=3.12\"\n";
+    let versions: std::collections::BTreeSet<String> =
+        selected(newer, &CliOverrides::default(), &[])
+            .iter()
+            .map(|id| id.split('-').next().unwrap().to_string())
+            .collect();
+    assert_eq!(
+        versions.into_iter().collect::<Vec<_>>(),
+        ["cp312", "cp313", "cp314"],
+        "a >=3.12 project plans builds instead of `no build selected`"
+    );
+}
