@@ -111,6 +111,10 @@ pub struct BuildArgs {
     /// Never download: use only what the cache already holds.
     #[arg(long)]
     pub offline: bool,
+    /// Fail a build whose tests cannot run here (no target CPython of its version) instead
+    /// of keeping it untested; also CROSSWHEEL_REQUIRE_TESTS=1.
+    #[arg(long)]
+    pub require_tests: bool,
 }
 
 #[derive(Debug, Args)]

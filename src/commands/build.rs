@@ -45,6 +45,7 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         &plan,
         &PipelineOptions {
             offline: args.offline,
+            require_tests: args.require_tests || env_flag("CROSSWHEEL_REQUIRE_TESTS"),
         },
     )?;
     print!("{}", report::summary(&outcomes));
@@ -79,4 +80,14 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
     let plan = resolve(&args.project, &cli, &ProcessEnv)?;
     println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A boolean variable: `1`, `true` or `yes` (any case) set it.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes"
+        )
+    })
 }

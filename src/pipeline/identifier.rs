@@ -138,6 +138,13 @@ impl Identifier<'_> {
         if let TestResult::Failed { reason } = &self.test {
             return Ok(self.keep_failed_wheel_apart(&repaired, reason));
         }
+        if let TestResult::NotTested { reason } = &self.test {
+            if self.options.require_tests {
+                let reason = format!("not tested: {reason}; --require-tests makes that a failure");
+                return Ok(self.keep_failed_wheel_apart(&repaired, &reason));
+            }
+            tracing::warn!("{id}: not tested: {reason}");
+        }
 
         let wheel = self
             .collect(&repaired)

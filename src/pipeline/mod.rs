@@ -20,7 +20,7 @@ use crate::backend::prepare_target_site;
 use crate::crossenv::BuildPython;
 use crate::options::{BuildSpec, Plan};
 use crate::repair::{RepairRequest, repair};
-use crate::sysroot::SysrootError;
+use crate::sysroot::{LinuxArch, SysrootError};
 use crate::target::Target;
 use crate::testing::{self, TestError, TestSpec, Verdict};
 use crate::toolchain::Cache;
@@ -28,6 +28,8 @@ use crate::wheel::source_date_epoch;
 
 pub struct PipelineOptions {
     pub offline: bool,
+    /// A build whose tests cannot run here fails instead of being kept as untested.
+    pub require_tests: bool,
 }
 
 /// Runs every identifier of `plan`. A failing identifier never stops the others; a failed
@@ -212,10 +214,17 @@ fn test(
     };
     let opened = crate::wheel::open_within_env_limits(wheel)?;
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {
-        Err(TestError::Sysroot(unavailable @ SysrootError::UnsupportedPython { .. })) => bail!(
-            "{unavailable}; to build {} without testing it, add it to `test-skip`",
-            spec.identifier
-        ),
+        Err(TestError::Sysroot(SysrootError::UnsupportedPython { version, arch, .. })) => {
+            let shipped = LinuxArch::parse(arch)
+                .map(crate::sysroot::archive::shipped_versions)
+                .unwrap_or_default();
+            return Ok(TestResult::NotTested {
+                reason: format!(
+                    "no {arch} CPython {version} (Debian ships {}; set target-python)",
+                    shipped.join(", ")
+                ),
+            });
+        }
         other => other?,
     };
     Ok(match verdict {

@@ -16,6 +16,11 @@ pub enum TestResult {
     },
     /// macOS from Linux: dyld's checks done statically; nothing was executed.
     StaticCheckPassed,
+    /// The build has a test command, but nothing here can run it (no target CPython of
+    /// its version); `reason` says what is missing and how to provide it.
+    NotTested {
+        reason: String,
+    },
     Failed {
         reason: String,
     },

@@ -43,6 +43,7 @@ pub fn test_cell(test: &TestResult) -> String {
         TestResult::NotRun => "not run".into(),
         TestResult::Passed { mode } => format!("passed ({})", mode_name(*mode)),
         TestResult::StaticCheckPassed => "static check (not executed)".into(),
+        TestResult::NotTested { .. } => "NOT TESTED".into(),
         TestResult::Failed { .. } => "FAILED".into(),
     }
 }
@@ -58,6 +59,8 @@ struct Row {
     test_time: String,
     sha256: String,
     problem: Option<String>,
+    /// Said of a build that succeeded but was not tested.
+    note: Option<String>,
 }
 
 fn rows(outcomes: &[Outcome]) -> Vec<Row> {
@@ -87,6 +90,10 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
                     crate::logging::one_line(error)
                 )),
                 Ending::Finished(_) => None,
+            },
+            note: match &o.test {
+                TestResult::NotTested { reason } => Some(format!("not tested: {reason}")),
+                _ => None,
             },
         })
         .collect()
@@ -144,6 +151,9 @@ pub fn summary(outcomes: &[Outcome]) -> String {
         if row.sha256 != "-" {
             let _ = writeln!(out, "{:<26} sha256 {}", "", row.sha256);
         }
+        if let Some(note) = &row.note {
+            let _ = writeln!(out, "{:<26} {note}", "");
+        }
         if let Some(problem) = &row.problem {
             for line in problem_lines(problem) {
                 let _ = writeln!(out, "{:<26} {line}", "");
@@ -167,13 +177,14 @@ pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
         "### crosswheel\n\n| identifier | result | wheel | size | test | build | repair | sha256 |\n|---|---|---|---|---|---|---|---|"
     )?;
     for row in rows(outcomes) {
-        let result = match &row.problem {
-            Some(problem) => format!(
+        let result = match (&row.problem, &row.note) {
+            (None, Some(note)) => format!("{}: {note}", row.result),
+            (Some(problem), _) => format!(
                 "{}: {}",
                 row.result,
                 problem_lines(problem).join("<br>").replace('|', "\\|")
             ),
-            None => row.result.to_string(),
+            (None, None) => row.result.to_string(),
         };
         writeln!(
             file,

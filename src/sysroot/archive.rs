@@ -122,6 +122,14 @@ pub(crate) fn qemu_suite() -> Suite {
         })
 }
 
+/// Every CPython version Debian ships for `arch`, oldest first: `3.11`.
+pub fn shipped_versions(arch: LinuxArch) -> Vec<String> {
+    shipped_pythons(arch)
+        .into_iter()
+        .filter_map(|text| text.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
 /// Every CPython version Debian ships for `arch`, oldest first, with its release:
 /// `3.11 (Debian bookworm)`.
 pub fn shipped_pythons(arch: LinuxArch) -> Vec<String> {
