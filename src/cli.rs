@@ -9,7 +9,8 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "crosswheel",
     version,
-    about = "Build, repair and test Python wheels for macOS arm64 and manylinux aarch64/ppc64le from a Linux x86_64 host"
+    about = "Build, repair and test Python wheels for macOS arm64 and manylinux aarch64/ppc64le from a Linux x86_64 host",
+    disable_help_subcommand = true
 )]
 pub struct Cli {
     /// More output (-v details, -vv trace).
@@ -39,6 +40,17 @@ pub enum Command {
     Check(CheckArgs),
     /// Upload wheels and sdists to a package index.
     Upload(UploadArgs),
+    /// Help on a command, or `help config`: every option of [tool.crosswheel] / [tool.cibuildwheel].
+    Help(HelpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// `config` for the options table, or a command name.
+    pub topic: Vec<String>,
+    /// With `config`: print the table as Markdown (as in docs/configuration.md).
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 #[derive(Debug, Args)]
@@ -115,6 +127,10 @@ pub struct BuildArgs {
     /// of keeping it untested; also CROSSWHEEL_REQUIRE_TESTS=1.
     #[arg(long)]
     pub require_tests: bool,
+    /// Build this many identifiers at once (default: the number of CPU cores; also
+    /// CROSSWHEEL_JOBS). Each identifier's output is printed together when it is done.
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,11 @@
 //! Logging set-up: `tracing` to stderr, `-v` for details, `RUST_LOG` wins.
+//!
+//! When identifiers build concurrently, each worker thread [`capture`]s what it logs and
+//! echoes, so one identifier's output is printed together once it is done instead of
+//! interleaved with the others'.
 
-use std::io::IsTerminal;
+use std::cell::RefCell;
+use std::io::{IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
@@ -13,11 +18,61 @@ pub fn init(verbosity: u8) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| Sink)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .without_time()
         .try_init();
+}
+
+thread_local! {
+    static CAPTURED: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with everything this thread logs or [`echo`]es kept in memory; returns
+/// its result and that output.
+pub fn capture<T>(work: impl FnOnce() -> T) -> (T, Vec<u8>) {
+    CAPTURED.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
+    let result = work();
+    let output = CAPTURED
+        .with(|cell| cell.borrow_mut().take())
+        .unwrap_or_default();
+    (result, output)
+}
+
+/// Whether this thread's output is being captured (no live spinners, no inherited stdio).
+pub fn capturing() -> bool {
+    CAPTURED.with(|cell| cell.borrow().is_some())
+}
+
+/// Writes output a user watches (a test suite's, a hook's) to stderr, or to this thread's
+/// capture.
+pub fn echo(bytes: &[u8]) {
+    let _ = Sink.write_all(bytes);
+}
+
+/// stderr, or this thread's capture buffer when there is one.
+struct Sink;
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let captured = CAPTURED.with(|cell| match cell.borrow_mut().as_mut() {
+            Some(buffer) => {
+                buffer.extend_from_slice(bytes);
+                true
+            }
+            None => false,
+        });
+        if captured {
+            Ok(bytes.len())
+        } else {
+            std::io::stderr().write(bytes)
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// An error and its causes on one line (`what: which file: why`), each cause once: a

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => commands::build::run_matrix(&args),
         Command::Check(args) => commands::publish::run_check(&args),
         Command::Upload(args) => commands::publish::run_upload(&args),
+        Command::Help(args) => commands::help::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -80,7 +80,7 @@ fn unknown_platform_table_suggests_a_platform() {
 
 #[test]
 fn key_far_from_every_option_points_to_the_docs() {
-    let (err, message) = file_error("[tool.crosswheel]\nmanylinux-x86_64-image = \"x\"\n");
+    let (err, message) = file_error("[tool.crosswheel]\nsomething-else-entirely = \"x\"\n");
     assert!(
         matches!(
             err,
@@ -91,7 +91,12 @@ fn key_far_from_every_option_points_to_the_docs() {
         ),
         "{err:?}"
     );
-    assert!(message.contains("docs/configuration.md"), "{message}");
+    assert!(message.contains("`crosswheel help config`"), "{message}");
+    assert!(
+        message
+            .contains("https://github.com/crosswheel/crosswheel/blob/main/docs/configuration.md"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -136,9 +141,9 @@ fn invalid_values_say_what_is_accepted() {
         "{message}"
     );
 
-    let (_, message) = file_error("[tool.crosswheel]\narchs = \"x86_64\"\n");
+    let (_, message) = file_error("[tool.crosswheel]\narchs = \"sparc\"\n");
     assert!(
-        message.contains("`x86_64` is not a crosswheel target"),
+        message.contains("`sparc` is not an architecture"),
         "{message}"
     );
 
@@ -148,8 +153,8 @@ fn invalid_values_say_what_is_accepted() {
     let (_, message) = file_error("[tool.crosswheel]\npython = [\"3.11\"]\n");
     assert!(message.contains("cp311"), "{message}");
 
-    let (_, message) = file_error("[tool.crosswheel]\nenvironment = \"X=$(date)\"\n");
-    assert!(message.contains("command substitution"), "{message}");
+    let (_, message) = file_error("[tool.crosswheel]\nenvironment = \"X=$((1 + 2))\"\n");
+    assert!(message.contains("arithmetic expansion"), "{message}");
 }
 
 #[test]

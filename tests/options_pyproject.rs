@@ -127,7 +127,7 @@ fn environment_table_keeps_file_order_and_variable_references() {
         ("HOME".to_string(), "/home/me".to_string()),
         ("PATH".to_string(), "/usr/bin".to_string()),
     ]);
-    environment.apply(&mut vars);
+    environment.apply(&mut vars, project.path()).unwrap();
     assert_eq!(vars["CFLAGS"], "-O2 -g0");
     assert_eq!(vars["PATH"], "/home/me/bin:/usr/bin");
 }

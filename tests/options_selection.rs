@@ -244,13 +244,17 @@ fn matrix_has_one_linux_build_job_per_identifier_and_native_tests_for_macos() {
         .collect();
     assert_eq!(
         test_ids,
-        ["cp312-macosx_arm64"],
-        "cp311 is test-skipped, Linux tests run emulated"
+        ["cp312-manylinux_aarch64", "cp312-macosx_arm64"],
+        "cp311 macOS is test-skipped; Linux tests run emulated where Debian ships the \
+         CPython (3.11), natively on an arm64 runner where it does not (3.12 on aarch64; \
+         ppc64le has no GitHub runner and stays `not tested`)"
     );
-    assert_eq!(tests[0]["test-on"], "macos-14");
-    assert_eq!(tests[0]["os"], "macos-14");
+    assert_eq!(tests[0]["test-on"], "ubuntu-24.04-arm");
+    assert_eq!(tests[0]["os"], "ubuntu-24.04-arm");
+    assert_eq!(tests[1]["test-on"], "macos-14");
+    assert_eq!(tests[1]["os"], "macos-14");
     assert_eq!(
-        tests[0]["artifact"],
+        tests[1]["artifact"],
         builds
             .iter()
             .find(|b| b["identifier"] == "cp312-macosx_arm64")
@@ -270,7 +274,14 @@ fn matrix_can_list_build_or_test_jobs_alone() {
         .iter()
         .filter_map(|e| e["identifier"].as_str())
         .collect();
-    assert_eq!(test_ids, ["cp311-macosx_arm64", "cp312-macosx_arm64"]);
+    assert_eq!(
+        test_ids,
+        [
+            "cp311-macosx_arm64",
+            "cp312-manylinux_aarch64",
+            "cp312-macosx_arm64"
+        ]
+    );
 }
 
 #[test]

@@ -147,3 +147,29 @@ fn a_cpython_debian_does_not_ship_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// Real cp313 and cp314 wheels from PyPI pass their own self-test on Debian's CPython of
+/// their version (trixie's 3.13, forky's 3.14) under qemu, on both Linux targets.
+#[test]
+fn real_cp313_and_cp314_wheels_pass_their_own_suites_on_both_linux_targets() {
+    let check = "python -c 'import sys, platform, bitarray; \
+                 result = bitarray.test(verbosity=0); \
+                 print(sys.version_info[:2], platform.machine(), result.testsRun, \"tests\"); \
+                 sys.exit(not result.wasSuccessful() or result.testsRun < 100)'";
+    for (version, python) in [("cp313", (3, 13)), ("cp314", (3, 14))] {
+        for arch in ["aarch64", "ppc64le"] {
+            let name = format!(
+                "bitarray-3.7.2-{version}-{version}-manylinux2014_{arch}.manylinux_2_17_{arch}.manylinux_2_28_{arch}.whl"
+            );
+            let output = crosswheel_test(&fixture(&name), check);
+            let all = text(&output);
+            assert!(output.status.success(), "{name}: {all}");
+            let expected = format!("({}, {}) {arch} ", python.0, python.1);
+            assert!(all.contains(&expected), "{name} ran elsewhere: {all}");
+            assert!(
+                String::from_utf8_lossy(&output.stdout).starts_with("passed (emulated"),
+                "{all}"
+            );
+        }
+    }
+}

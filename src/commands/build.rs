@@ -6,8 +6,8 @@ use anyhow::{Result, bail};
 
 use crate::cli::{BuildArgs, MatrixArgs};
 use crate::options::{
-    CliOverrides, MatrixJobs, ProcessEnv, github_matrix, identifiers_json, identifiers_text,
-    resolve,
+    CliOverrides, MatrixJobs, Plan, ProcessEnv, env_var_warnings, github_matrix, identifiers_json,
+    identifiers_text, resolve,
 };
 use crate::pipeline::{PipelineOptions, report, run};
 
@@ -29,7 +29,9 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     if let Some(toolchain) = &args.toolchain {
         cli.set("toolchain", toolchain.clone());
     }
+    warn_about_misspelt_variables();
     let plan = resolve(&args.project, &cli, &ProcessEnv)?;
+    say_plan_notes(&plan);
     if args.print_build_identifiers {
         if args.json {
             println!(
@@ -46,6 +48,7 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         &PipelineOptions {
             offline: args.offline,
             require_tests: args.require_tests || env_flag("CROSSWHEEL_REQUIRE_TESTS"),
+            jobs: jobs(args.jobs)?,
         },
     )?;
     print!("{}", report::summary(&outcomes));
@@ -77,7 +80,9 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
         allow_empty: true,
         ..Default::default()
     };
+    warn_about_misspelt_variables();
     let plan = resolve(&args.project, &cli, &ProcessEnv)?;
+    say_plan_notes(&plan);
     println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
     Ok(ExitCode::SUCCESS)
 }
@@ -90,4 +95,40 @@ fn env_flag(name: &str) -> bool {
             "1" | "true" | "yes"
         )
     })
+}
+
+/// `--jobs`, else `CROSSWHEEL_JOBS`, else the number of CPU cores.
+fn jobs(flag: Option<usize>) -> Result<usize> {
+    let jobs = match flag {
+        Some(jobs) => jobs,
+        None => match std::env::var("CROSSWHEEL_JOBS") {
+            Ok(text) if !text.trim().is_empty() => text.trim().parse().map_err(|_| {
+                anyhow::anyhow!("CROSSWHEEL_JOBS={text:?}: expected a number of builds at once")
+            })?,
+            _ => std::thread::available_parallelism().map_or(1, usize::from),
+        },
+    };
+    if jobs == 0 {
+        bail!("--jobs 0: at least one build must run at a time");
+    }
+    Ok(jobs)
+}
+
+/// `CROSSWHEEL_*` and `CIBW_*` variables that look like misspelt option variables: said
+/// before anything else, since such a variable is otherwise silently without effect.
+fn warn_about_misspelt_variables() {
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .collect();
+    for warning in env_var_warnings(names.iter().map(String::as_str)) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// What crosswheel says once per run about the configuration it read: the table, the
+/// `CIBW_*` variables used, what is ignored and what is not built here.
+fn say_plan_notes(plan: &Plan) {
+    for note in &plan.notes {
+        eprintln!("{note}");
+    }
 }

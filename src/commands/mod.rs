@@ -2,6 +2,7 @@
 //! stage modules and prints the result. Errors carry `anyhow` context.
 
 pub mod build;
+pub mod help;
 pub mod inspect;
 pub mod publish;
 pub mod repair;

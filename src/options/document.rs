@@ -1,12 +1,14 @@
 //! Reads `[tool.crosswheel]` (with its platform tables and overrides) from a TOML file,
 //! keeping the line of every value so that errors can point at it.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::cibw;
 use super::error::{OptionsError, Origin};
 use super::identifiers::Platform;
 use super::schema::{self, Kind, OptionSpec, Scope};
@@ -32,24 +34,37 @@ pub(crate) struct ConfigDocument {
     pub global: Layer,
     pub platforms: BTreeMap<Platform, Layer>,
     pub overrides: Vec<Override>,
+    /// The table that was read (`tool.crosswheel`), `None` when the file has none.
+    pub table: Option<String>,
+    /// Options and platform tables present that do not apply to cross builds
+    /// (`manylinux-x86_64-image`, `[windows]`), in file order.
+    pub ignored: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Level {
     Top,
     Platform,
+    /// A platform table crosswheel builds nothing for (`[windows]`): its keys must be
+    /// options, its values are not read.
+    ForeignPlatform,
     Override,
 }
 
 impl ConfigDocument {
     /// Reads the table at `table_path` (`["tool", "crosswheel"]` in a pyproject.toml); a
-    /// document without that table configures nothing.
+    /// document without that table configures nothing. Every problem of the table is
+    /// reported, not just the first.
     pub(crate) fn parse(
         path: &Path,
         text: &str,
         table_path: &[&str],
     ) -> Result<ConfigDocument, OptionsError> {
-        let reader = Reader { path, text };
+        let reader = Reader {
+            path,
+            text,
+            errors: RefCell::new(Vec::new()),
+        };
         let root = DeTable::parse(text).map_err(|err| OptionsError::Syntax {
             path: path.to_path_buf(),
             line: err.span().map_or(1, |span| reader.line(span.start)),
@@ -77,8 +92,12 @@ impl ConfigDocument {
                 }
             };
         }
-        let mut document = ConfigDocument::default();
-        reader.read_table(table, &table_name, Level::Top, &mut document)?;
+        let mut document = ConfigDocument {
+            table: Some(table_name.clone()),
+            ..ConfigDocument::default()
+        };
+        reader.read_table(table, &table_name, Level::Top, &mut document);
+        OptionsError::from_all(reader.errors.into_inner())?;
         Ok(document)
     }
 }
@@ -86,6 +105,8 @@ impl ConfigDocument {
 struct Reader<'a> {
     path: &'a Path,
     text: &'a str,
+    /// Every problem found so far; reading goes on past each.
+    errors: RefCell<Vec<OptionsError>>,
 }
 
 impl Reader<'_> {
@@ -101,73 +122,127 @@ impl Reader<'_> {
         }
     }
 
+    /// Keeps the value, or records the problem and gives `None`.
+    fn keep<T>(&self, result: Result<T, OptionsError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.errors.borrow_mut().push(error);
+                None
+            }
+        }
+    }
+
     fn read_table(
         &self,
         table: &DeTable<'_>,
         table_name: &str,
         level: Level,
         document: &mut ConfigDocument,
-    ) -> Result<(), OptionsError> {
+    ) {
         let mut layer = Layer::new();
         let mut select = None;
+        let mut select_seen = false;
         let mut inherit = None;
         for (key, value) in in_file_order(table) {
             let name: &str = key.get_ref();
             let origin = self.origin(key.span().start);
-            if level == Level::Top
-                && let Some(platform) = Platform::from_name(name)
-            {
-                let platform_layer = self.read_platform_table(value, table_name, name, origin)?;
-                document.platforms.insert(platform, platform_layer);
-                continue;
+            if level == Level::Top {
+                if let Some(platform) = Platform::from_name(name) {
+                    let read = self.read_platform_table(
+                        value,
+                        table_name,
+                        name,
+                        origin,
+                        Level::Platform,
+                        &mut document.ignored,
+                    );
+                    if let Some(platform_layer) = self.keep(read) {
+                        document.platforms.insert(platform, platform_layer);
+                    }
+                    continue;
+                }
+                if cibw::foreign_platform_tables().any(|foreign| foreign == name) {
+                    let read = self.read_platform_table(
+                        value,
+                        table_name,
+                        name,
+                        origin,
+                        Level::ForeignPlatform,
+                        &mut Vec::new(),
+                    );
+                    if self.keep(read).is_some() {
+                        push_once(&mut document.ignored, format!("[{name}]"));
+                    }
+                    continue;
+                }
             }
             match (level, name) {
                 (Level::Top, "overrides") => {
-                    self.read_overrides(value, table_name, &mut document.overrides)?;
+                    self.read_overrides(value, table_name, document);
                     continue;
                 }
                 (Level::Override, "select") => {
-                    select = Some(self.read_select(value, origin)?);
+                    select_seen = true;
+                    select = self.keep(self.read_select(value, origin));
                     continue;
                 }
                 (Level::Override, "inherit") => {
-                    inherit = Some(self.read_inherit(value, origin)?);
+                    inherit = self.keep(self.read_inherit(value, origin));
                     continue;
                 }
                 _ => {}
             }
             let Some(spec) = schema::find(name) else {
-                return Err(unknown_key(name, table_name, level, origin));
+                self.keep::<()>(Err(unknown_key(name, table_name, level, origin)));
+                continue;
             };
-            if level == Level::Override && spec.scope == Scope::Selection {
-                return Err(OptionsError::NotOverridable {
+            if level == Level::ForeignPlatform {
+                continue;
+            }
+            if level == Level::Override && !overridable(spec) {
+                self.keep::<()>(Err(OptionsError::NotOverridable {
                     origin,
                     key: name.to_string(),
-                });
+                    table: table_name.to_string(),
+                }));
+                continue;
             }
-            let setting = self.read_value(spec, value)?;
+            if spec.kind == Kind::Ignored {
+                push_once(&mut document.ignored, name.to_string());
+            }
+            let Some(setting) = self.keep(self.read_value(spec, value)) else {
+                continue;
+            };
             let canonical = schema::canonical_key(spec.key);
             if layer.contains_key(canonical) {
-                return Err(OptionsError::ArchsAndTargets { origin });
+                self.keep::<()>(Err(OptionsError::ArchsAndTargets { origin }));
+                continue;
             }
             layer.insert(canonical, Located { setting, origin });
         }
-        if level == Level::Override {
-            let select = select.ok_or_else(|| OptionsError::InvalidValue {
-                origin: self.origin(table_start(table)),
-                key: "select".to_string(),
-                message: "every [[tool.crosswheel.overrides]] entry needs `select`, e.g. select = \"cp311-*\"".to_string(),
-            })?;
-            let inherit = inherit.unwrap_or_default();
-            document.overrides.push(Override {
-                select,
-                values: layer,
-                inherit,
-            });
-        } else {
-            document.global = layer;
+        match level {
+            Level::Override => {
+                if !select_seen {
+                    self.keep::<()>(Err(OptionsError::InvalidValue {
+                        origin: self.origin(table_start(table)),
+                        key: "select".to_string(),
+                        message: format!(
+                            "every {table_name} entry needs `select`, e.g. select = \"cp311-*\""
+                        ),
+                    }));
+                }
+                if let Some(select) = select {
+                    document.overrides.push(Override {
+                        select,
+                        values: layer,
+                        inherit: inherit.unwrap_or_default(),
+                    });
+                }
+            }
+            Level::Top | Level::Platform => document.global = layer,
+            Level::ForeignPlatform => {}
         }
-        Ok(())
     }
 
     fn read_platform_table(
@@ -176,6 +251,8 @@ impl Reader<'_> {
         table_name: &str,
         platform_name: &str,
         origin: Origin,
+        level: Level,
+        ignored: &mut Vec<String>,
     ) -> Result<Layer, OptionsError> {
         let platform_table = format!("{table_name}.{platform_name}");
         let DeValue::Table(inner) = value.get_ref() else {
@@ -187,12 +264,10 @@ impl Reader<'_> {
             });
         };
         let mut platform_document = ConfigDocument::default();
-        self.read_table(
-            inner,
-            &platform_table,
-            Level::Platform,
-            &mut platform_document,
-        )?;
+        self.read_table(inner, &platform_table, level, &mut platform_document);
+        for name in platform_document.ignored {
+            push_once(ignored, name);
+        }
         Ok(platform_document.global)
     }
 
@@ -200,8 +275,8 @@ impl Reader<'_> {
         &self,
         value: &Spanned<DeValue<'_>>,
         table_name: &str,
-        overrides: &mut Vec<Override>,
-    ) -> Result<(), OptionsError> {
+        document: &mut ConfigDocument,
+    ) {
         let wrong_type = |found| OptionsError::WrongType {
             origin: self.origin(value.span().start),
             key: format!("{table_name}.overrides"),
@@ -209,18 +284,22 @@ impl Reader<'_> {
             found,
         };
         let DeValue::Array(entries) = value.get_ref() else {
-            return Err(wrong_type(described(value.get_ref())));
+            self.keep::<()>(Err(wrong_type(described(value.get_ref()))));
+            return;
         };
         for entry in entries.iter() {
             let DeValue::Table(table) = entry.get_ref() else {
-                return Err(wrong_type(described(entry.get_ref())));
+                self.keep::<()>(Err(wrong_type(described(entry.get_ref()))));
+                continue;
             };
-            let mut document = ConfigDocument::default();
+            let mut entry_document = ConfigDocument::default();
             let name = format!("[[{table_name}.overrides]]");
-            self.read_table(table, &name, Level::Override, &mut document)?;
-            overrides.append(&mut document.overrides);
+            self.read_table(table, &name, Level::Override, &mut entry_document);
+            document.overrides.append(&mut entry_document.overrides);
+            for ignored in entry_document.ignored {
+                push_once(&mut document.ignored, ignored);
+            }
         }
-        Ok(())
     }
 
     fn read_select(
@@ -315,6 +394,16 @@ impl Reader<'_> {
             found,
         };
         match (value.get_ref(), kind) {
+            // Not read: reported as ignored. Its type is whatever cibuildwheel's is.
+            (_, Kind::Ignored) => Ok(Setting::Text(String::new())),
+            (DeValue::Integer(_), Kind::Verbosity) => {
+                let text = self.scalar_text(key, value)?;
+                value::parse_text(kind, &text).map_err(invalid)
+            }
+            (DeValue::Boolean(flag), Kind::Bool) => Ok(Setting::Text(flag.to_string())),
+            (DeValue::Table(table), Kind::DependencyVersions) => {
+                self.read_dependency_versions(key, table)
+            }
             (DeValue::String(text), _) => value::parse_text(kind, text).map_err(invalid),
             (DeValue::Array(items), _) if value::accepts_array(kind) => {
                 let mut strings = Vec::new();
@@ -404,6 +493,41 @@ impl Reader<'_> {
             })
     }
 
+    /// `dependency-versions = { file = "constraints.txt" }` or `{ packages = [...] }`, in
+    /// the string form (`packages: a==1 b==2`, or the file's path).
+    fn read_dependency_versions(
+        &self,
+        key: &str,
+        table: &DeTable<'_>,
+    ) -> Result<Setting, OptionsError> {
+        let mut text = None;
+        for (entry_key, entry) in in_file_order(table) {
+            let origin = self.origin(entry_key.span().start);
+            match &**entry_key.get_ref() {
+                "file" => text = Some(self.scalar_text(key, entry)?),
+                "packages" => {
+                    let packages = self.read_kind(key, Kind::ShellWords, entry)?.list();
+                    let quoted: Vec<_> = packages.iter().map(|p| shell::quote(p)).collect();
+                    text = Some(format!("packages: {}", quoted.join(" ")));
+                }
+                other => {
+                    return Err(OptionsError::UnknownKey {
+                        origin,
+                        key: other.to_string(),
+                        table: format!("`{key}`"),
+                        suggestion: schema::closest(other, ["file", "packages"]).map(String::from),
+                    });
+                }
+            }
+        }
+        let text = text.ok_or_else(|| OptionsError::InvalidValue {
+            origin: self.origin(table_start(table)),
+            key: key.to_string(),
+            message: "the table needs `file` or `packages`".to_string(),
+        })?;
+        Ok(Setting::Text(text))
+    }
+
     /// A table entry's value as text: strings as they are, integers and booleans written out
     /// (`OMP_NUM_THREADS = 1` is common).
     fn scalar_text(&self, key: &str, value: &Spanned<DeValue<'_>>) -> Result<String, OptionsError> {
@@ -468,14 +592,14 @@ fn array_of(item: &DeValue<'_>) -> &'static str {
 }
 
 fn unknown_key(name: &str, table_name: &str, level: Level, origin: Origin) -> OptionsError {
-    let mut candidates: Vec<&str> = schema::OPTIONS.iter().map(|o| o.key).collect();
+    let mut candidates: Vec<&str> = schema::all().iter().map(|o| o.key).collect();
     match level {
         Level::Top => {
-            candidates.extend(Platform::ALL.iter().map(|p| p.name()));
+            candidates.extend(cibw::data().platform_tables.iter().map(String::as_str));
             candidates.push("overrides");
         }
         Level::Override => candidates.extend(["select", "inherit"]),
-        Level::Platform => {}
+        Level::Platform | Level::ForeignPlatform => {}
     }
     let table = if table_name.starts_with('[') || table_name == "inherit" {
         table_name.to_string()
@@ -488,4 +612,16 @@ fn unknown_key(name: &str, table_name: &str, level: Level, origin: Origin) -> Op
         table,
         suggestion: schema::closest(name, candidates).map(String::from),
     }
+}
+
+fn push_once(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// Whether an option may appear in an override: per-build options, except those
+/// cibuildwheel's schema keeps out of overrides.
+fn overridable(spec: &OptionSpec) -> bool {
+    spec.scope == Scope::PerBuild && cibw::find(spec.key).is_none_or(|option| option.overridable)
 }

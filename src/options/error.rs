@@ -65,22 +65,74 @@ pub enum OptionsError {
         message: String,
     },
     #[error(
-        "{origin}: `{key}` chooses which builds run, so it cannot be set in [[tool.crosswheel.overrides]]: set it in [tool.crosswheel] or a platform table"
+        "{origin}: `{key}` cannot be set in {table} (it chooses which builds run, or cibuildwheel's schema keeps it out of overrides): set it in the main table or a platform table"
     )]
-    NotOverridable { origin: Origin, key: String },
+    NotOverridable {
+        origin: Origin,
+        key: String,
+        table: String,
+    },
     #[error("{origin}: both `archs` and `targets` are set; they are the same option, keep one")]
     ArchsAndTargets { origin: Origin },
     #[error("--only {identifier}: {message}")]
     BadOnly { identifier: String, message: String },
+    /// Several problems, each on its own line.
+    #[error("{} problems in the configuration (options: `crosswheel help config`):\n{}", .0.len(), several_lines(.0))]
+    Several(Vec<OptionsError>),
     #[error(
         "no build selected (build = {build:?}, skip = {skip:?}, archs and python as configured): widen the selection, or pass --allow-empty"
     )]
     NothingSelected { build: String, skip: String },
 }
 
+/// Where a user of the installed binary reads about the options.
+pub const DOCS_URL: &str =
+    "https://github.com/crosswheel/crosswheel/blob/main/docs/configuration.md";
+
 fn suggestion_text(suggestion: &Option<String>) -> String {
     match suggestion {
         Some(key) => format!(": did you mean `{key}`?"),
-        None => ": see docs/configuration.md for the options".to_string(),
+        None => format!(": see `crosswheel help config` or {DOCS_URL} for the options"),
+    }
+}
+
+fn several_lines(errors: &[OptionsError]) -> String {
+    errors
+        .iter()
+        .map(|error| format!("  {error}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl OptionsError {
+    /// `Ok` for no problem, the problem itself for one, [`OptionsError::Several`] for more
+    /// (nested lists flattened, repeats dropped).
+    pub(crate) fn from_all(errors: Vec<OptionsError>) -> Result<(), OptionsError> {
+        let mut flat: Vec<OptionsError> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for error in errors {
+            let items = match error {
+                OptionsError::Several(inner) => inner,
+                single => vec![single],
+            };
+            for item in items {
+                if seen.insert(item.to_string()) {
+                    flat.push(item);
+                }
+            }
+        }
+        match flat.len() {
+            0 => Ok(()),
+            1 => Err(flat.remove(0)),
+            _ => Err(OptionsError::Several(flat)),
+        }
+    }
+
+    /// Each problem of the error (one, or each of [`OptionsError::Several`]).
+    pub fn problems(&self) -> Vec<&OptionsError> {
+        match self {
+            OptionsError::Several(inner) => inner.iter().collect(),
+            single => vec![single],
+        }
     }
 }

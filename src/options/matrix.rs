@@ -27,6 +27,7 @@ pub enum MatrixJobs {
 struct Runners {
     build_runner: String,
     macos_test_runner: String,
+    linux_arm64_test_runner: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,16 +63,32 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
         if matches!(jobs, MatrixJobs::All | MatrixJobs::Build) {
             include.push(entry("build", &runners.build_runner));
         }
-        let native_test = build.platform == Platform::Macos && build.options.runs_tests();
-        if native_test && matches!(jobs, MatrixJobs::All | MatrixJobs::Test) {
-            let mut test = entry("test", &runners.macos_test_runner);
+        let native_runner = match build.platform {
+            Platform::Macos => Some(&runners.macos_test_runner),
+            Platform::Linux if emulated_stage_cannot_test(build) => {
+                Some(&runners.linux_arm64_test_runner)
+            }
+            Platform::Linux => None,
+        };
+        if let Some(runner) = native_runner.filter(|_| build.options.runs_tests())
+            && matches!(jobs, MatrixJobs::All | MatrixJobs::Test)
+        {
+            let mut test = entry("test", runner);
             if let Some(fields) = test.as_object_mut() {
-                fields.insert("test-on".to_string(), json!(runners.macos_test_runner));
+                fields.insert("test-on".to_string(), json!(runner));
             }
             include.push(test);
         }
     }
     json!({ "include": include })
+}
+
+/// An aarch64 build of a CPython version Debian ships no target interpreter of: the
+/// emulated test stage reports it `not tested`, a native arm64 runner can test it.
+fn emulated_stage_cannot_test(build: &super::BuildSpec) -> bool {
+    build.target_id == "linux-aarch64"
+        && !crate::sysroot::archive::shipped_versions(crate::target::LinuxArch::Aarch64)
+            .contains(&build.python)
 }
 
 /// One identifier per line, as cibuildwheel's `--print-build-identifiers`.

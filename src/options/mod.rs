@@ -8,10 +8,13 @@
 //! then flags. This module knows target names only as strings, so it does not depend on the
 //! toolchain.
 
+mod cibw;
 mod document;
 mod error;
+mod help;
 mod identifiers;
 mod matrix;
+mod project_tables;
 mod requires_python;
 mod resolve;
 mod schema;
@@ -23,12 +26,13 @@ mod value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-pub use error::{OptionsError, Origin};
+pub use error::{DOCS_URL, OptionsError, Origin};
+pub use help::{TABLE_BEGIN, TABLE_END, config_help, options_table};
 pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets};
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
 pub use selector::Selector;
 pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders, quote};
-pub use types::{BuildFrontend, FrontendName, RepairCommand, Toolchain};
+pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
 
 /// Where `CROSSWHEEL_*` (and `environment-pass`) variables are read; tests pass a map.
 pub trait EnvSource {
@@ -105,12 +109,16 @@ pub struct BuildOptions {
     /// was resolved) placed first, as cibuildwheel does.
     pub environment: Environment,
     pub environment_pass: Vec<String>,
+    /// `before-all`, `before-build` and `before-test` have `{project}` and `{package}`
+    /// filled with the (shell-quoted, absolute) project folder, as cibuildwheel fills them.
     pub before_all: Option<String>,
     pub before_build: Option<String>,
     pub before_test: Option<String>,
     pub repair: RepairCommand,
     /// With `{project}` and `{package}` placeholders; see [`BuildOptions::test_command_for`].
     pub test_command: Option<String>,
+    /// `test-requires`, then the requirements of the `test-groups` (PEP 735
+    /// `[dependency-groups]` of the project's pyproject.toml, read when the plan is made).
     pub test_requires: Vec<String>,
     pub test_extras: Vec<String>,
     /// Paths (relative to the project) copied next to the tests.
@@ -128,6 +136,14 @@ pub struct BuildOptions {
     /// Requirements whose target-platform wheels must be present at build time
     /// (e.g. `scipy-openblas32`).
     pub target_requires: Vec<String>,
+    /// `build-verbosity`, -3..=3: from 1 on, the backend's output is shown (and
+    /// scikit-build-core is asked for a verbose build from 2 on).
+    pub build_verbosity: i64,
+    /// `test-environment`: assignments applied, after `environment`, for `before-test` and
+    /// the test command only.
+    pub test_environment: Environment,
+    /// `dependency-versions`: constraints for installing the build requirements.
+    pub dependency_versions: DependencyVersions,
 }
 
 impl BuildOptions {
@@ -168,9 +184,13 @@ pub struct BuildSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub project_dir: PathBuf,
-    /// The file `[tool.crosswheel]` was read from, when there was one.
+    /// The file `[tool.crosswheel]` (or `[tool.cibuildwheel]`) was read from, when there was one.
     pub config_file: Option<PathBuf>,
     pub builds: Vec<BuildSpec>,
+    /// What crosswheel says once per run about how it read the configuration: the table it
+    /// read, the `CIBW_*` variables it used, what it ignores (options that do not apply to
+    /// cross builds) and what it does not build (architectures, `enable` groups).
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -190,7 +210,7 @@ pub fn resolve(
 
 /// The option names accepted in `[tool.crosswheel]`, for help texts and completion.
 pub fn option_names() -> impl Iterator<Item = &'static str> {
-    schema::OPTIONS.iter().map(|option| option.key)
+    schema::all().iter().map(|option| option.key)
 }
 
 /// Warnings for `CROSSWHEEL_*` variables that look like misspelt option variables, given the
@@ -212,4 +232,13 @@ pub fn env_var_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Str
 /// `CROSSWHEEL_TEST_COMMAND` for `test-command`.
 pub fn env_var_name(option: &str) -> String {
     schema::env_var_name(option)
+}
+
+/// Fills `{project}` and `{package}` with the shell-quoted project folder (crosswheel builds
+/// the project folder itself, so both are the same), leaving other braces alone.
+pub fn fill_project(command: &str, project: &Path) -> String {
+    let project = std::path::absolute(project).unwrap_or_else(|_| project.to_path_buf());
+    let project = project.to_string_lossy();
+    let quoted = quote(&project);
+    fill_placeholders(command, &[("project", &quoted), ("package", &quoted)])
 }

@@ -6,14 +6,16 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
+use super::cibw;
 use super::document::{ConfigDocument, Layer};
 use super::error::{OptionsError, Origin};
 use super::identifiers::{self, Platform, PythonTag, TargetData, targets};
+use super::project_tables;
 use super::requires_python::RequiresPython;
-use super::schema::{self, REQUIRES_PYTHON_VAR};
+use super::schema::{self, Kind, PLATFORM_VAR, REQUIRES_PYTHON_VAR};
 use super::selector::Selector;
 use super::shell::{EnvAssignment, Environment};
-use super::types::{BuildFrontend, FrontendName, RepairCommand, Toolchain};
+use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
 use super::value::{self, Inherit, Located, Setting};
 use super::{BuildOptions, BuildSpec, CliOverrides, EnvSource, Plan};
 
@@ -126,55 +128,179 @@ pub(crate) fn resolve(
     require_project(project_dir)?;
     let pyproject_path = project_dir.join("pyproject.toml");
     let pyproject_text = read_optional(&pyproject_path)?;
+    let mut notes = Notes::default();
+    let mut problems = Vec::new();
     let (file, config_file) = match &cli.config_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|source| OptionsError::Read {
                 path: path.clone(),
                 source,
             })?;
-            let document = ConfigDocument::parse(path, &text, &["tool", "crosswheel"])?;
-            (document, Some(path.clone()))
+            (read_config(path, &text, &mut notes)?, Some(path.clone()))
         }
         None => match &pyproject_text {
             Some(text) => (
-                ConfigDocument::parse(&pyproject_path, text, &["tool", "crosswheel"])?,
+                read_config(&pyproject_path, text, &mut notes)?,
                 Some(pyproject_path.clone()),
             ),
             None => (ConfigDocument::default(), None),
         },
     };
     let mut env_platform = BTreeMap::new();
+    let mut env_vars = EnvVarsUsed::default();
     for platform in Platform::ALL {
-        env_platform.insert(platform, env_layer(env, Some(platform))?);
+        let layer = env_layer(env, Some(platform), &mut env_vars);
+        env_platform.insert(platform, keep(layer, &mut problems).unwrap_or_default());
     }
+    let env_general = keep(env_layer(env, None, &mut env_vars), &mut problems).unwrap_or_default();
+    let cli_settings = keep(cli_layer(cli), &mut problems).unwrap_or_default();
+    OptionsError::from_all(problems)?;
+    let mut ignored = file.ignored.clone();
+    for (name, var) in &env_vars.ignored {
+        if !ignored.iter().any(|known| known == name || known == var) {
+            ignored.push(var.clone());
+        }
+    }
+    notes.ignored(&ignored);
+    notes.env_vars(&env_vars);
     let sources = Sources {
         defaults: defaults()?,
         file,
-        env: env_layer(env, None)?,
+        env: env_general,
         env_platform,
-        cli: cli_layer(cli)?,
+        cli: cli_settings,
     };
     let requires_python = requires_python(&pyproject_path, pyproject_text.as_deref(), env)?;
+    let allow_empty = cli.allow_empty || env_flag(env, "CIBW_ALLOW_EMPTY");
 
     let selected = match &cli.only {
         Some(only) => vec![only_build(only, requires_python.as_ref())?],
-        None => select(&sources, requires_python.as_ref().map(|(spec, _)| spec))?,
+        None => select(
+            &sources,
+            env,
+            requires_python.as_ref().map(|(spec, _)| spec),
+            &mut notes,
+        )?,
     };
-    if selected.is_empty() && !cli.allow_empty {
+    if selected.is_empty() && !allow_empty {
         let describe = |key| sources.setting(key, Platform::Linux, None).list().join(" ");
         return Err(OptionsError::NothingSelected {
             build: describe("build"),
             skip: describe("skip"),
         });
     }
-    let builds = selected
-        .into_iter()
-        .map(|(python, target)| build_spec(&sources, env, project_dir, python, target))
-        .collect::<Result<_, _>>()?;
+    let groups = project_tables::DependencyGroups::read(&pyproject_path, pyproject_text.as_deref());
+    let mut problems = Vec::new();
+    let mut builds = Vec::new();
+    for (python, target) in selected {
+        let spec = build_spec(
+            &sources,
+            env,
+            project_dir,
+            &groups,
+            python,
+            target,
+            &mut notes,
+        );
+        if let Some(spec) = keep(spec, &mut problems) {
+            builds.push(spec);
+        }
+    }
+    OptionsError::from_all(problems)?;
     Ok(Plan {
         project_dir: project_dir.to_path_buf(),
         config_file,
         builds,
+        notes: notes.lines,
+    })
+}
+
+/// Keeps the value, or records the problem and gives `None`.
+fn keep<T>(result: Result<T, OptionsError>, problems: &mut Vec<OptionsError>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(error) => {
+            problems.push(error);
+            None
+        }
+    }
+}
+
+/// `[tool.crosswheel]`, or where a file has none, `[tool.cibuildwheel]`: a cibuildwheel
+/// user's configuration works unchanged. The one present table wins wholesale.
+fn read_config(path: &Path, text: &str, notes: &mut Notes) -> Result<ConfigDocument, OptionsError> {
+    let document = ConfigDocument::parse(path, text, &["tool", "crosswheel"])?;
+    if document.table.is_some() {
+        return Ok(document);
+    }
+    let document = ConfigDocument::parse(path, text, &["tool", "cibuildwheel"])?;
+    if document.table.is_some() {
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+        notes.push(format!(
+            "reading [tool.cibuildwheel] of {name} (no [tool.crosswheel] table)"
+        ));
+    }
+    Ok(document)
+}
+
+/// The lines crosswheel says once per run about how it read the configuration.
+#[derive(Debug, Default)]
+struct Notes {
+    lines: Vec<String>,
+}
+
+impl Notes {
+    fn push(&mut self, line: String) {
+        if !self.lines.contains(&line) {
+            self.lines.push(line);
+        }
+    }
+
+    fn ignored(&mut self, names: &[String]) {
+        if !names.is_empty() {
+            self.push(format!(
+                "ignored (does not apply to cross builds): {}",
+                names.join(", ")
+            ));
+        }
+    }
+
+    fn env_vars(&mut self, used: &EnvVarsUsed) {
+        if !used.cibw.is_empty() {
+            self.push(format!(
+                "using cibuildwheel variables: {}",
+                used.cibw.join(", ")
+            ));
+        }
+        if !used.shadowed.is_empty() {
+            self.push(format!(
+                "not using {} (the CROSSWHEEL_* variable of the same option is set)",
+                used.shadowed.join(", ")
+            ));
+        }
+    }
+}
+
+/// Which `CIBW_*` variables `env_layer` read, which it passed over for a `CROSSWHEEL_*`
+/// one, and which set options that do not apply to cross builds.
+#[derive(Debug, Default)]
+struct EnvVarsUsed {
+    cibw: Vec<String>,
+    shadowed: Vec<String>,
+    /// (option, variable)
+    ignored: Vec<(String, String)>,
+}
+
+/// A boolean variable: `1`, `true` or `yes` (any case) set it.
+fn env_flag(env: &impl EnvSource, name: &str) -> bool {
+    env.var(name).is_some_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes"
+        )
     })
 }
 
@@ -189,67 +315,118 @@ fn read_optional(path: &Path) -> Result<Option<String>, OptionsError> {
     }
 }
 
-fn env_layer(env: &impl EnvSource, platform: Option<Platform>) -> Result<Layer, OptionsError> {
+/// The `CROSSWHEEL_<OPTION>` (or `..._<PLATFORM>`) variables, each falling back to
+/// cibuildwheel's `CIBW_<OPTION>` (`..._<PLATFORM>`) where it is unset.
+fn env_layer(
+    env: &impl EnvSource,
+    platform: Option<Platform>,
+    used: &mut EnvVarsUsed,
+) -> Result<Layer, OptionsError> {
     let mut layer = Layer::new();
-    for spec in schema::OPTIONS {
+    let mut problems = Vec::new();
+    let platform_name = platform.map(Platform::name);
+    for spec in schema::all() {
         let mut name = schema::env_var_name(spec.key);
-        if let Some(platform) = platform {
-            name = format!("{name}_{}", platform.name().to_ascii_uppercase());
+        if let Some(platform) = platform_name {
+            name = format!("{name}_{}", platform.to_ascii_uppercase());
         }
-        let Some(text) = env.var(&name) else {
-            continue;
+        let is_set = |text: &String| !text.trim().is_empty() || spec.kind.empty_is_a_value();
+        let own = env.var(&name).filter(is_set);
+        let cibw_name = cibw_env_var(spec.key, platform_name);
+        let cibw = cibw_name
+            .and_then(|cibw_name| env.var(cibw_name).map(|text| (cibw_name, text)))
+            .filter(|(_, text)| is_set(text));
+        let (name, text) = match (own, cibw) {
+            (Some(text), shadowed) => {
+                if let Some((cibw_name, _)) = shadowed {
+                    push_new(&mut used.shadowed, cibw_name);
+                }
+                (name, text)
+            }
+            (None, Some((cibw_name, text))) => {
+                push_new(&mut used.cibw, cibw_name);
+                (cibw_name.to_string(), text)
+            }
+            (None, None) => continue,
         };
-        if text.trim().is_empty() && !spec.kind.empty_is_a_value() {
+        if spec.kind == Kind::Ignored {
+            used.ignored.push((spec.key.to_string(), name));
             continue;
         }
         let origin = Origin::Env(name);
-        let setting =
-            value::parse_text(spec.kind, &text).map_err(|message| OptionsError::InvalidValue {
-                origin: origin.clone(),
-                key: spec.key.to_string(),
-                message,
-            })?;
+        let setting = match value::parse_text(spec.kind, &text) {
+            Ok(setting) => setting,
+            Err(message) => {
+                problems.push(OptionsError::InvalidValue {
+                    origin,
+                    key: spec.key.to_string(),
+                    message,
+                });
+                continue;
+            }
+        };
         let key = schema::canonical_key(spec.key);
         if layer.contains_key(key) {
-            return Err(OptionsError::ArchsAndTargets { origin });
+            problems.push(OptionsError::ArchsAndTargets { origin });
+            continue;
         }
         layer.insert(key, Located { setting, origin });
     }
+    OptionsError::from_all(problems)?;
     Ok(layer)
+}
+
+/// cibuildwheel's variable for an option (`CIBW_OUTPUT_DIR` too, which its schema lacks).
+fn cibw_env_var(key: &str, platform: Option<&str>) -> Option<&'static str> {
+    match (key, platform) {
+        ("output-dir", None) => Some("CIBW_OUTPUT_DIR"),
+        _ => cibw::env_var(key, platform),
+    }
+}
+
+fn push_new(list: &mut Vec<String>, item: &str) {
+    if !list.iter().any(|known| known == item) {
+        list.push(item.to_string());
+    }
 }
 
 fn cli_layer(cli: &CliOverrides) -> Result<Layer, OptionsError> {
     let mut layer = Layer::new();
+    let mut problems = Vec::new();
     for setting in &cli.settings {
         let origin = Origin::Cli(setting.flag.clone());
         let Some(spec) = schema::find(&setting.key) else {
-            return Err(OptionsError::UnknownKey {
+            problems.push(OptionsError::UnknownKey {
                 origin,
                 key: setting.key.clone(),
                 table: "the command line".to_string(),
-                suggestion: schema::closest(&setting.key, schema::OPTIONS.iter().map(|o| o.key))
+                suggestion: schema::closest(&setting.key, schema::all().iter().map(|o| o.key))
                     .map(String::from),
             });
+            continue;
         };
         if setting.value.trim().is_empty() && !spec.kind.empty_is_a_value() {
             continue;
         }
-        let parsed = value::parse_text(spec.kind, &setting.value).map_err(|message| {
-            OptionsError::InvalidValue {
-                origin: origin.clone(),
+        match value::parse_text(spec.kind, &setting.value) {
+            // A later flag wins over an earlier one, as with repeated flags elsewhere.
+            Ok(parsed) => {
+                layer.insert(
+                    schema::canonical_key(spec.key),
+                    Located {
+                        setting: parsed,
+                        origin,
+                    },
+                );
+            }
+            Err(message) => problems.push(OptionsError::InvalidValue {
+                origin,
                 key: spec.key.to_string(),
                 message,
-            }
-        })?;
-        // A later flag wins over an earlier one, as with repeated flags elsewhere.
-        layer.insert(
-            schema::canonical_key(spec.key),
-            Located {
-                setting: parsed,
-                origin,
-            },
-        );
+            }),
+        }
     }
+    OptionsError::from_all(problems)?;
     Ok(layer)
 }
 
@@ -259,11 +436,15 @@ fn requires_python(
     pyproject_text: Option<&str>,
     env: &impl EnvSource,
 ) -> Result<Option<(RequiresPython, String)>, OptionsError> {
-    let (text, origin) = match env
-        .var(REQUIRES_PYTHON_VAR)
-        .filter(|v| !v.trim().is_empty())
-    {
-        Some(text) => (text, Origin::Env(REQUIRES_PYTHON_VAR.to_string())),
+    let from_env = [REQUIRES_PYTHON_VAR, "CIBW_PROJECT_REQUIRES_PYTHON"]
+        .into_iter()
+        .find_map(|name| {
+            env.var(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(|text| (text, Origin::Env(name.to_string())))
+        });
+    let (text, origin) = match from_env {
+        Some(found) => found,
         None => match pyproject_text.and_then(|text| project_requires_python(pyproject_path, text))
         {
             Some(found) => found,
@@ -326,21 +507,51 @@ fn only_build(
 
 fn select(
     sources: &Sources,
+    env: &impl EnvSource,
     requires_python: Option<&RequiresPython>,
+    notes: &mut Notes,
 ) -> Result<Vec<Selected>, OptionsError> {
+    let groups = enabled_groups(sources);
+    let prerelease = groups
+        .iter()
+        .any(|group| group == "cpython-prerelease")
+        .then(|| next_cpython(sources))
+        .flatten();
+    let only_platform = platform_filter(env)?;
     let mut selected = Vec::new();
+    let mut not_built: Vec<String> = Vec::new();
+    let mut built_names = std::collections::BTreeSet::new();
+    let mut free_threaded_asked = groups.iter().any(|group| group == "cpython-freethreading");
     for platform in Platform::ALL {
+        if only_platform.is_some_and(|only| only != platform) {
+            continue;
+        }
         let archs = sources.setting("archs", platform, None).list();
-        let pythons = python_tags(sources, platform)?;
+        let mut pythons = python_tags(sources, platform)?;
+        if let Some(next) = prerelease
+            && !pythons.contains(&next)
+        {
+            pythons.push(next);
+        }
         let build = sources.selector("build", platform)?;
         let skip = sources.selector("skip", platform)?;
-        let chosen_targets = targets().iter().filter(|target| {
-            target.platform == platform
-                && archs
-                    .iter()
-                    .any(|name| matches!(name.as_str(), "all" | "auto") || target.is_named(name))
-        });
-        for target in chosen_targets {
+        free_threaded_asked |= names_free_threaded(build.patterns());
+        let mut chosen: Vec<&TargetData> = Vec::new();
+        for name in &archs {
+            let lower = name.to_ascii_lowercase();
+            let every = matches!(lower.as_str(), "auto" | "auto64" | "native" | "all");
+            let matching: Vec<&TargetData> = targets()
+                .iter()
+                .filter(|target| target.platform == platform && (every || target.is_named(name)))
+                .collect();
+            if matching.is_empty() {
+                push_new(&mut not_built, name);
+            } else {
+                built_names.insert(lower);
+                chosen.extend(matching);
+            }
+        }
+        for target in chosen {
             for &python in &pythons {
                 let allowed = requires_python.is_none_or(|spec| spec.allows(python.minor()));
                 let id = identifiers::identifier(python, target);
@@ -350,10 +561,178 @@ fn select(
             }
         }
     }
+    not_built.retain(|name| !built_names.contains(&name.to_ascii_lowercase()));
+    if !not_built.is_empty() {
+        notes.push(format!(
+            "not built here: {} (crosswheel builds {}; `auto`, `auto64`, `native` and `all` mean all of them)",
+            not_built.join(", "),
+            targets()
+                .iter()
+                .map(|target| target.arch.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    enable_notes(&groups, free_threaded_asked, notes);
     let order = |target: &TargetData| targets().iter().position(|t| t == target);
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
     Ok(selected)
+}
+
+/// The `enable` groups: the configured value, with `CROSSWHEEL_ENABLE` / `CIBW_ENABLE`
+/// added to it rather than replacing it (as cibuildwheel does), and `all` spelt out.
+fn enabled_groups(sources: &Sources) -> Vec<String> {
+    let layers = [
+        Some(&sources.defaults.global),
+        Some(&sources.file.global),
+        Some(&sources.env),
+        Some(&sources.cli),
+    ];
+    let mut groups: Vec<String> = Vec::new();
+    for found in layers
+        .into_iter()
+        .flatten()
+        .filter_map(|layer| layer.get("enable"))
+    {
+        for group in found.setting.list() {
+            if !groups.contains(&group) {
+                groups.push(group);
+            }
+        }
+    }
+    // cibuildwheel 2.x's `free-threaded-support = true`, now `enable = cpython-freethreading`.
+    if sources
+        .setting("free-threaded-support", Platform::Linux, None)
+        .text()
+        == "true"
+    {
+        groups.push("cpython-freethreading".to_string());
+    }
+    if groups.iter().any(|group| group == "all") {
+        groups.extend(cibw::enable_values().map(String::from));
+        groups.push("cpython-freethreading".to_string());
+    }
+    let mut unique = Vec::new();
+    for group in groups {
+        if group != "all" && !unique.contains(&group) {
+            unique.push(group);
+        }
+    }
+    unique
+}
+
+/// The CPython after the newest one crosswheel builds by default: what
+/// `enable = cpython-prerelease` adds.
+fn next_cpython(sources: &Sources) -> Option<PythonTag> {
+    let newest = sources
+        .defaults
+        .global
+        .get("python")
+        .map(|found| found.setting.list())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|tag| PythonTag::parse(tag).ok())
+        .max()?;
+    PythonTag::parse(&format!("cp3{}", newest.minor() + 1)).ok()
+}
+
+/// Whether `build` patterns ask for free-threaded builds by name (`cp314t-*`, `cp3{13,14}{t,}-*`).
+fn names_free_threaded(patterns: &[String]) -> bool {
+    patterns.iter().any(|pattern| {
+        let bytes = pattern.as_bytes();
+        bytes.windows(2).enumerate().any(|(index, pair)| {
+            pair[0] == b't'
+                && matches!(pair[1], b'-' | b'*' | b',' | b'}')
+                && index > 0
+                && matches!(bytes[index - 1], b'0'..=b'9' | b'{' | b',' | b'}' | b'*')
+        })
+    })
+}
+
+/// Says once what the `enable` groups (and free-threaded requests) do not build here.
+fn enable_notes(groups: &[String], free_threaded: bool, notes: &mut Notes) {
+    let other: Vec<&str> = groups
+        .iter()
+        .map(String::as_str)
+        .filter(|group| {
+            !matches!(
+                *group,
+                "cpython-prerelease" | "cpython-freethreading" | "cpython-experimental-riscv64"
+            )
+        })
+        .collect();
+    if !other.is_empty() {
+        notes.push(format!(
+            "not built: {} (enable): crosswheel builds CPython wheels only",
+            other.join(", ")
+        ));
+    }
+    if groups
+        .iter()
+        .any(|group| group == "cpython-experimental-riscv64")
+    {
+        notes.push(
+            "not built: cpython-experimental-riscv64 (enable): crosswheel builds no riscv64 wheels"
+                .to_string(),
+        );
+    }
+    if free_threaded {
+        let found: Vec<&str> = ["python3.13t", "python3.14t"]
+            .into_iter()
+            .filter(|name| on_path(name))
+            .collect();
+        let reason = if found.is_empty() {
+            "no free-threaded host CPython (python3.13t, python3.14t) was found".to_string()
+        } else {
+            format!(
+                "crosswheel's cross environment does not build free-threaded wheels yet (found {})",
+                found.join(", ")
+            )
+        };
+        notes.push(format!(
+            "not built: free-threaded CPython (cp313t, cp314t identifiers): {reason}"
+        ));
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// `CROSSWHEEL_PLATFORM` / `CIBW_PLATFORM`: build one platform only (`auto`: all).
+fn platform_filter(env: &impl EnvSource) -> Result<Option<Platform>, OptionsError> {
+    let found = [PLATFORM_VAR, "CIBW_PLATFORM"]
+        .into_iter()
+        .find_map(|name| {
+            env.var(name)
+                .filter(|value| !value.trim().is_empty())
+                .map(|value| (name, value.trim().to_ascii_lowercase()))
+        });
+    let Some((name, value)) = found else {
+        return Ok(None);
+    };
+    if value == "auto" {
+        return Ok(None);
+    }
+    if let Some(platform) = Platform::from_name(&value) {
+        return Ok(Some(platform));
+    }
+    if cibw::data().platform_tables.contains(&value) {
+        return Err(OptionsError::InvalidValue {
+            origin: Origin::Env(name.to_string()),
+            key: "platform".to_string(),
+            message: format!(
+                "crosswheel builds no {value} wheels: use linux, macos or auto (both)"
+            ),
+        });
+    }
+    Err(OptionsError::InvalidValue {
+        origin: Origin::Env(name.to_string()),
+        key: "platform".to_string(),
+        message: format!("`{value}` is not a platform: use linux, macos or auto"),
+    })
 }
 
 fn python_tags(sources: &Sources, platform: Platform) -> Result<Vec<PythonTag>, OptionsError> {
@@ -377,14 +756,18 @@ fn build_spec(
     sources: &Sources,
     env: &impl EnvSource,
     project_dir: &Path,
+    groups: &project_tables::DependencyGroups,
     python: PythonTag,
     target: &TargetData,
+    notes: &mut Notes,
 ) -> Result<BuildSpec, OptionsError> {
     let identifier = identifiers::identifier(python, target);
     let platform = target.platform;
     let get = |key| sources.get(key, platform, Some(&identifier));
     let setting = |key| sources.setting(key, platform, Some(&identifier));
     let text = |key| Some(setting(key).text()).filter(|text| !text.is_empty());
+    // cibuildwheel fills `{project}` and `{package}` in these commands.
+    let command = |key| text(key).map(|command| super::fill_project(&command, project_dir));
 
     let environment_pass = setting("environment-pass").list();
     let passed = environment_pass.iter().filter_map(|name| {
@@ -401,14 +784,80 @@ fn build_spec(
             args: Vec::new(),
         },
     };
+    let project_text = std::path::absolute(project_dir)
+        .unwrap_or_else(|_| project_dir.to_path_buf())
+        .to_string_lossy()
+        .into_owned();
+    let fill = |value: &str| {
+        super::fill_placeholders(
+            value,
+            &[("project", &project_text), ("package", &project_text)],
+        )
+    };
+    let (frontend_settings, frontend_others) = build_frontend.split_args();
+    if !frontend_others.is_empty() {
+        notes.push(format!(
+            "build-frontend args not used: {} (crosswheel runs the PEP 517 backend itself; only config settings among the args, -C key=value, are passed on)",
+            frontend_others.join(" ")
+        ));
+    }
+    if build_frontend.name == FrontendName::PyodideBuild {
+        notes.push(
+            "build-frontend pyodide-build: crosswheel builds no Pyodide wheels; the backend runs through crosswheel's PEP 517 driver".to_string(),
+        );
+    }
+    let mut config_settings: Vec<(String, String)> = setting("config-settings").pairs();
+    config_settings.extend(frontend_settings);
+    let config_settings = config_settings
+        .into_iter()
+        .map(|(key, value)| (key, fill(&value)))
+        .collect();
+
     let repair = match get("repair-wheel-command") {
         None => RepairCommand::Builtin,
         Some(located) => match located.setting.text() {
             command if command.is_empty() => RepairCommand::Skip,
-            command => RepairCommand::Command(command),
+            command => RepairCommand::Command(super::fill_project(&command, project_dir)),
         },
     };
     let toolchain = toolchain(get("toolchain"), platform)?;
+
+    let mut test_requires = setting("test-requires").list();
+    if let Some(located) = get("test-groups") {
+        let names = located.setting.list();
+        let required =
+            groups
+                .requirements(&names)
+                .map_err(|message| OptionsError::InvalidValue {
+                    origin: located.origin.clone(),
+                    key: "test-groups".to_string(),
+                    message,
+                })?;
+        for requirement in required {
+            if !test_requires.contains(&requirement) {
+                test_requires.push(requirement);
+            }
+        }
+    }
+    let build_verbosity = text("build-verbosity")
+        .and_then(|level| level.parse::<i64>().ok())
+        .unwrap_or(0);
+    let dependency_versions = match get("dependency-versions") {
+        None => DependencyVersions::Unconstrained,
+        Some(located) => {
+            let base = match &located.origin {
+                Origin::File { .. } => project_dir.to_path_buf(),
+                _ => PathBuf::new(),
+            };
+            DependencyVersions::parse(&located.setting.text(), &base).map_err(|message| {
+                OptionsError::InvalidValue {
+                    origin: located.origin.clone(),
+                    key: "dependency-versions".to_string(),
+                    message,
+                }
+            })?
+        }
+    };
 
     Ok(BuildSpec {
         target_id: target.id.clone(),
@@ -417,15 +866,15 @@ fn build_spec(
         python_tag: python.to_string(),
         options: BuildOptions {
             build_frontend,
-            config_settings: setting("config-settings").pairs(),
+            config_settings,
             environment: Environment { assignments },
             environment_pass,
-            before_all: text("before-all"),
-            before_build: text("before-build"),
-            before_test: text("before-test"),
+            before_all: command("before-all"),
+            before_build: command("before-build"),
+            before_test: command("before-test"),
             repair,
             test_command: text("test-command"),
-            test_requires: setting("test-requires").list(),
+            test_requires,
             test_extras: setting("test-extras").list(),
             test_sources: setting("test-sources").list(),
             test_skipped: sources
@@ -436,6 +885,9 @@ fn build_spec(
             macos_deployment_target: text("macos-deployment-target").unwrap_or_default(),
             qemu_cpu: text("qemu-cpu"),
             target_requires: setting("target-requires").list(),
+            build_verbosity,
+            test_environment: setting("test-environment").environment(),
+            dependency_versions,
         },
         identifier,
     })

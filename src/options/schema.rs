@@ -29,6 +29,18 @@ pub(crate) enum Kind {
     MacosVersion,
     /// Free text (a path, a CPU name).
     Text,
+    /// `enable`: cibuildwheel's groups (`cpython-prerelease`, `pypy`, ...).
+    Enable,
+    /// `build-verbosity`: an integer from -3 to 3 (or a string holding one).
+    Verbosity,
+    /// A boolean (or `true`/`false`, `1`/`0` as a string).
+    Bool,
+    /// `dependency-versions`: `pinned`, `latest`, a constraints file, `packages: ...`, or a
+    /// table `{ file = ... }` / `{ packages = [...] }`.
+    DependencyVersions,
+    /// A cibuildwheel option that does not apply to a cross build: any value is accepted,
+    /// and the option is reported once as ignored.
+    Ignored,
 }
 
 impl Kind {
@@ -44,6 +56,13 @@ impl Kind {
             Kind::ConfigSettings => "a table or a string of key=value settings",
             Kind::Frontend => "a string such as \"build\" or a table {name = ..., args = [...]}",
             Kind::Choice(_) | Kind::MacosVersion | Kind::Text => "a string",
+            Kind::Enable => "a string or an array of strings",
+            Kind::Verbosity => "an integer from -3 to 3",
+            Kind::Bool => "a boolean",
+            Kind::DependencyVersions => {
+                "a string (pinned, latest, a file or \"packages: ...\") or a table"
+            }
+            Kind::Ignored => "any value",
         }
     }
 
@@ -57,6 +76,7 @@ impl Kind {
                 | Kind::ShellWords
                 | Kind::Environment
                 | Kind::ConfigSettings
+                | Kind::Ignored
         )
     }
 
@@ -120,7 +140,36 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     ),
     spec("qemu-cpu", Kind::Text, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
+    spec("enable", Kind::Enable, Scope::Selection),
+    spec("free-threaded-support", Kind::Bool, Scope::Selection),
+    spec("build-verbosity", Kind::Verbosity, Scope::PerBuild),
+    spec("test-groups", Kind::Words, Scope::PerBuild),
+    spec("test-environment", Kind::Environment, Scope::PerBuild),
+    spec(
+        "dependency-versions",
+        Kind::DependencyVersions,
+        Scope::PerBuild,
+    ),
 ];
+
+/// Every option: crosswheel's [`OPTIONS`], then cibuildwheel's options that do not apply to
+/// cross builds (`manylinux-x86_64-image`, `container-engine`, ...), from
+/// `config/cibuildwheel-options.toml`.
+pub(crate) fn all() -> &'static [OptionSpec] {
+    static ALL: std::sync::OnceLock<Vec<OptionSpec>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<OptionSpec> = OPTIONS
+            .iter()
+            .map(|option| spec(option.key, option.kind, option.scope))
+            .collect();
+        for name in super::cibw::not_applicable_names() {
+            if !all.iter().any(|option| option.key == name) {
+                all.push(spec(name, Kind::Ignored, Scope::PerBuild));
+            }
+        }
+        all
+    })
+}
 
 /// Options whose absence means something a value cannot say: without
 /// `repair-wheel-command` crosswheel repairs wheels itself, with `""` it does not repair.
@@ -128,7 +177,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
 pub(crate) const WITHOUT_DEFAULT: &[&str] = &["repair-wheel-command"];
 
 pub(crate) fn find(key: &str) -> Option<&'static OptionSpec> {
-    OPTIONS.iter().find(|option| option.key == key)
+    all().iter().find(|option| option.key == key)
 }
 
 /// `targets` and `archs` are one option under two names.
@@ -144,16 +193,27 @@ pub(crate) fn env_var_name(key: &str) -> String {
 /// cibuildwheel's `CIBW_PROJECT_REQUIRES_PYTHON`: replaces `[project] requires-python`.
 pub(crate) const REQUIRES_PYTHON_VAR: &str = "CROSSWHEEL_PROJECT_REQUIRES_PYTHON";
 
+/// `CROSSWHEEL_PLATFORM` (cibuildwheel's `CIBW_PLATFORM`): build only that platform.
+pub(crate) const PLATFORM_VAR: &str = "CROSSWHEEL_PLATFORM";
+
 const PLATFORM_SUFFIXES: [&str; 2] = ["_LINUX", "_MACOS"];
 
-/// The option variable a `CROSSWHEEL_*` name was probably meant to be, e.g.
-/// `CROSSWHEEL_TEST_COMMAND` for `CROSSWHEEL_TEST_COMAND`. `None` for the option variables
-/// themselves and for names close to none of them (crosswheel's other variables such as
-/// `CROSSWHEEL_CACHE`).
+const CIBW_PLATFORM_SUFFIXES: [&str; 6] = [
+    "_LINUX", "_MACOS", "_WINDOWS", "_PYODIDE", "_IOS", "_ANDROID",
+];
+
+/// The option variable a `CROSSWHEEL_*` or `CIBW_*` name was probably meant to be, e.g.
+/// `CROSSWHEEL_TEST_COMMAND` for `CROSSWHEEL_TEST_COMAND`, `CIBW_ARCHS_LINUX` for
+/// `CIBW_ARCH_LINUX`. `None` for the option variables themselves and for names close to
+/// none of them (crosswheel's other variables such as `CROSSWHEEL_CACHE`).
 pub(crate) fn misspelt_env_var(name: &str) -> Option<String> {
+    if name.starts_with("CIBW_") {
+        return misspelt_cibw_var(name);
+    }
     let rest = name.strip_prefix("CROSSWHEEL_")?;
     let known = name == REQUIRES_PYTHON_VAR
-        || OPTIONS.iter().any(|option| {
+        || name == PLATFORM_VAR
+        || all().iter().any(|option| {
             let base = env_var_name(option.key);
             name == base
                 || PLATFORM_SUFFIXES
@@ -168,8 +228,36 @@ pub(crate) fn misspelt_env_var(name: &str) -> Option<String> {
         .find_map(|suffix| rest.strip_suffix(suffix).map(|stem| (stem, *suffix)))
         .unwrap_or((rest, ""));
     let key = stem.to_ascii_lowercase().replace('_', "-");
-    let option = closest(&key, OPTIONS.iter().map(|option| option.key))?;
+    let option = closest(&key, all().iter().map(|option| option.key))?;
     Some(format!("{}{suffix}", env_var_name(option)))
+}
+
+fn misspelt_cibw_var(name: &str) -> Option<String> {
+    if super::cibw::all_env_vars().any(|known| known == name) {
+        return None;
+    }
+    let rest = name.strip_prefix("CIBW_")?;
+    let (stem, suffix) = CIBW_PLATFORM_SUFFIXES
+        .iter()
+        .find_map(|suffix| rest.strip_suffix(suffix).map(|stem| (stem, *suffix)))
+        .unwrap_or((rest, ""));
+    let key = stem.to_ascii_lowercase().replace('_', "-");
+    let data = super::cibw::data();
+    let names = data.option.iter().map(|option| option.name.as_str()).chain(
+        data.cli_env_only
+            .iter()
+            .filter(|o| !o.env.is_empty())
+            .map(|o| o.name.as_str()),
+    );
+    let option = closest(&key, names)?;
+    let base = format!("CIBW_{}", option.to_ascii_uppercase().replace('-', "_"));
+    let meant = format!("{base}{suffix}");
+    // A platform variant cibuildwheel does not read is no better than the misspelling.
+    if super::cibw::all_env_vars().any(|known| known == meant) {
+        Some(meant)
+    } else {
+        Some(base)
+    }
 }
 
 /// The closest of `candidates` to a mistyped `word`, if it is close enough to be a typo.
@@ -256,6 +344,18 @@ mod tests {
             misspelt_env_var("CROSSWHEEL_ARCH_LINUX").as_deref(),
             Some("CROSSWHEEL_ARCHS_LINUX")
         );
+        assert_eq!(
+            misspelt_env_var("CIBW_TEST_COMAND").as_deref(),
+            Some("CIBW_TEST_COMMAND")
+        );
+        assert_eq!(
+            misspelt_env_var("CIBW_ARCH_LINUX").as_deref(),
+            Some("CIBW_ARCHS_LINUX")
+        );
+        assert_eq!(
+            misspelt_env_var("CIBW_BUIDL").as_deref(),
+            Some("CIBW_BUILD")
+        );
     }
 
     #[test]
@@ -269,6 +369,13 @@ mod tests {
             "CROSSWHEEL_FIXTURES",
             "CROSSWHEEL_TARGET_SITE",
             "CROSSWHEEL_FETCH_JOBS",
+            "CROSSWHEEL_PLATFORM",
+            "CROSSWHEEL_MANYLINUX_X86_64_IMAGE",
+            "CIBW_BUILD",
+            "CIBW_ARCHS_LINUX",
+            "CIBW_PLATFORM",
+            "CIBW_MANYLINUX_X86_64_IMAGE",
+            "CIBW_DEBUG_TRACEBACK",
             "PATH",
         ] {
             assert_eq!(misspelt_env_var(name), None, "{name}");

@@ -1,16 +1,20 @@
 //! Shell-like parsing of option strings, with cibuildwheel's quoting rules: words split on
 //! whitespace, `'...'` is literal, `"..."` keeps spaces and expands `$NAME`, a backslash
-//! escapes one character. `environment` values keep their variable references so they are
-//! expanded against the build's environment, not crosswheel's.
+//! escapes one character. `environment` values keep their variable references and command
+//! substitutions (`$(...)`, backticks) so they are evaluated against the build's
+//! environment, not crosswheel's, by a shell, as cibuildwheel does.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::path::Path;
 
-/// One piece of an environment value: text, or a reference to a variable (`$PATH`).
+/// One piece of an environment value: text, a reference to a variable (`$PATH`), or a
+/// command whose output is the value (`$(pwd)`, `` `pwd` ``).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvPart {
     Literal(String),
     Variable(String),
+    Command(String),
 }
 
 /// `NAME=value` from the `environment` option.
@@ -38,24 +42,67 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// Applies the assignments to `vars`; an unset variable expands to an empty string.
-    pub fn apply(&self, vars: &mut BTreeMap<String, String>) {
+    /// Applies the assignments to `vars` (the whole environment so far); an unset variable
+    /// expands to an empty string, and a command substitution runs `sh -c` in `cwd` with
+    /// `vars` as its environment, its output without trailing newlines taking its place. A
+    /// failing command is an error, as in cibuildwheel.
+    pub fn apply(&self, vars: &mut BTreeMap<String, String>, cwd: &Path) -> Result<(), String> {
         for assignment in &self.assignments {
-            let value: String = assignment
-                .value
-                .iter()
-                .map(|part| match part {
-                    EnvPart::Literal(text) => text.as_str(),
-                    EnvPart::Variable(name) => vars.get(name).map_or("", String::as_str),
-                })
-                .collect();
+            let mut value = String::new();
+            for part in &assignment.value {
+                match part {
+                    EnvPart::Literal(text) => value.push_str(text),
+                    EnvPart::Variable(name) => {
+                        value.push_str(vars.get(name).map_or("", String::as_str));
+                    }
+                    EnvPart::Command(command) => {
+                        value.push_str(&command_output(command, vars, cwd).map_err(|reason| {
+                            format!("`{}`: `$({command})` {reason}", assignment.name)
+                        })?);
+                    }
+                }
+            }
             vars.insert(assignment.name.clone(), value);
         }
+        Ok(())
+    }
+
+    /// Whether evaluating the assignments runs commands.
+    pub fn runs_commands(&self) -> bool {
+        self.assignments.iter().any(|assignment| {
+            assignment
+                .value
+                .iter()
+                .any(|part| matches!(part, EnvPart::Command(_)))
+        })
     }
 
     pub fn is_empty(&self) -> bool {
         self.assignments.is_empty()
     }
+}
+
+/// Runs a command substitution's command and returns its output as a shell would.
+fn command_output(
+    command: &str,
+    vars: &BTreeMap<String, String>,
+    cwd: &Path,
+) -> Result<String, String> {
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(vars)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|err| format!("could not start sh: {err}"))?;
+    if !output.status.success() {
+        return Err(format!("failed ({})", output.status));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    Ok(text.trim_end_matches('\n').to_string())
 }
 
 type Word = Vec<EnvPart>;
@@ -138,6 +185,7 @@ fn literal_text(word: &[EnvPart]) -> String {
         .map(|part| match part {
             EnvPart::Literal(text) => text.clone(),
             EnvPart::Variable(name) => format!("${name}"),
+            EnvPart::Command(command) => format!("$({command})"),
         })
         .collect()
 }
@@ -220,7 +268,10 @@ impl<'a> Tokenizer<'a> {
                     in_word = true;
                     self.dollar(&mut word)?;
                 }
-                '`' if self.expand => return Err(COMMAND_SUBSTITUTION.to_string()),
+                '`' if self.expand => {
+                    in_word = true;
+                    self.backticks(&mut word)?;
+                }
                 c => {
                     in_word = true;
                     push_char(&mut word, c);
@@ -249,7 +300,7 @@ impl<'a> Tokenizer<'a> {
                     _ => push_char(word, '\\'),
                 },
                 Some('$') if self.expand => self.dollar(word)?,
-                Some('`') if self.expand => return Err(COMMAND_SUBSTITUTION.to_string()),
+                Some('`') if self.expand => self.backticks(word)?,
                 Some(c) => push_char(word, c),
                 None if terminated => return Err("unterminated double quote".to_string()),
                 None => return Ok(()),
@@ -277,7 +328,16 @@ impl<'a> Tokenizer<'a> {
                 }
                 word.push(EnvPart::Variable(name));
             }
-            Some('(') => return Err(COMMAND_SUBSTITUTION.to_string()),
+            Some('(') => {
+                self.chars.next();
+                if self.chars.peek() == Some(&'(') {
+                    return Err(
+                        "arithmetic expansion `$((...))` is not supported: compute the value in a command substitution, e.g. `$(expr 1 + 2)`".to_string(),
+                    );
+                }
+                let command = self.parenthesised()?;
+                word.push(EnvPart::Command(command));
+            }
             Some(c) if c == '_' || c.is_ascii_alphabetic() => {
                 let mut name = String::new();
                 while let Some(&c) = self.chars.peek() {
@@ -295,7 +355,71 @@ impl<'a> Tokenizer<'a> {
     }
 }
 
-const COMMAND_SUBSTITUTION: &str = "command substitution (`$(...)`, backticks) is not supported: compute the value in `before-build` or in your CI step";
+impl Tokenizer<'_> {
+    /// After `$(`: the command up to the matching `)`, with nested parentheses and quotes.
+    fn parenthesised(&mut self) -> Result<String, String> {
+        let mut command = String::new();
+        let mut depth = 0usize;
+        loop {
+            let Some(c) = self.chars.next() else {
+                return Err("unterminated `$(`".to_string());
+            };
+            match c {
+                ')' if depth == 0 => return Ok(command),
+                ')' => depth -= 1,
+                '(' => depth += 1,
+                '\'' | '"' => {
+                    command.push(c);
+                    loop {
+                        match self.chars.next() {
+                            Some(inner) if inner == c => break,
+                            Some('\\') if c == '"' => {
+                                command.push('\\');
+                                if let Some(escaped) = self.chars.next() {
+                                    command.push(escaped);
+                                }
+                                continue;
+                            }
+                            Some(inner) => command.push(inner),
+                            None => return Err("unterminated quote inside `$(`".to_string()),
+                        }
+                    }
+                }
+                '\\' => {
+                    command.push(c);
+                    if let Some(escaped) = self.chars.next() {
+                        command.push(escaped);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            command.push(c);
+        }
+    }
+
+    /// After a backtick: the command up to the next unescaped backtick.
+    fn backticks(&mut self, word: &mut Word) -> Result<(), String> {
+        let mut command = String::new();
+        loop {
+            match self.chars.next() {
+                Some('`') => break,
+                Some('\\') => match self.chars.next() {
+                    Some(escaped @ ('`' | '$' | '\\')) => command.push(escaped),
+                    Some(other) => {
+                        command.push('\\');
+                        command.push(other);
+                    }
+                    None => command.push('\\'),
+                },
+                Some(c) => command.push(c),
+                None => return Err("unterminated backtick".to_string()),
+            }
+        }
+        word.push(EnvPart::Command(command));
+        Ok(())
+    }
+}
 
 fn push_char(word: &mut Word, c: char) {
     match word.last_mut() {
@@ -359,7 +483,7 @@ mod tests {
     fn environment_assignments_see_earlier_ones() {
         let env = parse_environment("A=1 B=$A$A C=${UNSET}x").unwrap();
         let mut vars = BTreeMap::from([("A".to_string(), "0".to_string())]);
-        env.apply(&mut vars);
+        env.apply(&mut vars, Path::new("/")).unwrap();
         assert_eq!(vars["B"], "11");
         assert_eq!(vars["C"], "x");
     }
@@ -372,11 +496,27 @@ mod tests {
                 .unwrap_err()
                 .contains("variable name")
         );
-        assert!(
-            parse_environment("X=$(pwd)")
-                .unwrap_err()
-                .contains("command substitution")
-        );
+    }
+
+    #[test]
+    fn command_substitutions_run_in_a_shell_with_the_environment_so_far() {
+        let env = parse_environment(
+            r#"A=x B="$(echo "$A y")" C=`echo $B`/z D=$(printf '%s' "(p)") E="$(cd / && pwd)""#,
+        )
+        .unwrap();
+        assert!(env.runs_commands());
+        let path = std::env::var("PATH").unwrap_or_default();
+        let mut vars = BTreeMap::from([("PATH".to_string(), path)]);
+        env.apply(&mut vars, Path::new("/tmp")).unwrap();
+        assert_eq!(vars["B"], "x y");
+        assert_eq!(vars["C"], "x y/z");
+        assert_eq!(vars["D"], "(p)");
+        assert_eq!(vars["E"], "/");
+        let failing = parse_environment("F=$(exit 3)").unwrap();
+        let err = failing.apply(&mut vars, Path::new("/")).unwrap_err();
+        assert!(err.contains("`F`") && err.contains("exit 3"), "{err}");
+        assert!(parse_environment("G=$(unclosed").is_err());
+        assert!(parse_environment("H=$((1+2))").is_err());
     }
 
     #[test]

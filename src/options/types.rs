@@ -30,13 +30,17 @@ impl Toolchain {
     }
 }
 
-/// The frontend names cibuildwheel accepts in `build-frontend`.
+/// The frontend names cibuildwheel accepts in `build-frontend`. crosswheel runs the
+/// project's backend through its own PEP 517 driver whichever is named; the name says which
+/// installer cibuildwheel would have used, and its `args` are read for config settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrontendName {
     Build,
     BuildUv,
     Pip,
     Uv,
+    /// cibuildwheel's frontend for Pyodide builds; crosswheel builds no Pyodide wheels.
+    PyodideBuild,
 }
 
 impl FrontendName {
@@ -46,6 +50,7 @@ impl FrontendName {
             "build[uv]" => Some(FrontendName::BuildUv),
             "pip" => Some(FrontendName::Pip),
             "uv" => Some(FrontendName::Uv),
+            "pyodide-build" => Some(FrontendName::PyodideBuild),
             _ => None,
         }
     }
@@ -56,6 +61,7 @@ impl FrontendName {
             FrontendName::BuildUv => "build[uv]",
             FrontendName::Pip => "pip",
             FrontendName::Uv => "uv",
+            FrontendName::PyodideBuild => "pyodide-build",
         }
     }
 }
@@ -78,6 +84,33 @@ impl BuildFrontend {
             )
         })?;
         Ok(BuildFrontend { name, args })
+    }
+
+    /// The frontend's `args` that are PEP 517 config settings (`-C key=value`,
+    /// `-Ckey=value`, `--config-setting key=value`, `--config-setting=key=value`, and
+    /// `--config-settings` likewise), and the others.
+    pub fn split_args(&self) -> (Vec<(String, String)>, Vec<String>) {
+        let mut settings = Vec::new();
+        let mut others = Vec::new();
+        let mut args = self.args.iter();
+        while let Some(arg) = args.next() {
+            let value = match arg.as_str() {
+                "-C" | "--config-setting" | "--config-settings" => args.next().cloned(),
+                other => other
+                    .strip_prefix("--config-settings=")
+                    .or_else(|| other.strip_prefix("--config-setting="))
+                    .or_else(|| other.strip_prefix("-C"))
+                    .map(String::from),
+            };
+            match value {
+                Some(value) => {
+                    let (key, value) = value.split_once('=').unwrap_or((&value, ""));
+                    settings.push((key.to_string(), value.to_string()));
+                }
+                None => others.push(arg.clone()),
+            }
+        }
+        (settings, others)
     }
 
     /// The string form: a name, then `; args: ...` in shell syntax.
@@ -139,6 +172,58 @@ impl RepairCommand {
     }
 }
 
+/// `dependency-versions`: the versions of the tools crosswheel installs for a build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DependencyVersions {
+    /// `pinned` (cibuildwheel's default) or `latest`: crosswheel installs no frontend or
+    /// repair tools of its own, so the build requirements are installed as the project
+    /// states them.
+    Unconstrained,
+    /// A pip constraints file (from a path, or `packages: ...`) applied when the build
+    /// requirements are installed.
+    Constraints(std::path::PathBuf),
+    /// `packages: a==1 b==2`: constraints given inline.
+    Packages(Vec<String>),
+}
+
+impl DependencyVersions {
+    /// The string form: `pinned`, `latest`, `packages: ...`, or a file (relative to `base`).
+    pub(crate) fn parse(text: &str, base: &std::path::Path) -> Result<DependencyVersions, String> {
+        let text = text.trim();
+        match text {
+            "" | "pinned" | "latest" => Ok(DependencyVersions::Unconstrained),
+            _ => match text.strip_prefix("packages:") {
+                Some(packages) => Ok(DependencyVersions::Packages(shell::split_words(packages)?)),
+                None => {
+                    let path = base.join(text);
+                    if path.is_file() {
+                        Ok(DependencyVersions::Constraints(path))
+                    } else {
+                        Err(format!(
+                            "`{text}` is neither pinned, latest, packages: ... nor a constraints file ({} does not exist)",
+                            path.display()
+                        ))
+                    }
+                }
+            },
+        }
+    }
+
+    /// pip's constraints lines for the build requirements' installation.
+    pub fn constraint_lines(&self) -> Result<Vec<String>, std::io::Error> {
+        match self {
+            DependencyVersions::Unconstrained => Ok(Vec::new()),
+            DependencyVersions::Packages(packages) => Ok(packages.clone()),
+            DependencyVersions::Constraints(path) => Ok(std::fs::read_to_string(path)?
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .map(String::from)
+                .collect()),
+        }
+    }
+}
+
 /// `macos-deployment-target`, checked against arm64's floor of macOS 11.0.
 pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
     let text = text.trim();
@@ -188,6 +273,26 @@ mod tests {
             BuildFrontend::parse("default").unwrap().name,
             FrontendName::Build
         );
+    }
+
+    #[test]
+    fn frontend_args_that_are_config_settings_are_picked_out() {
+        let frontend = BuildFrontend::parse(
+            "build; args: -C a=1 -Cb=2 --config-setting c=3 --config-setting=d=4 --config-settings e --no-isolation",
+        )
+        .unwrap();
+        let (settings, others) = frontend.split_args();
+        let pairs = |items: &[(&str, &str)]| {
+            items
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            settings,
+            pairs(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"), ("e", "")])
+        );
+        assert_eq!(others, ["--no-isolation"]);
     }
 
     #[test]

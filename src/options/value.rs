@@ -87,7 +87,9 @@ pub(crate) fn parse_text(kind: Kind, text: &str) -> Result<Setting, String> {
             .collect::<Vec<_>>()
     };
     match kind {
-        Kind::Selector | Kind::Archs | Kind::Python => parse_list(kind, words()),
+        Kind::Selector | Kind::Python | Kind::Enable => parse_list(kind, words()),
+        // cibuildwheel's `--archs` and `CIBW_ARCHS` take commas as well as spaces.
+        Kind::Archs => parse_list(kind, vec![text.to_string()]),
         Kind::Words => Ok(Setting::List(words())),
         Kind::CommaList => Ok(Setting::List(
             text.split(',')
@@ -118,7 +120,26 @@ pub(crate) fn parse_text(kind: Kind, text: &str) -> Result<Setting, String> {
             }
         }
         Kind::MacosVersion => Ok(Setting::Text(parse_macos_version(text)?)),
+        Kind::Verbosity => {
+            let level = text
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("`{}` is not an integer from -3 to 3", text.trim()))?;
+            Ok(Setting::Text(verbosity(level).to_string()))
+        }
+        Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(Setting::Text("true".to_string())),
+            "false" | "0" | "no" | "" => Ok(Setting::Text("false".to_string())),
+            other => Err(format!("`{other}` is not true or false")),
+        },
+        Kind::DependencyVersions => Ok(Setting::Text(text.trim().to_string())),
+        Kind::Ignored => Ok(Setting::Text(text.to_string())),
     }
+}
+
+/// cibuildwheel clamps `build-verbosity` to -3..=3.
+pub(crate) fn verbosity(level: i64) -> i64 {
+    level.clamp(-3, 3)
 }
 
 /// Whether the kind has an array form.
@@ -128,6 +149,8 @@ pub(crate) fn accepts_array(kind: Kind) -> bool {
         Kind::Selector
             | Kind::Archs
             | Kind::Python
+            | Kind::Enable
+            | Kind::Ignored
             | Kind::Words
             | Kind::CommaList
             | Kind::ShellWords
@@ -147,11 +170,33 @@ pub(crate) fn parse_list(kind: Kind, items: Vec<String>) -> Result<Setting, Stri
             Ok(Setting::List(patterns))
         }
         Kind::Archs => {
-            let names = split_items(items);
+            let names: Vec<String> = items
+                .iter()
+                .flat_map(|item| item.split(|c: char| c == ',' || c.is_whitespace()))
+                .filter(|name| !name.is_empty())
+                .map(String::from)
+                .collect();
             for name in &names {
                 check_target_name(name)?;
             }
             Ok(Setting::List(names))
+        }
+        Kind::Enable => {
+            let groups = split_items(items);
+            for group in &groups {
+                if !super::cibw::enable_values().any(|known| known == group) {
+                    let known: Vec<&str> = super::cibw::data()
+                        .enable_values
+                        .iter()
+                        .map(String::as_str)
+                        .collect();
+                    return Err(format!(
+                        "`{group}` is not an enable group: use {}",
+                        known.join(", ")
+                    ));
+                }
+            }
+            Ok(Setting::List(groups))
         }
         Kind::Python => {
             let tags = split_items(items);
@@ -213,14 +258,24 @@ fn split_items(items: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// The `archs` keywords: each means every target crosswheel builds for the platform
+/// (`auto32` means none: crosswheel builds no 32-bit target).
+pub(crate) const ARCHS_KEYWORDS: [&str; 5] = ["auto", "auto64", "native", "all", "auto32"];
+
+/// An `archs` value: a keyword, a crosswheel target, or an architecture cibuildwheel knows
+/// (`x86_64`, `universal2`, `AMD64`, ...), which is kept and reported as not built here.
 fn check_target_name(name: &str) -> Result<(), String> {
-    if matches!(name, "all" | "auto") || targets().iter().any(|t| t.is_named(name)) {
+    let lower = name.to_ascii_lowercase();
+    if ARCHS_KEYWORDS.contains(&lower.as_str())
+        || targets().iter().any(|t| t.is_named(name))
+        || super::cibw::is_known_arch(name)
+    {
         return Ok(());
     }
     let arches: Vec<&str> = targets().iter().map(|t| t.arch.as_str()).collect();
     let ids: Vec<&str> = targets().iter().map(|t| t.id.as_str()).collect();
     Err(format!(
-        "`{name}` is not a crosswheel target: use all, {}, or a target id ({})",
+        "`{name}` is not an architecture: use auto, auto64, native, all, {}, a target id ({}), or an architecture name of cibuildwheel's",
         arches.join(", "),
         ids.join(", ")
     ))
@@ -243,8 +298,13 @@ mod tests {
     #[test]
     fn archs_accept_arches_ids_and_all() {
         assert!(parse_text(Kind::Archs, "aarch64 macos-arm64 all").is_ok());
-        let err = parse_text(Kind::Archs, "x86_64").unwrap_err();
-        assert!(err.contains("x86_64") && err.contains("ppc64le"), "{err}");
+        assert_eq!(
+            parse_text(Kind::Archs, "aarch64,x86_64 AMD64").unwrap(),
+            list(&["aarch64", "x86_64", "AMD64"])
+        );
+        assert!(parse_text(Kind::Archs, "auto64,native").is_ok());
+        let err = parse_text(Kind::Archs, "sparc").unwrap_err();
+        assert!(err.contains("sparc") && err.contains("ppc64le"), "{err}");
     }
 
     #[test]

@@ -13,13 +13,27 @@ pub fn run_shell(
     environment: &BTreeMap<String, String>,
 ) -> Result<()> {
     tracing::info!("{option}: {command}");
-    let status = std::process::Command::new("sh")
+    let mut shell = std::process::Command::new("sh");
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .envs(environment)
-        .status()
-        .with_context(|| format!("{option}: could not start sh"))?;
+        .envs(environment);
+    // Output streams through, unless this identifier's output is being kept together
+    // (concurrent builds): then it is collected and echoed into that block.
+    let status = if crate::logging::capturing() {
+        let output = shell
+            .stdin(std::process::Stdio::null())
+            .output()
+            .with_context(|| format!("{option}: could not start sh"))?;
+        crate::logging::echo(&output.stdout);
+        crate::logging::echo(&output.stderr);
+        output.status
+    } else {
+        shell
+            .status()
+            .with_context(|| format!("{option}: could not start sh"))?
+    };
     if !status.success() {
         bail!("{option} failed ({status}): {command}");
     }

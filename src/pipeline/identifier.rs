@@ -48,7 +48,7 @@ pub(super) fn run_one(
             cache,
             options,
             target,
-            environment: super::user_environment(spec),
+            environment: super::user_environment(spec, &plan.project_dir)?,
             work: tempfile::Builder::new()
                 .prefix("crosswheel-work-")
                 .tempdir()?,

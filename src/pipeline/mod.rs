@@ -30,51 +30,125 @@ pub struct PipelineOptions {
     pub offline: bool,
     /// A build whose tests cannot run here fails instead of being kept as untested.
     pub require_tests: bool,
+    /// How many identifiers build at once.
+    pub jobs: usize,
 }
 
-/// Runs every identifier of `plan`. A failing identifier never stops the others; a failed
-/// `before-all` stops the run, as cibuildwheel's does (every build after it would run on a
-/// machine the project did not prepare).
+/// Runs every identifier of `plan`, `options.jobs` at a time. A failing identifier never
+/// stops the others; a failed `before-all` stops the run before any build, as
+/// cibuildwheel's does (every build after it would run on a machine the project did not
+/// prepare). Outcomes come back in plan order, whatever order the builds finished in.
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
-    let mut outcomes = Vec::new();
-    let mut before_all_done = std::collections::BTreeSet::new();
+    run_before_all(plan)?;
+    if options.jobs <= 1 || plan.builds.len() <= 1 {
+        return Ok(plan
+            .builds
+            .iter()
+            .map(|spec| {
+                let _group = report::Group::start(&spec.identifier);
+                run_and_report(plan, spec, &cache, options)
+            })
+            .collect());
+    }
+    Ok(run_concurrently(plan, &cache, options))
+}
+
+/// `before-all` of each platform that has builds, once, in plan order.
+fn run_before_all(plan: &Plan) -> Result<()> {
+    let mut done = std::collections::BTreeSet::new();
     for spec in &plan.builds {
-        let _group = report::Group::start(&spec.identifier);
         if let Some(command) = &spec.options.before_all
-            && before_all_done.insert(spec.platform.name())
+            && done.insert(spec.platform.name())
         {
             hooks::run_shell(
                 "before-all",
                 command,
                 &plan.project_dir,
-                &user_environment(spec),
+                &user_environment(spec, &plan.project_dir)?,
             )
             .with_context(|| {
                 format!(
-                    "stopping before {}: `before-all` for {} failed",
-                    spec.identifier, spec.platform
+                    "stopping before any {} build: `before-all` failed",
+                    spec.platform
                 )
             })?;
         }
-        let outcome = identifier::run_one(plan, spec, &cache, options);
-        if let Ending::Failed { error, .. } = &outcome.ending {
-            tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
-        }
-        outcomes.push(outcome);
     }
-    Ok(outcomes)
+    Ok(())
 }
 
-/// The user's `environment` (and `environment-pass`) values, expanded
-/// against the current environment.
-fn user_environment(spec: &BuildSpec) -> BTreeMap<String, String> {
+fn run_and_report(
+    plan: &Plan,
+    spec: &BuildSpec,
+    cache: &Cache,
+    options: &PipelineOptions,
+) -> Outcome {
+    let outcome = identifier::run_one(plan, spec, cache, options);
+    if let Ending::Failed { error, .. } = &outcome.ending {
+        tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
+    }
+    outcome
+}
+
+/// `options.jobs` workers take identifiers in plan order; each identifier's output is
+/// captured and printed in one block when it is done.
+fn run_concurrently(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> Vec<Outcome> {
+    use std::io::Write;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let next = AtomicUsize::new(0);
+    let finished: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    let printing = Mutex::new(());
+    let workers = options.jobs.min(plan.builds.len());
+    tracing::info!(
+        "building {} identifiers, {workers} at a time (--jobs); each one's output follows when it is done",
+        plan.builds.len()
+    );
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(spec) = plan.builds.get(index) else {
+                        break;
+                    };
+                    let (outcome, output) =
+                        crate::logging::capture(|| run_and_report(plan, spec, cache, options));
+                    {
+                        let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
+                        let _group = report::Group::start(&spec.identifier);
+                        let mut stderr = std::io::stderr().lock();
+                        let _ = stderr.write_all(&output);
+                        let _ = stderr.flush();
+                    }
+                    finished
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((index, outcome));
+                }
+            });
+        }
+    });
+    let mut outcomes = finished.into_inner().unwrap_or_else(|p| p.into_inner());
+    outcomes.sort_by_key(|(index, _)| *index);
+    outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+}
+
+/// The user's `environment` (and `environment-pass`) values, expanded against the
+/// current environment; command substitutions (`$(...)`) run in the project folder.
+fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<String, String>> {
     let mut vars: BTreeMap<String, String> = std::env::vars().collect();
     let before = vars.clone();
-    spec.options.environment.apply(&mut vars);
-    vars.into_iter()
+    spec.options
+        .environment
+        .apply(&mut vars, project_dir)
+        .map_err(|message| anyhow::anyhow!("environment: {message}"))?;
+    Ok(vars
+        .into_iter()
         .filter(|(name, value)| before.get(name) != Some(value))
-        .collect()
+        .collect())
 }
 
 fn target_of(spec: &BuildSpec) -> Result<Target> {

@@ -16,7 +16,8 @@ pub struct Step {
 impl Step {
     /// A step whose own output is captured gets a spinner on a terminal.
     pub fn start(identifier: &str, stage: &str) -> Step {
-        Step::begin(identifier, stage, std::io::stderr().is_terminal())
+        let spin = std::io::stderr().is_terminal() && !crate::logging::capturing();
+        Step::begin(identifier, stage, spin)
     }
 
     /// A step that streams its own output (a test suite) gets plain lines:

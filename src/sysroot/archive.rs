@@ -85,26 +85,50 @@ impl Release {
     }
 }
 
-/// The suite and the packages whose closure runs target CPython `version` on `arch`.
+/// The suite and the packages whose closure runs target CPython `version` on `arch`,
+/// from the first release that ships it.
 pub(crate) fn python_packages(
     arch: LinuxArch,
     version: &str,
 ) -> Result<(Suite, Vec<String>), SysrootError> {
-    let release = config()
+    python_package_sets(arch, version)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| unsupported(arch, version))
+}
+
+/// Every release that ships CPython `version` for `arch`, in the order to try them: a
+/// mirror caught between updates may lack a file its index names, and the next release
+/// with the same CPython is as good a target interpreter.
+pub(crate) fn python_package_sets(
+    arch: LinuxArch,
+    version: &str,
+) -> Result<Vec<(Suite, Vec<String>)>, SysrootError> {
+    let sets: Vec<(Suite, Vec<String>)> = config()
         .release
         .iter()
-        .find(|release| release.serves(arch) && release.pythons.iter().any(|p| p == version))
-        .ok_or_else(|| SysrootError::UnsupportedPython {
-            version: version.to_string(),
-            arch: arch.machine(),
-            available: shipped_pythons(arch).join(", "),
-        })?;
-    let packages = release
-        .roots
-        .iter()
-        .map(|root| root.replace("{pyver}", version))
+        .filter(|release| release.serves(arch) && release.pythons.iter().any(|p| p == version))
+        .map(|release| {
+            let packages = release
+                .roots
+                .iter()
+                .map(|root| root.replace("{pyver}", version))
+                .collect();
+            (release.suite(), packages)
+        })
         .collect();
-    Ok((release.suite(), packages))
+    if sets.is_empty() {
+        return Err(unsupported(arch, version));
+    }
+    Ok(sets)
+}
+
+pub(crate) fn unsupported(arch: LinuxArch, version: &str) -> SysrootError {
+    SysrootError::UnsupportedPython {
+        version: version.to_string(),
+        arch: arch.machine(),
+        available: shipped_pythons(arch).join(", "),
+    }
 }
 
 /// The suite whose host-architecture qemu-user package the test stage falls back to.
@@ -144,7 +168,8 @@ pub fn shipped_pythons(arch: LinuxArch) -> Vec<String> {
             })
         })
         .collect();
-    found.sort();
+    // Stable: a version stays named after the first release that ships it.
+    found.sort_by_key(|(key, _)| *key);
     found.dedup_by(|a, b| a.0 == b.0);
     found.into_iter().map(|(_, text)| text).collect()
 }

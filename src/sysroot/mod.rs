@@ -110,14 +110,29 @@ impl TreeSpec {
     /// The root filesystem able to run target CPython `python` (`3.13`) under qemu-user.
     pub fn python_sysroot(arch: LinuxArch, python: &str) -> Result<Self, SysrootError> {
         let (suite, packages) = archive::python_packages(arch, python)?;
-        Ok(TreeSpec {
+        Ok(Self::python_tree(arch, python, suite, packages))
+    }
+
+    /// The same tree from each release that ships `python`, in the order to try them.
+    pub fn python_sysroot_candidates(
+        arch: LinuxArch,
+        python: &str,
+    ) -> Result<Vec<Self>, SysrootError> {
+        Ok(archive::python_package_sets(arch, python)?
+            .into_iter()
+            .map(|(suite, packages)| Self::python_tree(arch, python, suite, packages))
+            .collect())
+    }
+
+    fn python_tree(arch: LinuxArch, python: &str, suite: Suite, packages: Vec<String>) -> Self {
+        TreeSpec {
             cache_subdir: Path::new("sysroots").join(format!("{}-py{python}", arch.debian())),
             debian_arch: arch.debian().to_string(),
             packages,
             with_dependencies: true,
             keep_only: Vec::new(),
             suite,
-        })
+        }
     }
 
     /// Debian's static qemu-user binaries for the host, used when none is on PATH.
@@ -359,7 +374,22 @@ impl Sysroot {
         arch: LinuxArch,
         python_version: &str,
     ) -> Result<Self, SysrootError> {
-        let tree = provision(cache, &TreeSpec::python_sysroot(arch, python_version)?)?;
+        let mut candidates = TreeSpec::python_sysroot_candidates(arch, python_version)?.into_iter();
+        let first = candidates
+            .next()
+            .ok_or_else(|| archive::unsupported(arch, python_version))?;
+        let mut tree = provision(cache, &first);
+        for fallback in candidates {
+            let Err(SysrootError::Apt { detail, .. }) = &tree else {
+                break;
+            };
+            tracing::warn!(
+                "{arch} CPython {python_version} from Debian's first release failed ({detail}); trying Debian {}",
+                fallback.suite.codename
+            );
+            tree = provision(cache, &fallback);
+        }
+        let tree = tree?;
         Ok(Sysroot {
             tree,
             arch,

@@ -96,7 +96,7 @@ impl Log {
                 .map_err(TestError::io("write", &self.path))?;
             let text = String::from_utf8_lossy(&line);
             if echo == Echo::Yes {
-                eprint!("{text}");
+                crate::logging::echo(text.as_bytes());
             }
             if tail.len() == KEPT_LINES {
                 tail.pop_front();
