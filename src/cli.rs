@@ -162,6 +162,10 @@ pub struct TestArgs {
     /// qemu CPU model for emulated runs.
     #[arg(long = "qemu-cpu")]
     pub qemu_cpu: Option<String>,
+    /// A folder holding the target CPython to run the tests on (`bin/python3.X` for the
+    /// wheel's architecture), for versions Debian does not ship.
+    #[arg(long = "target-python")]
+    pub target_python: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

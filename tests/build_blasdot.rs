@@ -56,6 +56,8 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         extra_target_requires: &[],
         environment: &Default::default(),
         offline: false,
+        verbosity: 0,
+        constraints: &[],
     })
 }
 

@@ -43,6 +43,8 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
         extra_target_requires: &[],
         environment: &Default::default(),
         offline: false,
+        verbosity: 0,
+        constraints: &[],
     })
     .unwrap_or_else(|err| panic!("{err}"))
 }

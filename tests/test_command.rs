@@ -173,3 +173,73 @@ fn real_cp313_and_cp314_wheels_pass_their_own_suites_on_both_linux_targets() {
         }
     }
 }
+
+/// `--target-python` runs the tests on the user's own target CPython instead of Debian's
+/// (for versions Debian does not ship): here a real aarch64 root filesystem of CPython 3.13
+/// that the test owns, marked so the test command can tell it is the one that ran. The
+/// user's folder is never written to.
+#[test]
+fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
+    use crosswheel::sysroot::{LinuxArch, Sysroot};
+    let cache = crosswheel::toolchain::Cache::from_env().expect("a cache directory");
+    let debian = Sysroot::provision(cache.root(), LinuxArch::Aarch64, "3.13")
+        .unwrap_or_else(|err| panic!("{err}"));
+    let users = tempfile::tempdir().unwrap();
+    let root = users.path().join("py313-aarch64");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(debian.root())
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let _ = std::fs::remove_file(root.join(".crosswheel-bytecode"));
+    std::fs::write(
+        root.join("usr/lib/python3.13/users_own_root.py"),
+        "WHERE = 'the user root'\n",
+    )
+    .unwrap();
+    let before = std::fs::read_dir(&root).unwrap().count();
+
+    let wheel = fixture(
+        "bitarray-3.7.2-cp313-cp313-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
+    );
+    let logs = tempfile::tempdir().unwrap();
+    let output = Command::new(crosswheel_bin())
+        .arg("test")
+        .arg(&wheel)
+        .arg("--target-python")
+        .arg(&root)
+        .args([
+            "--test-command",
+            "python -c 'import users_own_root, bitarray; print(users_own_root.WHERE); \
+             bitarray.test(verbosity=0)'",
+        ])
+        .current_dir(logs.path())
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    assert!(all.contains("the user root"), "{all}");
+    assert!(
+        !root.join(".crosswheel-bytecode").exists(),
+        "crosswheel wrote into the user's target CPython"
+    );
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), before);
+
+    let not_python = Command::new(crosswheel_bin())
+        .arg("test")
+        .arg(&wheel)
+        .arg("--target-python")
+        .arg(users.path())
+        .args(["--test-command", "true"])
+        .current_dir(logs.path())
+        .output()
+        .unwrap();
+    assert!(!not_python.status.success());
+    let stderr = String::from_utf8_lossy(&not_python.stderr);
+    assert!(
+        stderr.contains("is not a target CPython (it has no bin/python3.13 or usr/bin/python3.13)"),
+        "{stderr}"
+    );
+}

@@ -75,6 +75,7 @@ fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
         qemu_cpu: None,
         cache_dir: cache_root(),
         log_dir: logs.to_path_buf(),
+        ..Default::default()
     };
     let outcome = test_wheel(&markupsafe_wheel(arch), TestPlatform::Linux(arch), &spec)
         .unwrap_or_else(|err| panic!("{err}"));
@@ -154,6 +155,7 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
         qemu_cpu: None,
         cache_dir: cache_root(),
         log_dir: logs.path().to_path_buf(),
+        ..Default::default()
     };
     let err = match test_wheel(
         &markupsafe_wheel(LinuxArch::Aarch64),
@@ -191,6 +193,7 @@ fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
         qemu_cpu: None,
         cache_dir: cache_root(),
         log_dir: logs.path().to_path_buf(),
+        ..Default::default()
     };
     let outcome = test_wheel(
         &markupsafe_wheel(LinuxArch::Aarch64),

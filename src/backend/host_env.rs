@@ -19,29 +19,46 @@ pub struct HostEnv {
     pub root: PathBuf,
     pub python: PathBuf,
     pub bin: PathBuf,
+    /// pip constraints (`dependency-versions`) for every install into the venv.
+    pub constraints: Option<PathBuf>,
 }
 
 impl HostEnv {
+    /// The venv for `requires`, installed under `constraints` (pip constraints lines, from
+    /// `dependency-versions`; part of the venv's identity).
     pub fn prepare(
         cache: &Cache,
         python: &BuildPython,
         requires: &[String],
+        constraints: &[String],
         offline: bool,
     ) -> Result<HostEnv, BuildError> {
         let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
         sorted.sort_unstable();
-        let key = crate::toolchain::cache_key(&[
+        let requires_text = sorted.join("\n");
+        let mut parts: Vec<&[u8]> = vec![
             python.executable.as_os_str().as_encoded_bytes(),
-            sorted.join("\n").as_bytes(),
-        ]);
+            requires_text.as_bytes(),
+        ];
+        let constraints_text = constraints.join("\n");
+        if !constraints.is_empty() {
+            parts.push(constraints_text.as_bytes());
+        }
+        let key = crate::toolchain::cache_key(&parts);
         let root = cache
             .build_envs()
             .join(format!("{}-{key}", python.abi_tag()));
         let env = HostEnv {
             python: root.join("bin").join("python"),
             bin: root.join("bin"),
+            constraints: (!constraints.is_empty()).then(|| root.with_extension("constraints.txt")),
             root,
         };
+        if let Some(path) = &env.constraints {
+            std::fs::write(path, format!("{constraints_text}\n")).map_err(|source| {
+                BuildError::Io(crate::io_error::IoError::new("write", path.clone(), source))
+            })?;
+        }
         std::fs::create_dir_all(cache.build_envs()).map_err(|source| {
             BuildError::Io(crate::io_error::IoError::new(
                 "create",
@@ -115,6 +132,10 @@ impl HostEnv {
         let mut args: Vec<&std::ffi::OsStr> = Vec::new();
         args.push(self.python.as_os_str());
         args.push("install".as_ref());
+        if let Some(constraints) = &self.constraints {
+            args.push("--constraint".as_ref());
+            args.push(constraints.as_os_str());
+        }
         args.extend(missing.iter().map(|req| std::ffi::OsStr::new(req.as_str())));
         run_host(
             python.executable.as_path(),

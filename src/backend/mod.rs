@@ -105,6 +105,11 @@ pub struct BuildRequest<'a> {
     /// The user's `environment` option: set for the backend, over the cross variables.
     pub environment: &'a BTreeMap<String, String>,
     pub offline: bool,
+    /// `build-verbosity`: from 1 on the backend's output is shown (it is always logged);
+    /// from 2 on scikit-build-core is asked for a verbose build.
+    pub verbosity: i64,
+    /// pip constraints for the build requirements (`dependency-versions`).
+    pub constraints: &'a [String],
 }
 
 #[derive(Debug, Clone)]
@@ -133,6 +138,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         request.cache,
         request.python,
         &system.requires,
+        request.constraints,
         request.offline,
     )?;
     let scratch = tempfile::Builder::new()
@@ -160,7 +166,11 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     host_env.install(request.python, &extra, request.offline)?;
 
     let cross_vars = cross_variables(request, &project, &source_dir, path_var)?;
-    let settings = backend_settings(system.backend, request.cross_env, request.config_settings);
+    let mut user_settings = request.config_settings.to_vec();
+    if request.verbosity >= 2 && system.backend == Backend::ScikitBuildCore {
+        user_settings.push(("build.verbose".to_string(), "true".to_string()));
+    }
+    let settings = backend_settings(system.backend, request.cross_env, &user_settings);
     let cross_run = driver::HookRun {
         config_settings: &settings,
         env: &cross_vars,
@@ -184,6 +194,8 @@ fn io_error(action: &'static str, path: &Path, source: std::io::Error) -> BuildE
 struct BuildLog {
     path: PathBuf,
     text: String,
+    /// `build-verbosity` 1 or more: the output is shown too.
+    shown: bool,
 }
 
 fn log_path_of(request: &BuildRequest<'_>, project: &Project) -> PathBuf {
@@ -204,7 +216,19 @@ impl BuildLog {
         Ok(BuildLog {
             path,
             text: String::new(),
+            shown: request.verbosity >= 1,
         })
+    }
+
+    /// Shows a hook's output when `build-verbosity` asks for it (as `pip -v` shows the
+    /// backend's), through the identifier's output so concurrent builds stay apart.
+    fn show(&self, output: &str) {
+        if self.shown && !output.is_empty() {
+            crate::logging::echo(output.as_bytes());
+            if !output.ends_with('\n') {
+                crate::logging::echo(b"\n");
+            }
+        }
     }
 
     fn append(&mut self, output: &str) -> Result<(), BuildError> {
@@ -231,6 +255,7 @@ fn requires_for_build_wheel(
     let hook = "get_requires_for_build_wheel";
     let outcome = host_run.run(hook, None)?;
     log.append(&outcome.output)?;
+    log.show(&outcome.output);
     if !outcome.success {
         return Err(BuildError::HostHookFailed {
             project: project.name.clone(),
@@ -334,6 +359,7 @@ fn run_build_wheel(
         .map_err(|source| io_error("create a folder in", request.out_dir, source))?;
     let outcome = cross_run.run("build_wheel", Some(staging.path()))?;
     log.append(&outcome.output)?;
+    log.show(&outcome.output);
     let wheel_name = match (
         outcome.success,
         outcome.result.as_ref().and_then(Value::as_str),

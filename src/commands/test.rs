@@ -24,6 +24,8 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             qemu_cpu: args.qemu_cpu.clone(),
             cache_dir: cache.root().to_path_buf(),
             log_dir: logs.clone(),
+            target_python: args.target_python.clone(),
+            ..TestSpec::default()
         };
         match test_or_check(path, &wheel, &spec)? {
             Verdict::StaticCheck(report) if report.passed() => println!(

@@ -133,6 +133,9 @@ pub struct BuildOptions {
     pub macos_deployment_target: String,
     /// `QEMU_CPU` for emulated tests; `None` leaves qemu's default.
     pub qemu_cpu: Option<String>,
+    /// `target-python`: a folder holding the user's own target CPython (`bin/python3.X`)
+    /// for the emulated test stage, for versions Debian does not ship.
+    pub target_python: Option<PathBuf>,
     /// Requirements whose target-platform wheels must be present at build time
     /// (e.g. `scipy-openblas32`).
     pub target_requires: Vec<String>,

@@ -801,10 +801,11 @@ fn build_spec(
             frontend_others.join(" ")
         ));
     }
-    if build_frontend.name == FrontendName::PyodideBuild {
-        notes.push(
-            "build-frontend pyodide-build: crosswheel builds no Pyodide wheels; the backend runs through crosswheel's PEP 517 driver".to_string(),
-        );
+    if build_frontend.name != FrontendName::Build {
+        notes.push(format!(
+            "build-frontend {}: crosswheel runs the PEP 517 backend itself, with the build requirements installed by pip into a host venv",
+            build_frontend.name.name()
+        ));
     }
     let mut config_settings: Vec<(String, String)> = setting("config-settings").pairs();
     config_settings.extend(frontend_settings);
@@ -884,6 +885,7 @@ fn build_spec(
             toolchain,
             macos_deployment_target: text("macos-deployment-target").unwrap_or_default(),
             qemu_cpu: text("qemu-cpu"),
+            target_python: text("target-python").map(|path| project_dir.join(path)),
             target_requires: setting("target-requires").list(),
             build_verbosity,
             test_environment: setting("test-environment").environment(),

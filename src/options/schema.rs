@@ -139,6 +139,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         Scope::PerBuild,
     ),
     spec("qemu-cpu", Kind::Text, Scope::PerBuild),
+    spec("target-python", Kind::Text, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
     spec("enable", Kind::Enable, Scope::Selection),
     spec("free-threaded-support", Kind::Bool, Scope::Selection),

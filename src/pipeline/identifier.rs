@@ -130,6 +130,7 @@ impl Identifier<'_> {
                 &repaired,
                 self.cache,
                 self.work.path(),
+                &self.environment,
             )
         });
         self.times.test = test_time;
@@ -190,6 +191,11 @@ impl Identifier<'_> {
                 &self.environment,
             )?;
         }
+        let constraints = spec
+            .options
+            .dependency_versions
+            .constraint_lines()
+            .context("reading the constraints file of `dependency-versions`")?;
         let built = build_wheel(&BuildRequest {
             project_dir: &self.plan.project_dir,
             out_dir: &self.work.path().join("built"),
@@ -200,6 +206,8 @@ impl Identifier<'_> {
             extra_target_requires: &spec.options.target_requires,
             environment: &self.environment,
             offline: self.options.offline,
+            verbosity: spec.options.build_verbosity,
+            constraints: &constraints,
         })?;
         Ok((python, built))
     }

@@ -262,6 +262,7 @@ fn test(
     wheel: &Path,
     cache: &Cache,
     work: &Path,
+    environment: &BTreeMap<String, String>,
 ) -> Result<TestResult> {
     if !spec.options.runs_tests() {
         return Ok(TestResult::NotRun);
@@ -285,6 +286,10 @@ fn test(
         qemu_cpu: spec.options.qemu_cpu.clone(),
         cache_dir: cache.root().to_path_buf(),
         log_dir: work.join("logs"),
+        before_test: spec.options.before_test.clone(),
+        environment: environment.clone(),
+        test_environment: spec.options.test_environment.clone(),
+        target_python: spec.options.target_python.clone(),
     };
     let opened = crate::wheel::open_within_env_limits(wheel)?;
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {

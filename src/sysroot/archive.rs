@@ -146,6 +146,21 @@ pub(crate) fn qemu_suite() -> Suite {
         })
 }
 
+/// The CPython of the first release serving `arch`, whose root supplies the C library
+/// for a user's own target CPython.
+pub(crate) fn default_python_for(arch: LinuxArch) -> &'static str {
+    let config = config();
+    if python_packages(arch, &config.default_python).is_ok() {
+        return &config.default_python;
+    }
+    config
+        .release
+        .iter()
+        .find(|release| release.serves(arch))
+        .and_then(|release| release.pythons.first())
+        .map_or(&config.default_python, String::as_str)
+}
+
 /// Every CPython version Debian ships for `arch`, oldest first: `3.11`.
 pub fn shipped_versions(arch: LinuxArch) -> Vec<String> {
     shipped_pythons(arch)

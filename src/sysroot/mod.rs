@@ -57,6 +57,10 @@ pub enum SysrootError {
         pid: u32,
         waited_secs: u64,
     },
+    #[error(
+        "target-python {folder} is not a target CPython ({detail}): point it at a folder holding bin/python3.X for the target"
+    )]
+    BadTargetPython { folder: PathBuf, detail: String },
     #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
     BadTree { path: PathBuf, detail: String },
     #[error(
@@ -361,9 +365,17 @@ fn write_manifest(root: &Path, manifest: &Manifest) -> Result<(), SysrootError> 
 /// A root filesystem holding the target CPython.
 #[derive(Debug, Clone)]
 pub struct Sysroot {
-    tree: PackageTree,
+    /// What qemu resolves the target's absolute paths against (`QEMU_LD_PREFIX`): a root
+    /// filesystem with the target's C library.
+    prefix: PathBuf,
+    python: PathBuf,
     arch: LinuxArch,
     python_version: String,
+    python_full_version: Option<String>,
+    glibc: Option<(u32, u32)>,
+    /// Fetched by crosswheel into its cache (so crosswheel may add bytecode to it), not a
+    /// folder of the user's, which is never written.
+    owned: bool,
 }
 
 impl Sysroot {
@@ -390,10 +402,61 @@ impl Sysroot {
             tree = provision(cache, &fallback);
         }
         let tree = tree?;
+        let manifest = tree.manifest();
         Ok(Sysroot {
-            tree,
+            prefix: tree.root().to_path_buf(),
+            python: tree
+                .root()
+                .join("usr/bin")
+                .join(format!("python{python_version}")),
             arch,
             python_version: python_version.to_string(),
+            python_full_version: manifest
+                .upstream_version(&format!("python{python_version}-minimal"))
+                .map(str::to_string),
+            glibc: manifest
+                .upstream_version("libc6")
+                .and_then(parse_major_minor),
+            owned: true,
+        })
+    }
+
+    /// A target CPython the user supplies (`target-python`) for a version Debian does not
+    /// ship: a folder holding `bin/python3.X` or `usr/bin/python3.X` for `arch`. When the
+    /// folder is a whole root filesystem (it has the target's loader), qemu resolves paths
+    /// against it; otherwise (an unpacked python-build-standalone build) against the Debian
+    /// root crosswheel fetches for `arch`, which supplies the C library.
+    pub fn user_supplied(
+        cache: &Path,
+        folder: &Path,
+        arch: LinuxArch,
+        python_version: &str,
+    ) -> Result<Self, SysrootError> {
+        let name = format!("python{python_version}");
+        let python = [
+            folder.join("bin").join(&name),
+            folder.join("usr/bin").join(&name),
+        ]
+        .into_iter()
+        .find(|path| path.is_file())
+        .ok_or_else(|| SysrootError::BadTargetPython {
+            folder: folder.to_path_buf(),
+            detail: format!("it has no bin/{name} or usr/bin/{name}"),
+        })?;
+        let (prefix, glibc) = if has_loader(folder, arch) {
+            (folder.to_path_buf(), libc_version_in(folder))
+        } else {
+            let debian = Sysroot::provision(cache, arch, archive::default_python_for(arch))?;
+            (debian.prefix, debian.glibc)
+        };
+        Ok(Sysroot {
+            prefix,
+            python,
+            arch,
+            python_version: python_version.to_string(),
+            python_full_version: None,
+            glibc,
+            owned: false,
         })
     }
 
@@ -401,12 +464,14 @@ impl Sysroot {
         self.arch
     }
 
+    /// The root qemu resolves the target's absolute paths against (`QEMU_LD_PREFIX`).
     pub fn root(&self) -> &Path {
-        self.tree.root()
+        &self.prefix
     }
 
-    pub fn tree(&self) -> &PackageTree {
-        &self.tree
+    /// Whether crosswheel fetched this root into its cache (and may add bytecode to it).
+    pub fn owned(&self) -> bool {
+        self.owned
     }
 
     /// `3.11`: the `MAJOR.MINOR` of the interpreter inside.
@@ -416,22 +481,60 @@ impl Sysroot {
 
     /// The interpreter binary, a target-architecture ELF file.
     pub fn python(&self) -> PathBuf {
-        self.root()
-            .join("usr/bin")
-            .join(format!("python{}", self.python_version()))
+        self.python.clone()
     }
 
     /// The full interpreter version such as `3.11.2`, from the package that shipped it.
     pub fn python_full_version(&self) -> Option<&str> {
-        self.tree
-            .manifest()
-            .upstream_version(&format!("python{}-minimal", self.python_version()))
+        self.python_full_version.as_deref()
     }
 
     /// The glibc inside, which bounds the manylinux tags the target accepts.
     pub fn glibc_version(&self) -> Option<(u32, u32)> {
-        parse_major_minor(self.tree.manifest().upstream_version("libc6")?)
+        self.glibc
     }
+}
+
+/// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
+fn has_loader(root: &Path, arch: LinuxArch) -> bool {
+    let loaders: &[&str] = match arch {
+        LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],
+        LinuxArch::Ppc64le => &["lib64/ld64.so.2", "usr/lib64/ld64.so.2"],
+        LinuxArch::X86_64 => &["lib64/ld-linux-x86-64.so.2"],
+    };
+    loaders.iter().any(|loader| root.join(loader).exists())
+}
+
+/// The version of the GNU C library under `root`, read from its `libc.so.6` ("... release
+/// version 2.36").
+fn libc_version_in(root: &Path) -> Option<(u32, u32)> {
+    let candidates = ["lib", "lib64", "usr/lib", "usr/lib64"]
+        .iter()
+        .flat_map(|dir| {
+            let dir = root.join(dir);
+            let nested = fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path().join("libc.so.6"));
+            std::iter::once(dir.join("libc.so.6")).chain(nested)
+        });
+    for libc in candidates {
+        let Ok(bytes) = fs::read(&libc) else {
+            continue;
+        };
+        let marker = b"release version ";
+        if let Some(at) = bytes.windows(marker.len()).position(|w| w == marker) {
+            let rest = &bytes[at + marker.len()..];
+            let end = rest
+                .iter()
+                .position(|b| !(b.is_ascii_digit() || *b == b'.'))
+                .unwrap_or(rest.len());
+            let text = String::from_utf8_lossy(&rest[..end]);
+            return parse_major_minor(text.trim_end_matches('.'));
+        }
+    }
+    None
 }
 
 /// `(2, 36)` from `2.36` or `2.36.1`.

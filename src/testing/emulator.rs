@@ -47,9 +47,13 @@ impl Emulator {
         cache: &Path,
         arch: LinuxArch,
         python_version: &str,
+        target_python: Option<&Path>,
         cpu: Option<String>,
     ) -> Result<Self, TestError> {
-        let sysroot = Sysroot::provision(cache, arch, python_version)?;
+        let sysroot = match target_python {
+            Some(folder) => Sysroot::user_supplied(cache, folder, arch, python_version)?,
+            None => Sysroot::provision(cache, arch, python_version)?,
+        };
         let qemu = find_qemu(arch, cache)?;
         let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));
         let emulator = Emulator { qemu, sysroot, cpu };
@@ -64,7 +68,8 @@ impl Emulator {
     /// overlap harmlessly: Python writes each `.pyc` atomically.
     fn precompile_stdlib(&self) -> Result<(), TestError> {
         let marker = self.sysroot.root().join(BYTECODE_MARKER);
-        if marker.exists() {
+        // A target CPython of the user's is never written to.
+        if marker.exists() || !self.sysroot.owned() {
             return Ok(());
         }
         let stdlib = self

@@ -13,12 +13,14 @@ mod run;
 mod stage;
 mod venv;
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::options::Environment;
 use crate::sysroot::{LinuxArch, SysrootError};
 
 pub use emulator::{
@@ -70,6 +72,14 @@ pub enum TestError {
     NoTestRunner { wheel: PathBuf, platforms: String },
     #[error(transparent)]
     LoadCheck(anyhow::Error),
+    #[error("test-environment: {0}")]
+    TestEnvironment(String),
+    #[error("before-test failed ({status}): {reason}; log: {}", .log.display())]
+    BeforeTest {
+        status: String,
+        reason: String,
+        log: PathBuf,
+    },
 }
 
 impl TestError {
@@ -82,7 +92,7 @@ impl TestError {
 }
 
 /// What to run against a wheel; mirrors the `test-*` options of `[tool.crosswheel]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TestSpec {
     /// A shell command; `{project}` and `{package}` both expand to the (shell-quoted)
     /// project folder.
@@ -101,6 +111,18 @@ pub struct TestSpec {
     pub cache_dir: PathBuf,
     /// Where `<wheel name>.test.log` is written.
     pub log_dir: PathBuf,
+    /// `before-test`: run in the test environment (its venv first on PATH), in the project
+    /// folder, before the wheel and the requirements are installed.
+    pub before_test: Option<String>,
+    /// The build's `environment`, evaluated: set for the installs, `before-test` and the
+    /// test command (its `PATH` under the test venv's own `bin`).
+    pub environment: BTreeMap<String, String>,
+    /// `test-environment`: applied last, for the installs, `before-test` and the test
+    /// command only.
+    pub test_environment: Environment,
+    /// `target-python`: the user's own target CPython for an emulated run (a version
+    /// Debian does not ship); see [`crate::sysroot::Sysroot::user_supplied`].
+    pub target_python: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +187,7 @@ pub fn test_wheel(
                 &spec.cache_dir,
                 target,
                 &spec.python_version,
+                spec.target_python.as_deref(),
                 spec.qemu_cpu.clone(),
             )?;
             if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
@@ -184,10 +207,30 @@ pub fn test_wheel(
         }
     };
 
+    let (vars, install_vars) = test_variables(&env, spec, &project)?;
+    if let Some(before_test) = &spec.before_test {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(before_test)
+            .current_dir(&project)
+            .env_clear()
+            .envs(&vars);
+        log.note("before-test")?;
+        let finished = log.run(command, Echo::Yes)?;
+        if !finished.status.success() {
+            return Err(TestError::BeforeTest {
+                status: finished.status.to_string(),
+                reason: finished.reason(),
+                log: log.path().to_path_buf(),
+            });
+        }
+    }
+
     let mut requirements = vec![wheel.to_string_lossy().into_owned()];
     requirements.extend(spec.test_requires.iter().cloned());
     let install_started = Instant::now();
-    env.install(&requirements, &mut log)?;
+    env.install(&requirements, &install_vars, &mut log)?;
     log.note(&format!(
         "installed in {:.1} s",
         install_started.elapsed().as_secs_f64()
@@ -203,11 +246,8 @@ pub fn test_wheel(
         .arg("-c")
         .arg(&command_line)
         .current_dir(&workdir)
-        .env_remove("PYTHONPATH")
-        .env_remove("PYTHONHOME")
-        .env_remove("_PYTHON_HOST_PLATFORM")
-        .env_remove("_PYTHON_SYSCONFIGDATA_NAME")
-        .envs(env.command_env());
+        .env_clear()
+        .envs(&vars);
     let command_started = Instant::now();
     let finished = log.run(command, Echo::Yes)?;
     log.note(&format!(
@@ -221,6 +261,55 @@ pub fn test_wheel(
         duration: started.elapsed(),
         log_path: log.path().to_path_buf(),
     })
+}
+
+/// Variables crosswheel's own process may carry from a build that must not reach a test.
+const NOT_FOR_TESTS: &[&str] = &[
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "_PYTHON_HOST_PLATFORM",
+    "_PYTHON_SYSCONFIGDATA_NAME",
+];
+
+/// The environment of `before-test` and the test command, as cibuildwheel builds it:
+/// crosswheel's own, the build's `environment`, the test venv first on PATH (and the
+/// emulator's variables), then `test-environment` evaluated against all that. Second, the
+/// user's variables alone, for pip's installs (PIP_ONLY_BINARY, an index URL, ...), without
+/// `PATH`: the host pip must stay the host's.
+fn test_variables(
+    env: &TargetEnv,
+    spec: &TestSpec,
+    project: &Path,
+) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>), TestError> {
+    let mut vars: BTreeMap<String, String> = std::env::vars()
+        .filter(|(name, _)| !NOT_FOR_TESTS.contains(&name.as_str()))
+        .collect();
+    vars.extend(
+        spec.environment
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
+    let path = vars.get("PATH").map(std::ffi::OsString::from);
+    for (name, value) in env.command_env_over(path) {
+        vars.insert(
+            name.to_string_lossy().into_owned(),
+            value.to_string_lossy().into_owned(),
+        );
+    }
+    spec.test_environment
+        .apply(&mut vars, project)
+        .map_err(TestError::TestEnvironment)?;
+    let user_names = spec.environment.keys().chain(
+        spec.test_environment
+            .assignments
+            .iter()
+            .map(|assignment| &assignment.name),
+    );
+    let for_installs = user_names
+        .filter(|name| !matches!(name.as_str(), "PATH" | "VIRTUAL_ENV"))
+        .filter_map(|name| vars.get(name).map(|value| (name.clone(), value.clone())))
+        .collect();
+    Ok((vars, for_installs))
 }
 
 /// The CPython a wheel needs, from its tags: `3.13` for `cp313-cp313`; for wheels

@@ -39,7 +39,9 @@ pub fn test_or_check(
             check_macos_wheel(wheel).map_err(TestError::LoadCheck)?,
         )),
         TestPlan::Emulated(arch) => {
-            crate::sysroot::check_target_python(arch, &spec.python_version)?;
+            if spec.target_python.is_none() {
+                crate::sysroot::check_target_python(arch, &spec.python_version)?;
+            }
             Ok(Verdict::Ran(test_wheel(path, platform, spec)?))
         }
         TestPlan::Native => Ok(Verdict::Ran(test_wheel(path, platform, spec)?)),

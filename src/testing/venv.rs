@@ -149,8 +149,13 @@ impl TargetEnv {
 
     /// What a command needs to find this environment's `python` and scripts first.
     pub fn command_env(&self) -> Vec<(OsString, OsString)> {
+        self.command_env_over(std::env::var_os("PATH"))
+    }
+
+    /// [`TargetEnv::command_env`] over a given `PATH` (the user's `environment` may set it).
+    pub fn command_env_over(&self, inherited: Option<OsString>) -> Vec<(OsString, OsString)> {
         let mut path = vec![self.bin()];
-        if let Some(inherited) = std::env::var_os("PATH") {
+        if let Some(inherited) = inherited {
             path.extend(std::env::split_paths(&inherited));
         }
         let mut env: Vec<(OsString, OsString)> = vec![
@@ -168,11 +173,18 @@ impl TargetEnv {
         env
     }
 
-    /// Installs `requirements` (wheel paths or requirement specifiers) for the target.
-    pub fn install(&self, requirements: &[String], log: &mut Log) -> Result<(), TestError> {
+    /// Installs `requirements` (wheel paths or requirement specifiers) for the target, with
+    /// `vars` (the user's variables) set for pip.
+    pub fn install(
+        &self,
+        requirements: &[String],
+        vars: &std::collections::BTreeMap<String, String>,
+        log: &mut Log,
+    ) -> Result<(), TestError> {
         let site = self.site_packages();
         let mut command = host_pip();
         command
+            .envs(vars)
             .arg("--target")
             .arg(&site)
             .args(self.platform_args())
@@ -188,6 +200,7 @@ impl TargetEnv {
         ))?;
         let mut command = host_pip();
         command
+            .envs(vars)
             .arg("--target")
             .arg(&site)
             .args(self.platform_args())
@@ -198,6 +211,7 @@ impl TargetEnv {
         }
         let mut command = Command::new(self.python());
         command
+            .envs(vars)
             .envs(self.command_env())
             .args(PIP_INSTALL)
             .args(requirements);
