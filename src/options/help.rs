@@ -31,6 +31,10 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
         "requirements whose target-platform wheels the build links against (e.g. `scipy-openblas32`)",
     ),
     ("qemu-cpu", "`QEMU_CPU` for emulated tests"),
+    (
+        "target-python",
+        "a target CPython root (e.g. an unpacked python-build-standalone) for the test stage, for versions Debian ships none of",
+    ),
 ];
 
 /// The markers around the generated table in docs/configuration.md.

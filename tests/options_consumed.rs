@@ -1,0 +1,154 @@
+//! No option is accepted and then ignored: every field of the resolved `BuildOptions` is
+//! read by the stage it is for. `readers` destructures `BuildOptions` without `..`, so a new
+//! field does not compile until it names where it is read, and the test checks that the
+//! named source really reads it (whitespace ignored, so formatting does not matter).
+
+use std::collections::BTreeMap;
+
+use crosswheel::options::{BuildOptions, CliOverrides, resolve};
+
+/// Each field with the places that read it: (file, code that reads it). Fields consumed when
+/// the plan is resolved (into other fields, or into the notes said once per run) name
+/// src/options/resolve.rs.
+fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    let BuildOptions {
+        build_frontend: _,
+        config_settings: _,
+        environment: _,
+        environment_pass: _,
+        before_all: _,
+        before_build: _,
+        before_test: _,
+        repair: _,
+        test_command: _,
+        test_requires: _,
+        test_extras: _,
+        test_sources: _,
+        test_skipped: _,
+        output_dir: _,
+        toolchain: _,
+        macos_deployment_target: _,
+        qemu_cpu: _,
+        target_requires: _,
+        build_verbosity: _,
+        test_environment: _,
+        dependency_versions: _,
+        target_python: _,
+    } = options;
+    const PIPELINE: &str = "src/pipeline/mod.rs";
+    const IDENTIFIER: &str = "src/pipeline/identifier.rs";
+    const RESOLVE: &str = "src/options/resolve.rs";
+    const TESTING: &str = "src/testing/mod.rs";
+    const BACKEND: &str = "src/backend/mod.rs";
+    vec![
+        (
+            "build_frontend",
+            vec![
+                (RESOLVE, "build_frontend.split_args()"),
+                (RESOLVE, "build_frontend.name.name()"),
+            ],
+        ),
+        (
+            "config_settings",
+            vec![
+                (IDENTIFIER, "config_settings: &spec.options.config_settings"),
+                (BACKEND, "request.config_settings"),
+            ],
+        ),
+        (
+            "environment",
+            vec![
+                (PIPELINE, "spec.options.environment.apply("),
+                (TESTING, "spec.environment"),
+            ],
+        ),
+        ("environment_pass", vec![(RESOLVE, "environment_pass.iter()")]),
+        ("before_all", vec![(PIPELINE, "spec.options.before_all")]),
+        ("before_build", vec![(IDENTIFIER, "spec.options.before_build")]),
+        (
+            "before_test",
+            vec![
+                (PIPELINE, "spec.options.before_test"),
+                (TESTING, "spec.before_test"),
+            ],
+        ),
+        ("repair", vec![(IDENTIFIER, "self.spec.options.repair")]),
+        ("test_command", vec![(PIPELINE, "spec.options.test_command")]),
+        ("test_requires", vec![(PIPELINE, "spec.options.test_requires")]),
+        ("test_extras", vec![(PIPELINE, "spec.options.test_extras")]),
+        ("test_sources", vec![(PIPELINE, "spec.options.test_sources")]),
+        (
+            "test_skipped",
+            vec![
+                ("src/options/mod.rs", "!self.test_skipped"),
+                (PIPELINE, "spec.options.runs_tests()"),
+            ],
+        ),
+        ("output_dir", vec![(IDENTIFIER, "self.spec.options.output_dir")]),
+        ("toolchain", vec![(IDENTIFIER, "spec.options.toolchain")]),
+        (
+            "macos_deployment_target",
+            vec![(PIPELINE, "spec.options.macos_deployment_target")],
+        ),
+        ("qemu_cpu", vec![(PIPELINE, "spec.options.qemu_cpu")]),
+        (
+            "target_requires",
+            vec![(IDENTIFIER, "spec.options.target_requires")],
+        ),
+        (
+            "build_verbosity",
+            vec![
+                (IDENTIFIER, "spec.options.build_verbosity"),
+                (BACKEND, "request.verbosity"),
+            ],
+        ),
+        (
+            "test_environment",
+            vec![
+                (PIPELINE, "spec.options.test_environment"),
+                (TESTING, "spec.test_environment"),
+            ],
+        ),
+        (
+            "target_python",
+            vec![
+                (PIPELINE, "spec.options.target_python"),
+                (TESTING, "spec.target_python"),
+            ],
+        ),
+        (
+            "dependency_versions",
+            vec![
+                (IDENTIFIER, "spec.options.dependency_versions"),
+                (BACKEND, "request.constraints"),
+            ],
+        ),
+    ]
+}
+
+fn without_whitespace(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[test]
+fn every_build_option_is_read_by_a_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[tool.crosswheel]\nbuild = \"cp311-manylinux_aarch64\"\n",
+    )
+    .unwrap();
+    let plan = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (field, places) in readers(&plan.builds[0].options) {
+        assert!(!places.is_empty(), "`{field}` names no reader");
+        for (file, code) in places {
+            let source = std::fs::read_to_string(root.join(file))
+                .unwrap_or_else(|err| panic!("cannot read {file}: {err}"));
+            assert!(
+                without_whitespace(&source).contains(&without_whitespace(code)),
+                "BuildOptions::{field} is said to be read in {file} by `{code}`, which is not there: a stage must read it (or update this list to where it is read)"
+            );
+        }
+    }
+}
