@@ -203,6 +203,7 @@ pub(crate) struct HostCflags {
 #[derive(Debug, Deserialize)]
 pub(crate) struct Tools {
     pub ziglang: String,
+    pub uv: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -62,9 +62,15 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
                 (TESTING, "spec.environment"),
             ],
         ),
-        ("environment_pass", vec![(RESOLVE, "environment_pass.iter()")]),
+        (
+            "environment_pass",
+            vec![(RESOLVE, "environment_pass.iter()")],
+        ),
         ("before_all", vec![(PIPELINE, "spec.options.before_all")]),
-        ("before_build", vec![(IDENTIFIER, "spec.options.before_build")]),
+        (
+            "before_build",
+            vec![(IDENTIFIER, "spec.options.before_build")],
+        ),
         (
             "before_test",
             vec![
@@ -73,10 +79,19 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             ],
         ),
         ("repair", vec![(IDENTIFIER, "self.spec.options.repair")]),
-        ("test_command", vec![(PIPELINE, "spec.options.test_command")]),
-        ("test_requires", vec![(PIPELINE, "spec.options.test_requires")]),
+        (
+            "test_command",
+            vec![(PIPELINE, "spec.options.test_command")],
+        ),
+        (
+            "test_requires",
+            vec![(PIPELINE, "spec.options.test_requires")],
+        ),
         ("test_extras", vec![(PIPELINE, "spec.options.test_extras")]),
-        ("test_sources", vec![(PIPELINE, "spec.options.test_sources")]),
+        (
+            "test_sources",
+            vec![(PIPELINE, "spec.options.test_sources")],
+        ),
         (
             "test_skipped",
             vec![
@@ -84,7 +99,10 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
                 (PIPELINE, "spec.options.runs_tests()"),
             ],
         ),
-        ("output_dir", vec![(IDENTIFIER, "self.spec.options.output_dir")]),
+        (
+            "output_dir",
+            vec![(IDENTIFIER, "self.spec.options.output_dir")],
+        ),
         ("toolchain", vec![(IDENTIFIER, "spec.options.toolchain")]),
         (
             "macos_deployment_target",

@@ -132,3 +132,43 @@ fn a_version_without_a_target_cpython_is_kept_untested_with_a_line_saying_so() {
         "an untested wheel reached the wheelhouse under --require-tests"
     );
 }
+
+/// examples/blasdot end to end for two CPython versions on both Linux targets: each built
+/// on the host CPython of its version, repaired, and tested on Debian's CPython of the
+/// same version (bookworm's 3.11, trixie's 3.13) under qemu.
+#[test]
+fn blasdot_is_built_and_tested_for_two_cpython_versions_on_both_linux_targets() {
+    if !host_python("3.13") {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot"))
+        .arg("-w")
+        .arg(out.path())
+        .args(["--archs", "aarch64,ppc64le", "--jobs", "2"])
+        .env("CROSSWHEEL_PYTHON", "cp311 cp313")
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for identifier in [
+        "cp311-manylinux_aarch64",
+        "cp311-manylinux_ppc64le",
+        "cp313-manylinux_aarch64",
+        "cp313-manylinux_ppc64le",
+    ] {
+        assert!(
+            summary_row(&stdout, identifier).contains("passed (emulated)"),
+            "{stdout}"
+        );
+    }
+    let wheels = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
+        .count();
+    assert_eq!(wheels, 4);
+}

@@ -34,6 +34,10 @@ pub enum CrossEnvError {
         missing: PathBuf,
         package: String,
     },
+    #[error(
+        "no CPython {version} on this machine and `uv python install {version}` failed ({reason}): install CPython {version} (`uv python install {version}`, `pyenv install {version}` or your distribution's package) and run again"
+    )]
+    PythonInstallFailed { version: String, reason: String },
     #[error("build python {python} is unusable: {reason}")]
     PythonProbe { python: PathBuf, reason: String },
     #[error(transparent)]

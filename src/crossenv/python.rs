@@ -112,6 +112,48 @@ impl BuildPython {
         }))
     }
 
+    /// [`BuildPython::find`], and when the machine has no CPython `version` and `offline`
+    /// is off, installs one with `uv python install` (uv from PATH, or installed into
+    /// crosswheel's cache from PyPI like zig).
+    pub fn find_or_install(
+        version: &str,
+        cache: &crate::toolchain::Cache,
+        offline: bool,
+    ) -> Result<BuildPython, CrossEnvError> {
+        let missing = match BuildPython::find(version) {
+            Err(missing @ CrossEnvError::PythonNotFound { .. }) if !offline => missing,
+            other => return other,
+        };
+        let Some(host_python) = crate::toolchain::find_on_path("python3") else {
+            return Err(missing);
+        };
+        let install_failed = |reason: String| CrossEnvError::PythonInstallFailed {
+            version: version.to_string(),
+            reason,
+        };
+        let uv =
+            crate::toolchain::ensure_uv(cache, &host_python, offline).map_err(install_failed)?;
+        tracing::info!(
+            "installing CPython {version} for the build with `uv python install {version}` (~40 MB, once)"
+        );
+        let output = duct::cmd(&uv, ["python", "install", version])
+            .stderr_to_stdout()
+            .stdout_capture()
+            .unchecked()
+            .run()
+            .map_err(|err| install_failed(format!("cannot run {}: {err}", uv.display())))?;
+        if !output.status.success() {
+            let text = String::from_utf8_lossy(&output.stdout);
+            let last = text.lines().rev().find(|line| !line.trim().is_empty());
+            return Err(install_failed(
+                last.unwrap_or("no output").trim().to_string(),
+            ));
+        }
+        let exe = find_with_uv_at(&uv, version)
+            .ok_or_else(|| install_failed("uv installed it but cannot find it".to_string()))?;
+        BuildPython::probe_version(&exe, version)
+    }
+
     fn probe_version(exe: &Path, version: &str) -> Result<BuildPython, CrossEnvError> {
         let python = BuildPython::probe(exe)?;
         let found = format!("{}.{}", python.version.0, python.version.1);
@@ -176,7 +218,10 @@ fn find_in_pyenv(root: &Path, version: &str) -> Option<PathBuf> {
 /// The interpreter uv manages for `version`, when uv is on PATH and has one
 /// (`uv python find` never downloads).
 fn find_with_uv(version: &str) -> Option<PathBuf> {
-    let uv = crate::toolchain::find_on_path("uv")?;
+    find_with_uv_at(&crate::toolchain::find_on_path("uv")?, version)
+}
+
+fn find_with_uv_at(uv: &Path, version: &str) -> Option<PathBuf> {
     let output = duct::cmd(uv, ["python", "find", "--no-project", version])
         .stdout_capture()
         .stderr_null()

@@ -165,7 +165,8 @@ impl Identifier<'_> {
     /// The project's backend in the target's cross environment (and `before-build`).
     fn build(&self) -> Result<(BuildPython, BuiltWheel)> {
         let spec = self.spec;
-        let python = BuildPython::find(&spec.python).with_context(|| {
+        let python = BuildPython::find_or_install(&spec.python, self.cache, self.options.offline)
+            .with_context(|| {
             format!(
                 "{} needs a python{} interpreter on PATH to build with",
                 spec.identifier, spec.python

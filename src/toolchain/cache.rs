@@ -41,6 +41,10 @@ impl Cache {
         self.root.join("ziglang-venv")
     }
 
+    pub fn uv_venv(&self) -> PathBuf {
+        self.root.join("uv-venv")
+    }
+
     /// `ZIG_GLOBAL_CACHE_DIR`: zig's libc stubs take 15-50 s per target to build once.
     pub fn zig_global_cache(&self) -> PathBuf {
         self.root.join("zig")

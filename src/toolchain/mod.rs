@@ -4,6 +4,8 @@
 mod cache;
 mod doctor;
 mod gcc;
+mod tool_venv;
+mod uv;
 mod wrappers;
 mod zig;
 
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 pub use cache::{Cache, NoCacheDir, cache_key};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
+pub use uv::ensure_uv;
 pub use wrappers::{WrapperPaths, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
