@@ -85,11 +85,62 @@ fn expand_braces(pattern: &str) -> Result<Vec<String>, String> {
     }
     let close = close.ok_or_else(|| format!("unbalanced `{{` in pattern `{pattern}`"))?;
     let suffix = from_open.get(close + 1..).unwrap_or_default();
+    let range = match alternatives.as_slice() {
+        [single] => sequence(single),
+        _ => None,
+    };
+    let alternatives: Vec<String> = match range {
+        Some(items) => items,
+        None => alternatives.into_iter().map(String::from).collect(),
+    };
     let mut expanded = Vec::new();
     for alternative in alternatives {
         expanded.extend(expand_braces(&format!("{prefix}{alternative}{suffix}"))?);
     }
     Ok(expanded)
+}
+
+/// A brace sequence as bash (and cibuildwheel's bracex) expands it: `9..15` → 9, 10, ...,
+/// 15 (either direction, optionally `..step`), `a..e` → a, b, ..., e.
+fn sequence(text: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = text.split("..").collect();
+    let (from, to, step) = match parts.as_slice() {
+        [from, to] => (*from, *to, None),
+        [from, to, step] => (*from, *to, Some(*step)),
+        _ => return None,
+    };
+    let step = match step {
+        Some(step) => step.parse::<i64>().ok()?.unsigned_abs().max(1),
+        None => 1,
+    };
+    if let (Ok(from), Ok(to)) = (from.parse::<i64>(), to.parse::<i64>()) {
+        let count = from.abs_diff(to) / step + 1;
+        if count > 1000 {
+            return None;
+        }
+        let direction: i64 = if to >= from { 1 } else { -1 };
+        let step = i64::try_from(step).ok()?;
+        return Some(
+            (0..i64::try_from(count).ok()?)
+                .map(|index| (from + direction * step * index).to_string())
+                .collect(),
+        );
+    }
+    let (mut from_chars, mut to_chars) = (from.chars(), to.chars());
+    match (from_chars.next(), from_chars.next(), to_chars.next(), to_chars.next()) {
+        (Some(from), None, Some(to), None) if from.is_ascii_alphabetic() && to.is_ascii_alphabetic() => {
+            let (low, high) = (from.min(to) as u8, from.max(to) as u8);
+            let mut items: Vec<String> = (low..=high)
+                .step_by(usize::try_from(step).ok()?)
+                .map(|byte| char::from(byte).to_string())
+                .collect();
+            if from > to {
+                items.reverse();
+            }
+            Some(items)
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +172,20 @@ mod tests {
         assert!(s.matches("cp311-manylinux_ppc64le"));
         assert!(!s.matches("cp312-manylinux_aarch64"));
         assert!(!s.matches("cp311-macosx_arm64"));
+    }
+
+    #[test]
+    fn brace_sequences_expand_like_bash() {
+        let s = selector("cp3{9..15}{t,}-*");
+        assert!(s.matches("cp39-manylinux_aarch64"));
+        assert!(s.matches("cp312-manylinux_aarch64"));
+        assert!(s.matches("cp314t-macosx_arm64"));
+        assert!(!s.matches("cp316-macosx_arm64"));
+        assert_eq!(
+            expand_braces("x{3..1}{a..c..2}").unwrap(),
+            ["x3a", "x3c", "x2a", "x2c", "x1a", "x1c"]
+        );
+        assert_eq!(expand_braces("x{1..}").unwrap(), ["x1.."]);
     }
 
     #[test]
