@@ -22,6 +22,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         repair: _,
         test_command: _,
         test_requires: _,
+        test_groups_problem: _,
         test_extras: _,
         test_sources: _,
         test_skipped: _,
@@ -86,6 +87,10 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "test_requires",
             vec![(PIPELINE, "spec.options.test_requires")],
+        ),
+        (
+            "test_groups_problem",
+            vec![(PIPELINE, "spec.options.test_groups_problem")],
         ),
         ("test_extras", vec![(PIPELINE, "spec.options.test_extras")]),
         (

@@ -120,6 +120,9 @@ pub struct BuildOptions {
     /// `test-requires`, then the requirements of the `test-groups` (PEP 735
     /// `[dependency-groups]` of the project's pyproject.toml, read when the plan is made).
     pub test_requires: Vec<String>,
+    /// A `test-groups` entry the project's `[dependency-groups]` lacks: the tests of this
+    /// build fail with it (planning and building go on, as in cibuildwheel).
+    pub test_groups_problem: Option<String>,
     pub test_extras: Vec<String>,
     /// Paths (relative to the project) copied next to the tests.
     pub test_sources: Vec<String>,

@@ -824,19 +824,23 @@ fn build_spec(
     let toolchain = toolchain(get("toolchain"), platform)?;
 
     let mut test_requires = setting("test-requires").list();
+    let mut test_groups_problem = None;
     if let Some(located) = get("test-groups") {
         let names = located.setting.list();
-        let required =
-            groups
-                .requirements(&names)
-                .map_err(|message| OptionsError::InvalidValue {
-                    origin: located.origin.clone(),
-                    key: "test-groups".to_string(),
-                    message,
-                })?;
-        for requirement in required {
-            if !test_requires.contains(&requirement) {
-                test_requires.push(requirement);
+        match groups.requirements(&names) {
+            Ok(required) => {
+                for requirement in required {
+                    if !test_requires.contains(&requirement) {
+                        test_requires.push(requirement);
+                    }
+                }
+            }
+            // As in cibuildwheel, the groups matter to the tests only: planning goes on,
+            // the tests that need them fail, and the problem is said once now.
+            Err(message) => {
+                let problem = format!("{}: invalid `test-groups`: {message}", located.origin);
+                notes.push(format!("warning: {problem}"));
+                test_groups_problem = Some(problem);
             }
         }
     }
@@ -876,6 +880,7 @@ fn build_spec(
             repair,
             test_command: text("test-command"),
             test_requires,
+            test_groups_problem,
             test_extras: setting("test-extras").list(),
             test_sources: setting("test-sources").list(),
             test_skipped: sources

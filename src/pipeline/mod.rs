@@ -267,6 +267,9 @@ fn test(
     if !spec.options.runs_tests() {
         return Ok(TestResult::NotRun);
     }
+    if let Some(problem) = &spec.options.test_groups_problem {
+        bail!("{problem}");
+    }
     let mut requires = spec.options.test_requires.clone();
     requires.extend(extras_requirements(
         &plan.project_dir,
