@@ -127,8 +127,15 @@ fn sequence(text: &str) -> Option<Vec<String>> {
         );
     }
     let (mut from_chars, mut to_chars) = (from.chars(), to.chars());
-    match (from_chars.next(), from_chars.next(), to_chars.next(), to_chars.next()) {
-        (Some(from), None, Some(to), None) if from.is_ascii_alphabetic() && to.is_ascii_alphabetic() => {
+    match (
+        from_chars.next(),
+        from_chars.next(),
+        to_chars.next(),
+        to_chars.next(),
+    ) {
+        (Some(from), None, Some(to), None)
+            if from.is_ascii_alphabetic() && to.is_ascii_alphabetic() =>
+        {
             let (low, high) = (from.min(to) as u8, from.max(to) as u8);
             let mut items: Vec<String> = (low..=high)
                 .step_by(usize::try_from(step).ok()?)
