@@ -376,8 +376,8 @@ fn misspelt_variables_get_a_suggestion() {
     assert_eq!(
         warnings,
         [
-            "environment variable CROSSWHEEL_TEST_COMAND is not a crosswheel option: did you mean CROSSWHEEL_TEST_COMMAND?",
-            "environment variable CIBW_ARCH_LINUX is not a crosswheel option: did you mean CIBW_ARCHS_LINUX?",
+            "environment variable CROSSWHEEL_TEST_COMAND names no option, so it has no effect: did you mean CROSSWHEEL_TEST_COMMAND?",
+            "environment variable CIBW_ARCH_LINUX names no option, so it has no effect: did you mean CIBW_ARCHS_LINUX?",
         ]
     );
 }
@@ -472,4 +472,32 @@ fn verbosity_test_environment_and_dependency_versions_are_read() {
         options.dependency_versions.constraint_lines().unwrap(),
         ["cython==3.1.2"]
     );
+}
+
+#[test]
+fn macosx_deployment_target_of_the_environment_sets_the_macos_target() {
+    let project = Project::with_pyproject(
+        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\n[tool.cibuildwheel.macos]\nenvironment = { MACOSX_DEPLOYMENT_TARGET = \"10.14\" }\n[[tool.cibuildwheel.overrides]]\nselect = \"cp312-*\"\nenvironment.MACOSX_DEPLOYMENT_TARGET = \"13.0\"\n",
+    );
+    let plan = project.plan(&[]);
+    let macos = plan
+        .builds
+        .iter()
+        .find(|build| build.identifier == "cp311-macosx_arm64")
+        .unwrap();
+    assert_eq!(macos.options.macos_deployment_target, "11.0");
+    let mut vars = BTreeMap::new();
+    macos
+        .options
+        .environment
+        .apply(&mut vars, project.path())
+        .unwrap();
+    assert_eq!(vars["MACOSX_DEPLOYMENT_TARGET"], "11.0");
+    assert!(
+        note(&plan, "MACOSX_DEPLOYMENT_TARGET=10.14 in `environment`").is_some(),
+        "{:?}",
+        plan.notes
+    );
+    let plan = project.plan(&[("CIBW_BUILD", "cp312-macosx_arm64")]);
+    assert_eq!(plan.builds[0].options.macos_deployment_target, "13.0");
 }

@@ -228,7 +228,7 @@ pub fn env_var_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Str
         .filter_map(|name| {
             schema::misspelt_env_var(name).map(|meant| {
                 format!(
-                    "environment variable {name} is not a crosswheel option: did you mean {meant}?"
+                    "environment variable {name} names no option, so it has no effect: did you mean {meant}?"
                 )
             })
         })

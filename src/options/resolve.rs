@@ -776,6 +776,12 @@ fn build_spec(
     });
     let mut assignments: Vec<EnvAssignment> = passed.collect();
     assignments.extend(setting("environment").environment().assignments);
+    let macos_deployment_target = macos_deployment_target(
+        get("macos-deployment-target"),
+        platform,
+        &mut assignments,
+        notes,
+    );
 
     let build_frontend = match setting("build-frontend") {
         Setting::Frontend(frontend) => frontend,
@@ -888,7 +894,7 @@ fn build_spec(
                 .matches(&identifier),
             output_dir: output_dir(get("output-dir"), project_dir),
             toolchain,
-            macos_deployment_target: text("macos-deployment-target").unwrap_or_default(),
+            macos_deployment_target,
             qemu_cpu: text("qemu-cpu"),
             target_python: text("target-python").map(|path| project_dir.join(path)),
             target_requires: setting("target-requires").list(),
@@ -898,6 +904,62 @@ fn build_spec(
         },
         identifier,
     })
+}
+
+/// `macos-deployment-target`; where it is not set, a `MACOSX_DEPLOYMENT_TARGET` of the
+/// `environment` (as cibuildwheel users set it) decides it, raised to 11.0, the first
+/// macOS on arm64. The variable the backend sees then says the same.
+fn macos_deployment_target(
+    located: Option<Located>,
+    platform: Platform,
+    assignments: &mut [EnvAssignment],
+    notes: &mut Notes,
+) -> String {
+    let configured = located
+        .as_ref()
+        .map(|found| found.setting.text())
+        .unwrap_or_default();
+    let from_defaults = located.as_ref().is_none_or(|found| {
+        matches!(&found.origin, Origin::File { path, .. } if path == Path::new(DEFAULTS_PATH))
+    });
+    if platform != Platform::Macos {
+        return configured;
+    }
+    let Some(assignment) = assignments
+        .iter_mut()
+        .rev()
+        .find(|assignment| assignment.name == "MACOSX_DEPLOYMENT_TARGET")
+    else {
+        return configured;
+    };
+    let literal: Option<String> = assignment
+        .value
+        .iter()
+        .map(|part| match part {
+            super::EnvPart::Literal(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    let Some(literal) = literal else {
+        return configured;
+    };
+    let chosen = if from_defaults {
+        match super::types::parse_macos_version(&literal) {
+            Ok(version) => version,
+            Err(_) => {
+                notes.push(format!(
+                    "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: arm64 macOS starts at 11.0, so macOS wheels are built for {configured}"
+                ));
+                configured
+            }
+        }
+    } else {
+        configured
+    };
+    if chosen != literal {
+        *assignment = EnvAssignment::literal("MACOSX_DEPLOYMENT_TARGET", &chosen);
+    }
+    chosen
 }
 
 fn toolchain(located: Option<Located>, platform: Platform) -> Result<Toolchain, OptionsError> {

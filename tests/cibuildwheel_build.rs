@@ -1,0 +1,132 @@
+//! A cibuildwheel user's configuration, unchanged, in a real build: examples/blasdot with a
+//! `[tool.cibuildwheel]` table (no `[tool.crosswheel]`) whose `before-build` expands
+//! `{project}`, whose `environment` uses `$(...)`, and whose `before-test`,
+//! `test-environment` and `environment` values show up in the emulated test's own output;
+//! `CIBW_BUILD` picks the identifier, as in a cibuildwheel workflow.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::crosswheel_bin;
+
+const CIBUILDWHEEL: &str = r#"
+[tool.cibuildwheel]
+build = "cp3*-*"
+skip = ["pp*", "*-musllinux*"]
+archs = ["auto64"]
+manylinux-aarch64-image = "manylinux_2_28"
+build-verbosity = 1
+# crosswheel's extension: the build links the target's OpenBLAS.
+target-requires = ["scipy-openblas32"]
+before-build = "echo built-from {project} > {project}/marker.txt"
+environment = { FROM_ENVIRONMENT = "env-$(echo substituted)" }
+before-test = "python -c 'import platform, sys; print(\"before-test ran on\", platform.machine(), sys.version_info[:2])' > {project}/before-test.txt"
+test-environment = { FROM_TEST_ENVIRONMENT = "test-env-$FROM_ENVIRONMENT" }
+test-requires = ["pytest"]
+test-sources = ["tests"]
+test-command = [
+  "python -c 'import os, platform; print(\"seen by the test:\", os.environ[\"FROM_ENVIRONMENT\"], os.environ[\"FROM_TEST_ENVIRONMENT\"], platform.machine())'",
+  "cat {project}/before-test.txt",
+  "python -m pytest -q tests",
+]
+
+[tool.cibuildwheel.windows]
+archs = ["AMD64"]
+"#;
+
+/// examples/blasdot with its `[tool.crosswheel]` table replaced by `CIBUILDWHEEL`.
+fn blasdot_with_cibuildwheel_table(dir: &Path) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
+    for entry in walkdir::WalkDir::new(&example) {
+        let entry = entry.unwrap();
+        let relative = entry.path().strip_prefix(&example).unwrap();
+        let skip = relative.components().next().is_some_and(|first| {
+            matches!(
+                first.as_os_str().to_str(),
+                Some("build" | "wheelhouse" | "dist")
+            )
+        });
+        if skip {
+            continue;
+        }
+        let to = dir.join(relative);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    let pyproject = std::fs::read_to_string(example.join("pyproject.toml")).unwrap();
+    let start = pyproject
+        .find("[tool.crosswheel]")
+        .expect("blasdot has a [tool.crosswheel] table");
+    let kept = pyproject.get(..start).unwrap_or_default();
+    std::fs::write(dir.join("pyproject.toml"), format!("{kept}{CIBUILDWHEEL}")).unwrap();
+}
+
+#[test]
+fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments() {
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    blasdot_with_cibuildwheel_table(project.path());
+    let mut command = Command::new(crosswheel_bin());
+    command
+        .arg("build")
+        .arg(project.path())
+        .arg("-w")
+        .arg(out.path())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .env("CIBW_BUILD", "cp311-manylinux_aarch64");
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if (name.starts_with("CIBW_") && name != "CIBW_BUILD") || name.starts_with("CROSSWHEEL_") {
+            if !matches!(name.as_ref(), "CROSSWHEEL_CACHE" | "CROSSWHEEL_FIXTURES") {
+                command.env_remove(name.as_ref());
+            }
+        }
+    }
+    let output = command.output().expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let all = format!("{stdout}\n{stderr}");
+    assert!(output.status.success(), "build failed:\n{all}");
+
+    // Said once each: the table read, the variable used, what does not apply.
+    for line in [
+        "reading [tool.cibuildwheel] of pyproject.toml (no [tool.crosswheel] table)",
+        "using cibuildwheel variables: CIBW_BUILD",
+        "ignored (does not apply to cross builds): manylinux-aarch64-image, [windows]",
+    ] {
+        assert_eq!(all.matches(line).count(), 1, "{line:?} in:\n{all}");
+    }
+    let project_dir = std::path::absolute(project.path()).unwrap();
+    // before-build ran with {project} filled.
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("marker.txt")).unwrap(),
+        format!("built-from {}\n", project_dir.display())
+    );
+    // before-test ran in the test environment: python there is the emulated target CPython.
+    let before_test = std::fs::read_to_string(project.path().join("before-test.txt")).unwrap();
+    assert_eq!(before_test, "before-test ran on aarch64 (3, 11)\n");
+    // The emulated test's own output shows environment ($(...) evaluated),
+    // test-environment (built on environment) and before-test's work.
+    assert!(
+        all.contains("seen by the test: env-substituted test-env-env-substituted aarch64"),
+        "{all}"
+    );
+    assert!(all.contains("before-test ran on aarch64 (3, 11)"), "{all}");
+    // build-verbosity 1 shows the backend's own output.
+    assert!(all.contains("running build_ext"), "{all}");
+    let wheels: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".whl"))
+        .collect();
+    assert_eq!(
+        wheels,
+        ["blasdot-0.1.0-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"]
+    );
+}
