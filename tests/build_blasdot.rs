@@ -43,6 +43,12 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, BuildError> {
+    // blasdot's `target-requires` (the plan carries it; the build stage reads no options).
+    let target_requires = if project.ends_with("blasdot") {
+        vec!["scipy-openblas32".to_string()]
+    } else {
+        Vec::new()
+    };
     let target = Target::parse(target).unwrap();
     let python = build_python();
     let (cache, env) = cross_env(&target, &python);
@@ -53,7 +59,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         python: &python,
         cache: &cache,
         config_settings: &[],
-        extra_target_requires: &[],
+        target_requires: &target_requires,
         environment: &Default::default(),
         offline: false,
         verbosity: 0,

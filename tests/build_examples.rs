@@ -40,7 +40,7 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
         python: &python,
         cache: &cache,
         config_settings: &[],
-        extra_target_requires: &[],
+        target_requires: &[],
         environment: &Default::default(),
         offline: false,
         verbosity: 0,

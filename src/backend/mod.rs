@@ -100,8 +100,8 @@ pub struct BuildRequest<'a> {
     pub cache: &'a Cache,
     /// PEP 517 config settings; a repeated key becomes a list, as with pip.
     pub config_settings: &'a [(String, String)],
-    /// Target-form requirements on top of the project's `[tool.crosswheel] target-requires`.
-    pub extra_target_requires: &'a [String],
+    /// `target-requires`: requirements whose target-platform wheels the build links against.
+    pub target_requires: &'a [String],
     /// The user's `environment` option: set for the backend, over the cross variables.
     pub environment: &'a BTreeMap<String, String>,
     pub offline: bool,
@@ -301,8 +301,7 @@ fn cross_variables(
         "CROSSWHEEL_CROSSENV_DIR".to_string(),
         request.cross_env.root.to_string_lossy().into_owned(),
     );
-    let mut target_requires = project.target_requires.clone();
-    target_requires.extend(request.extra_target_requires.iter().cloned());
+    let mut target_requires = request.target_requires.to_vec();
     // The same set, however it was spelt, must map to the same cached site.
     target_requires.sort();
     target_requires.dedup();

@@ -1,5 +1,5 @@
-//! What a project's `pyproject.toml` tells the build stage: the PEP 517 build system and
-//! the requirements whose *target* wheels must be present at build time.
+//! What a project's `pyproject.toml` tells the build stage: its name and PEP 517 build
+//! system. (Its options, `target-requires` among them, come from the resolved plan.)
 
 use std::path::{Path, PathBuf};
 
@@ -50,8 +50,6 @@ pub struct Project {
     /// `[project] name`, else the folder name; for messages and log names.
     pub name: String,
     pub build_system: BuildSystem,
-    /// `[tool.crosswheel] target-requires`: build requirements needed as target-arch wheels.
-    pub target_requires: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -59,7 +57,6 @@ struct Pyproject {
     #[serde(rename = "build-system")]
     build_system: Option<RawBuildSystem>,
     project: Option<RawProject>,
-    tool: Option<RawTool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,17 +72,6 @@ struct RawBuildSystem {
 #[derive(Debug, Deserialize)]
 struct RawProject {
     name: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RawTool {
-    crosswheel: Option<RawCrosswheel>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RawCrosswheel {
-    #[serde(rename = "target-requires", default)]
-    target_requires: Vec<String>,
 }
 
 impl Project {
@@ -136,11 +122,6 @@ impl Project {
                     .map(|name| name.to_string_lossy().into_owned())
             })
             .unwrap_or_else(|| "project".to_string());
-        let target_requires = pyproject
-            .tool
-            .and_then(|tool| tool.crosswheel)
-            .map(|cw| cw.target_requires)
-            .unwrap_or_default();
         Ok(Project {
             dir: dir.to_path_buf(),
             name,
@@ -150,7 +131,6 @@ impl Project {
                 backend_path,
                 backend,
             },
-            target_requires,
         })
     }
 }
@@ -166,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_backend_requires_and_target_requires() {
+    fn reads_backend_and_name() {
         let project = project_with(
             "[build-system]\nrequires = ['meson-python']\nbuild-backend = 'mesonpy'\n\
              [project]\nname = 'demo'\n[tool.crosswheel]\ntarget-requires = ['scipy-openblas32']\n",
@@ -174,7 +154,6 @@ mod tests {
         .unwrap();
         assert_eq!(project.name, "demo");
         assert_eq!(project.build_system.backend, Backend::MesonPython);
-        assert_eq!(project.target_requires, ["scipy-openblas32"]);
     }
 
     #[test]

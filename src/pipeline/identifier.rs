@@ -204,7 +204,7 @@ impl Identifier<'_> {
             python: &python,
             cache: self.cache,
             config_settings: &spec.options.config_settings,
-            extra_target_requires: &spec.options.target_requires,
+            target_requires: &spec.options.target_requires,
             environment: &self.environment,
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,
@@ -242,7 +242,6 @@ impl Identifier<'_> {
                     self.cache,
                     &self.target,
                     python,
-                    &self.plan.project_dir,
                     self.spec,
                     self.options.offline,
                 )?;

@@ -213,13 +213,10 @@ fn target_library_folders(
     cache: &Cache,
     target: &Target,
     python: &BuildPython,
-    project_dir: &Path,
     spec: &BuildSpec,
     offline: bool,
 ) -> Result<Vec<PathBuf>> {
-    let project = crate::backend::Project::read(project_dir)?;
-    let mut requires = project.target_requires.clone();
-    requires.extend(spec.options.target_requires.iter().cloned());
+    let mut requires = spec.options.target_requires.clone();
     requires.sort();
     requires.dedup();
     if requires.is_empty() {

@@ -373,9 +373,9 @@ pub struct Sysroot {
     python_version: String,
     python_full_version: Option<String>,
     glibc: Option<(u32, u32)>,
-    /// Fetched by crosswheel into its cache (so crosswheel may add bytecode to it), not a
-    /// folder of the user's, which is never written.
-    owned: bool,
+    /// The tree crosswheel fetched into its cache (and so may add bytecode to); `None` for
+    /// a folder of the user's, which is never written.
+    tree: Option<PackageTree>,
 }
 
 impl Sysroot {
@@ -417,7 +417,7 @@ impl Sysroot {
             glibc: manifest
                 .upstream_version("libc6")
                 .and_then(parse_major_minor),
-            owned: true,
+            tree: Some(tree.clone()),
         })
     }
 
@@ -456,7 +456,7 @@ impl Sysroot {
             python_version: python_version.to_string(),
             python_full_version: None,
             glibc,
-            owned: false,
+            tree: None,
         })
     }
 
@@ -471,7 +471,12 @@ impl Sysroot {
 
     /// Whether crosswheel fetched this root into its cache (and may add bytecode to it).
     pub fn owned(&self) -> bool {
-        self.owned
+        self.tree.is_some()
+    }
+
+    /// The tree crosswheel fetched, or `None` for a user-supplied target CPython.
+    pub fn tree(&self) -> Option<&PackageTree> {
+        self.tree.as_ref()
     }
 
     /// `3.11`: the `MAJOR.MINOR` of the interpreter inside.
