@@ -371,6 +371,14 @@ impl Target {
         self.os_version
     }
 
+    /// The Linux architecture of a Linux target; `None` for macOS.
+    pub fn linux_arch(&self) -> Option<LinuxArch> {
+        match self.data.platform {
+            Platform::Linux => LinuxArch::parse(&self.data.arch),
+            Platform::Macos => None,
+        }
+    }
+
     pub fn is_macos(&self) -> bool {
         self.data.platform == Platform::Macos
     }

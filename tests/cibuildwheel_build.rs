@@ -24,7 +24,8 @@ before-build = "echo built-from {project} > {project}/marker.txt"
 environment = { FROM_ENVIRONMENT = "env-$(echo substituted)" }
 before-test = "python -c 'import platform, sys; print(\"before-test ran on\", platform.machine(), sys.version_info[:2])' > {project}/before-test.txt"
 test-environment = { FROM_TEST_ENVIRONMENT = "test-env-$FROM_ENVIRONMENT" }
-test-requires = ["pytest"]
+# blasdot's [project.optional-dependencies] test = ["pytest"], installed as wheel[test].
+test-extras = "test"
 test-sources = ["tests"]
 test-command = [
   "python -c 'import os, platform; print(\"seen by the test:\", os.environ[\"FROM_ENVIRONMENT\"], os.environ[\"FROM_TEST_ENVIRONMENT\"], platform.machine())'",

@@ -92,7 +92,13 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "test_groups_problem",
             vec![(PIPELINE, "spec.options.test_groups_problem")],
         ),
-        ("test_extras", vec![(PIPELINE, "spec.options.test_extras")]),
+        (
+            "test_extras",
+            vec![
+                (PIPELINE, "spec.options.test_extras"),
+                (TESTING, "with_extras(&wheel, &spec.test_extras)"),
+            ],
+        ),
         (
             "test_sources",
             vec![(PIPELINE, "spec.options.test_sources")],

@@ -172,3 +172,67 @@ fn blasdot_is_built_and_tested_for_two_cpython_versions_on_both_linux_targets() 
         .count();
     assert_eq!(wheels, 4);
 }
+
+/// An abi3 project builds once per target, at its lowest CPython, like cibuildwheel: the
+/// wheel serves the later versions (which are not built again) and is tested on the newest
+/// of them that has a target CPython (Debian 13's 3.13 here, not the 3.11 it was built on).
+#[test]
+fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
+    let project = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| std::fs::write(project.path().join(name), text).unwrap();
+    write(
+        "pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools>=68\"]\nbuild-backend = \"setuptools.build_meta\"\n\
+         [project]\nname = \"limited\"\nversion = \"1.0\"\nrequires-python = \">=3.11\"\n\
+         [tool.crosswheel]\npython = [\"cp311\", \"cp312\", \"cp313\"]\narchs = \"aarch64\"\n\
+         test-command = \"python -c 'import sys, limited; print(\\\"limited\\\", limited.answer(), sys.version_info[:2])'\"\n",
+    );
+    write(
+        "setup.py",
+        "from setuptools import setup, Extension\n\
+         setup(ext_modules=[Extension('limited', ['limited.c'], py_limited_api=True,\n\
+               define_macros=[('Py_LIMITED_API', '0x030B0000')])],\n\
+               options={'bdist_wheel': {'py_limited_api': 'cp311'}})\n",
+    );
+    write(
+        "limited.c",
+        "#include <Python.h>\n\
+         static PyObject *answer(PyObject *self, PyObject *args) { return PyLong_FromLong(42); }\n\
+         static PyMethodDef methods[] = {{\"answer\", answer, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};\n\
+         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"limited\", NULL, -1, methods};\n\
+         PyMODINIT_FUNC PyInit_limited(void) { return PyModule_Create(&module); }\n",
+    );
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(project.path())
+        .arg("-w")
+        .arg(out.path())
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        summary_row(&stdout, "cp311-manylinux_aarch64").contains("passed (emulated)"),
+        "{stdout}"
+    );
+    for later in ["cp312-manylinux_aarch64", "cp313-manylinux_aarch64"] {
+        assert!(
+            summary_row(&stdout, later).contains("abi3 wheel of cp311-manylinux_aarch64"),
+            "{stdout}"
+        );
+    }
+    assert!(
+        stderr.contains("limited 42 (3, 13)"),
+        "the abi3 wheel was not tested on the newest CPython:\n{stderr}"
+    );
+    let wheels: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".whl"))
+        .collect();
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    assert!(wheels[0].contains("-cp311-abi3-manylinux"), "{wheels:?}");
+}

@@ -8,6 +8,7 @@ mod identifier;
 mod outcome;
 mod progress;
 pub mod report;
+mod schedule;
 
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 
@@ -41,17 +42,7 @@ pub struct PipelineOptions {
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
     run_before_all(plan)?;
-    if options.jobs <= 1 || plan.builds.len() <= 1 {
-        return Ok(plan
-            .builds
-            .iter()
-            .map(|spec| {
-                let _group = report::Group::start(&spec.identifier);
-                run_and_report(plan, spec, &cache, options)
-            })
-            .collect());
-    }
-    Ok(run_concurrently(plan, &cache, options))
+    Ok(schedule::run_all(plan, &cache, options))
 }
 
 /// `before-all` of each platform that has builds, once, in plan order.
@@ -89,51 +80,6 @@ fn run_and_report(
         tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
     }
     outcome
-}
-
-/// `options.jobs` workers take identifiers in plan order; each identifier's output is
-/// captured and printed in one block when it is done.
-fn run_concurrently(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> Vec<Outcome> {
-    use std::io::Write;
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    let next = AtomicUsize::new(0);
-    let finished: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
-    let printing = Mutex::new(());
-    let workers = options.jobs.min(plan.builds.len());
-    tracing::info!(
-        "building {} identifiers, {workers} at a time (--jobs); each one's output follows when it is done",
-        plan.builds.len()
-    );
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(spec) = plan.builds.get(index) else {
-                        break;
-                    };
-                    let (outcome, output) =
-                        crate::logging::capture(|| run_and_report(plan, spec, cache, options));
-                    {
-                        let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
-                        let _group = report::Group::start(&spec.identifier);
-                        let mut stderr = std::io::stderr().lock();
-                        let _ = stderr.write_all(&output);
-                        let _ = stderr.flush();
-                    }
-                    finished
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((index, outcome));
-                }
-            });
-        }
-    });
-    let mut outcomes = finished.into_inner().unwrap_or_else(|p| p.into_inner());
-    outcomes.sort_by_key(|(index, _)| *index);
-    outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
 /// The user's `environment` (and `environment-pass`) values, expanded against the
@@ -267,15 +213,12 @@ fn test(
     if let Some(problem) = &spec.options.test_groups_problem {
         bail!("{problem}");
     }
-    let mut requires = spec.options.test_requires.clone();
-    requires.extend(extras_requirements(
-        &plan.project_dir,
-        &spec.options.test_extras,
-    )?);
+    let opened = crate::wheel::open_within_env_limits(wheel)?;
     let test_spec = TestSpec {
         test_command: spec.options.test_command.clone().unwrap_or_default(),
-        test_requires: requires,
-        python_version: spec.python.clone(),
+        test_requires: spec.options.test_requires.clone(),
+        test_extras: spec.options.test_extras.clone(),
+        python_version: test_version(plan, spec, &opened),
         test_sources: spec
             .options
             .test_sources
@@ -291,7 +234,6 @@ fn test(
         test_environment: spec.options.test_environment.clone(),
         target_python: spec.options.target_python.clone(),
     };
-    let opened = crate::wheel::open_within_env_limits(wheel)?;
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {
         Err(TestError::Sysroot(SysrootError::UnsupportedPython { version, arch, .. })) => {
             let shipped = LinuxArch::parse(arch)
@@ -332,26 +274,25 @@ fn test(
     })
 }
 
-/// `test-extras`: the requirements of those optional-dependency groups.
-fn extras_requirements(project_dir: &Path, extras: &[String]) -> Result<Vec<String>> {
-    if extras.is_empty() {
-        return Ok(Vec::new());
+/// The CPython a wheel is tested on: its build's, except for an abi3 wheel, which serves
+/// every later version too and is tested on the newest version of its target in the plan
+/// that Debian ships a target interpreter for.
+fn test_version(plan: &Plan, spec: &BuildSpec, wheel: &crate::wheel::WheelArchive) -> String {
+    if !wheel.name().abi.iter().any(|abi| abi == "abi3") {
+        return spec.python.clone();
     }
-    let path = project_dir.join("pyproject.toml");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let document: toml::Table =
-        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-    let groups = document
-        .get("project")
-        .and_then(|p| p.get("optional-dependencies"))
-        .and_then(|g| g.as_table());
-    let mut requirements = Vec::new();
-    for extra in extras {
-        let group = groups.and_then(|g| g.get(extra)).and_then(|g| g.as_array()).with_context(|| format!("test-extras names `{extra}`, which {} does not define in [project.optional-dependencies]", path.display()))?;
-        requirements.extend(group.iter().filter_map(|r| r.as_str().map(str::to_string)));
-    }
-    Ok(requirements)
+    let shipped = Target::parse(&spec.target_id)
+        .ok()
+        .and_then(|target| target.linux_arch())
+        .map(crate::sysroot::archive::shipped_versions)
+        .unwrap_or_default();
+    plan.builds
+        .iter()
+        .filter(|build| build.target_id == spec.target_id && shipped.contains(&build.python))
+        .map(|build| &build.python)
+        .max_by_key(|version| crate::sysroot::parse_major_minor(version))
+        .unwrap_or(&spec.python)
+        .clone()
 }
 
 /// A wheel that failed its tests goes to `<out>/.crosswheel-failed/<id>/`

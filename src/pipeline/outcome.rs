@@ -21,6 +21,10 @@ pub enum TestResult {
     NotTested {
         reason: String,
     },
+    /// The abi3 wheel built for an older CPython of the same target serves this one too.
+    CoveredByAbi3 {
+        built_as: String,
+    },
     Failed {
         reason: String,
     },

@@ -99,6 +99,9 @@ pub struct TestSpec {
     pub test_command: String,
     /// Requirements installed beside the wheel (`pytest`, `numpy>=2`, ...).
     pub test_requires: Vec<String>,
+    /// `test-extras`: extras of the wheel installed with it (`wheel.whl[test]`), from the
+    /// wheel's own metadata, as cibuildwheel installs them.
+    pub test_extras: Vec<String>,
     /// `MAJOR.MINOR` of the CPython the tests run on; see [`python_version_of_wheel`].
     pub python_version: String,
     /// Files or folders, relative to the project, copied into the folder the command
@@ -227,7 +230,7 @@ pub fn test_wheel(
         }
     }
 
-    let mut requirements = vec![wheel.to_string_lossy().into_owned()];
+    let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
     requirements.extend(spec.test_requires.iter().cloned());
     let install_started = Instant::now();
     env.install(&requirements, &install_vars, &mut log)?;
@@ -261,6 +264,16 @@ pub fn test_wheel(
         duration: started.elapsed(),
         log_path: log.path().to_path_buf(),
     })
+}
+
+/// `/path/x.whl[test,docs]`: the wheel with its extras, for pip.
+fn with_extras(wheel: &Path, extras: &[String]) -> String {
+    let path = wheel.to_string_lossy().into_owned();
+    if extras.is_empty() {
+        path
+    } else {
+        format!("{path}[{}]", extras.join(","))
+    }
 }
 
 /// Variables crosswheel's own process may carry from a build that must not reach a test.
@@ -413,6 +426,16 @@ mod tests {
                 Path::new("/src/my proj")
             ),
             "pytest '/src/my proj'/tests && ls '/src/my proj'"
+        );
+    }
+
+    #[test]
+    fn extras_are_asked_of_the_wheel_itself() {
+        let wheel = Path::new("/w/a-1-cp311-cp311-linux_aarch64.whl");
+        assert_eq!(with_extras(wheel, &[]), "/w/a-1-cp311-cp311-linux_aarch64.whl");
+        assert_eq!(
+            with_extras(wheel, &["test".into(), "docs".into()]),
+            "/w/a-1-cp311-cp311-linux_aarch64.whl[test,docs]"
         );
     }
 

@@ -228,6 +228,13 @@ impl TargetEnv {
         let named: Vec<&str> = requirements
             .iter()
             .map(|requirement| {
+                // A wheel with extras (`x.whl[test]`) is named without them.
+                let requirement = match requirement.split_once(".whl[") {
+                    Some((stem, _)) if requirement.ends_with(']') => {
+                        requirement.get(..stem.len() + 4).unwrap_or(requirement)
+                    }
+                    _ => requirement.as_str(),
+                };
                 let path = Path::new(requirement);
                 match (path.extension(), path.file_name()) {
                     (Some(ext), Some(name)) if ext == "whl" => name.to_str().unwrap_or(requirement),

@@ -1,0 +1,122 @@
+//! In which order identifiers run, and at what concurrency.
+//!
+//! Identifiers of one target form a lane, run oldest CPython first: when a build turns out
+//! to be an abi3 wheel, it serves every later version of its lane, which is then not built
+//! again (cibuildwheel does the same). Lanes run `--jobs` at a time; each identifier's
+//! output is captured and printed together when it is done. Outcomes come back in plan
+//! order.
+
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::outcome::{Ending, FinishedWheel, Outcome, StageTimes, TestResult};
+use super::{PipelineOptions, report, run_and_report};
+use crate::options::Plan;
+use crate::toolchain::Cache;
+
+/// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
+fn lanes(plan: &Plan) -> Vec<Vec<usize>> {
+    let mut lanes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (index, spec) in plan.builds.iter().enumerate() {
+        match lanes
+            .iter_mut()
+            .find(|(target, _)| *target == spec.target_id)
+        {
+            Some((_, lane)) => lane.push(index),
+            None => lanes.push((spec.target_id.clone(), vec![index])),
+        }
+    }
+    let minor = |index: &usize| {
+        crate::sysroot::parse_major_minor(&plan.builds[*index].python).unwrap_or_default()
+    };
+    lanes
+        .into_iter()
+        .map(|(_, mut lane)| {
+            lane.sort_by_key(minor);
+            lane
+        })
+        .collect()
+}
+
+pub(super) fn run_all(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> Vec<Outcome> {
+    let lanes = lanes(plan);
+    let concurrent = options.jobs > 1 && plan.builds.len() > 1;
+    let workers = if concurrent {
+        options.jobs.min(lanes.len())
+    } else {
+        1
+    };
+    if concurrent {
+        tracing::info!(
+            "building {} identifiers, up to {workers} at a time (--jobs); each one's output follows when it is done",
+            plan.builds.len()
+        );
+    }
+    let next = AtomicUsize::new(0);
+    let finished: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    let printing = Mutex::new(());
+    let run_lane = |lane: &[usize]| {
+        let mut abi3: Option<(String, FinishedWheel)> = None;
+        for &index in lane {
+            let spec = &plan.builds[index];
+            let outcome = match &abi3 {
+                Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
+                None if concurrent => {
+                    let (outcome, output) =
+                        crate::logging::capture(|| run_and_report(plan, spec, cache, options));
+                    let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
+                    let _group = report::Group::start(&spec.identifier);
+                    let mut stderr = std::io::stderr().lock();
+                    let _ = stderr.write_all(&output);
+                    let _ = stderr.flush();
+                    outcome
+                }
+                None => {
+                    let _group = report::Group::start(&spec.identifier);
+                    run_and_report(plan, spec, cache, options)
+                }
+            };
+            if abi3.is_none()
+                && let Some(wheel) = outcome.wheel().filter(|wheel| is_abi3(wheel))
+            {
+                abi3 = Some((spec.identifier.clone(), wheel.clone()));
+            }
+            finished
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((index, outcome));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(lane) = lanes.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    run_lane(lane);
+                }
+            });
+        }
+    });
+    let mut outcomes = finished.into_inner().unwrap_or_else(|p| p.into_inner());
+    outcomes.sort_by_key(|(index, _)| *index);
+    outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+}
+
+fn is_abi3(wheel: &FinishedWheel) -> bool {
+    let file_name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
+    crate::wheel::WheelName::parse(&file_name)
+        .is_ok_and(|name| name.abi.iter().any(|abi| abi == "abi3"))
+}
+
+/// An identifier a lower version's abi3 wheel already serves: not built again.
+fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel) -> Outcome {
+    tracing::info!("{identifier}: served by the abi3 wheel built as {built_as}; not built again");
+    Outcome {
+        identifier,
+        times: StageTimes::default(),
+        test: TestResult::CoveredByAbi3 {
+            built_as: built_as.to_string(),
+        },
+        ending: Ending::Finished(wheel.clone()),
+    }
+}
