@@ -432,7 +432,10 @@ mod tests {
     #[test]
     fn extras_are_asked_of_the_wheel_itself() {
         let wheel = Path::new("/w/a-1-cp311-cp311-linux_aarch64.whl");
-        assert_eq!(with_extras(wheel, &[]), "/w/a-1-cp311-cp311-linux_aarch64.whl");
+        assert_eq!(
+            with_extras(wheel, &[]),
+            "/w/a-1-cp311-cp311-linux_aarch64.whl"
+        );
         assert_eq!(
             with_extras(wheel, &["test".into(), "docs".into()]),
             "/w/a-1-cp311-cp311-linux_aarch64.whl[test,docs]"
