@@ -3,6 +3,8 @@
 //! Needs python3.11 on PATH and network access on the first run (meson-python, ninja,
 //! scikit-build-core, cmake); later runs use crosswheel's cache.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -15,9 +17,25 @@ const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;
 const CPU_TYPE_ARM64: u32 = 0x0100_000c;
 
+/// Builds `example` for `target` with every kind of build interpreter this machine has
+/// (the distribution's CPython, whose headers are Debian's multiarch wrapper, and a
+/// pyenv or uv one); every build must give the same wheel name. Returns the first.
 fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
-    let python = BuildPython::find("3.11")
-        .unwrap_or_else(|err| panic!("these tests need CPython 3.11 on PATH: {err}"));
+    let builds: Vec<BuiltWheel> = common::build_pythons()
+        .iter()
+        .enumerate()
+        .map(|(kind, python)| build_with(python, example, target, &out_dir.join(kind.to_string())))
+        .collect();
+    for built in &builds[1..] {
+        assert_eq!(file_name(&built.path), file_name(&builds[0].path));
+    }
+    builds
+        .into_iter()
+        .next()
+        .expect("at least the distribution's CPython")
+}
+
+fn build_with(python: &BuildPython, example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
     let target = Target::parse(target).unwrap();
     let cache = Cache::from_env().expect("a cache directory");
     let toolchain = resolve_toolchain(
@@ -28,7 +46,7 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
         false,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    let env = CrossEnv::create(&cache, &python, &toolchain)
+    let env = CrossEnv::create(&cache, python, &toolchain)
         .unwrap_or_else(|err| panic!("cross env: {err}"));
     let project: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
@@ -37,7 +55,7 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
         project_dir: &project,
         out_dir,
         cross_env: &env,
-        python: &python,
+        python,
         cache: &cache,
         config_settings: &[],
         target_requires: &[],

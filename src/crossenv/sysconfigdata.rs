@@ -99,6 +99,19 @@ pub(crate) fn target_vars(
     for key in ["LIBDIR", "LIBPL"] {
         vars.insert(key.to_string(), Value::String(lib.clone()));
     }
+    // meson reads the python's pkg-config files from LIBPC: the host's `python-3.X.pc`
+    // names the host's headers (Debian's: the multiarch wrapper). The environment's own,
+    // empty, pkg-config folder instead.
+    vars.insert(
+        "LIBPC".to_string(),
+        Value::String(
+            layout
+                .lib_dir
+                .join("pkgconfig")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+    );
     // Target CPythons on manylinux and macOS installers do not want extensions to link
     // libpython; a shared build python must not make the target look shared.
     vars.insert("Py_ENABLE_SHARED".to_string(), Value::from(0));

@@ -286,3 +286,60 @@ pub fn record_line(name: &str, data: &[u8]) -> String {
     let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data));
     format!("{name},sha256={digest},{}\n", data.len())
 }
+
+/// Build interpreters: every kind this machine has.
+/// The distribution's CPython 3.11 (Debian 12's own), which every user of a Debian or
+/// Ubuntu machine has.
+pub fn distribution_python() -> crosswheel::crossenv::BuildPython {
+    let path = Path::new("/usr/bin/python3.11");
+    assert!(
+        path.is_file(),
+        "this test needs the distribution's CPython at {}: apt-get install python3.11-dev",
+        path.display()
+    );
+    crosswheel::crossenv::BuildPython::probe(path).unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// A CPython 3.11 that is not the distribution's (plain `pyconfig.h`): pyenv's or uv's.
+pub fn plain_header_python() -> Option<crosswheel::crossenv::BuildPython> {
+    let pyenv_root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".pyenv")));
+    let from_pyenv = pyenv_root.and_then(|root| {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(root.join("versions"))
+            .ok()?
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("3.11."))
+            .map(|entry| entry.path().join("bin/python3.11"))
+            .filter(|path| path.is_file())
+            .collect();
+        found.sort();
+        found.pop()
+    });
+    let from_uv = || {
+        let output = std::process::Command::new("uv")
+            .args(["python", "find", "--no-project", "3.11"])
+            .output()
+            .ok()?;
+        let path = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+        (output.status.success() && !path.starts_with("/usr/")).then_some(path)
+    };
+    let path = from_pyenv.or_else(from_uv)?;
+    Some(crosswheel::crossenv::BuildPython::probe(&path).unwrap_or_else(|err| panic!("{err}")))
+}
+
+pub fn build_pythons() -> Vec<crosswheel::crossenv::BuildPython> {
+    let mut pythons = vec![distribution_python()];
+    match plain_header_python() {
+        Some(python) => pythons.push(python),
+        // CI has pyenv's CPythons; a user's machine running the suite may only have the
+        // distribution's, whose path is the one that used to fail.
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CI must have a CPython 3.11 with a plain header (pyenv or uv) for this test")
+        }
+        None => {
+            eprintln!("note: no pyenv or uv CPython 3.11 here; only the distribution's was probed")
+        }
+    }
+    pythons
+}
