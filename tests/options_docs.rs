@@ -42,3 +42,31 @@ fn configuration_docs_carry_the_current_options_table() {
         "the options table in docs/configuration.md is out of date: replace it with the output of `crosswheel help config --markdown`"
     );
 }
+
+#[test]
+fn help_config_prints_every_option_and_help_names_commands() {
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_crosswheel"))
+            .args(args)
+            .output()
+            .expect("run crosswheel");
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (ok, text) = run(&["help", "config"]);
+    assert!(ok, "{text}");
+    for option in option_names() {
+        assert!(
+            text.contains(&format!("| `{option}` |")),
+            "{option}: {text}"
+        );
+    }
+    assert!(text.contains(crosswheel::options::DOCS_URL), "{text}");
+    let (ok, text) = run(&["help", "build"]);
+    assert!(ok && text.contains("--print-build-identifiers"), "{text}");
+    let (ok, text) = run(&["help", "no-such-thing"]);
+    assert!(!ok && text.contains("crosswheel help config"), "{text}");
+}
