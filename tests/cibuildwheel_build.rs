@@ -82,10 +82,10 @@ fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments()
         .env("CIBW_BUILD", "cp311-manylinux_aarch64");
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        if (name.starts_with("CIBW_") && name != "CIBW_BUILD") || name.starts_with("CROSSWHEEL_") {
-            if !matches!(name.as_ref(), "CROSSWHEEL_CACHE" | "CROSSWHEEL_FIXTURES") {
-                command.env_remove(name.as_ref());
-            }
+        let option_variable =
+            (name.starts_with("CIBW_") && name != "CIBW_BUILD") || name.starts_with("CROSSWHEEL_");
+        if option_variable && !matches!(name.as_ref(), "CROSSWHEEL_CACHE" | "CROSSWHEEL_FIXTURES") {
+            command.env_remove(name.as_ref());
         }
     }
     let output = command.output().expect("run crosswheel build");

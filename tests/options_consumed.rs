@@ -35,6 +35,8 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         test_environment: _,
         dependency_versions: _,
         target_python: _,
+        require_tests: _,
+        debian_mirror: _,
     } = options;
     const PIPELINE: &str = "src/pipeline/mod.rs";
     const IDENTIFIER: &str = "src/pipeline/identifier.rs";
@@ -143,6 +145,17 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             vec![
                 (PIPELINE, "spec.options.target_python"),
                 (TESTING, "spec.target_python"),
+            ],
+        ),
+        (
+            "require_tests",
+            vec![(IDENTIFIER, "self.spec.options.require_tests")],
+        ),
+        (
+            "debian_mirror",
+            vec![
+                (PIPELINE, "spec.options.debian_mirror"),
+                (TESTING, "spec.debian_mirror"),
             ],
         ),
         (

@@ -101,7 +101,7 @@ fn assert_no_absolute_symlinks(root: &Path) {
 
 fn emulated_machine(cache: &Path, arch: LinuxArch) -> String {
     let emulator =
-        Emulator::new(cache, arch, "3.11", None, None).unwrap_or_else(|err| panic!("{err}"));
+        Emulator::new(cache, arch, "3.11", None, None, None).unwrap_or_else(|err| panic!("{err}"));
     // The stdlib is compiled once, under emulation, so test runs do not compile it again.
     let stdlib = emulator.sysroot().root().join("usr/lib/python3.11");
     for module in [
@@ -182,7 +182,7 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 #[test]
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
     let cache = cache_root();
-    let emulator = Emulator::new(&cache, LinuxArch::Aarch64, "3.11", None, None)
+    let emulator = Emulator::new(&cache, LinuxArch::Aarch64, "3.11", None, None, None)
         .unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
         .python_command()

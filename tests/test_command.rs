@@ -243,3 +243,38 @@ fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
         "{stderr}"
     );
 }
+
+/// The Debian archive is the one the user names: a mirror that cannot be reached is one
+/// error naming it and the variable, and nothing of the host's APT configuration is used.
+#[test]
+fn the_debian_mirror_variable_chooses_where_target_cpythons_come_from() {
+    let cache = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let wheel = fixture(
+        "bitarray-3.7.2-cp313-cp313-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
+    );
+    let output = Command::new(crosswheel_bin())
+        .arg("test")
+        .arg(&wheel)
+        .args(["--test-command", "true"])
+        .current_dir(logs.path())
+        .env("CROSSWHEEL_CACHE", cache.path())
+        .env("CROSSWHEEL_DEBIAN_MIRROR", "http://127.0.0.1:9/debian/")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("crosswheel fetches from Debian's archive at http://127.0.0.1:9/debian"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("CROSSWHEEL_DEBIAN_MIRROR"), "{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|line| line.starts_with("error:"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

@@ -32,6 +32,14 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
     ),
     ("qemu-cpu", "`QEMU_CPU` for emulated tests"),
     (
+        "require-tests",
+        "`true`: a build whose tests cannot run here (no target CPython of its version) fails instead of being kept `not tested`",
+    ),
+    (
+        "debian-mirror",
+        "the Debian archive target CPythons are fetched from (verified with Debian's keys); empty: deb.debian.org",
+    ),
+    (
         "target-python",
         "a target CPython root (e.g. an unpacked python-build-standalone) for the test stage, for versions Debian ships none of",
     ),

@@ -139,6 +139,10 @@ pub struct BuildOptions {
     /// `target-python`: a folder holding the user's own target CPython (`bin/python3.X`)
     /// for the emulated test stage, for versions Debian does not ship.
     pub target_python: Option<PathBuf>,
+    /// `require-tests`: a build whose tests cannot run here fails instead of being kept.
+    pub require_tests: bool,
+    /// `debian-mirror`: the Debian archive the test stage fetches target CPythons from.
+    pub debian_mirror: Option<String>,
     /// Requirements whose target-platform wheels must be present at build time
     /// (e.g. `scipy-openblas32`).
     pub target_requires: Vec<String>,

@@ -897,6 +897,8 @@ fn build_spec(
             macos_deployment_target,
             qemu_cpu: text("qemu-cpu"),
             target_python: text("target-python").map(|path| project_dir.join(path)),
+            require_tests: setting("require-tests").text() == "true",
+            debian_mirror: text("debian-mirror"),
             target_requires: setting("target-requires").list(),
             build_verbosity,
             test_environment: setting("test-environment").environment(),

@@ -140,6 +140,8 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     ),
     spec("qemu-cpu", Kind::Text, Scope::PerBuild),
     spec("target-python", Kind::Text, Scope::PerBuild),
+    spec("require-tests", Kind::Bool, Scope::PerBuild),
+    spec("debian-mirror", Kind::Text, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
     spec("enable", Kind::Enable, Scope::Selection),
     spec("free-threaded-support", Kind::Bool, Scope::Selection),

@@ -233,6 +233,7 @@ fn test(
         environment: environment.clone(),
         test_environment: spec.options.test_environment.clone(),
         target_python: spec.options.target_python.clone(),
+        debian_mirror: spec.options.debian_mirror.clone(),
     };
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {
         Err(TestError::Sysroot(SysrootError::UnsupportedPython { version, arch, .. })) => {

@@ -386,7 +386,26 @@ impl Sysroot {
         arch: LinuxArch,
         python_version: &str,
     ) -> Result<Self, SysrootError> {
+        Self::provision_from(cache, arch, python_version, None)
+    }
+
+    /// [`Sysroot::provision`] from `mirror` (the `debian-mirror` option) when given, else
+    /// from `CROSSWHEEL_DEBIAN_MIRROR` or Debian's own archive.
+    pub fn provision_from(
+        cache: &Path,
+        arch: LinuxArch,
+        python_version: &str,
+        mirror: Option<&str>,
+    ) -> Result<Self, SysrootError> {
         let mut candidates = TreeSpec::python_sysroot_candidates(arch, python_version)?.into_iter();
+        let mut candidates_with_mirror = Vec::new();
+        for mut spec in candidates.by_ref() {
+            if let Some(mirror) = mirror.map(str::trim).filter(|m| !m.is_empty()) {
+                spec.suite.mirror = mirror.trim_end_matches('/').to_string();
+            }
+            candidates_with_mirror.push(spec);
+        }
+        let mut candidates = candidates_with_mirror.into_iter();
         let first = candidates
             .next()
             .ok_or_else(|| archive::unsupported(arch, python_version))?;
@@ -431,6 +450,7 @@ impl Sysroot {
         folder: &Path,
         arch: LinuxArch,
         python_version: &str,
+        mirror: Option<&str>,
     ) -> Result<Self, SysrootError> {
         let name = format!("python{python_version}");
         let python = [
@@ -446,7 +466,8 @@ impl Sysroot {
         let (prefix, glibc) = if has_loader(folder, arch) {
             (folder.to_path_buf(), libc_version_in(folder))
         } else {
-            let debian = Sysroot::provision(cache, arch, archive::default_python_for(arch))?;
+            let debian =
+                Sysroot::provision_from(cache, arch, archive::default_python_for(arch), mirror)?;
             (debian.prefix, debian.glibc)
         };
         Ok(Sysroot {

@@ -48,11 +48,12 @@ impl Emulator {
         arch: LinuxArch,
         python_version: &str,
         target_python: Option<&Path>,
+        mirror: Option<&str>,
         cpu: Option<String>,
     ) -> Result<Self, TestError> {
         let sysroot = match target_python {
-            Some(folder) => Sysroot::user_supplied(cache, folder, arch, python_version)?,
-            None => Sysroot::provision(cache, arch, python_version)?,
+            Some(folder) => Sysroot::user_supplied(cache, folder, arch, python_version, mirror)?,
+            None => Sysroot::provision_from(cache, arch, python_version, mirror)?,
         };
         let qemu = find_qemu(arch, cache)?;
         let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));

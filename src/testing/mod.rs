@@ -126,6 +126,9 @@ pub struct TestSpec {
     /// `target-python`: the user's own target CPython for an emulated run (a version
     /// Debian does not ship); see [`crate::sysroot::Sysroot::user_supplied`].
     pub target_python: Option<PathBuf>,
+    /// `debian-mirror`: the archive target CPythons come from; `None`: the variable or
+    /// Debian's own (see [`crate::sysroot::archive::mirror`]).
+    pub debian_mirror: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +194,7 @@ pub fn test_wheel(
                 target,
                 &spec.python_version,
                 spec.target_python.as_deref(),
+                spec.debian_mirror.as_deref(),
                 spec.qemu_cpu.clone(),
             )?;
             if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
@@ -276,6 +280,9 @@ fn with_extras(wheel: &Path, extras: &[String]) -> String {
     }
 }
 
+/// Environment variables by name.
+type Vars = BTreeMap<String, String>;
+
 /// Variables crosswheel's own process may carry from a build that must not reach a test.
 const NOT_FOR_TESTS: &[&str] = &[
     "PYTHONPATH",
@@ -293,7 +300,7 @@ fn test_variables(
     env: &TargetEnv,
     spec: &TestSpec,
     project: &Path,
-) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>), TestError> {
+) -> Result<(Vars, Vars), TestError> {
     let mut vars: BTreeMap<String, String> = std::env::vars()
         .filter(|(name, _)| !NOT_FOR_TESTS.contains(&name.as_str()))
         .collect();
