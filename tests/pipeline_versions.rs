@@ -236,3 +236,54 @@ fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
     assert_eq!(wheels.len(), 1, "{wheels:?}");
     assert!(wheels[0].contains("-cp311-abi3-manylinux"), "{wheels:?}");
 }
+
+/// A build whose CPython the machine lacks gets it from `uv python install` (uv itself
+/// installed from PyPI into crosswheel's cache), or — where that cannot download, as on a
+/// machine without access to uv's Python builds — one error naming the commands that
+/// install it. Here the only CPythons are the distribution's (fresh HOME, no pyenv).
+#[test]
+fn a_missing_host_cpython_is_installed_with_uv_or_named_in_one_error() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(example())
+        .arg("-w")
+        .arg(out.path())
+        .args(["--only", "cp312-macosx_arm64"])
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .env("HOME", home.path())
+        .env("CROSSWHEEL_ZIG", zig())
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        home.path()
+            .join(".cache/crosswheel/uv-venv/bin/uv")
+            .is_file(),
+        "uv was not installed into the cache:\n{stdout}\n{stderr}"
+    );
+    if output.status.success() {
+        assert!(stderr.contains("uv python install 3.12"), "{stderr}");
+    } else {
+        assert!(
+            stdout.contains("`uv python install 3.12` failed")
+                && stdout.contains("pyenv install 3.12"),
+            "{stdout}\n{stderr}"
+        );
+    }
+}
+
+/// zig from the usual cache, so the fresh HOME only has to fetch what the test is about.
+fn zig() -> PathBuf {
+    let cache = crosswheel::toolchain::Cache::from_env().expect("a cache directory");
+    let python = common::require_tool("python3", "apt-get install python3");
+    crosswheel::toolchain::ensure_zig(&cache, &python, false)
+        .unwrap_or_else(|err| panic!("zig: {err}"))
+        .exe
+}
