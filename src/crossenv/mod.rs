@@ -223,8 +223,25 @@ impl CrossEnv {
         }
         std::fs::write(staging.path().join("stamp"), &contents.stamp).map_err(io(&self.root))?;
 
+        // An outdated environment is moved aside in one rename before it is deleted: two
+        // runs replacing it at once must not delete each other's files half-way.
         if self.root.exists() {
-            std::fs::remove_dir_all(&self.root).map_err(io(&self.root))?;
+            let outdated = tempfile::Builder::new()
+                .prefix(".outdated-")
+                .tempdir_in(parent)
+                .map_err(io(parent))?;
+            match std::fs::rename(&self.root, outdated.path().join("env")) {
+                Ok(()) => {}
+                // Another run moved it first.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(CrossEnvError::Io(crate::io_error::IoError::new(
+                        "replace",
+                        self.root.clone(),
+                        source,
+                    )));
+                }
+            }
         }
         let staged_root = staging.keep();
         if let Err(source) = std::fs::rename(&staged_root, &self.root) {
