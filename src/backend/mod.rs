@@ -352,7 +352,28 @@ fn cross_variables(
             .iter()
             .map(|(k, v)| (k.clone(), v.clone())),
     );
+    keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
     Ok(vars)
+}
+
+/// A user's `PYTHONPATH=...` in `environment` replaces the variable; the cross
+/// environment's folder (the target's sysconfig) must stay first on it, or the build sees
+/// the host again.
+fn keep_cross_path_first(vars: &mut BTreeMap<String, String>, sysconfig_dir: &Path) {
+    let ours = sysconfig_dir.to_string_lossy().into_owned();
+    let current = vars.get("PYTHONPATH").cloned().unwrap_or_default();
+    if current.split(':').next() != Some(ours.as_str()) {
+        let rest: Vec<&str> = current
+            .split(':')
+            .filter(|entry| !entry.is_empty() && *entry != ours)
+            .collect();
+        let mut value = ours;
+        for entry in rest {
+            value.push(':');
+            value.push_str(entry);
+        }
+        vars.insert("PYTHONPATH".to_string(), value);
+    }
 }
 
 /// Runs `build_wheel` into a staging folder inside `out_dir`, checks the wheel is for the
@@ -562,6 +583,20 @@ fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_users_pythonpath_keeps_the_cross_environment_first() {
+        let ours = Path::new("/cache/crossenv/x/sysconfig");
+        let mut vars = BTreeMap::from([(
+            "PYTHONPATH".to_string(),
+            "/src:/cache/crossenv/x/sysconfig:/lib".to_string(),
+        )]);
+        keep_cross_path_first(&mut vars, ours);
+        assert_eq!(vars["PYTHONPATH"], "/cache/crossenv/x/sysconfig:/src:/lib");
+        let mut unset = BTreeMap::new();
+        keep_cross_path_first(&mut unset, ours);
+        assert_eq!(unset["PYTHONPATH"], "/cache/crossenv/x/sysconfig");
+    }
 
     #[test]
     fn repeated_config_setting_becomes_a_list() {
