@@ -124,7 +124,7 @@ pub struct BuildArgs {
     #[arg(long)]
     pub offline: bool,
     /// Fail a build whose tests cannot run here (no target CPython of its version) instead
-    /// of keeping it untested; also CROSSWHEEL_REQUIRE_TESTS=1.
+    /// of keeping it untested (option `require-tests`, CROSSWHEEL_REQUIRE_TESTS=1).
     #[arg(long)]
     pub require_tests: bool,
     /// Build this many identifiers at once (default: the number of CPU cores; also

@@ -9,9 +9,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crosswheel::backend::{Backend, BuildRequest, BuiltWheel, build_wheel};
-use crosswheel::crossenv::{BuildPython, CrossEnv};
-use crosswheel::target::Target;
-use crosswheel::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+use crosswheel::crossenv::BuildPython;
+use crosswheel::toolchain::Cache;
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;
@@ -36,18 +35,8 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
 }
 
 fn build_with(python: &BuildPython, example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
-    let target = Target::parse(target).unwrap();
+    let env = common::zig_cross_env(python, target);
     let cache = Cache::from_env().expect("a cache directory");
-    let toolchain = resolve_toolchain(
-        ToolchainKind::Zig,
-        &target,
-        &cache,
-        &python.executable,
-        false,
-    )
-    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    let env = CrossEnv::create(&cache, python, &toolchain)
-        .unwrap_or_else(|err| panic!("cross env: {err}"));
     let project: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(example);

@@ -13,35 +13,22 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use crosswheel::crossenv::{BuildPython, CrossEnv};
-use crosswheel::target::Target;
-use crosswheel::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+use crosswheel::crossenv::BuildPython;
 
 const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
 
 fn compile_probe(python: &BuildPython, target_name: &str, out_dir: &Path) -> Result<(), String> {
-    let target = Target::parse(target_name).unwrap();
-    let cache = Cache::from_env().expect("a cache directory");
-    let toolchain = resolve_toolchain(
-        ToolchainKind::Zig,
-        &target,
-        &cache,
-        &python.executable,
-        false,
-    )
-    .unwrap_or_else(|err| panic!("zig toolchain for {target_name}: {err}"));
-    let env = CrossEnv::create(&cache, python, &toolchain)
-        .unwrap_or_else(|err| panic!("cross environment for {target_name}: {err}"));
+    let env = common::zig_cross_env(python, target_name);
     let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pyconfig_probe.c");
     let object = out_dir.join(format!("{target_name}.o"));
-    let output = Command::new(&toolchain.cc)
+    let output = Command::new(&env.toolchain().cc)
         .arg("-c")
         .arg(format!("-I{}", env.python_include_dir.display()))
         .arg(&probe)
         .arg("-o")
         .arg(&object)
         .output()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", toolchain.cc.display()));
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", env.toolchain().cc.display()));
     if output.status.success() {
         Ok(())
     } else {
@@ -69,18 +56,8 @@ fn every_target_compiles_the_pyconfig_probe_with_every_kind_of_build_python() {
 #[test]
 fn the_distribution_pythons_multiarch_wrapper_never_reaches_the_target() {
     let python = common::distribution_python();
-    let cache = Cache::from_env().expect("a cache directory");
     for target_name in TARGETS {
-        let target = Target::parse(target_name).unwrap();
-        let toolchain = resolve_toolchain(
-            ToolchainKind::Zig,
-            &target,
-            &cache,
-            &python.executable,
-            false,
-        )
-        .unwrap_or_else(|err| panic!("zig toolchain for {target_name}: {err}"));
-        let env = CrossEnv::create(&cache, &python, &toolchain).unwrap();
+        let env = common::zig_cross_env(&python, target_name);
         let header = std::fs::read_to_string(env.python_include_dir.join("pyconfig.h")).unwrap();
         assert!(
             !header.contains("multiarch location"),

@@ -29,6 +29,9 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     if let Some(toolchain) = &args.toolchain {
         cli.set("toolchain", toolchain.clone());
     }
+    if args.require_tests {
+        cli.set("require-tests", "true".to_string());
+    }
     warn_about_misspelt_variables();
     let plan = resolve(&args.project, &cli, &ProcessEnv)?;
     say_plan_notes(&plan);
@@ -47,7 +50,6 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         &plan,
         &PipelineOptions {
             offline: args.offline,
-            require_tests: args.require_tests || env_flag("CROSSWHEEL_REQUIRE_TESTS"),
             jobs: jobs(args.jobs)?,
         },
     )?;
@@ -85,16 +87,6 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
     say_plan_notes(&plan);
     println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
     Ok(ExitCode::SUCCESS)
-}
-
-/// A boolean variable: `1`, `true` or `yes` (any case) set it.
-fn env_flag(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|value| {
-        matches!(
-            value.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes"
-        )
-    })
 }
 
 /// `--jobs`, else `CROSSWHEEL_JOBS`, else the number of CPU cores.

@@ -140,7 +140,7 @@ impl Identifier<'_> {
             return Ok(self.keep_failed_wheel_apart(&repaired, reason));
         }
         if let TestResult::NotTested { reason } = &self.test {
-            if self.options.require_tests || self.spec.options.require_tests {
+            if self.spec.options.require_tests {
                 let reason = format!("not tested: {reason}; --require-tests makes that a failure");
                 return Ok(self.keep_failed_wheel_apart(&repaired, &reason));
             }

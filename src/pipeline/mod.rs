@@ -29,8 +29,6 @@ use crate::wheel::source_date_epoch;
 
 pub struct PipelineOptions {
     pub offline: bool,
-    /// A build whose tests cannot run here fails instead of being kept as untested.
-    pub require_tests: bool,
     /// How many identifiers build at once.
     pub jobs: usize,
 }

@@ -64,7 +64,8 @@ pub fn mirror() -> String {
     mirror_from(std::env::var(MIRROR_VARIABLE).ok())
 }
 
-fn mirror_from(variable: Option<String>) -> String {
+/// A mirror setting with its trailing slash and spaces dropped; empty or unset: Debian's.
+pub(crate) fn mirror_from(variable: Option<String>) -> String {
     variable
         .map(|value| value.trim().trim_end_matches('/').to_string())
         .filter(|value| !value.is_empty())
@@ -163,30 +164,42 @@ pub(crate) fn default_python_for(arch: LinuxArch) -> &'static str {
 
 /// Every CPython version Debian ships for `arch`, oldest first: `3.11`.
 pub fn shipped_versions(arch: LinuxArch) -> Vec<String> {
-    shipped_pythons(arch)
+    shipped(arch)
         .into_iter()
-        .filter_map(|text| text.split_whitespace().next().map(str::to_string))
+        .map(|(version, _)| version.to_string())
         .collect()
 }
 
 /// Every CPython version Debian ships for `arch`, oldest first, with its release:
 /// `3.11 (Debian bookworm)`.
 pub fn shipped_pythons(arch: LinuxArch) -> Vec<String> {
-    let mut found: Vec<((u32, u32), String)> = config()
+    shipped(arch)
+        .into_iter()
+        .map(|(version, codename)| format!("{version} (Debian {codename})"))
+        .collect()
+}
+
+/// (version, release) for every CPython Debian ships for `arch`, oldest first, each named
+/// after the first release that ships it.
+fn shipped(arch: LinuxArch) -> Vec<(&'static str, &'static str)> {
+    let mut found: Vec<((u32, u32), &'static str, &'static str)> = config()
         .release
         .iter()
         .filter(|release| release.serves(arch))
         .flat_map(|release| {
             release.pythons.iter().filter_map(|version| {
                 let key = super::parse_major_minor(version)?;
-                Some((key, format!("{version} (Debian {})", release.codename)))
+                Some((key, version.as_str(), release.codename.as_str()))
             })
         })
         .collect();
     // Stable: a version stays named after the first release that ships it.
-    found.sort_by_key(|(key, _)| *key);
+    found.sort_by_key(|(key, _, _)| *key);
     found.dedup_by(|a, b| a.0 == b.0);
-    found.into_iter().map(|(_, text)| text).collect()
+    found
+        .into_iter()
+        .map(|(_, version, codename)| (version, codename))
+        .collect()
 }
 
 #[cfg(test)]

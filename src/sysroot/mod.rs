@@ -397,15 +397,13 @@ impl Sysroot {
         python_version: &str,
         mirror: Option<&str>,
     ) -> Result<Self, SysrootError> {
-        let mut candidates = TreeSpec::python_sysroot_candidates(arch, python_version)?.into_iter();
-        let mut candidates_with_mirror = Vec::new();
-        for mut spec in candidates.by_ref() {
-            if let Some(mirror) = mirror.map(str::trim).filter(|m| !m.is_empty()) {
-                spec.suite.mirror = mirror.trim_end_matches('/').to_string();
+        let mut candidates = TreeSpec::python_sysroot_candidates(arch, python_version)?;
+        if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
+            for spec in &mut candidates {
+                spec.suite.mirror = archive::mirror_from(Some(mirror.to_string()));
             }
-            candidates_with_mirror.push(spec);
         }
-        let mut candidates = candidates_with_mirror.into_iter();
+        let mut candidates = candidates.into_iter();
         let first = candidates
             .next()
             .ok_or_else(|| archive::unsupported(arch, python_version))?;

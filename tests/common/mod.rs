@@ -343,3 +343,24 @@ pub fn build_pythons() -> Vec<crosswheel::crossenv::BuildPython> {
     }
     pythons
 }
+
+/// The zig cross environment of `target` (`linux-aarch64`) for `python`, from crosswheel's
+/// usual cache (zig installed on first use).
+pub fn zig_cross_env(
+    python: &crosswheel::crossenv::BuildPython,
+    target: &str,
+) -> crosswheel::crossenv::CrossEnv {
+    use crosswheel::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+    let parsed = crosswheel::target::Target::parse(target).unwrap();
+    let cache = Cache::from_env().expect("a cache directory");
+    let toolchain = resolve_toolchain(
+        ToolchainKind::Zig,
+        &parsed,
+        &cache,
+        &python.executable,
+        false,
+    )
+    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
+    crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain)
+        .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
+}
