@@ -177,7 +177,12 @@ pub struct TargetData {
     pub python_host_platform: String,
     pub platform_tag: String,
     pub multiarch: String,
+    /// `sys.platform` on the target: `linux`, `darwin`.
     pub machdep: String,
+    /// `os.uname().sysname` on the target: `Linux`, `Darwin`.
+    pub uname_sysname: String,
+    /// `platform.processor()` on the target (empty on Linux, as CPython reports there).
+    pub uname_processor: String,
     pub sysconfigdata_name: String,
     pub ext_suffix: String,
     pub soabi: String,
@@ -406,6 +411,16 @@ impl Target {
 
     pub fn multiarch(&self) -> &str {
         &self.data.multiarch
+    }
+
+    /// `os.uname().release` of the target's oldest supported OS, where it says something
+    /// about the target: macOS 11 and later are Darwin `major + 9` (11.0 → `20.0.0`). For
+    /// Linux the kernel release says nothing about the wheel, so `None` (the host's stays).
+    pub fn kernel_release(&self) -> Option<String> {
+        match self.data.platform {
+            Platform::Macos => Some(format!("{}.0.0", self.os_version.major + 9)),
+            Platform::Linux => None,
+        }
     }
 
     /// `EXT_SUFFIX` for a CPython ABI name like `311` or `313t`.

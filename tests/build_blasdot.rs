@@ -31,7 +31,7 @@ fn cross_env(target: &Target, python: &BuildPython) -> (Cache, CrossEnv) {
         false,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    let env = CrossEnv::create(&cache, python, &toolchain)
+    let env = CrossEnv::create(&cache, python, &toolchain, None)
         .unwrap_or_else(|err| panic!("cross env: {err}"));
     (cache, env)
 }

@@ -8,9 +8,8 @@ mod common;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crosswheel::backend::{Backend, BuildRequest, BuiltWheel, build_wheel};
+use crosswheel::backend::{Backend, BuiltWheel};
 use crosswheel::crossenv::BuildPython;
-use crosswheel::toolchain::Cache;
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;
@@ -36,24 +35,10 @@ fn build(example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
 
 fn build_with(python: &BuildPython, example: &str, target: &str, out_dir: &Path) -> BuiltWheel {
     let env = common::zig_cross_env(python, target);
-    let cache = Cache::from_env().expect("a cache directory");
     let project: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(example);
-    build_wheel(&BuildRequest {
-        project_dir: &project,
-        out_dir,
-        cross_env: &env,
-        python,
-        cache: &cache,
-        config_settings: &[],
-        target_requires: &[],
-        environment: &Default::default(),
-        offline: false,
-        verbosity: 0,
-        constraints: &[],
-    })
-    .unwrap_or_else(|err| panic!("{err}"))
+    common::build_in(&env, python, &project, out_dir).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// Names of the wheel's members and the bytes of the one whose name starts with `prefix`.

@@ -82,7 +82,7 @@ fn meson_python_example_passes_its_suite_on_aarch64_and_ppc64le() {
             "mesonproj-0.1.0-cp311-cp311-manylinux_2_17_ppc64le.manylinux2014_ppc64le.whl",
         ]
     );
-    assert_suites_ran_under_emulation(&stdout, &stderr, 3);
+    assert_suites_ran_under_emulation(&stdout, &stderr, 4);
 }
 
 #[test]
@@ -95,5 +95,5 @@ fn scikit_build_core_example_passes_its_suite_on_aarch64_and_ppc64le() {
             "cmakeproj-0.1.0-cp311-cp311-manylinux_2_17_ppc64le.manylinux2014_ppc64le.whl",
         ]
     );
-    assert_suites_ran_under_emulation(&stdout, &stderr, 2);
+    assert_suites_ran_under_emulation(&stdout, &stderr, 3);
 }

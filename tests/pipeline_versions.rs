@@ -74,7 +74,7 @@ fn a_cp313_wheel_is_built_with_cpython_313_and_tested_on_debian_13s() {
             .is_file()
     );
     assert!(
-        stderr.lines().any(|line| line.contains("3 passed in ")),
+        stderr.lines().any(|line| line.contains("4 passed in ")),
         "{stderr}"
     );
 }

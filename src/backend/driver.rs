@@ -107,16 +107,28 @@ impl HookRun<'_> {
 
 /// The lines of a failed build a user needs: compiler diagnostics with the source line
 /// and caret that follow them, else the end of the log.
+/// Whether a log line is a compiler's, linker's or tool's error diagnostic.
+fn is_diagnostic(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    lower.contains("error:")
+        || lower.contains("fatal error")
+        || lower.contains("undefined reference")
+}
+
+/// The first error a compiler, linker or tool reported in a build log.
+pub(crate) fn first_diagnostic(output: &str) -> Option<&str> {
+    output
+        .lines()
+        .map(str::trim)
+        .find(|line| is_diagnostic(line))
+}
+
 pub(crate) fn error_excerpt(output: &str) -> String {
     const MAX_LINES: usize = 40;
     let lines: Vec<&str> = output.lines().collect();
     let mut keep = vec![false; lines.len()];
     for (index, line) in lines.iter().enumerate() {
-        let lower = line.to_ascii_lowercase();
-        if lower.contains("error:")
-            || lower.contains("fatal error")
-            || lower.contains("undefined reference")
-        {
+        if is_diagnostic(line) {
             for flag in keep.iter_mut().skip(index).take(4) {
                 *flag = true;
             }
@@ -152,6 +164,16 @@ mod tests {
             "{excerpt}"
         );
         assert!(!excerpt.contains("running build_ext"));
+    }
+
+    #[test]
+    fn first_diagnostic_is_the_first_error_line() {
+        let log = "building 'x' extension\nwarning: unused\nld.lld: error: relocation R_PPC64_REL16_HA cannot be used\nerror: command failed\n";
+        assert_eq!(
+            first_diagnostic(log),
+            Some("ld.lld: error: relocation R_PPC64_REL16_HA cannot be used")
+        );
+        assert_eq!(first_diagnostic("all fine\n"), None);
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub enum BuildError {
         requires: String,
         output: String,
     },
+    #[error("the backend's wheel {wheel} is not a readable wheel: {message}")]
+    BadBuiltWheel { wheel: PathBuf, message: String },
     #[error("cannot unpack target wheel {wheel}: {message}")]
     BadTargetWheel { wheel: PathBuf, message: String },
     #[error("{backend} `{hook}` failed for {project} on the host ({}):\n{}\n  full log: {}", .failure.status, .failure.excerpt, .failure.log.display())]
@@ -75,6 +77,14 @@ pub enum BuildError {
         wheel: String,
         target: String,
         expected: String,
+        log: Box<PathBuf>,
+    },
+    #[error("{backend} built {wheel} for {target}, a wheel without its extensions: {}; full log: {}", .cause, .log.display())]
+    NoExtension {
+        backend: &'static str,
+        wheel: String,
+        target: String,
+        cause: String,
         log: Box<PathBuf>,
     },
     #[error(transparent)]
@@ -165,7 +175,10 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let extra = requires_for_build_wheel(&host_run, &project, &mut log)?;
     host_env.install(request.python, &extra, request.offline)?;
 
-    let cross_vars = cross_variables(request, &project, &source_dir, path_var)?;
+    let build_requires: Vec<String> = system.requires.iter().chain(&extra).cloned().collect();
+    let header_requires =
+        target_wheels::header_requirements(&build_requires, request.target_requires);
+    let cross_vars = cross_variables(request, &project, &source_dir, path_var, &header_requires)?;
     let mut user_settings = request.config_settings.to_vec();
     if request.verbosity >= 2 && system.backend == Backend::ScikitBuildCore {
         user_settings.push(("build.verbose".to_string(), "true".to_string()));
@@ -295,6 +308,7 @@ fn cross_variables(
     project: &Project,
     source_dir: &Path,
     path_var: String,
+    header_requires: &[String],
 ) -> Result<BTreeMap<String, String>, BuildError> {
     let mut vars = request.cross_env.env_vars();
     if project.build_system.backend == Backend::MesonPython {
@@ -316,18 +330,7 @@ fn cross_variables(
         "CROSSWHEEL_CROSSENV_DIR".to_string(),
         request.cross_env.root.to_string_lossy().into_owned(),
     );
-    let mut target_requires = request.target_requires.to_vec();
-    // The same set, however it was spelt, must map to the same cached site.
-    target_requires.sort();
-    target_requires.dedup();
-    if !target_requires.is_empty() {
-        let site = prepare_target_site(
-            request.cache,
-            &request.cross_env.target,
-            request.python,
-            &target_requires,
-            request.offline,
-        )?;
+    if let Some(site) = target_site(request, header_requires)? {
         let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
         pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
         let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| {
@@ -354,6 +357,60 @@ fn cross_variables(
     );
     keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
     Ok(vars)
+}
+
+/// The target's wheels of `target-requires` and of the build requirements whose headers
+/// are per platform (numpy), unpacked; `None` when there are none. A header package
+/// without a wheel for the target (numpy on ppc64le) leaves the build machine's copy in
+/// place, said in one line.
+fn target_site(
+    request: &BuildRequest<'_>,
+    header_requires: &[String],
+) -> Result<Option<PathBuf>, BuildError> {
+    let target = &request.cross_env.target;
+    let prepare = |requires: &[String]| {
+        let mut requires = requires.to_vec();
+        // The same set, however it was spelt, must map to the same cached site.
+        requires.sort();
+        requires.dedup();
+        if requires.is_empty() {
+            return Ok(None);
+        }
+        prepare_target_site(
+            request.cache,
+            target,
+            request.python,
+            &requires,
+            request.offline,
+        )
+        .map(Some)
+    };
+    if header_requires.is_empty() {
+        return prepare(request.target_requires);
+    }
+    let all: Vec<String> = request
+        .target_requires
+        .iter()
+        .chain(header_requires)
+        .cloned()
+        .collect();
+    match prepare(&all) {
+        Ok(site) => {
+            tracing::info!(
+                "{} is a build requirement with per-platform headers: the build compiles against its {target} wheel",
+                header_requires.join(", ")
+            );
+            Ok(site)
+        }
+        Err(BuildError::TargetRequires { .. }) => {
+            tracing::warn!(
+                "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
+                header_requires.join(", ")
+            );
+            prepare(request.target_requires)
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// A user's `PYTHONPATH=...` in `environment` replaces the variable; the cross
@@ -401,12 +458,17 @@ fn run_build_wheel(
     ) {
         (true, Some(name)) => name.to_string(),
         _ => {
+            let mut failure = log.failure(outcome.status, &outcome.output);
+            if let Some(hint) = exec_format_hint(&outcome.output, request.cross_env) {
+                failure.excerpt.push('\n');
+                failure.excerpt.push_str(&hint);
+            }
             return Err(BuildError::BackendFailed {
                 project: project.name.clone(),
                 target: target.to_string(),
                 toolchain: request.cross_env.toolchain().description.clone(),
                 backend,
-                failure: log.failure(outcome.status, &outcome.output),
+                failure,
             });
         }
     };
@@ -420,10 +482,59 @@ fn run_build_wheel(
             log: Box::new(log.path),
         });
     }
+    check_compiled(&staging.path().join(&wheel_name), &outcome.output, || {
+        (backend, target.id().to_string(), log.path.clone())
+    })?;
     let path = request.out_dir.join(&wheel_name);
     std::fs::rename(staging.path().join(&wheel_name), &path)
         .map_err(|source| io_error("move the wheel to", &path, source))?;
     Ok(path)
+}
+
+/// As cibuildwheel: a platform build whose wheel comes out pure lost its extensions (a
+/// failed optional build the project fell back from) or needs no platform build at all;
+/// either way it must not pass as a target wheel. A platform-tagged wheel without any
+/// compiled module is the same fallback when the log shows a failed compiler or linker.
+fn check_compiled(
+    wheel: &Path,
+    output: &str,
+    context: impl FnOnce() -> (&'static str, String, PathBuf),
+) -> Result<(), BuildError> {
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let first_error = driver::first_diagnostic(output);
+    let pure = is_pure_wheel(&name);
+    if !pure && (first_error.is_none() || has_compiled_module(wheel)?) {
+        return Ok(());
+    }
+    let cause = match (first_error, pure) {
+        (Some(line), true) => format!("the extension build failed first: `{line}`"),
+        (Some(line), false) => format!("it holds no compiled module; the extension build failed first: `{line}`"),
+        (None, _) => "the log shows no failed compiler or linker; a project without extensions needs no cross build (`python -m build --wheel` makes its one wheel)".to_string(),
+    };
+    let (backend, target, log) = context();
+    Err(BuildError::NoExtension {
+        backend,
+        wheel: name,
+        target,
+        cause,
+        log: Box::new(log),
+    })
+}
+
+fn has_compiled_module(wheel: &Path) -> Result<bool, BuildError> {
+    let archive =
+        crate::wheel::WheelArchive::open(wheel).map_err(|error| BuildError::BadBuiltWheel {
+            wheel: wheel.to_path_buf(),
+            message: error.to_string(),
+        })?;
+    Ok(archive.entries().iter().any(|entry| {
+        let file = entry.name.rsplit('/').next().unwrap_or_default();
+        file.ends_with(".so") || file.ends_with(".dylib") || file.contains(".so.")
+    }))
 }
 
 /// What points each backend at the cross files (user settings are added after it).
@@ -492,6 +603,42 @@ fn settings_map(pairs: &[(String, String)]) -> BTreeMap<String, Value> {
 
 /// `name-1.0-cp311-cp311-linux_aarch64.whl` matches `linux_aarch64`; a pure wheel matches
 /// any target.
+/// `py3-none-any` and the like: no ABI, no platform.
+fn is_pure_wheel(wheel_name: &str) -> bool {
+    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
+    let mut tags = stem.rsplit('-');
+    let platform = tags.next().unwrap_or_default();
+    let abi = tags.next().unwrap_or_default();
+    platform == "any" && abi == "none"
+}
+
+/// A hint for a build that started a target program directly (a code generator compiled
+/// for the target, a configure-style test program): the kernel only runs it through
+/// binfmt_misc, and a macOS program not at all.
+fn exec_format_hint(output: &str, cross_env: &CrossEnv) -> Option<String> {
+    let line = output
+        .lines()
+        .find(|line| line.contains("Exec format error"))?;
+    let program = line
+        .split_once("Exec format error")
+        .map(|(_, rest)| {
+            rest.trim_start_matches([':', ' '])
+                .trim_matches(['\'', '"', ' '])
+        })
+        .filter(|program| !program.is_empty())
+        .unwrap_or("a program");
+    let target = &cross_env.target;
+    Some(match target.linux_arch() {
+        Some(arch) => format!(
+            "crosswheel: the build started {program}, a {target} program, directly; the kernel runs such programs only with qemu-user registered in binfmt_misc (as root: `apt-get install qemu-user-static binfmt-support && update-binfmts --enable qemu-{}`), or the build can start it through $CROSSWHEEL_RUN_PROGRAM",
+            arch.machine()
+        ),
+        None => format!(
+            "crosswheel: the build started {program}, a {target} program, which cannot run on this Linux build machine: build it for the build machine, or give the build the answer it computes"
+        ),
+    })
+}
+
 fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
     let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
     let platforms = stem.rsplit('-').next().unwrap_or_default();
@@ -628,6 +775,14 @@ mod tests {
             "a-1-cp311-cp311-linux_x86_64.whl",
             "linux_aarch64"
         ));
+    }
+
+    #[test]
+    fn a_wheel_without_abi_and_platform_is_pure() {
+        assert!(is_pure_wheel("a-1-py3-none-any.whl"));
+        assert!(is_pure_wheel("a-1-py2.py3-none-any.whl"));
+        assert!(!is_pure_wheel("a-1-cp311-abi3-linux_aarch64.whl"));
+        assert!(!is_pure_wheel("a-1-cp311-cp311-macosx_11_0_arm64.whl"));
     }
 
     #[test]

@@ -12,6 +12,70 @@ use crate::toolchain::Cache;
 
 const MARKER: &str = ".crosswheel-complete";
 
+#[derive(serde::Deserialize)]
+struct HeaderPackage {
+    required_as: Vec<String>,
+}
+
+/// `config/target-headers.toml`: packages whose headers are the target's business.
+fn header_packages() -> &'static std::collections::BTreeMap<String, HeaderPackage> {
+    static PACKAGES: std::sync::OnceLock<std::collections::BTreeMap<String, HeaderPackage>> =
+        std::sync::OnceLock::new();
+    PACKAGES.get_or_init(|| {
+        toml::from_str(include_str!("../../config/target-headers.toml"))
+            .expect("config/target-headers.toml is valid")
+    })
+}
+
+/// The PEP 503 normalized project name a requirement string starts with.
+fn requirement_name(requirement: &str) -> String {
+    requirement
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .map(|c| match c {
+            '_' | '.' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+/// Build requirements whose headers must be the target's (numpy) and that the user's
+/// `target-requires` does not already name: the requirement as the project wrote it, or
+/// the package's bare name when it came in through a meta-package.
+pub fn header_requirements(build_requires: &[String], target_requires: &[String]) -> Vec<String> {
+    let named: Vec<String> = target_requires
+        .iter()
+        .map(|r| requirement_name(r))
+        .collect();
+    let mut found = Vec::new();
+    for (package, data) in header_packages() {
+        if named.contains(package) {
+            continue;
+        }
+        let requirement = build_requires.iter().find_map(|requirement| {
+            let name = requirement_name(requirement);
+            if name == *package {
+                // Markers were for the build machine's pip; the version applies as is.
+                Some(
+                    requirement
+                        .split(';')
+                        .next()
+                        .unwrap_or(requirement)
+                        .trim()
+                        .to_string(),
+                )
+            } else if data.required_as.contains(&name) {
+                Some(package.clone())
+            } else {
+                None
+            }
+        });
+        found.extend(requirement);
+    }
+    found
+}
+
 /// Unpacks the target wheels of `requires` (without dependencies) and returns the folder.
 pub fn prepare_target_site(
     cache: &Cache,
@@ -164,4 +228,32 @@ fn unpack(wheel: &Path, site: &Path) -> Result<(), BuildError> {
     let mut archive = zip::ZipArchive::new(file).map_err(|err| bad(err.to_string()))?;
     // `extract` refuses entries escaping the folder (`..`, absolute paths).
     archive.extract(site).map_err(|err| bad(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|item| item.to_string()).collect()
+    }
+
+    #[test]
+    fn numpy_among_the_build_requirements_is_wanted_in_its_target_form() {
+        let build = strings(&["meson-python>=0.15", "numpy>=2.0; python_version>='3.9'"]);
+        assert_eq!(header_requirements(&build, &[]), ["numpy>=2.0"]);
+    }
+
+    #[test]
+    fn oldest_supported_numpy_brings_numpy() {
+        let build = strings(&["setuptools", "oldest-supported-numpy"]);
+        assert_eq!(header_requirements(&build, &[]), ["numpy"]);
+    }
+
+    #[test]
+    fn a_user_listed_target_requirement_is_not_added_twice() {
+        let build = strings(&["numpy>=2"]);
+        assert!(header_requirements(&build, &strings(&["NumPy==2.1.0"])).is_empty());
+        assert!(header_requirements(&strings(&["cython", "pybind11"]), &[]).is_empty());
+    }
 }

@@ -41,7 +41,7 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
     let python = BuildPython::find(&args.python)?;
     let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
     let toolchain = resolve_toolchain(kind, &target, &cache, &python.executable, args.offline)?;
-    let env = CrossEnv::create(&cache, &python, &toolchain)?;
+    let env = CrossEnv::create(&cache, &python, &toolchain, None)?;
     print!("{}", env.shell_exports());
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@
 mod files;
 mod pyconfig;
 mod python;
+mod runner;
 mod sysconfigdata;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub use files::UserFlags;
 pub use python::BuildPython;
 pub(crate) use python::CROSS_ONLY_VARS;
+pub use runner::TargetRunner;
 
 use crate::target::Target;
 use crate::toolchain::{Cache, Toolchain, find_on_path, shell_quote};
@@ -58,8 +60,12 @@ pub struct CrossEnv {
     pub meson_cross_file: PathBuf,
     pub meson_native_file: PathBuf,
     pub cmake_toolchain_file: PathBuf,
-    /// CMAKE_CROSSCOMPILING_EMULATOR that runs host programs (the build python) for CMake.
-    pub run_on_build: PathBuf,
+    /// Runs the programs a build runs: the build python as it is, target programs under
+    /// qemu-user (CMake's CROSSCOMPILING_EMULATOR, meson's exe_wrapper); see [`runner`].
+    pub run_program: PathBuf,
+    /// qemu-user and the target's root for target programs; `None` for macOS, or when no
+    /// emulator could be provisioned.
+    pub runner: Option<TargetRunner>,
     /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
     pub pkgconfig_dir: PathBuf,
     toolchain: Toolchain,
@@ -74,10 +80,12 @@ struct Contents {
 impl CrossEnv {
     /// Creates (or reuses, when nothing changed) the environment for `toolchain.target`.
     /// User `CFLAGS`/`CXXFLAGS`/`CPPFLAGS`/`LDFLAGS` are read from the environment now.
+    /// With a `runner`, target programs the build runs go to qemu-user.
     pub fn create(
         cache: &Cache,
         python: &BuildPython,
         toolchain: &Toolchain,
+        runner: Option<TargetRunner>,
     ) -> Result<CrossEnv, CrossEnvError> {
         let target = &toolchain.target;
         let key = crate::toolchain::cache_key(&[
@@ -105,7 +113,8 @@ impl CrossEnv {
             meson_native_file: root.join("meson-native.ini"),
             cmake_toolchain_file: root.join("cmake-toolchain.cmake"),
             pkgconfig_dir: root.join("lib").join("pkgconfig"),
-            run_on_build: root.join("bin").join("run-on-build"),
+            run_program: runner::run_program_path(&root),
+            runner,
             python: python.executable.clone(),
             target: target.clone(),
             toolchain: toolchain.clone(),
@@ -145,7 +154,7 @@ impl CrossEnv {
             (module, sysconfigdata::render_module(&vars)),
             (
                 self.sysconfig_dir.join("sitecustomize.py"),
-                sysconfigdata::render_sitecustomize(&self.python_include_dir),
+                sysconfigdata::render_sitecustomize(&self.python_include_dir, &self.target),
             ),
             (
                 self.python_include_dir.join("pyconfig.h"),
@@ -157,6 +166,7 @@ impl CrossEnv {
                     &self.toolchain,
                     &python.executable,
                     pkg_config.as_deref(),
+                    self.runner.as_ref().map(|_| self.run_program.as_path()),
                     flags,
                 ),
             ),
@@ -166,12 +176,12 @@ impl CrossEnv {
             ),
             (
                 self.cmake_toolchain_file.clone(),
-                files::cmake_toolchain_file(&self.toolchain, &self.run_on_build),
+                files::cmake_toolchain_file(&self.toolchain, &self.run_program),
             ),
             (self.root.join("env.sh"), self.shell_exports()),
             (
-                self.run_on_build.clone(),
-                files::RUN_ON_BUILD_SCRIPT.to_string(),
+                self.run_program.clone(),
+                runner::run_program_script(&self.target, self.runner.as_ref()),
             ),
         ];
         let mut parts: Vec<&[u8]> = vec![
@@ -306,6 +316,14 @@ impl CrossEnv {
             "CMAKE_TOOLCHAIN_FILE".into(),
             self.cmake_toolchain_file.to_string_lossy().into_owned(),
         );
+        // For build scripts that run a target program themselves.
+        vars.insert(
+            "CROSSWHEEL_RUN_PROGRAM".into(),
+            self.run_program.to_string_lossy().into_owned(),
+        );
+        for (name, value) in self.runner.iter().flat_map(TargetRunner::env_vars) {
+            vars.insert(name.into(), value);
+        }
         if target.is_macos() {
             vars.insert("ARCHFLAGS".into(), "-arch arm64".into());
             vars.insert(

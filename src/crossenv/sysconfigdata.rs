@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::python::BuildPython;
+use crate::target::Target;
 use crate::toolchain::{Toolchain, targets_config};
 
 /// Paths inside the cross environment the variables point at.
@@ -163,9 +164,23 @@ pub(crate) fn render_module(vars: &BTreeMap<String, Value>) -> String {
 
 /// `sitecustomize.py` for the cross environment's PYTHONPATH folder: points sysconfig's
 /// `include`/`platinclude` paths at the environment's headers (see the file's comments).
-pub(crate) fn render_sitecustomize(python_include_dir: &Path) -> String {
+pub(crate) fn render_sitecustomize(python_include_dir: &Path, target: &Target) -> String {
     let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
-    include_str!("python_files/sitecustomize.py").replace("@INCLUDE@", &literal)
+    let data = target.data();
+    let release = target.kernel_release();
+    let facts = serde_json::json!({
+        "platform": data.machdep,
+        "sysname": data.uname_sysname,
+        "release": release.clone().unwrap_or_default(),
+        "version": release.map(|release| format!("Darwin Kernel Version {release}")).unwrap_or_default(),
+        "machine": target.arch(),
+        "processor": data.uname_processor,
+        "multiarch": target.multiarch(),
+        "mac_ver": if target.is_macos() { target.os_version().to_string() } else { String::new() },
+    });
+    include_str!("python_files/sitecustomize.py")
+        .replace("@INCLUDE@", &literal)
+        .replace("@TARGET@", &facts.to_string())
 }
 
 #[cfg(test)]

@@ -11,9 +11,10 @@ use sha2::{Digest, Sha256};
 use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 use super::{PipelineOptions, hooks, progress, report};
 use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
-use crate::crossenv::{BuildPython, CrossEnv};
+use crate::crossenv::{BuildPython, CrossEnv, TargetRunner};
 use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
 use crate::target::Target;
+use crate::testing::Emulator;
 use crate::toolchain::{Cache, ToolchainKind, resolve_toolchain};
 
 /// Everything the stages of one identifier share.
@@ -183,7 +184,7 @@ impl Identifier<'_> {
             &python.executable,
             self.options.offline,
         )?;
-        let cross_env = CrossEnv::create(self.cache, &python, &toolchain)?;
+        let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
         if let Some(command) = &spec.options.before_build {
             hooks::run_shell(
                 "before-build",
@@ -211,6 +212,41 @@ impl Identifier<'_> {
             constraints: &constraints,
         })?;
         Ok((python, built))
+    }
+
+    /// qemu-user and a target root for the programs a Linux build runs (meson's `cc.run()`,
+    /// CMake's `try_run`, generators built by the project): the tree the test stage uses.
+    /// When it cannot be had (offline, no mirror), the build goes on and such a program
+    /// fails naming itself.
+    fn target_runner(&self) -> Option<TargetRunner> {
+        let arch = self.target.linux_arch()?;
+        let python = match crate::sysroot::check_target_python(arch, &self.spec.python) {
+            Ok(()) => self.spec.python.as_str(),
+            Err(_) => crate::sysroot::default_target_python(),
+        };
+        let options = &self.spec.options;
+        match Emulator::new(
+            self.cache.root(),
+            arch,
+            python,
+            None,
+            options.debian_mirror.as_deref(),
+            options.qemu_cpu.clone(),
+        ) {
+            Ok(emulator) => Some(TargetRunner {
+                qemu: emulator.qemu().to_path_buf(),
+                root: emulator.sysroot().root().to_path_buf(),
+                cpu: emulator.cpu().map(str::to_string),
+            }),
+            Err(error) => {
+                tracing::warn!(
+                    "{}: target programs cannot run during the build (no emulator: {})",
+                    self.spec.identifier,
+                    crate::logging::one_line(&anyhow::Error::from(error))
+                );
+                None
+            }
+        }
     }
 
     /// crosswheel's own repair, the user's `repair-wheel-command`, or none.

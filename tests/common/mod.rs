@@ -361,6 +361,52 @@ pub fn zig_cross_env(
         false,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain)
+    let runner = parsed.linux_arch().map(|arch| target_runner(&cache, arch));
+    crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
+}
+
+/// qemu-user and the default Debian target tree, as the pipeline gives a Linux build.
+pub fn target_runner(
+    cache: &crosswheel::toolchain::Cache,
+    arch: crosswheel::target::LinuxArch,
+) -> crosswheel::crossenv::TargetRunner {
+    let emulator = crosswheel::testing::Emulator::new(
+        cache.root(),
+        arch,
+        crosswheel::sysroot::default_target_python(),
+        None,
+        None,
+        None,
+    )
+    .unwrap_or_else(|err| panic!("qemu-user and a target tree for {arch}: {err}"));
+    crosswheel::crossenv::TargetRunner {
+        qemu: emulator.qemu().to_path_buf(),
+        root: emulator.sysroot().root().to_path_buf(),
+        cpu: emulator.cpu().map(str::to_string),
+    }
+}
+
+/// Runs crosswheel's build stage on `project` in `env` with default options, as the
+/// pipeline does for a project without configuration.
+pub fn build_in(
+    env: &crosswheel::crossenv::CrossEnv,
+    python: &crosswheel::crossenv::BuildPython,
+    project: &Path,
+    out_dir: &Path,
+) -> Result<crosswheel::backend::BuiltWheel, crosswheel::backend::BuildError> {
+    let cache = crosswheel::toolchain::Cache::from_env().expect("a cache directory");
+    crosswheel::backend::build_wheel(&crosswheel::backend::BuildRequest {
+        project_dir: project,
+        out_dir,
+        cross_env: env,
+        python,
+        cache: &cache,
+        config_settings: &[],
+        target_requires: &[],
+        environment: &Default::default(),
+        offline: false,
+        verbosity: 0,
+        constraints: &[],
+    })
 }

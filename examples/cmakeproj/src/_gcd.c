@@ -23,5 +23,11 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "cmakeproj._gcd", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__gcd(void) {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* What a target program printed at configure time (CMake's try_run). */
+    if (m != NULL && PyModule_AddStringConstant(m, "configured_machine", CONFIGURED_MACHINE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -1,4 +1,5 @@
 import math
+import platform
 import random
 
 from cmakeproj import gcd
@@ -15,3 +16,9 @@ def test_matches_math_gcd_on_64_bit_values():
     for _ in range(1000):
         a, b = rng.getrandbits(64), rng.getrandbits(64)
         assert gcd(a, b) == math.gcd(a, b)
+
+
+def test_configure_checks_ran_on_the_target():
+    from cmakeproj import _gcd
+
+    assert _gcd.configured_machine == platform.machine()

@@ -3,6 +3,8 @@
 #include <Python.h>
 #include <stdint.h>
 
+#include "configured.h"
+
 static PyObject *fib(PyObject *self, PyObject *arg) {
     long n = PyLong_AsLong(arg);
     if (n == -1 && PyErr_Occurred()) {
@@ -30,5 +32,11 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "mesonproj._fib", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__fib(void) {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* What a target program printed at configure time (meson's cc.run()). */
+    if (m != NULL && PyModule_AddStringConstant(m, "configured_machine", CONFIGURED_MACHINE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -1,3 +1,5 @@
+import platform
+
 import pytest
 
 from mesonproj import fib
@@ -19,3 +21,9 @@ def test_rejects_out_of_range():
         fib(94)
     with pytest.raises(ValueError):
         fib(-1)
+
+
+def test_configure_checks_ran_on_the_target():
+    from mesonproj import _fib
+
+    assert _fib.configured_machine == platform.machine()
