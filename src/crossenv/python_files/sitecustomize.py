@@ -59,6 +59,16 @@ def _report_target():
     import shutil  # noqa: F401
     import subprocess  # noqa: F401
 
+    if _TARGET["platform"] == "darwin":
+        # urllib.request imports macOS's proxy settings module on darwin; the build
+        # machine has none, so its proxies come from the environment as on Linux.
+        import types
+
+        scproxy = types.ModuleType("_scproxy")
+        scproxy._get_proxies = lambda: {}
+        scproxy._get_proxy_settings = lambda: {"exclude_simple": False, "exceptions": ()}
+        _sys.modules.setdefault("_scproxy", scproxy)
+
     host = os.uname()
     target_uname = posix.uname_result(
         (_TARGET["sysname"], host.nodename, _TARGET["release"] or host.release,
