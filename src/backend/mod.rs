@@ -30,10 +30,6 @@ use crate::toolchain::Cache;
 pub enum BuildError {
     #[error("{path} is not valid TOML: {message}")]
     BadPyproject { path: PathBuf, message: String },
-    #[error(
-        "unsupported build backend `{backend}` in {path}: crosswheel cross-compiles projects built with setuptools, meson-python or scikit-build-core"
-    )]
-    UnsupportedBackend { backend: String, path: PathBuf },
     #[error("installing the build requirements {requires} failed:\n{output}")]
     InstallRequires { requires: String, output: String },
     #[error(
@@ -142,7 +138,13 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         project.name,
         request.cross_env.target,
         request.cross_env.toolchain().description,
-        system.backend.name()
+        match system.backend {
+            Backend::Other => format!(
+                "{}, which sees the target through sysconfig and the environment only",
+                system.build_backend
+            ),
+            known => known.name().to_string(),
+        }
     );
     let host_env = HostEnv::prepare(
         request.cache,
@@ -541,7 +543,7 @@ fn has_compiled_module(wheel: &Path) -> Result<bool, BuildError> {
 fn backend_settings(backend: Backend, cross_env: &CrossEnv) -> Vec<(String, String)> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     match backend {
-        Backend::Setuptools => {}
+        Backend::Setuptools | Backend::Other => {}
         Backend::MesonPython => {
             pairs.push((
                 "setup-args".into(),

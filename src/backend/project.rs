@@ -7,22 +7,26 @@ use serde::Deserialize;
 
 use super::BuildError;
 
-/// The build backends crosswheel knows how to point at a cross environment.
+/// The build backends crosswheel points at a cross environment. The three it knows get
+/// their own cross files; any other (an in-tree backend wrapping setuptools, as the
+/// aio-libs projects have, or another PEP 517 backend) runs in the same cross environment
+/// and sees it through sysconfig and the environment (`CC`, `CMAKE_TOOLCHAIN_FILE`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Setuptools,
     MesonPython,
     ScikitBuildCore,
+    Other,
 }
 
 impl Backend {
-    fn from_name(name: &str) -> Option<Backend> {
+    fn from_name(name: &str) -> Backend {
         let module = name.split(':').next().unwrap_or(name).trim();
         match module {
-            "setuptools.build_meta" => Some(Backend::Setuptools),
-            "mesonpy" => Some(Backend::MesonPython),
-            "scikit_build_core.build" => Some(Backend::ScikitBuildCore),
-            _ => None,
+            "setuptools.build_meta" => Backend::Setuptools,
+            "mesonpy" => Backend::MesonPython,
+            "scikit_build_core.build" => Backend::ScikitBuildCore,
+            _ => Backend::Other,
         }
     }
 
@@ -31,6 +35,7 @@ impl Backend {
             Backend::Setuptools => "setuptools",
             Backend::MesonPython => "meson-python",
             Backend::ScikitBuildCore => "scikit-build-core",
+            Backend::Other => "the project's build backend",
         }
     }
 }
@@ -109,11 +114,7 @@ impl Project {
                 Vec::new(),
             ),
         };
-        let backend =
-            Backend::from_name(&build_backend).ok_or_else(|| BuildError::UnsupportedBackend {
-                backend: build_backend.clone(),
-                path: path.clone(),
-            })?;
+        let backend = Backend::from_name(&build_backend);
         let name = pyproject
             .project
             .and_then(|project| project.name)
@@ -167,16 +168,14 @@ mod tests {
     }
 
     #[test]
-    fn rejects_unsupported_backend_naming_it() {
-        let err = project_with(
-            "[build-system]\nrequires = ['hatchling']\nbuild-backend = 'hatchling.build'\n",
+    fn an_in_tree_or_other_backend_builds_in_the_cross_environment_without_cross_files() {
+        let project = project_with(
+            "[build-system]\nrequires = ['setuptools', 'expandvars']\nbuild-backend = 'pep517_backend.hooks'\nbackend-path = ['packaging']\n",
         )
-        .unwrap_err();
-        let message = err.to_string();
-        assert!(
-            message.contains("hatchling.build") && message.contains("meson-python"),
-            "{message}"
-        );
+        .unwrap();
+        assert_eq!(project.build_system.backend, Backend::Other);
+        assert_eq!(project.build_system.build_backend, "pep517_backend.hooks");
+        assert_eq!(project.build_system.backend_path, ["packaging"]);
     }
 
     #[test]
