@@ -7,9 +7,12 @@
 //! The command runs from a temporary folder holding only the `test-sources`, so the
 //! project's source tree cannot shadow the installed wheel.
 
+mod debian;
 pub mod emulator;
+mod host_python;
 mod platform;
 mod run;
+mod source_build;
 mod stage;
 mod venv;
 
@@ -74,6 +77,39 @@ pub enum TestError {
     LoadCheck(anyhow::Error),
     #[error("test-environment: {0}")]
     TestEnvironment(String),
+    #[error(
+        "the test requirement {requirement} has no target wheel on the index and Debian {release}'s {package} is {version}, which does not satisfy it: relax the requirement for this target (test-requires in an override) or provide a wheel (PIP_FIND_LINKS)"
+    )]
+    DebianVersion {
+        requirement: String,
+        package: String,
+        version: String,
+        release: String,
+    },
+    #[error("cannot write a placeholder wheel for a Debian package: {0}")]
+    Placeholder(String),
+    #[error(
+        "cannot install {requirements} for {arch}: the index has no {arch} wheel ({host_reason}), Debian provides none, and building it under emulation needs a compiler, which crosswheel does not give it (the host's would build x86-64 code): map it to a Debian package in config/debian/python-packages.toml or provide a {arch} wheel (PIP_FIND_LINKS); log: {}",
+        .log.display()
+    )]
+    NeedsCompiler {
+        requirements: String,
+        arch: LinuxArch,
+        host_reason: String,
+        log: PathBuf,
+    },
+    #[error(
+        "pip under emulation built {} with {file} for {found}, not {expected}: refused, and the wheel deleted",
+        .wheel.display()
+    )]
+    WrongArchitecture {
+        wheel: PathBuf,
+        file: String,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("cannot read a wheel pip built under emulation: {0}")]
+    UnreadableBuild(String),
     #[error("before-test failed ({status}): {reason}; log: {}", .log.display())]
     BeforeTest {
         status: String,
@@ -186,32 +222,11 @@ pub fn test_wheel(
             &std::env::temp_dir(),
         ))?;
     let env_root = scratch.path().join("venv");
+    let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
+    requirements.extend(spec.test_requires.iter().cloned());
     let env = match emulated_arch {
         None => TargetEnv::native(&env_root, platform, &spec.python_version)?,
-        Some(target) => {
-            let emulator = Emulator::new(
-                &spec.cache_dir,
-                target,
-                &spec.python_version,
-                spec.target_python.as_deref(),
-                spec.debian_mirror.as_deref(),
-                spec.qemu_cpu.clone(),
-            )?;
-            if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
-            {
-                // Not fatal: the venv's python launches itself through qemu, so Python
-                // subprocesses work; only other target programs need the kernel's help.
-                tracing::warn!("{problem}");
-                log.note(&format!("warning: {problem}"))?;
-            }
-            log.note(&format!(
-                "emulator: {} (cpu {}), sysroot {}",
-                emulator.qemu().display(),
-                emulator.cpu().unwrap_or("qemu's default"),
-                emulator.sysroot().root().display()
-            ))?;
-            TargetEnv::emulated(&env_root, &emulator)?
-        }
+        Some(target) => emulated_env(&env_root, target, spec, &project, &requirements, &mut log)?,
     };
 
     let (vars, install_vars) = test_variables(&env, spec, &project)?;
@@ -234,14 +249,16 @@ pub fn test_wheel(
         }
     }
 
-    let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
-    requirements.extend(spec.test_requires.iter().cloned());
     let install_started = Instant::now();
-    env.install(&requirements, &install_vars, &mut log)?;
+    let installed_by = env.install(&requirements, &install_vars, &mut log)?;
     log.note(&format!(
         "installed in {:.1} s",
         install_started.elapsed().as_secs_f64()
     ))?;
+    for line in debian::requirement_sources(&spec.test_requires, &env, &installed_by) {
+        tracing::info!("{line}");
+        log.note(&line)?;
+    }
 
     let workdir = scratch.path().join("work");
     fs::create_dir_all(&workdir).map_err(TestError::io("create", &workdir))?;
@@ -268,6 +285,49 @@ pub fn test_wheel(
         duration: started.elapsed(),
         log_path: log.path().to_path_buf(),
     })
+}
+
+/// The venv on a target CPython under qemu, on a tree with Debian's Python packages when
+/// the index lacks target wheels of some requirements (see [`debian::emulated_env`]).
+fn emulated_env(
+    env_root: &Path,
+    target: LinuxArch,
+    spec: &TestSpec,
+    project: &Path,
+    requirements: &[String],
+    log: &mut Log,
+) -> Result<TargetEnv, TestError> {
+    let emulator = Emulator::new(
+        &spec.cache_dir,
+        target,
+        &spec.python_version,
+        spec.target_python.as_deref(),
+        spec.debian_mirror.as_deref(),
+        spec.qemu_cpu.clone(),
+    )?;
+    if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target) {
+        // Not fatal: the venv's python launches itself through qemu, so Python
+        // subprocesses work; only other target programs need the kernel's help.
+        tracing::warn!("{problem}");
+        log.note(&format!("warning: {problem}"))?;
+    }
+    log.note(&format!(
+        "emulator: {} (cpu {}), sysroot {}",
+        emulator.qemu().display(),
+        emulator.cpu().unwrap_or("qemu's default"),
+        emulator.sysroot().root().display()
+    ))?;
+    let env = TargetEnv::emulated(env_root, &emulator)?;
+    let (_, install_vars) = test_variables(&env, spec, project)?;
+    debian::emulated_env(
+        env,
+        &emulator,
+        requirements,
+        &install_vars,
+        &spec.cache_dir,
+        spec.debian_mirror.as_deref(),
+        log,
+    )
 }
 
 /// `/path/x.whl[test,docs]`: the wheel with its extras, for pip.

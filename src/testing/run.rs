@@ -27,6 +27,11 @@ pub(crate) struct Finished {
 }
 
 impl Finished {
+    /// The last lines of output, oldest first.
+    pub fn tail(&self) -> Vec<String> {
+        self.tail.iter().cloned().collect()
+    }
+
     /// The line that best explains a failure: pip's last `ERROR:` line, else the last one.
     pub fn reason(&self) -> String {
         self.tail
@@ -58,6 +63,13 @@ impl Log {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Everything logged so far.
+    pub fn text(&self) -> String {
+        std::fs::read(&self.path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default()
     }
 
     /// A line of our own, marked so it stands out from the commands' output.
