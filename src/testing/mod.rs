@@ -165,6 +165,43 @@ pub struct TestSpec {
     /// `debian-mirror`: the archive target CPythons come from; `None`: the variable or
     /// Debian's own (see [`crate::sysroot::archive::mirror`]).
     pub debian_mirror: Option<String>,
+    /// `test-timeout`: the test command is killed (with its process group) after this.
+    pub timeout: Option<Duration>,
+}
+
+/// A test command killed at its `test-timeout`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimedOut {
+    pub after: Duration,
+    /// The last non-empty line it printed: with `pytest -v`, the last test that ran.
+    pub last_output: Option<String>,
+}
+
+impl std::fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "timed out after {}", format_duration(self.after))?;
+        match &self.last_output {
+            Some(line) => write!(f, "; the last test that printed: `{line}`"),
+            None => write!(f, "; it printed nothing"),
+        }
+    }
+}
+
+/// `30s`, `30m`, `1h30m`: as `test-timeout` accepts it.
+pub fn format_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (hours, minutes, rest) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let mut text = String::new();
+    if hours > 0 {
+        text.push_str(&format!("{hours}h"));
+    }
+    if minutes > 0 {
+        text.push_str(&format!("{minutes}m"));
+    }
+    if rest > 0 || text.is_empty() {
+        text.push_str(&format!("{rest}s"));
+    }
+    text
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +215,8 @@ pub struct TestOutcome {
     pub mode: TestMode,
     /// Whether the test command exited with status 0.
     pub passed: bool,
+    /// Set when the command ran past `test-timeout` and was killed (`passed` is false).
+    pub timed_out: Option<TimedOut>,
     /// The whole stage: environment, installation and test command.
     pub duration: Duration,
     /// Installation and test output, in order.
@@ -273,15 +312,24 @@ pub fn test_wheel(
         .env_clear()
         .envs(&vars);
     let command_started = Instant::now();
-    let finished = log.run(command, Echo::Yes)?;
+    let finished = log.run_limited(command, Echo::Yes, spec.timeout)?;
     log.note(&format!(
         "test command took {:.1} s",
         command_started.elapsed().as_secs_f64()
     ))?;
+    let timed_out = finished.timed_out.map(|after| TimedOut {
+        after,
+        last_output: finished.last_line().map(str::to_string),
+    });
+    if let Some(timed_out) = &timed_out {
+        tracing::error!("test command {timed_out}; killed with its process group");
+        log.note(&format!("{timed_out}"))?;
+    }
 
     Ok(TestOutcome {
         mode,
-        passed: finished.status.success(),
+        passed: finished.status.success() && timed_out.is_none(),
+        timed_out,
         duration: started.elapsed(),
         log_path: log.path().to_path_buf(),
     })
@@ -482,6 +530,21 @@ mod tests {
         assert_eq!(
             python_version_of_wheel(&tags(&["py3"]), &tags(&["none"])),
             default
+        );
+    }
+
+    #[test]
+    fn timeouts_are_said_in_the_units_users_write() {
+        assert_eq!(format_duration(Duration::from_secs(30)), "30s");
+        assert_eq!(format_duration(Duration::from_secs(1800)), "30m");
+        assert_eq!(format_duration(Duration::from_secs(5430)), "1h30m30s");
+        let timed_out = TimedOut {
+            after: Duration::from_secs(5),
+            last_output: Some("tests/test_a.py::test_one PASSED".into()),
+        };
+        assert_eq!(
+            timed_out.to_string(),
+            "timed out after 5s; the last test that printed: `tests/test_a.py::test_one PASSED`"
         );
     }
 
