@@ -37,6 +37,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         target_python: _,
         require_tests: _,
         debian_mirror: _,
+        test_timeout: _,
     } = options;
     const PIPELINE: &str = "src/pipeline/mod.rs";
     const IDENTIFIER: &str = "src/pipeline/identifier.rs";
@@ -156,6 +157,13 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             vec![
                 (PIPELINE, "spec.options.debian_mirror"),
                 (TESTING, "spec.debian_mirror"),
+            ],
+        ),
+        (
+            "test_timeout",
+            vec![
+                (PIPELINE, "spec.options.test_timeout"),
+                (TESTING, "spec.timeout"),
             ],
         ),
         (

@@ -449,3 +449,30 @@ fn gcc_can_be_chosen_for_linux_alone() {
         Toolchain::Zig
     );
 }
+
+#[test]
+fn test_timeout_is_read_per_build_in_seconds_or_with_a_unit() {
+    let project = Project::with_pyproject(
+        "[tool.crosswheel]\nbuild = \"cp311-*\"\ntest-timeout = 90\n\n[tool.crosswheel.linux]\ntest-timeout = \"30m\"\n",
+    );
+    let plan = project.plan(&CliOverrides::default(), &[]);
+    let seconds = |id: &str| {
+        build(&plan, id)
+            .options
+            .test_timeout
+            .map(|limit| limit.as_secs())
+    };
+    assert_eq!(seconds("cp311-manylinux_aarch64"), Some(1800));
+    assert_eq!(seconds("cp311-macosx_arm64"), Some(90));
+    let plan = project.plan(
+        &CliOverrides::default(),
+        &[("CROSSWHEEL_TEST_TIMEOUT", "1h30m")],
+    );
+    assert_eq!(
+        build(&plan, "cp311-macosx_arm64").options.test_timeout,
+        Some(std::time::Duration::from_secs(5400))
+    );
+    let unset = Project::with_pyproject("[tool.crosswheel]\nbuild = \"cp311-*\"\n");
+    let plan = unset.plan(&CliOverrides::default(), &[]);
+    assert!(plan.builds.iter().all(|b| b.options.test_timeout.is_none()));
+}

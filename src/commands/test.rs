@@ -38,7 +38,11 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
                 failed.push(path.display().to_string());
             }
             Verdict::Ran(outcome) => {
-                let verdict = if outcome.passed { "passed" } else { "FAILED" };
+                let verdict = match (&outcome.timed_out, outcome.passed) {
+                    (Some(timed_out), _) => timed_out.to_string(),
+                    (None, true) => "passed".to_string(),
+                    (None, false) => "FAILED".to_string(),
+                };
                 println!(
                     "{verdict} ({}, {:.1}s) {} — log: {}",
                     mode_name(outcome.mode),

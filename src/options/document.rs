@@ -396,7 +396,7 @@ impl Reader<'_> {
         match (value.get_ref(), kind) {
             // Not read: reported as ignored. Its type is whatever cibuildwheel's is.
             (_, Kind::Ignored) => Ok(Setting::Text(String::new())),
-            (DeValue::Integer(_), Kind::Verbosity) => {
+            (DeValue::Integer(_), Kind::Verbosity | Kind::Duration) => {
                 let text = self.scalar_text(key, value)?;
                 value::parse_text(kind, &text).map_err(invalid)
             }

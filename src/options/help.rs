@@ -40,6 +40,10 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
         "the Debian archive target CPythons are fetched from (verified with Debian's keys); empty: deb.debian.org",
     ),
     (
+        "test-timeout",
+        "the longest a test command may run (`600`, `30m`, `1h30m`); it is then killed with its process group (qemu included) and the build reported `timed out`, naming the last test that printed; empty: no limit",
+    ),
+    (
         "target-python",
         "a target CPython root (e.g. an unpacked python-build-standalone) for the test stage, for versions Debian ships none of",
     ),

@@ -143,6 +143,8 @@ pub struct BuildOptions {
     pub require_tests: bool,
     /// `debian-mirror`: the Debian archive the test stage fetches target CPythons from.
     pub debian_mirror: Option<String>,
+    /// `test-timeout`: the longest the test command may run; `None`: no limit.
+    pub test_timeout: Option<std::time::Duration>,
     /// Requirements whose target-platform wheels must be present at build time
     /// (e.g. `scipy-openblas32`).
     pub target_requires: Vec<String>,

@@ -899,6 +899,9 @@ fn build_spec(
             target_python: text("target-python").map(|path| project_dir.join(path)),
             require_tests: setting("require-tests").text() == "true",
             debian_mirror: text("debian-mirror"),
+            test_timeout: text("test-timeout")
+                .and_then(|seconds| seconds.parse().ok())
+                .map(std::time::Duration::from_secs),
             target_requires: setting("target-requires").list(),
             build_verbosity,
             test_environment: setting("test-environment").environment(),

@@ -33,6 +33,9 @@ pub(crate) enum Kind {
     Enable,
     /// `build-verbosity`: an integer from -3 to 3 (or a string holding one).
     Verbosity,
+    /// A length of time: seconds (an integer or a string), or with a unit (`90s`, `30m`,
+    /// `2h`, `1h30m`); empty, `0` or `none` for no limit. Kept as whole seconds.
+    Duration,
     /// A boolean (or `true`/`false`, `1`/`0` as a string).
     Bool,
     /// `dependency-versions`: `pinned`, `latest`, a constraints file, `packages: ...`, or a
@@ -58,6 +61,7 @@ impl Kind {
             Kind::Choice(_) | Kind::MacosVersion | Kind::Text => "a string",
             Kind::Enable => "a string or an array of strings",
             Kind::Verbosity => "an integer from -3 to 3",
+            Kind::Duration => "seconds (an integer) or a string such as \"30m\"",
             Kind::Bool => "a boolean",
             Kind::DependencyVersions => {
                 "a string (pinned, latest, a file or \"packages: ...\") or a table"
@@ -142,6 +146,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     spec("target-python", Kind::Text, Scope::PerBuild),
     spec("require-tests", Kind::Bool, Scope::PerBuild),
     spec("debian-mirror", Kind::Text, Scope::PerBuild),
+    spec("test-timeout", Kind::Duration, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
     spec("enable", Kind::Enable, Scope::Selection),
     spec("free-threaded-support", Kind::Bool, Scope::Selection),

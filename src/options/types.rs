@@ -224,6 +224,44 @@ impl DependencyVersions {
     }
 }
 
+/// A length of time in whole seconds: `45`, `90s`, `30m`, `2h`, `1h30m`; `None` for no
+/// limit (empty, `0` or `none`).
+pub(crate) fn parse_duration(text: &str) -> Result<Option<u64>, String> {
+    let text = text.trim();
+    if text.is_empty() || text == "0" || text.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let invalid =
+        || format!("`{text}` is not a length of time such as `600`, `90s`, `30m` or `1h30m`");
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Ok(Some(seconds));
+    }
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c.to_ascii_lowercase() {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            _ => return Err(invalid()),
+        };
+        let amount: u64 = digits.parse().map_err(|_| invalid())?;
+        total = amount
+            .checked_mul(unit)
+            .and_then(|seconds| total.checked_add(seconds))
+            .ok_or_else(invalid)?;
+        digits.clear();
+    }
+    if !digits.is_empty() {
+        return Err(invalid());
+    }
+    Ok((total > 0).then_some(total))
+}
+
 /// `macos-deployment-target`, checked against arm64's floor of macOS 11.0.
 pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
     let text = text.trim();
@@ -244,6 +282,24 @@ pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn test_timeout_reads_seconds_and_units() {
+        assert_eq!(parse_duration("45"), Ok(Some(45)));
+        assert_eq!(parse_duration("90s"), Ok(Some(90)));
+        assert_eq!(parse_duration(" 30m "), Ok(Some(1800)));
+        assert_eq!(parse_duration("1h30m"), Ok(Some(5400)));
+        assert_eq!(parse_duration(""), Ok(None));
+        assert_eq!(parse_duration("none"), Ok(None));
+        assert_eq!(parse_duration("0"), Ok(None));
+        for bad in ["30 minutes", "m", "1.5h", "-5", "30x"] {
+            let message = parse_duration(bad).unwrap_err();
+            assert!(
+                message.contains("is not a length of time"),
+                "{bad}: {message}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

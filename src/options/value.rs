@@ -6,7 +6,7 @@ use super::identifiers::{PythonTag, targets};
 use super::schema::Kind;
 use super::selector::Selector;
 use super::shell::{self, Environment};
-use super::types::{BuildFrontend, parse_macos_version};
+use super::types::{BuildFrontend, parse_duration, parse_macos_version};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Setting {
@@ -127,6 +127,9 @@ pub(crate) fn parse_text(kind: Kind, text: &str) -> Result<Setting, String> {
                 .map_err(|_| format!("`{}` is not an integer from -3 to 3", text.trim()))?;
             Ok(Setting::Text(verbosity(level).to_string()))
         }
+        Kind::Duration => Ok(Setting::Text(
+            parse_duration(text)?.map_or_else(String::new, |seconds| seconds.to_string()),
+        )),
         Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" => Ok(Setting::Text("true".to_string())),
             "false" | "0" | "no" | "" => Ok(Setting::Text("false".to_string())),

@@ -137,7 +137,7 @@ impl Identifier<'_> {
         self.times.test = test_time;
         self.test = test?;
         step.finish(&report::test_cell(&self.test));
-        if let TestResult::Failed { reason } = &self.test {
+        if let TestResult::Failed { reason } | TestResult::TimedOut { reason, .. } = &self.test {
             return Ok(self.keep_failed_wheel_apart(&repaired, reason));
         }
         if let TestResult::NotTested { reason } = &self.test {

@@ -23,7 +23,7 @@ use crate::options::{BuildSpec, Plan};
 use crate::repair::{RepairRequest, repair};
 use crate::sysroot::{LinuxArch, SysrootError};
 use crate::target::Target;
-use crate::testing::{self, TestError, TestSpec, Verdict};
+use crate::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
 use crate::toolchain::Cache;
 use crate::wheel::source_date_epoch;
 
@@ -232,6 +232,7 @@ fn test(
         test_environment: spec.options.test_environment.clone(),
         target_python: spec.options.target_python.clone(),
         debian_mirror: spec.options.debian_mirror.clone(),
+        timeout: spec.options.test_timeout,
     };
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {
         Err(TestError::Sysroot(SysrootError::UnsupportedPython { version, arch, .. })) => {
@@ -263,6 +264,19 @@ fn test(
             }
         }
         Verdict::Ran(outcome) if outcome.passed => TestResult::Passed { mode: outcome.mode },
+        Verdict::Ran(TestOutcome {
+            timed_out: Some(timed_out),
+            mode,
+            log_path,
+            ..
+        }) => TestResult::TimedOut {
+            after: timed_out.after,
+            reason: format!(
+                "tests {timed_out} ({}); log: {}",
+                report::mode_name(mode),
+                log_path.display()
+            ),
+        },
         Verdict::Ran(outcome) => TestResult::Failed {
             reason: format!(
                 "tests failed ({}); log: {}",

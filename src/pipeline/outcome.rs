@@ -28,6 +28,12 @@ pub enum TestResult {
     Failed {
         reason: String,
     },
+    /// The test command ran past `test-timeout` and was killed: the code was not shown
+    /// wrong, the suite did not finish.
+    TimedOut {
+        after: std::time::Duration,
+        reason: String,
+    },
 }
 
 /// The stages of one identifier, in order.

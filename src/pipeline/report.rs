@@ -46,6 +46,12 @@ pub fn test_cell(test: &TestResult) -> String {
         TestResult::NotTested { .. } => "NOT TESTED".into(),
         TestResult::CoveredByAbi3 { built_as } => format!("abi3 wheel of {built_as}"),
         TestResult::Failed { .. } => "FAILED".into(),
+        TestResult::TimedOut { after, .. } => {
+            format!(
+                "timed out after {}",
+                crate::testing::format_duration(*after)
+            )
+        }
     }
 }
 
@@ -69,7 +75,11 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
         .iter()
         .map(|o| Row {
             identifier: o.identifier.clone(),
-            result: if o.succeeded() { "ok" } else { "FAILED" },
+            result: match (&o.test, o.succeeded()) {
+                (_, true) => "ok",
+                (TestResult::TimedOut { .. }, false) => "TIMEOUT",
+                (_, false) => "FAILED",
+            },
             wheel: o
                 .wheel()
                 .and_then(|w| w.path.file_name())
@@ -85,6 +95,10 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
             test_time: format!("{:.1}s", o.times.test.as_secs_f64()),
             sha256: o.wheel().map_or_else(|| "-".into(), |w| w.sha256.clone()),
             problem: match &o.ending {
+                // Said as a timeout, not as a failure of the code.
+                Ending::Failed { error, .. } if matches!(o.test, TestResult::TimedOut { .. }) => {
+                    Some(crate::logging::one_line(error))
+                }
                 Ending::Failed { stage, error, .. } => Some(format!(
                     "{} failed: {}",
                     stage.name(),
@@ -211,4 +225,42 @@ pub fn wheel_folders(outcomes: &[Outcome]) -> Vec<std::path::PathBuf> {
         .collect();
     folders.dedup();
     folders
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::{Stage, StageTimes};
+
+    #[test]
+    fn a_timed_out_suite_is_summarised_as_a_timeout_not_a_failure() {
+        let reason = "tests timed out after 30s; the last test that printed: `test_one PASSED` (emulated); log: /w/x.test.log";
+        let outcome = Outcome {
+            identifier: "cp311-linux_ppc64le".into(),
+            times: StageTimes::default(),
+            test: TestResult::TimedOut {
+                after: std::time::Duration::from_secs(30),
+                reason: reason.into(),
+            },
+            ending: Ending::Failed {
+                stage: Stage::Test,
+                error: anyhow::anyhow!(
+                    "{reason}; the wheel and its log are in /out/.crosswheel-failed"
+                ),
+                kept_apart: None,
+            },
+        };
+        let text = summary(&[outcome]);
+        let row = text
+            .lines()
+            .find(|line| line.starts_with("cp311-linux_ppc64le"))
+            .unwrap();
+        assert!(row.contains("TIMEOUT"), "{text}");
+        assert!(row.contains("timed out after 30s"), "{text}");
+        assert!(
+            !text.contains("FAILED") && !text.contains("test failed"),
+            "{text}"
+        );
+        assert!(text.contains("test_one PASSED"), "{text}");
+    }
 }

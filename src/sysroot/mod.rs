@@ -10,6 +10,7 @@
 mod apt;
 pub mod archive;
 mod lock;
+pub mod python_packages;
 mod unpack;
 
 use std::fs;
@@ -108,6 +109,8 @@ pub struct TreeSpec {
     pub keep_only: Vec<String>,
     /// The archive suite to fetch from.
     pub suite: Suite,
+    /// Links update-alternatives would make (libblas.so.3 for Debian's numpy).
+    pub alternatives: Vec<python_packages::Alternative>,
 }
 
 impl TreeSpec {
@@ -122,9 +125,28 @@ impl TreeSpec {
         arch: LinuxArch,
         python: &str,
     ) -> Result<Vec<Self>, SysrootError> {
+        Self::python_sysroot_candidates_with(arch, python, &[])
+    }
+
+    /// [`TreeSpec::python_sysroot_candidates`] with Debian packages built for that CPython
+    /// added (`python3-numpy`): a tree of its own, named after them, so the plain tree and
+    /// every tree in use stay unchanged.
+    pub fn python_sysroot_candidates_with(
+        arch: LinuxArch,
+        python: &str,
+        extra: &[String],
+    ) -> Result<Vec<Self>, SysrootError> {
         Ok(archive::python_package_sets(arch, python)?
             .into_iter()
-            .map(|(suite, packages)| Self::python_tree(arch, python, suite, packages))
+            .map(|(suite, mut packages)| {
+                packages.extend(extra.iter().cloned());
+                let mut spec = Self::python_tree(arch, python, suite, packages);
+                if !extra.is_empty() {
+                    spec.cache_subdir = tree_name_with(&spec.cache_subdir, extra);
+                    spec.alternatives = python_packages::alternatives().to_vec();
+                }
+                spec
+            })
             .collect())
     }
 
@@ -136,6 +158,7 @@ impl TreeSpec {
             with_dependencies: true,
             keep_only: Vec::new(),
             suite,
+            alternatives: Vec::new(),
         }
     }
 
@@ -149,8 +172,27 @@ impl TreeSpec {
             with_dependencies: false,
             keep_only: config().qemu_keep.clone(),
             suite: archive::qemu_suite(),
+            alternatives: Vec::new(),
         }
     }
+}
+
+/// `sysroots/ppc64el-py3.11+python3-numpy+python3-yaml`: the plain tree's name and the
+/// added packages, sorted so that one set always names one tree; a long set is hashed.
+fn tree_name_with(plain: &Path, extra: &[String]) -> PathBuf {
+    let mut names: Vec<&str> = extra.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut joined = names.join("+");
+    if joined.len() > 80 {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(names.join(" ").as_bytes());
+        let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        joined = format!("packages-{hex}");
+    }
+    let mut name = plain.file_name().unwrap_or_default().to_os_string();
+    name.push(format!("+{joined}"));
+    plain.with_file_name(name)
 }
 
 /// One unpacked package and the version it came at.
@@ -273,6 +315,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     unpack::unpack_all(&debs, &root)?;
     unpack::relativize_absolute_symlinks(&root)?;
     unpack::link_merged_usr(&root)?;
+    python_packages::make_alternative_links(&root, &spec.alternatives)?;
     unpack::prune(&root, &config().prune)?;
     if !spec.keep_only.is_empty() {
         unpack::keep_only(&root, &work.path().join("kept"), &spec.keep_only)?;
@@ -373,6 +416,7 @@ pub struct Sysroot {
     python_version: String,
     python_full_version: Option<String>,
     glibc: Option<(u32, u32)>,
+    release: Option<String>,
     /// The tree crosswheel fetched into its cache (and so may add bytecode to); `None` for
     /// a folder of the user's, which is never written.
     tree: Option<PackageTree>,
@@ -397,7 +441,20 @@ impl Sysroot {
         python_version: &str,
         mirror: Option<&str>,
     ) -> Result<Self, SysrootError> {
-        let mut candidates = TreeSpec::python_sysroot_candidates(arch, python_version)?;
+        Self::provision_with(cache, arch, python_version, mirror, &[])
+    }
+
+    /// [`Sysroot::provision_from`] with Debian packages for that CPython added
+    /// (`python3-numpy` and what it depends on), from the same release.
+    pub fn provision_with(
+        cache: &Path,
+        arch: LinuxArch,
+        python_version: &str,
+        mirror: Option<&str>,
+        extra_packages: &[String],
+    ) -> Result<Self, SysrootError> {
+        let mut candidates =
+            TreeSpec::python_sysroot_candidates_with(arch, python_version, extra_packages)?;
         if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
             for spec in &mut candidates {
                 spec.suite.mirror = archive::mirror_from(Some(mirror.to_string()));
@@ -407,15 +464,17 @@ impl Sysroot {
         let first = candidates
             .next()
             .ok_or_else(|| archive::unsupported(arch, python_version))?;
+        let mut release = first.suite.codename.clone();
         let mut tree = provision(cache, &first);
         for fallback in candidates {
             let Err(SysrootError::Apt { detail, .. }) = &tree else {
                 break;
             };
             tracing::warn!(
-                "{arch} CPython {python_version} from Debian's first release failed ({detail}); trying Debian {}",
+                "the {arch} tree for CPython {python_version} from Debian {release} failed ({detail}); trying Debian {}",
                 fallback.suite.codename
             );
+            release = fallback.suite.codename.clone();
             tree = provision(cache, &fallback);
         }
         let tree = tree?;
@@ -434,6 +493,7 @@ impl Sysroot {
             glibc: manifest
                 .upstream_version("libc6")
                 .and_then(parse_major_minor),
+            release: Some(release),
             tree: Some(tree.clone()),
         })
     }
@@ -475,6 +535,7 @@ impl Sysroot {
             python_version: python_version.to_string(),
             python_full_version: None,
             glibc,
+            release: None,
             tree: None,
         })
     }
@@ -491,6 +552,11 @@ impl Sysroot {
     /// Whether crosswheel fetched this root into its cache (and may add bytecode to it).
     pub fn owned(&self) -> bool {
         self.tree.is_some()
+    }
+
+    /// The Debian release the tree came from; `None` for a user-supplied target CPython.
+    pub fn release(&self) -> Option<&str> {
+        self.release.as_deref()
     }
 
     /// The tree crosswheel fetched, or `None` for a user-supplied target CPython.
@@ -585,6 +651,28 @@ mod tests {
         assert_eq!(newer.cache_subdir, Path::new("sysroots/arm64-py3.13"));
         assert_eq!(newer.suite.codename, "trixie");
         assert!(newer.packages.iter().any(|p| p == "libpython3.13-stdlib"));
+    }
+
+    #[test]
+    fn a_sysroot_with_debian_python_packages_is_a_tree_of_its_own() {
+        let extra = ["python3-yaml".to_string(), "python3-numpy".to_string()];
+        let specs =
+            TreeSpec::python_sysroot_candidates_with(LinuxArch::Ppc64le, "3.11", &extra).unwrap();
+        let spec = &specs[0];
+        assert_eq!(
+            spec.cache_subdir,
+            Path::new("sysroots/ppc64el-py3.11+python3-numpy+python3-yaml")
+        );
+        assert_eq!(spec.suite.codename, "bookworm");
+        assert!(spec.packages.iter().any(|p| p == "python3.11-minimal"));
+        assert!(spec.packages.iter().any(|p| p == "python3-numpy"));
+        assert!(!spec.alternatives.is_empty());
+        let plain = TreeSpec::python_sysroot(LinuxArch::Ppc64le, "3.11").unwrap();
+        assert!(plain.alternatives.is_empty());
+        let many: Vec<String> = (0..20).map(|i| format!("python3-package{i}")).collect();
+        let hashed = tree_name_with(&plain.cache_subdir, &many);
+        let name = hashed.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("ppc64el-py3.11+packages-"), "{name}");
     }
 
     #[test]

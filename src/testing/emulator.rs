@@ -62,6 +62,34 @@ impl Emulator {
         Ok(emulator)
     }
 
+    /// The same emulator on a tree that also holds Debian's `packages` for this CPython
+    /// (`python3-numpy` and what it depends on), from the same Debian release. `None` for a
+    /// user-supplied target CPython, which Debian's packages were not built for.
+    pub fn with_debian_packages(
+        &self,
+        cache: &Path,
+        packages: &[String],
+        mirror: Option<&str>,
+    ) -> Result<Option<Self>, TestError> {
+        if !self.sysroot.owned() {
+            return Ok(None);
+        }
+        let sysroot = Sysroot::provision_with(
+            cache,
+            self.sysroot.arch(),
+            self.sysroot.python_version(),
+            mirror,
+            packages,
+        )?;
+        let emulator = Emulator {
+            qemu: self.qemu.clone(),
+            sysroot,
+            cpu: self.cpu.clone(),
+        };
+        emulator.precompile_stdlib()?;
+        Ok(Some(emulator))
+    }
+
     /// Compiles the target's standard library to bytecode once per sysroot. Debian ships
     /// it as source only (its postinst compiles it), so otherwise every test run compiles
     /// what it imports under emulation — or, with PYTHONDONTWRITEBYTECODE set, compiles it

@@ -7,9 +7,12 @@
 //! The command runs from a temporary folder holding only the `test-sources`, so the
 //! project's source tree cannot shadow the installed wheel.
 
+mod debian;
 pub mod emulator;
+mod host_python;
 mod platform;
 mod run;
+mod source_build;
 mod stage;
 mod venv;
 
@@ -74,6 +77,39 @@ pub enum TestError {
     LoadCheck(anyhow::Error),
     #[error("test-environment: {0}")]
     TestEnvironment(String),
+    #[error(
+        "the test requirement {requirement} has no target wheel on the index and Debian {release}'s {package} is {version}, which does not satisfy it: relax the requirement for this target (test-requires in an override) or provide a wheel (PIP_FIND_LINKS)"
+    )]
+    DebianVersion {
+        requirement: String,
+        package: String,
+        version: String,
+        release: String,
+    },
+    #[error("cannot write a placeholder wheel for a Debian package: {0}")]
+    Placeholder(String),
+    #[error(
+        "cannot install {requirements} for {arch}: the index has no {arch} wheel ({host_reason}), Debian provides none, and building it under emulation needs a compiler, which crosswheel does not give it (the host's would build x86-64 code): map it to a Debian package in config/debian/python-packages.toml or provide a {arch} wheel (PIP_FIND_LINKS); log: {}",
+        .log.display()
+    )]
+    NeedsCompiler {
+        requirements: String,
+        arch: LinuxArch,
+        host_reason: String,
+        log: PathBuf,
+    },
+    #[error(
+        "pip under emulation built {} with {file} for {found}, not {expected}: refused, and the wheel deleted",
+        .wheel.display()
+    )]
+    WrongArchitecture {
+        wheel: PathBuf,
+        file: String,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("cannot read a wheel pip built under emulation: {0}")]
+    UnreadableBuild(String),
     #[error("before-test failed ({status}): {reason}; log: {}", .log.display())]
     BeforeTest {
         status: String,
@@ -129,6 +165,43 @@ pub struct TestSpec {
     /// `debian-mirror`: the archive target CPythons come from; `None`: the variable or
     /// Debian's own (see [`crate::sysroot::archive::mirror`]).
     pub debian_mirror: Option<String>,
+    /// `test-timeout`: the test command is killed (with its process group) after this.
+    pub timeout: Option<Duration>,
+}
+
+/// A test command killed at its `test-timeout`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimedOut {
+    pub after: Duration,
+    /// The last non-empty line it printed: with `pytest -v`, the last test that ran.
+    pub last_output: Option<String>,
+}
+
+impl std::fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "timed out after {}", format_duration(self.after))?;
+        match &self.last_output {
+            Some(line) => write!(f, "; the last test that printed: `{line}`"),
+            None => write!(f, "; it printed nothing"),
+        }
+    }
+}
+
+/// `30s`, `30m`, `1h30m`: as `test-timeout` accepts it.
+pub fn format_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (hours, minutes, rest) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let mut text = String::new();
+    if hours > 0 {
+        text.push_str(&format!("{hours}h"));
+    }
+    if minutes > 0 {
+        text.push_str(&format!("{minutes}m"));
+    }
+    if rest > 0 || text.is_empty() {
+        text.push_str(&format!("{rest}s"));
+    }
+    text
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +215,8 @@ pub struct TestOutcome {
     pub mode: TestMode,
     /// Whether the test command exited with status 0.
     pub passed: bool,
+    /// Set when the command ran past `test-timeout` and was killed (`passed` is false).
+    pub timed_out: Option<TimedOut>,
     /// The whole stage: environment, installation and test command.
     pub duration: Duration,
     /// Installation and test output, in order.
@@ -186,32 +261,11 @@ pub fn test_wheel(
             &std::env::temp_dir(),
         ))?;
     let env_root = scratch.path().join("venv");
+    let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
+    requirements.extend(spec.test_requires.iter().cloned());
     let env = match emulated_arch {
         None => TargetEnv::native(&env_root, platform, &spec.python_version)?,
-        Some(target) => {
-            let emulator = Emulator::new(
-                &spec.cache_dir,
-                target,
-                &spec.python_version,
-                spec.target_python.as_deref(),
-                spec.debian_mirror.as_deref(),
-                spec.qemu_cpu.clone(),
-            )?;
-            if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
-            {
-                // Not fatal: the venv's python launches itself through qemu, so Python
-                // subprocesses work; only other target programs need the kernel's help.
-                tracing::warn!("{problem}");
-                log.note(&format!("warning: {problem}"))?;
-            }
-            log.note(&format!(
-                "emulator: {} (cpu {}), sysroot {}",
-                emulator.qemu().display(),
-                emulator.cpu().unwrap_or("qemu's default"),
-                emulator.sysroot().root().display()
-            ))?;
-            TargetEnv::emulated(&env_root, &emulator)?
-        }
+        Some(target) => emulated_env(&env_root, target, spec, &project, &requirements, &mut log)?,
     };
 
     let (vars, install_vars) = test_variables(&env, spec, &project)?;
@@ -234,14 +288,16 @@ pub fn test_wheel(
         }
     }
 
-    let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
-    requirements.extend(spec.test_requires.iter().cloned());
     let install_started = Instant::now();
-    env.install(&requirements, &install_vars, &mut log)?;
+    let installed_by = env.install(&requirements, &install_vars, &mut log)?;
     log.note(&format!(
         "installed in {:.1} s",
         install_started.elapsed().as_secs_f64()
     ))?;
+    for line in debian::requirement_sources(&spec.test_requires, &env, &installed_by) {
+        tracing::info!("{line}");
+        log.note(&line)?;
+    }
 
     let workdir = scratch.path().join("work");
     fs::create_dir_all(&workdir).map_err(TestError::io("create", &workdir))?;
@@ -256,18 +312,70 @@ pub fn test_wheel(
         .env_clear()
         .envs(&vars);
     let command_started = Instant::now();
-    let finished = log.run(command, Echo::Yes)?;
+    let finished = log.run_limited(command, Echo::Yes, spec.timeout)?;
     log.note(&format!(
         "test command took {:.1} s",
         command_started.elapsed().as_secs_f64()
     ))?;
+    let timed_out = finished.timed_out.map(|after| TimedOut {
+        after,
+        last_output: finished.last_line().map(str::to_string),
+    });
+    if let Some(timed_out) = &timed_out {
+        tracing::error!("test command {timed_out}; killed with its process group");
+        log.note(&format!("{timed_out}"))?;
+    }
 
     Ok(TestOutcome {
         mode,
-        passed: finished.status.success(),
+        passed: finished.status.success() && timed_out.is_none(),
+        timed_out,
         duration: started.elapsed(),
         log_path: log.path().to_path_buf(),
     })
+}
+
+/// The venv on a target CPython under qemu, on a tree with Debian's Python packages when
+/// the index lacks target wheels of some requirements (see [`debian::emulated_env`]).
+fn emulated_env(
+    env_root: &Path,
+    target: LinuxArch,
+    spec: &TestSpec,
+    project: &Path,
+    requirements: &[String],
+    log: &mut Log,
+) -> Result<TargetEnv, TestError> {
+    let emulator = Emulator::new(
+        &spec.cache_dir,
+        target,
+        &spec.python_version,
+        spec.target_python.as_deref(),
+        spec.debian_mirror.as_deref(),
+        spec.qemu_cpu.clone(),
+    )?;
+    if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target) {
+        // Not fatal: the venv's python launches itself through qemu, so Python
+        // subprocesses work; only other target programs need the kernel's help.
+        tracing::warn!("{problem}");
+        log.note(&format!("warning: {problem}"))?;
+    }
+    log.note(&format!(
+        "emulator: {} (cpu {}), sysroot {}",
+        emulator.qemu().display(),
+        emulator.cpu().unwrap_or("qemu's default"),
+        emulator.sysroot().root().display()
+    ))?;
+    let env = TargetEnv::emulated(env_root, &emulator)?;
+    let (_, install_vars) = test_variables(&env, spec, project)?;
+    debian::emulated_env(
+        env,
+        &emulator,
+        requirements,
+        &install_vars,
+        &spec.cache_dir,
+        spec.debian_mirror.as_deref(),
+        log,
+    )
 }
 
 /// `/path/x.whl[test,docs]`: the wheel with its extras, for pip.
@@ -422,6 +530,21 @@ mod tests {
         assert_eq!(
             python_version_of_wheel(&tags(&["py3"]), &tags(&["none"])),
             default
+        );
+    }
+
+    #[test]
+    fn timeouts_are_said_in_the_units_users_write() {
+        assert_eq!(format_duration(Duration::from_secs(30)), "30s");
+        assert_eq!(format_duration(Duration::from_secs(1800)), "30m");
+        assert_eq!(format_duration(Duration::from_secs(5430)), "1h30m30s");
+        let timed_out = TimedOut {
+            after: Duration::from_secs(5),
+            last_output: Some("tests/test_a.py::test_one PASSED".into()),
+        };
+        assert_eq!(
+            timed_out.to_string(),
+            "timed out after 5s; the last test that printed: `tests/test_a.py::test_one PASSED`"
         );
     }
 

@@ -12,13 +12,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::sysroot::{LinuxArch, parse_major_minor};
+use crate::sysroot::LinuxArch;
 
 use super::TestPlatform;
 
 use super::TestError;
+use super::debian::{DebianPython, remove_placeholders};
 use super::emulator::Emulator;
-use super::run::{Echo, Log, shell_quote};
+use super::host_python::HostPython;
+use super::run::{Echo, Finished, Log, shell_quote};
+
+/// Who installed the requirements of a test venv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InstalledBy {
+    /// The host pip, from target wheels on the index (or Debian's placeholders).
+    HostPip,
+    /// pip under the test interpreter; `built` names what it built from source.
+    InterpreterPip { built: Vec<String> },
+}
 
 /// The interpreter running pip for the target; any Python 3 with pip will do.
 const HOST_PIP_PYTHON: &str = "python3";
@@ -31,7 +42,7 @@ const MACOS_ARM64_FLOOR_MAJOR: u32 = 11;
 
 /// The wheels pip may pick for the environment's interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PipPlatform {
+pub(crate) enum PipPlatform {
     /// glibc Linux: every manylinux tag up to this glibc.
     Manylinux { arch: LinuxArch, glibc: (u32, u32) },
     /// macOS on Apple silicon of this major version (11, 12, ...).
@@ -54,6 +65,10 @@ pub(crate) struct TargetEnv {
     python_version: String,
     /// Variables the interpreter needs in every process that may start it.
     interpreter_env: Vec<(&'static str, String)>,
+    /// The emulated architecture; `None` when the interpreter runs natively.
+    emulated: Option<LinuxArch>,
+    /// Debian's Python packages the venv sees, when the index lacked target wheels.
+    debian: Option<DebianPython>,
 }
 
 impl TargetEnv {
@@ -75,6 +90,8 @@ impl TargetEnv {
             platform: PipPlatform::Manylinux { arch, glibc },
             python_version: sysroot.python_version().to_string(),
             interpreter_env: emulator.env(),
+            emulated: Some(arch),
+            debian: None,
         };
         let home = sysroot
             .python()
@@ -118,6 +135,8 @@ impl TargetEnv {
             platform,
             python_version: python_version.to_string(),
             interpreter_env: Vec::new(),
+            emulated: None,
+            debian: None,
         };
         let home = host
             .executable
@@ -173,6 +192,83 @@ impl TargetEnv {
         env
     }
 
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn emulated_arch(&self) -> Option<LinuxArch> {
+        self.emulated
+    }
+
+    pub fn debian(&self) -> Option<&DebianPython> {
+        self.debian.as_ref()
+    }
+
+    /// Makes Debian's Python packages importable here (after the venv's own).
+    pub fn use_debian(&mut self, debian: DebianPython) -> Result<(), TestError> {
+        debian.link_into(&self.site_packages())?;
+        self.debian = Some(debian);
+        Ok(())
+    }
+
+    /// `--find-links` to Debian's placeholder wheels, when there are any.
+    pub fn find_links_args(&self) -> Vec<OsString> {
+        match &self.debian {
+            Some(debian) => vec!["--find-links".into(), debian.placeholders.clone().into()],
+            None => Vec::new(),
+        }
+    }
+
+    /// The host pip installing for the target into this venv; `--dry-run` only resolves.
+    fn host_pip_for_target(
+        &self,
+        requirements: &[String],
+        vars: &std::collections::BTreeMap<String, String>,
+        dry_run: bool,
+    ) -> Command {
+        let mut command = host_pip();
+        command.envs(vars);
+        if dry_run {
+            command.arg("--dry-run");
+        }
+        command
+            .arg("--target")
+            .arg(self.site_packages())
+            .args(self.platform_args())
+            .args(self.find_links_args())
+            .args(requirements);
+        command
+    }
+
+    /// Whether the host pip finds target wheels (or Debian's placeholders) for
+    /// everything: a resolution without installing.
+    pub fn probe(
+        &self,
+        requirements: &[String],
+        vars: &std::collections::BTreeMap<String, String>,
+        log: &mut Log,
+    ) -> Result<Finished, TestError> {
+        log.run(self.host_pip_for_target(requirements, vars, true), Echo::No)
+    }
+
+    /// `python -m pip` under this venv's interpreter with a cache of its own in `cache`.
+    pub fn interpreter_pip(
+        &self,
+        vars: &std::collections::BTreeMap<String, String>,
+        cache: &Path,
+    ) -> Command {
+        let mut command = Command::new(self.python());
+        command
+            .envs(vars)
+            .envs(self.command_env())
+            .env("PIP_CACHE_DIR", cache)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+            .env("PIP_NO_INPUT", "1")
+            .env("PIP_ROOT_USER_ACTION", "ignore")
+            .args(["-m", "pip"]);
+        command
+    }
+
     /// Installs `requirements` (wheel paths or requirement specifiers) for the target, with
     /// `vars` (the user's variables) set for pip.
     pub fn install(
@@ -180,18 +276,15 @@ impl TargetEnv {
         requirements: &[String],
         vars: &std::collections::BTreeMap<String, String>,
         log: &mut Log,
-    ) -> Result<(), TestError> {
-        let site = self.site_packages();
-        let mut command = host_pip();
-        command
-            .envs(vars)
-            .arg("--target")
-            .arg(&site)
-            .args(self.platform_args())
-            .args(requirements);
-        let host_attempt = log.run(command, Echo::No)?;
+    ) -> Result<InstalledBy, TestError> {
+        let host_attempt = log.run(
+            self.host_pip_for_target(requirements, vars, false),
+            Echo::No,
+        )?;
         if host_attempt.status.success() {
-            return self.adopt_scripts();
+            self.adopt_scripts()?;
+            remove_placeholders(&self.site_packages())?;
+            return Ok(InstalledBy::HostPip);
         }
         log.note(&format!(
             "the host pip found no {} wheel for something above ({}); retrying with pip under the target interpreter",
@@ -202,30 +295,27 @@ impl TargetEnv {
         command
             .envs(vars)
             .arg("--target")
-            .arg(&site)
+            .arg(self.site_packages())
             .args(self.platform_args())
             .arg("pip");
         let pip_install = log.run(command, Echo::No)?;
         if !pip_install.status.success() {
             return Err(self.install_error(requirements, host_attempt.reason(), log));
         }
-        let mut command = Command::new(self.python());
-        command
-            .envs(vars)
-            .envs(self.command_env())
-            .args(PIP_INSTALL)
-            .args(requirements);
-        let emulated_attempt = log.run(command, Echo::No)?;
-        if emulated_attempt.status.success() {
-            Ok(())
-        } else {
-            Err(self.install_error(requirements, emulated_attempt.reason(), log))
-        }
+        let built = super::source_build::install_from_source(
+            self,
+            requirements,
+            vars,
+            log,
+            &host_attempt.reason(),
+        )?;
+        remove_placeholders(&self.site_packages())?;
+        Ok(InstalledBy::InterpreterPip { built })
     }
 
-    fn install_error(&self, requirements: &[String], reason: String, log: &Log) -> TestError {
-        // The wheel's full path would drown the message; its name says enough.
-        let named: Vec<&str> = requirements
+    /// The requirements as an error names them: wheels by file name, without extras.
+    pub fn named(&self, requirements: &[String]) -> String {
+        requirements
             .iter()
             .map(|requirement| {
                 // A wheel with extras (`x.whl[test]`) is named without them.
@@ -241,9 +331,14 @@ impl TargetEnv {
                     _ => requirement,
                 }
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    pub fn install_error(&self, requirements: &[String], reason: String, log: &Log) -> TestError {
+        // The wheel's full path would drown the message; its name says enough.
         TestError::Install {
-            what: named.join(" "),
+            what: self.named(requirements),
             platform: self.platform.test_platform(),
             reason,
             log: log.path().to_path_buf(),
@@ -359,7 +454,7 @@ fn after_first_line(text: &str) -> &str {
     text.split_once('\n').map_or("", |(_, rest)| rest)
 }
 
-/// `python -m pip install` as both the host pip and the emulated one run it.
+/// `python -m pip install` as the host pip runs it.
 const PIP_INSTALL: [&str; 5] = [
     "-m",
     "pip",
@@ -384,80 +479,11 @@ fn host_pip() -> Command {
     command
 }
 
-fn write_executable(path: &Path, text: &str) -> Result<(), TestError> {
+pub(crate) fn write_executable(path: &Path, text: &str) -> Result<(), TestError> {
     use std::os::unix::fs::PermissionsExt;
     fs::write(path, text).map_err(TestError::io("write", path))?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .map_err(TestError::io("make executable", path))
-}
-
-struct HostPython {
-    name: String,
-    executable: PathBuf,
-    full_version: String,
-    /// `platform.libc_ver()`: empty on macOS.
-    libc_version: String,
-    /// `platform.mac_ver()`: empty on Linux.
-    macos_version: String,
-}
-
-impl HostPython {
-    fn find(version: &str) -> Result<Self, TestError> {
-        let name = format!("python{version}");
-        let probe = "import os, platform, sys\n\
-                     print(os.path.realpath(sys.executable))\n\
-                     print(platform.python_version())\n\
-                     print(platform.libc_ver()[1])\n\
-                     print(platform.mac_ver()[0])";
-        let missing = |detail: String| TestError::NoHostPython {
-            name: name.clone(),
-            detail,
-        };
-        // The interpreter the build stage would use for this version (PATH, uv, pyenv).
-        let executable = crate::crossenv::BuildPython::find(version)
-            .map_err(|err| missing(err.to_string()))?
-            .executable;
-        let output = Command::new(&executable)
-            .args(["-c", probe])
-            .output()
-            .map_err(|err| missing(err.to_string()))?;
-        if !output.status.success() {
-            return Err(missing(
-                String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            ));
-        }
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let mut lines = stdout.lines();
-        let (Some(executable), Some(full_version), Some(libc), Some(macos)) =
-            (lines.next(), lines.next(), lines.next(), lines.next())
-        else {
-            return Err(missing(format!("unexpected answer `{stdout}`")));
-        };
-        Ok(HostPython {
-            executable: executable.into(),
-            full_version: full_version.to_string(),
-            libc_version: libc.to_string(),
-            macos_version: macos.to_string(),
-            name,
-        })
-    }
-
-    /// What pip may install for this interpreter, which runs `platform` natively.
-    fn pip_platform(&self, platform: TestPlatform) -> Result<PipPlatform, TestError> {
-        let unreadable = |what: &str, answer: &str| TestError::NoHostPython {
-            name: self.name.clone(),
-            detail: format!("no {what} version in `{answer}`"),
-        };
-        match platform {
-            TestPlatform::Linux(arch) => parse_major_minor(&self.libc_version)
-                .map(|glibc| PipPlatform::Manylinux { arch, glibc })
-                .ok_or_else(|| unreadable("glibc", &self.libc_version)),
-            TestPlatform::MacosArm64 => parse_major_minor(&self.macos_version)
-                .or_else(|| self.macos_version.parse().ok().map(|major| (major, 0)))
-                .map(|(major, _)| PipPlatform::MacosArm64 { major })
-                .ok_or_else(|| unreadable("macOS", &self.macos_version)),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -474,6 +500,8 @@ mod tests {
             platform,
             python_version: "3.11".into(),
             interpreter_env: Vec::new(),
+            emulated: None,
+            debian: None,
         }
     }
 
@@ -498,34 +526,6 @@ mod tests {
             "{args:?}"
         );
         assert!(args.contains(&"--abi=cp311".to_string()));
-    }
-
-    #[test]
-    fn a_host_python_names_its_native_platform() {
-        let mac = HostPython {
-            name: "python3.11".into(),
-            executable: "/usr/local/bin/python3.11".into(),
-            full_version: "3.11.9".into(),
-            libc_version: String::new(),
-            macos_version: "14.5".into(),
-        };
-        assert_eq!(
-            mac.pip_platform(TestPlatform::MacosArm64).unwrap(),
-            PipPlatform::MacosArm64 { major: 14 }
-        );
-        let err = mac
-            .pip_platform(TestPlatform::Linux(LinuxArch::Aarch64))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no glibc version"), "{err}");
-        let big_sur = HostPython {
-            macos_version: "11".into(),
-            ..mac
-        };
-        assert_eq!(
-            big_sur.pip_platform(TestPlatform::MacosArm64).unwrap(),
-            PipPlatform::MacosArm64 { major: 11 }
-        );
     }
 
     #[test]
