@@ -174,25 +174,60 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
     assert!(err.contains(&logs.path().display().to_string()), "{err}");
 }
 
+/// A pure-Python project published only as an sdist, in a folder of its own: neither the
+/// index nor Debian has it, so only pip inside the target environment can install it.
+fn sdist_only_project(dir: &Path) {
+    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
+        fs::File::create(dir.join("sdistonly-1.0.tar.gz")).unwrap(),
+        flate2::Compression::default(),
+    ));
+    let files: [(&str, &str); 3] = [
+        (
+            "sdistonly-1.0/pyproject.toml",
+            "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"sdistonly\"\nversion = \"1.0\"\n\n[tool.setuptools]\npy-modules = [\"sdistonly\"]\n",
+        ),
+        ("sdistonly-1.0/sdistonly.py", "ANSWER = 42\n"),
+        (
+            "sdistonly-1.0/PKG-INFO",
+            "Metadata-Version: 2.1\nName: sdistonly\nVersion: 1.0\n",
+        ),
+    ];
+    for (name, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        archive
+            .append_data(&mut header, name, text.as_bytes())
+            .unwrap();
+    }
+    archive.into_inner().unwrap().finish().unwrap();
+}
+
 #[test]
 fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
-    // pathtools 0.1.2 exists only as a pure-Python sdist: the host pip cannot install it
-    // for another platform, pip inside the target environment can.
+    let links = tempfile::tempdir().expect("find-links folder");
+    sdist_only_project(links.path());
     let project = project_with_tests(
         LinuxArch::Aarch64,
-        "\n\ndef test_sdist_requirement():\n    import pathtools.path\n",
+        "\n\ndef test_sdist_requirement():\n    import sdistonly\n    assert sdistonly.ANSWER == 42\n",
     );
     let logs = tempfile::tempdir().expect("log folder");
     let spec = TestSpec {
-        test_command: "python -c 'import pathtools, markupsafe._speedups' && pytest -q tests"
+        test_command: "python -c 'import sdistonly, markupsafe._speedups' && pytest -q tests"
             .into(),
-        test_requires: vec!["pathtools==0.1.2".into(), "pytest".into()],
+        test_requires: vec!["sdistonly==1.0".into(), "pytest".into()],
         python_version: "3.11".into(),
         test_sources: vec![PathBuf::from("tests")],
         project_dir: project.path().to_path_buf(),
         qemu_cpu: None,
         cache_dir: cache_root(),
         log_dir: logs.path().to_path_buf(),
+        environment: [(
+            "PIP_FIND_LINKS".to_string(),
+            links.path().display().to_string(),
+        )]
+        .into(),
         ..Default::default()
     };
     let outcome = test_wheel(
