@@ -52,6 +52,7 @@ fn build_with(python: &BuildPython, example: &str, target: &str, out_dir: &Path)
         offline: false,
         verbosity: 0,
         constraints: &[],
+        frontend: &Default::default(),
     })
     .unwrap_or_else(|err| panic!("{err}"))
 }
