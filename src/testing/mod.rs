@@ -8,6 +8,7 @@
 //! project's source tree cannot shadow the installed wheel.
 
 pub mod emulator;
+mod pip_shim;
 mod platform;
 mod run;
 mod stage;
