@@ -682,8 +682,11 @@ fn enable_notes(groups: &[String], free_threaded: bool, notes: &mut Notes) {
             .into_iter()
             .filter(|name| on_path(name))
             .collect();
+        // Said plainly either way: a free-threaded interpreter on this machine would not
+        // help today, since the cross environment has no `t` ABI (abiflags, sysconfig names,
+        // the cp3XXt wheel tag) yet.
         let reason = if found.is_empty() {
-            "no free-threaded host CPython (python3.13t, python3.14t) was found".to_string()
+            "crosswheel's cross environment does not build free-threaded wheels yet (and this machine has no python3.13t or python3.14t to build them with)".to_string()
         } else {
             format!(
                 "crosswheel's cross environment does not build free-threaded wheels yet (found {})",
