@@ -64,6 +64,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         offline: false,
         verbosity: 0,
         constraints: &[],
+        frontend: &Default::default(),
     })
 }
 

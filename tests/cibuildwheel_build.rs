@@ -6,10 +6,9 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
-use common::crosswheel_bin;
+use common::{blasdot_with_table, crosswheel_bin};
 
 const CIBUILDWHEEL: &str = r#"
 [tool.cibuildwheel]
@@ -22,7 +21,8 @@ build-verbosity = 1
 target-requires = ["scipy-openblas32"]
 before-build = "echo built-from {project} > {project}/marker.txt"
 environment = { FROM_ENVIRONMENT = "env-$(echo substituted)" }
-before-test = "python -c 'import platform, sys; print(\"before-test ran on\", platform.machine(), sys.version_info[:2])' > {project}/before-test.txt"
+# `pip` and `python` are the test environment's, as in cibuildwheel's test venv.
+before-test = "pip install --quiet six && python -c 'import platform, sys, six; print(\"before-test ran on\", platform.machine(), sys.version_info[:2], \"six in the test environment:\", six.__file__.startswith(sys.prefix))' > {project}/before-test.txt"
 test-environment = { FROM_TEST_ENVIRONMENT = "test-env-$FROM_ENVIRONMENT" }
 # blasdot's [project.optional-dependencies] test = ["pytest"], installed as wheel[test].
 test-extras = "test"
@@ -37,41 +37,11 @@ test-command = [
 archs = ["AMD64"]
 "#;
 
-/// examples/blasdot with its `[tool.crosswheel]` table replaced by `CIBUILDWHEEL`.
-fn blasdot_with_cibuildwheel_table(dir: &Path) {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
-    for entry in walkdir::WalkDir::new(&example) {
-        let entry = entry.unwrap();
-        let relative = entry.path().strip_prefix(&example).unwrap();
-        let skip = relative.components().next().is_some_and(|first| {
-            matches!(
-                first.as_os_str().to_str(),
-                Some("build" | "wheelhouse" | "dist")
-            )
-        });
-        if skip {
-            continue;
-        }
-        let to = dir.join(relative);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &to).unwrap();
-        }
-    }
-    let pyproject = std::fs::read_to_string(example.join("pyproject.toml")).unwrap();
-    let start = pyproject
-        .find("[tool.crosswheel]")
-        .expect("blasdot has a [tool.crosswheel] table");
-    let kept = pyproject.get(..start).unwrap_or_default();
-    std::fs::write(dir.join("pyproject.toml"), format!("{kept}{CIBUILDWHEEL}")).unwrap();
-}
-
 #[test]
 fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments() {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    blasdot_with_cibuildwheel_table(project.path());
+    blasdot_with_table(project.path(), CIBUILDWHEEL);
     let mut command = Command::new(crosswheel_bin());
     command
         .arg("build")
@@ -80,14 +50,7 @@ fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments()
         .arg(out.path())
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .env("CIBW_BUILD", "cp311-manylinux_aarch64");
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        let option_variable =
-            (name.starts_with("CIBW_") && name != "CIBW_BUILD") || name.starts_with("CROSSWHEEL_");
-        if option_variable && !matches!(name.as_ref(), "CROSSWHEEL_CACHE" | "CROSSWHEEL_FIXTURES") {
-            command.env_remove(name.as_ref());
-        }
-    }
+    common::without_option_variables(&mut command);
     let output = command.output().expect("run crosswheel build");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -108,9 +71,13 @@ fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments()
         std::fs::read_to_string(project.path().join("marker.txt")).unwrap(),
         format!("built-from {}\n", project_dir.display())
     );
-    // before-test ran in the test environment: python there is the emulated target CPython.
+    // before-test ran in the test environment: python there is the emulated target CPython,
+    // and pip installs into it (not into the host's environment).
     let before_test = std::fs::read_to_string(project.path().join("before-test.txt")).unwrap();
-    assert_eq!(before_test, "before-test ran on aarch64 (3, 11)\n");
+    assert_eq!(
+        before_test,
+        "before-test ran on aarch64 (3, 11) six in the test environment: True\n"
+    );
     // The emulated test's own output shows environment ($(...) evaluated),
     // test-environment (built on environment) and before-test's work.
     assert!(

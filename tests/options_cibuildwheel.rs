@@ -383,24 +383,40 @@ fn misspelt_variables_get_a_suggestion() {
 }
 
 #[test]
-fn build_frontend_config_settings_are_passed_on_and_other_args_reported() {
+fn build_frontend_args_are_read_as_the_frontend_reads_them() {
     let project = Project::with_pyproject(
-        "[tool.cibuildwheel]\nbuild = \"cp311-manylinux_aarch64\"\nconfig-settings = { a = \"{project}/x\" }\nbuild-frontend = { name = \"build\", args = [\"-Cb=2\", \"--no-isolation\", \"--config-setting\", \"c=3\"] }\n",
+        "[tool.cibuildwheel]\nbuild = \"cp311-manylinux_aarch64\"\nbuild-verbosity = 1\nconfig-settings = { a = \"{project}/x\" }\nbuild-frontend = { name = \"build\", args = [\"-Cb=2\", \"--no-isolation\", \"--config-setting\", \"c=3\", \"-v\"] }\n",
     );
     let plan = project.plan(&[]);
     let project_dir = std::path::absolute(project.path()).unwrap();
+    let options = &plan.builds[0].options;
     assert_eq!(
-        plan.builds[0].options.config_settings,
+        options.config_settings,
         [
             ("a".to_string(), format!("{}/x", project_dir.display())),
             ("b".to_string(), "2".to_string()),
             ("c".to_string(), "3".to_string()),
         ]
     );
-    let line = note(&plan, "build-frontend args not used").unwrap();
+    assert!(!options.build_frontend.parsed.isolation);
+    assert!(options.build_frontend.parsed.check_dependencies);
+    // build-verbosity and the frontend's -v, as cibuildwheel passes both on.
+    assert_eq!(options.build_verbosity, 2);
+    assert_eq!(note(&plan, "build-frontend"), None);
+}
+
+#[test]
+fn a_build_frontend_arg_that_cannot_apply_is_an_error_at_its_line() {
+    let project = Project::with_pyproject(
+        "[tool.cibuildwheel]\nbuild = \"cp311-manylinux_aarch64\"\n\nbuild-frontend = \"build; args: --sdist\"\n",
+    );
+    let error = project.error(&[]).to_string();
+    assert!(error.contains("pyproject.toml:4"), "{error}");
     assert!(
-        line.starts_with("build-frontend args not used: --no-isolation ("),
-        "{line}"
+        error.contains(
+            "build-frontend arg `--sdist` has no meaning for crosswheel's cross build with build"
+        ),
+        "{error}"
     );
 }
 

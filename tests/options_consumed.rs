@@ -48,8 +48,9 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "build_frontend",
             vec![
-                (RESOLVE, "build_frontend.split_args()"),
-                (RESOLVE, "build_frontend.name.name()"),
+                (RESOLVE, "build_frontend.parsed.config_settings"),
+                (IDENTIFIER, "frontend_of(&spec.options.build_frontend)"),
+                (BACKEND, "request.frontend"),
             ],
         ),
         (

@@ -1,14 +1,17 @@
-//! The isolated host venv the backend runs in: build requirements installed for the
-//! host, by the host pip, with every cross variable removed (`_PYTHON_HOST_PLATFORM`
-//! otherwise makes pip resolve the requirements for the target arch).
+//! The host environment the backend runs in. Isolated (the default): a venv with the build
+//! requirements installed for the host, by pip or uv as `build-frontend` says, with every
+//! cross variable removed (`_PYTHON_HOST_PLATFORM` otherwise makes the installer resolve the
+//! requirements for the target arch). Without isolation (`--no-isolation`,
+//! `--no-build-isolation`): the build python's own environment, where nothing is installed.
 //!
-//! Venvs are cached by (build python, requirements); a venv is only trusted once its
-//! marker lists the requirements, so an interrupted install is redone.
+//! Venvs are cached by (build python, requirements, installer and its options); a venv is
+//! only trusted once its marker lists the requirements, so an interrupted install is redone.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::BuildError;
+use super::frontend::{Frontend, Installer, missing_requirements};
 use crate::crossenv::{BuildPython, CROSS_ONLY_VARS};
 use crate::toolchain::Cache;
 
@@ -21,38 +24,86 @@ pub struct HostEnv {
     pub bin: PathBuf,
     /// pip constraints (`dependency-versions`) for every install into the venv.
     pub constraints: Option<PathBuf>,
+    /// `None` without isolation: the build python's own environment.
+    installer: Option<Installer>,
+    /// Without isolation, whether missing requirements are an error (build without `-x`).
+    check_dependencies: bool,
+}
+
+/// What a build environment is made from.
+pub(crate) struct EnvRequest<'a> {
+    pub cache: &'a Cache,
+    pub python: &'a BuildPython,
+    pub frontend: &'a Frontend,
+    /// pip constraints lines (`dependency-versions`); part of the venv's identity.
+    pub constraints: &'a [String],
+    pub environment: &'a std::collections::BTreeMap<String, String>,
+    pub offline: bool,
 }
 
 impl HostEnv {
-    /// The venv for `requires`, installed under `constraints` (pip constraints lines, from
-    /// `dependency-versions`; part of the venv's identity).
-    pub fn prepare(
-        cache: &Cache,
-        python: &BuildPython,
+    /// The environment for `requires`: a cached venv, or the build python's own one.
+    pub(crate) fn prepare(
+        request: &EnvRequest<'_>,
         requires: &[String],
-        constraints: &[String],
-        offline: bool,
     ) -> Result<HostEnv, BuildError> {
+        let python = request.python;
+        if !request.frontend.isolation {
+            let env = HostEnv {
+                root: python
+                    .executable
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+                python: python.executable.clone(),
+                bin: python
+                    .executable
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+                constraints: None,
+                installer: None,
+                check_dependencies: request.frontend.check_dependencies,
+            };
+            env.install(requires, request.offline)?;
+            return Ok(env);
+        }
+        let installer = Installer::new(
+            request.frontend,
+            python,
+            request.cache,
+            request.environment,
+            request.offline,
+        )?;
         let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
         sorted.sort_unstable();
         let requires_text = sorted.join("\n");
+        let identity = installer.identity();
         let mut parts: Vec<&[u8]> = vec![
             python.executable.as_os_str().as_encoded_bytes(),
             requires_text.as_bytes(),
         ];
-        let constraints_text = constraints.join("\n");
-        if !constraints.is_empty() {
+        let constraints_text = request.constraints.join("\n");
+        if !request.constraints.is_empty() {
             parts.push(constraints_text.as_bytes());
         }
+        // pip with no options keeps the key it always had, so existing venvs stay valid.
+        if identity != "pip" {
+            parts.push(identity.as_bytes());
+        }
         let key = crate::toolchain::cache_key(&parts);
+        let cache = request.cache;
         let root = cache
             .build_envs()
             .join(format!("{}-{key}", python.abi_tag()));
         let env = HostEnv {
             python: root.join("bin").join("python"),
             bin: root.join("bin"),
-            constraints: (!constraints.is_empty()).then(|| root.with_extension("constraints.txt")),
+            constraints: (!request.constraints.is_empty())
+                .then(|| root.with_extension("constraints.txt")),
             root,
+            installer: Some(installer),
+            check_dependencies: false,
         };
         if let Some(path) = &env.constraints {
             std::fs::write(path, format!("{constraints_text}\n")).map_err(|source| {
@@ -68,7 +119,7 @@ impl HostEnv {
         })?;
         let _lock = lock(&env.root.with_extension("lock"))?;
         if env.installed().is_none() {
-            if offline {
+            if request.offline {
                 return Err(BuildError::OfflineRequires {
                     requires: requires.join(", "),
                 });
@@ -93,17 +144,36 @@ impl HostEnv {
             })?;
             env.write_marker(&BTreeSet::new())?;
         }
-        env.install(python, requires, offline)?;
+        env.install(requires, request.offline)?;
         Ok(env)
     }
 
-    /// Installs requirements not yet in the venv (e.g. from `get_requires_for_build_wheel`).
-    pub fn install(
-        &self,
-        python: &BuildPython,
-        requires: &[String],
-        offline: bool,
-    ) -> Result<(), BuildError> {
+    /// What the build log says about this environment.
+    pub(crate) fn describe(&self) -> String {
+        match &self.installer {
+            Some(installer) => format!(
+                "isolated build environment {}, build requirements installed with {}",
+                self.root.display(),
+                installer.kind_name()
+            ),
+            None => format!(
+                "no build isolation: the backend runs in {}'s own environment; build requirements are not installed{}",
+                self.python.display(),
+                if self.check_dependencies {
+                    ", only checked"
+                } else {
+                    " nor checked"
+                }
+            ),
+        }
+    }
+
+    /// Installs requirements not yet in the venv (e.g. from `get_requires_for_build_wheel`);
+    /// without isolation, checks them when the frontend does.
+    pub fn install(&self, requires: &[String], offline: bool) -> Result<(), BuildError> {
+        let Some(installer) = &self.installer else {
+            return self.check(requires);
+        };
         let mut installed = self.installed().unwrap_or_default();
         let missing: Vec<&String> = requires
             .iter()
@@ -112,52 +182,40 @@ impl HostEnv {
         if missing.is_empty() {
             return Ok(());
         }
+        let listed = missing
+            .iter()
+            .map(|req| req.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         if offline {
-            return Err(BuildError::OfflineRequires {
-                requires: missing
-                    .iter()
-                    .map(|req| req.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(BuildError::OfflineRequires { requires: listed });
         }
         tracing::info!(
-            "installing the build requirements {} into the host build environment with pip (once per set of requirements)",
-            missing
-                .iter()
-                .map(|req| req.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "installing the build requirements {listed} into the host build environment with {} (once per set of requirements)",
+            installer.kind_name()
         );
-        let mut args: Vec<&std::ffi::OsStr> = Vec::new();
-        args.push(self.python.as_os_str());
-        args.push("install".as_ref());
-        if let Some(constraints) = &self.constraints {
-            args.push("--constraint".as_ref());
-            args.push(constraints.as_os_str());
-        }
-        args.extend(missing.iter().map(|req| std::ffi::OsStr::new(req.as_str())));
-        run_host(
-            python.executable.as_path(),
-            &[
-                "-m",
-                "pip",
-                "--disable-pip-version-check",
-                "--quiet",
-                "--python",
-            ],
-            &args,
-        )
-        .map_err(|output| BuildError::InstallRequires {
-            requires: missing
-                .iter()
-                .map(|req| req.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            output,
-        })?;
+        installer
+            .install(&self.python, self.constraints.as_deref(), &missing)
+            .map_err(|output| BuildError::InstallRequires {
+                requires: listed,
+                output,
+            })?;
         installed.extend(missing.into_iter().cloned());
         self.write_marker(&installed)
+    }
+
+    fn check(&self, requires: &[String]) -> Result<(), BuildError> {
+        if !self.check_dependencies {
+            return Ok(());
+        }
+        let missing = missing_requirements(&self.python, requires)?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(BuildError::MissingWithoutIsolation {
+            python: self.python.clone(),
+            missing: missing.join(", "),
+        })
     }
 
     fn installed(&self) -> Option<BTreeSet<String>> {

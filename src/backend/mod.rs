@@ -9,6 +9,7 @@
 //! folder inside `out_dir` and renamed into place only on success.
 
 mod driver;
+mod frontend;
 mod host_env;
 mod project;
 mod target_wheels;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use frontend::{Frontend, InstallerKind};
 pub use host_env::HostEnv;
 pub use project::{Backend, BuildSystem, Project};
 pub use target_wheels::prepare_target_site;
@@ -32,6 +34,13 @@ pub enum BuildError {
     BadPyproject { path: PathBuf, message: String },
     #[error("installing the build requirements {requires} failed:\n{output}")]
     InstallRequires { requires: String, output: String },
+    #[error("build-frontend {frontend} needs uv: {reason}")]
+    NoUv { frontend: String, reason: String },
+    #[error(
+        "without build isolation the build python {} must have the build requirements, and it lacks {missing}: install them into it, or pass -x (--skip-dependency-check) in the build-frontend args",
+        .python.display()
+    )]
+    MissingWithoutIsolation { python: PathBuf, missing: String },
     #[error(
         "build requirements {requires} are not in crosswheel's cache and --offline forbids installing them: run once without --offline"
     )]
@@ -116,6 +125,8 @@ pub struct BuildRequest<'a> {
     pub verbosity: i64,
     /// pip constraints for the build requirements (`dependency-versions`).
     pub constraints: &'a [String],
+    /// `build-frontend`: the installer of the build environment, or no isolation.
+    pub frontend: &'a Frontend,
 }
 
 #[derive(Debug, Clone)]
@@ -146,13 +157,15 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
             known => known.name().to_string(),
         }
     );
-    let host_env = HostEnv::prepare(
-        request.cache,
-        request.python,
-        &system.requires,
-        request.constraints,
-        request.offline,
-    )?;
+    let env_request = host_env::EnvRequest {
+        cache: request.cache,
+        python: request.python,
+        frontend: request.frontend,
+        constraints: request.constraints,
+        environment: request.environment,
+        offline: request.offline,
+    };
+    let host_env = HostEnv::prepare(&env_request, &system.requires)?;
     let scratch = tempfile::Builder::new()
         .prefix("crosswheel-build-")
         .tempdir()
@@ -160,6 +173,13 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let source_dir = scratch.path().join("src");
     copy_source_tree(&project.dir, &source_dir)?;
     let mut log = BuildLog::create(request, &project)?;
+    let environment_line = format!(
+        "build-frontend {}: {}",
+        request.frontend.description,
+        host_env.describe()
+    );
+    tracing::info!("{environment_line}");
+    log.append(&format!("[crosswheel] {environment_line}\n"))?;
 
     let path_var = prepend_path(&host_env.bin);
     let host_vars = BTreeMap::from([("PATH".to_string(), path_var.clone())]);
@@ -175,7 +195,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         remove: CROSS_ONLY_VARS,
     };
     let extra = requires_for_build_wheel(&host_run, &project, &mut log)?;
-    host_env.install(request.python, &extra, request.offline)?;
+    host_env.install(&extra, request.offline)?;
 
     let build_requires: Vec<String> = system.requires.iter().chain(&extra).cloned().collect();
     let header_requires =

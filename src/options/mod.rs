@@ -11,6 +11,7 @@
 mod cibw;
 mod document;
 mod error;
+mod frontend;
 mod help;
 mod identifiers;
 mod matrix;
@@ -27,6 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 pub use error::{DOCS_URL, OptionsError, Origin};
+pub use frontend::{FrontendArgs, Installer};
 pub use help::{TABLE_BEGIN, TABLE_END, config_help, options_table};
 pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets};
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};

@@ -682,8 +682,11 @@ fn enable_notes(groups: &[String], free_threaded: bool, notes: &mut Notes) {
             .into_iter()
             .filter(|name| on_path(name))
             .collect();
+        // Said plainly either way: a free-threaded interpreter on this machine would not
+        // help today, since the cross environment has no `t` ABI (abiflags, sysconfig names,
+        // the cp3XXt wheel tag) yet.
         let reason = if found.is_empty() {
-            "no free-threaded host CPython (python3.13t, python3.14t) was found".to_string()
+            "crosswheel's cross environment does not build free-threaded wheels yet (and this machine has no python3.13t or python3.14t to build them with)".to_string()
         } else {
             format!(
                 "crosswheel's cross environment does not build free-threaded wheels yet (found {})",
@@ -735,6 +738,24 @@ fn platform_filter(env: &impl EnvSource) -> Result<Option<Platform>, OptionsErro
     })
 }
 
+/// `build-frontend` for a build crosswheel makes: its args read, pyodide-build refused.
+fn read_frontend_args(
+    frontend: BuildFrontend,
+    origin: Origin,
+) -> Result<BuildFrontend, OptionsError> {
+    let invalid = |message: String| OptionsError::InvalidValue {
+        origin: origin.clone(),
+        key: "build-frontend".to_string(),
+        message,
+    };
+    if frontend.name == FrontendName::PyodideBuild {
+        return Err(invalid(
+            "pyodide-build builds Pyodide wheels only: use build, build[uv], pip or uv".to_string(),
+        ));
+    }
+    frontend.read_args().map_err(invalid)
+}
+
 fn python_tags(sources: &Sources, platform: Platform) -> Result<Vec<PythonTag>, OptionsError> {
     let Some(located) = sources.get("python", platform, None) else {
         return Ok(Vec::new());
@@ -783,12 +804,12 @@ fn build_spec(
         notes,
     );
 
-    let build_frontend = match setting("build-frontend") {
-        Setting::Frontend(frontend) => frontend,
-        _ => BuildFrontend {
-            name: FrontendName::Build,
-            args: Vec::new(),
-        },
+    let build_frontend = match get("build-frontend") {
+        Some(Located {
+            setting: Setting::Frontend(frontend),
+            origin,
+        }) => read_frontend_args(frontend, origin)?,
+        _ => BuildFrontend::default(),
     };
     let project_text = std::path::absolute(project_dir)
         .unwrap_or_else(|_| project_dir.to_path_buf())
@@ -800,19 +821,7 @@ fn build_spec(
             &[("project", &project_text), ("package", &project_text)],
         )
     };
-    let (frontend_settings, frontend_others) = build_frontend.split_args();
-    if !frontend_others.is_empty() {
-        notes.push(format!(
-            "build-frontend args not used: {} (crosswheel runs the PEP 517 backend itself; only config settings among the args, -C key=value, are passed on)",
-            frontend_others.join(" ")
-        ));
-    }
-    if build_frontend.name != FrontendName::Build {
-        notes.push(format!(
-            "build-frontend {}: crosswheel runs the PEP 517 backend itself, with the build requirements installed by pip into a host venv",
-            build_frontend.name.name()
-        ));
-    }
+    let frontend_settings = build_frontend.parsed.config_settings.clone();
     let mut config_settings: Vec<(String, String)> = setting("config-settings").pairs();
     config_settings.extend(frontend_settings);
     let config_settings = config_settings
@@ -850,9 +859,11 @@ fn build_spec(
             }
         }
     }
+    // cibuildwheel passes both build-verbosity's flags and the frontend's args on.
     let build_verbosity = text("build-verbosity")
         .and_then(|level| level.parse::<i64>().ok())
-        .unwrap_or(0);
+        .unwrap_or(0)
+        + build_frontend.parsed.verbosity;
     let dependency_versions = match get("dependency-versions") {
         None => DependencyVersions::Unconstrained,
         Some(located) => {

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::frontend::FrontendArgs;
 use super::shell;
 
 /// `toolchain`: the compiler that builds for the target.
@@ -32,7 +33,8 @@ impl Toolchain {
 
 /// The frontend names cibuildwheel accepts in `build-frontend`. crosswheel runs the
 /// project's backend through its own PEP 517 driver whichever is named; the name says which
-/// installer cibuildwheel would have used, and its `args` are read for config settings.
+/// installer fills the build environment and how its `args` are read
+/// ([`super::frontend::parse`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrontendName {
     Build,
@@ -71,8 +73,12 @@ impl FrontendName {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildFrontend {
     pub name: FrontendName,
-    /// Extra arguments for the frontend.
+    /// Extra arguments for the frontend, as written.
     pub args: Vec<String>,
+    /// What the args ask for: filled by [`BuildFrontend::read_args`] when the option is
+    /// resolved for a build, so the args of an override for builds crosswheel never makes
+    /// (`select = "*pyodide*"`) are not held against the configuration.
+    pub parsed: FrontendArgs,
 }
 
 impl BuildFrontend {
@@ -83,34 +89,14 @@ impl BuildFrontend {
                 name.trim()
             )
         })?;
-        Ok(BuildFrontend { name, args })
+        let parsed = super::frontend::without_args(name);
+        Ok(BuildFrontend { name, args, parsed })
     }
 
-    /// The frontend's `args` that are PEP 517 config settings (`-C key=value`,
-    /// `-Ckey=value`, `--config-setting key=value`, `--config-setting=key=value`, and
-    /// `--config-settings` likewise), and the others.
-    pub fn split_args(&self) -> (Vec<(String, String)>, Vec<String>) {
-        let mut settings = Vec::new();
-        let mut others = Vec::new();
-        let mut args = self.args.iter();
-        while let Some(arg) = args.next() {
-            let value = match arg.as_str() {
-                "-C" | "--config-setting" | "--config-settings" => args.next().cloned(),
-                other => other
-                    .strip_prefix("--config-settings=")
-                    .or_else(|| other.strip_prefix("--config-setting="))
-                    .or_else(|| other.strip_prefix("-C"))
-                    .map(String::from),
-            };
-            match value {
-                Some(value) => {
-                    let (key, value) = value.split_once('=').unwrap_or((&value, ""));
-                    settings.push((key.to_string(), value.to_string()));
-                }
-                None => others.push(arg.clone()),
-            }
-        }
-        (settings, others)
+    /// The frontend with its args read as it reads them ([`super::frontend::parse`]).
+    pub(crate) fn read_args(mut self) -> Result<BuildFrontend, String> {
+        self.parsed = super::frontend::parse(self.name, &self.args)?;
+        Ok(self)
     }
 
     /// The string form: a name, then `; args: ...` in shell syntax.
@@ -131,6 +117,17 @@ impl BuildFrontend {
             args.extend(shell::split_words(value)?);
         }
         BuildFrontend::new(name, args)
+    }
+}
+
+impl Default for BuildFrontend {
+    /// cibuildwheel's default, `build` with no args.
+    fn default() -> Self {
+        BuildFrontend {
+            name: FrontendName::Build,
+            args: Vec::new(),
+            parsed: super::frontend::without_args(FrontendName::Build),
+        }
     }
 }
 
@@ -304,12 +301,13 @@ mod tests {
 
     #[test]
     fn frontend_string_form_carries_args() {
-        let frontend = BuildFrontend::parse("pip; args: --no-build-isolation '-v v'").unwrap();
+        let frontend =
+            BuildFrontend::parse("pip; args: --extra-index-url 'file:///my wheels'").unwrap();
         assert_eq!(frontend.name, FrontendName::Pip);
-        assert_eq!(frontend.args, ["--no-build-isolation", "-v v"]);
+        assert_eq!(frontend.args, ["--extra-index-url", "file:///my wheels"]);
         assert_eq!(
             frontend.to_string(),
-            "pip; args: --no-build-isolation '-v v'"
+            "pip; args: --extra-index-url 'file:///my wheels'"
         );
     }
 
@@ -329,26 +327,6 @@ mod tests {
             BuildFrontend::parse("default").unwrap().name,
             FrontendName::Build
         );
-    }
-
-    #[test]
-    fn frontend_args_that_are_config_settings_are_picked_out() {
-        let frontend = BuildFrontend::parse(
-            "build; args: -C a=1 -Cb=2 --config-setting c=3 --config-setting=d=4 --config-settings e --no-isolation",
-        )
-        .unwrap();
-        let (settings, others) = frontend.split_args();
-        let pairs = |items: &[(&str, &str)]| {
-            items
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            settings,
-            pairs(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"), ("e", "")])
-        );
-        assert_eq!(others, ["--no-isolation"]);
     }
 
     #[test]

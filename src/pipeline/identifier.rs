@@ -210,6 +210,7 @@ impl Identifier<'_> {
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,
             constraints: &constraints,
+            frontend: &frontend_of(&spec.options.build_frontend),
         })?;
         Ok((python, built))
     }
@@ -328,5 +329,21 @@ impl Identifier<'_> {
             size: bytes.len() as u64,
             path: destination,
         })
+    }
+}
+
+/// The backend's view of `build-frontend`: who installs the build requirements, with which
+/// options, or no isolation at all.
+fn frontend_of(option: &crate::options::BuildFrontend) -> crate::backend::Frontend {
+    let args = &option.parsed;
+    crate::backend::Frontend {
+        description: option.to_string(),
+        installer: match args.installer {
+            crate::options::Installer::Pip => crate::backend::InstallerKind::Pip,
+            crate::options::Installer::Uv => crate::backend::InstallerKind::Uv,
+        },
+        isolation: args.isolation,
+        check_dependencies: args.check_dependencies,
+        installer_args: args.installer_args.clone(),
     }
 }

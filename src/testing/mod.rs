@@ -10,6 +10,7 @@
 mod debian;
 pub mod emulator;
 mod host_python;
+mod pip_shim;
 mod platform;
 mod run;
 mod source_build;

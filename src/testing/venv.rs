@@ -118,6 +118,7 @@ impl TargetEnv {
         let python = env.bin().join("python");
         write_executable(&python, &script)?;
         env.link_versioned_names()?;
+        env.write_pip_shims()?;
         Ok(env)
     }
 
@@ -404,6 +405,24 @@ impl TargetEnv {
         ] {
             let link = self.bin().join(name);
             std::os::unix::fs::symlink("python", &link).map_err(TestError::io("create", &link))?;
+        }
+        Ok(())
+    }
+
+    /// `pip` in the emulated environment's bin/, so `pip install` in `before-test` and the
+    /// test command reaches this environment, not the host's (see [`super::pip_shim`]).
+    fn write_pip_shims(&self) -> Result<(), TestError> {
+        // Absolute: inside the environment, `python3` on PATH is the target's.
+        let host = crate::toolchain::find_on_path(HOST_PIP_PYTHON)
+            .unwrap_or_else(|| PathBuf::from(HOST_PIP_PYTHON));
+        let text = super::pip_shim::script(
+            &host,
+            &self.python(),
+            &self.site_packages(),
+            &self.platform_args(),
+        );
+        for name in super::pip_shim::names(&self.python_version) {
+            write_executable(&self.bin().join(name), &text)?;
         }
         Ok(())
     }

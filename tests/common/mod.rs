@@ -408,5 +408,50 @@ pub fn build_in(
         offline: false,
         verbosity: 0,
         constraints: &[],
+        frontend: &Default::default(),
     })
+}
+
+/// examples/blasdot copied into `dir` (without earlier outputs), its `[tool.crosswheel]`
+/// table replaced by `table` (a `[tool.cibuildwheel]` one, as a cibuildwheel user has).
+pub fn blasdot_with_table(dir: &Path, table: &str) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
+    for entry in walkdir::WalkDir::new(&example) {
+        let entry = entry.unwrap();
+        let relative = entry.path().strip_prefix(&example).unwrap();
+        let skip = relative.components().next().is_some_and(|first| {
+            matches!(
+                first.as_os_str().to_str(),
+                Some("build" | "wheelhouse" | "dist")
+            )
+        });
+        if skip {
+            continue;
+        }
+        let to = dir.join(relative);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    let pyproject = std::fs::read_to_string(example.join("pyproject.toml")).unwrap();
+    let start = pyproject
+        .find("[tool.crosswheel]")
+        .expect("blasdot has a [tool.crosswheel] table");
+    let kept = pyproject.get(..start).unwrap_or_default();
+    std::fs::write(dir.join("pyproject.toml"), format!("{kept}{table}")).unwrap();
+}
+
+/// Removes the caller's option variables (`CIBW_*` but `CIBW_BUILD`, `CROSSWHEEL_*` but the
+/// cache and fixtures folders) from `command`, so only the test's configuration counts.
+pub fn without_option_variables(command: &mut std::process::Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let option_variable =
+            (name.starts_with("CIBW_") && name != "CIBW_BUILD") || name.starts_with("CROSSWHEEL_");
+        if option_variable && !matches!(name.as_ref(), "CROSSWHEEL_CACHE" | "CROSSWHEEL_FIXTURES") {
+            command.env_remove(name.as_ref());
+        }
+    }
 }
