@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
+use crate::io_error::IoError;
+
 use super::cibw;
 use super::document::{ConfigDocument, Layer};
 use super::error::{OptionsError, Origin};
@@ -132,10 +134,7 @@ pub(crate) fn resolve(
     let mut problems = Vec::new();
     let (file, config_file) = match &cli.config_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| OptionsError::Read {
-                path: path.clone(),
-                source,
-            })?;
+            let text = std::fs::read_to_string(path).map_err(IoError::at("read", path))?;
             (read_config(path, &text, &mut notes)?, Some(path.clone()))
         }
         None => match &pyproject_text {
@@ -308,10 +307,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, OptionsError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(OptionsError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
+        Err(source) => Err(IoError::new("read", path, source).into()),
     }
 }
 

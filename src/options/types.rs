@@ -210,11 +210,12 @@ impl DependencyVersions {
     }
 
     /// pip's constraints lines for the build requirements' installation.
-    pub fn constraint_lines(&self) -> Result<Vec<String>, std::io::Error> {
+    pub fn constraint_lines(&self) -> Result<Vec<String>, crate::io_error::IoError> {
         match self {
             DependencyVersions::Unconstrained => Ok(Vec::new()),
             DependencyVersions::Packages(packages) => Ok(packages.clone()),
-            DependencyVersions::Constraints(path) => Ok(std::fs::read_to_string(path)?
+            DependencyVersions::Constraints(path) => Ok(std::fs::read_to_string(path)
+                .map_err(crate::io_error::IoError::at("read", path))?
                 .lines()
                 .map(str::trim)
                 .filter(|line| !line.is_empty() && !line.starts_with('#'))
