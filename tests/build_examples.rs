@@ -9,8 +9,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crosswheel::backend::{Backend, BuildRequest, BuiltWheel, build_wheel};
-use crosswheel::crossenv::BuildPython;
-use crosswheel::toolchain::Cache;
+use crosswheel::host::BuildPython;
+use crosswheel::host::Cache;
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;

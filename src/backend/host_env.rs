@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::BuildError;
-use crate::crossenv::{BuildPython, CROSS_ONLY_VARS};
-use crate::toolchain::Cache;
+use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache, cache_key};
 
 const MARKER: &str = "crosswheel-installed.json";
 
@@ -44,7 +43,7 @@ impl HostEnv {
         if !constraints.is_empty() {
             parts.push(constraints_text.as_bytes());
         }
-        let key = crate::toolchain::cache_key(&parts);
+        let key = cache_key(&parts);
         let root = cache
             .build_envs()
             .join(format!("{}-{key}", python.abi_tag()));

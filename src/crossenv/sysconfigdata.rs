@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::python::BuildPython;
-use crate::toolchain::{Toolchain, targets_config};
+use crate::host::BuildPython;
+use crate::target::config as targets_config;
+use crate::toolchain::Toolchain;
 
 /// Paths inside the cross environment the variables point at.
 pub(crate) struct EnvLayout<'a> {

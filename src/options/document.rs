@@ -16,6 +16,7 @@ use super::selector::Selector;
 use super::shell::{self, Environment};
 use super::types::BuildFrontend;
 use super::value::{self, Inherit, Located, Setting};
+use crate::host::shell_quote;
 
 /// The settings of one table, by canonical option name.
 pub(crate) type Layer = BTreeMap<&'static str, Located>;
@@ -507,7 +508,7 @@ impl Reader<'_> {
                 "file" => text = Some(self.scalar_text(key, entry)?),
                 "packages" => {
                     let packages = self.read_kind(key, Kind::ShellWords, entry)?.list();
-                    let quoted: Vec<_> = packages.iter().map(|p| shell::quote(p)).collect();
+                    let quoted: Vec<_> = packages.iter().map(|p| shell_quote(p)).collect();
                     text = Some(format!("packages: {}", quoted.join(" ")));
                 }
                 other => {

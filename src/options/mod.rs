@@ -26,12 +26,14 @@ mod value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::host::shell_quote;
+
 pub use error::{DOCS_URL, OptionsError, Origin};
 pub use help::{TABLE_BEGIN, TABLE_END, config_help, options_table};
 pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets};
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
 pub use selector::Selector;
-pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders, quote};
+pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders};
 pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
 
 /// Where `CROSSWHEEL_*` (and `environment-pass`) variables are read; tests pass a map.
@@ -169,7 +171,10 @@ impl BuildOptions {
         self.test_command.as_deref().map(|template| {
             fill_placeholders(
                 template,
-                &[("project", &quote(&project)), ("package", &quote(&package))],
+                &[
+                    ("project", &shell_quote(&project)),
+                    ("package", &shell_quote(&package)),
+                ],
             )
         })
     }
@@ -249,6 +254,6 @@ pub fn env_var_name(option: &str) -> String {
 pub fn fill_project(command: &str, project: &Path) -> String {
     let project = std::path::absolute(project).unwrap_or_else(|_| project.to_path_buf());
     let project = project.to_string_lossy();
-    let quoted = quote(&project);
+    let quoted = shell_quote(&project);
     fill_placeholders(command, &[("project", &quoted), ("package", &quoted)])
 }

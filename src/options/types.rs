@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::shell;
+use crate::host::shell_quote;
 
 /// `toolchain`: the compiler that builds for the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +139,7 @@ impl fmt::Display for BuildFrontend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name.name())?;
         if !self.args.is_empty() {
-            let args: Vec<_> = self.args.iter().map(|arg| shell::quote(arg)).collect();
+            let args: Vec<_> = self.args.iter().map(|arg| shell_quote(arg)).collect();
             write!(f, "; args: {}", args.join(" "))?;
         }
         Ok(())
@@ -163,8 +164,8 @@ impl RepairCommand {
             RepairCommand::Command(template) => Some(shell::fill_placeholders(
                 template,
                 &[
-                    ("wheel", &shell::quote(wheel)),
-                    ("dest_dir", &shell::quote(dest_dir)),
+                    ("wheel", &shell_quote(wheel)),
+                    ("dest_dir", &shell_quote(dest_dir)),
                 ],
             )),
             RepairCommand::Builtin | RepairCommand::Skip => None,

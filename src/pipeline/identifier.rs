@@ -11,10 +11,12 @@ use sha2::{Digest, Sha256};
 use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 use super::{PipelineOptions, hooks, progress, report};
 use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
-use crate::crossenv::{BuildPython, CrossEnv};
+use crate::crossenv::CrossEnv;
+use crate::host::BuildPython;
+use crate::host::Cache;
 use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
 use crate::target::Target;
-use crate::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+use crate::toolchain::{ToolchainKind, resolve_toolchain};
 
 /// Everything the stages of one identifier share.
 struct Identifier<'a> {

@@ -30,7 +30,8 @@ pub use emulator::{
 pub use platform::{Host, TestPlan, TestPlatform, plan};
 pub use stage::{Verdict, test_or_check};
 
-use run::{Echo, Log, shell_quote};
+use crate::host::shell_quote;
+use run::{Echo, Log};
 use venv::TargetEnv;
 
 #[derive(Debug, thiserror::Error)]
@@ -110,7 +111,7 @@ pub struct TestSpec {
     pub project_dir: PathBuf,
     /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
     pub qemu_cpu: Option<String>,
-    /// crosswheel's cache (sysroots, qemu); normally [`crate::toolchain::Cache::from_env`].
+    /// crosswheel's cache (sysroots, qemu); normally [`crate::host::Cache::from_env`].
     pub cache_dir: PathBuf,
     /// Where `<wheel name>.test.log` is written.
     pub log_dir: PathBuf,
@@ -350,7 +351,7 @@ pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> S
 
 /// Replaces `{project}` and `{package}` with the shell-quoted project folder.
 pub fn expand_placeholders(command: &str, project: &Path) -> String {
-    let quoted = shell_quote(&project.to_string_lossy());
+    let quoted = shell_quote(&project.to_string_lossy()).into_owned();
     command
         .replace("{project}", &quoted)
         .replace("{package}", &quoted)

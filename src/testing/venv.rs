@@ -18,7 +18,8 @@ use super::TestPlatform;
 
 use super::TestError;
 use super::emulator::Emulator;
-use super::run::{Echo, Log, shell_quote};
+use super::run::{Echo, Log};
+use crate::host::shell_quote;
 
 /// The interpreter running pip for the target; any Python 3 with pip will do.
 const HOST_PIP_PYTHON: &str = "python3";
@@ -414,7 +415,7 @@ impl HostPython {
             detail,
         };
         // The interpreter the build stage would use for this version (PATH, uv, pyenv).
-        let executable = crate::crossenv::BuildPython::find(version)
+        let executable = crate::host::BuildPython::find(version)
             .map_err(|err| missing(err.to_string()))?
             .executable;
         let output = Command::new(&executable)

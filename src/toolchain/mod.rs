@@ -1,27 +1,20 @@
 //! Compilers for the targets: zig (default, from the `ziglang` package in a private venv)
 //! or a system cross gcc, presented to build systems as plain `cc`/`c++`/`ar`/`ranlib`.
 
-mod cache;
 mod doctor;
 mod gcc;
-mod tool_venv;
-mod uv;
 mod wrappers;
 mod zig;
 
 use std::path::{Path, PathBuf};
 
-pub use cache::{Cache, NoCacheDir, cache_key};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
-pub use uv::ensure_uv;
 pub use wrappers::{WrapperPaths, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
+use crate::host::Cache;
 use crate::target::Target;
-pub(crate) use crate::target::config as targets_config;
-pub(crate) use gcc::find_on_path;
-pub(crate) use wrappers::shell_quote;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
