@@ -8,8 +8,8 @@ use crate::cli::{EnvArgs, ToolchainArgs};
 use crate::crossenv::CrossEnv;
 use crate::host::BuildPython;
 use crate::host::Cache;
-use crate::target::Target;
-use crate::toolchain::{ToolchainKind, doctor, resolve_toolchain};
+use crate::target::{Target, ToolchainKind};
+use crate::toolchain::{doctor, resolve_toolchain};
 
 pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
     let targets = if args.targets.is_empty() {

@@ -174,8 +174,7 @@ pub(crate) fn cmake_toolchain_file(toolchain: &Toolchain, run_on_build: &Path) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::Target;
-    use crate::toolchain::ToolchainKind;
+    use crate::target::{Target, ToolchainKind};
     use std::path::PathBuf;
 
     fn toolchain(target: &str) -> Toolchain {

@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::host::shell_quote;
+use crate::target::ToolchainKind;
 
 pub use error::{DOCS_URL, OptionsError, Origin};
 pub use help::{TABLE_BEGIN, TABLE_END, config_help, options_table};
@@ -34,7 +35,7 @@ pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
 pub use selector::Selector;
 pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders};
-pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
+pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
 
 /// Where `CROSSWHEEL_*` (and `environment-pass`) variables are read; tests pass a map.
 pub trait EnvSource {
@@ -133,7 +134,7 @@ pub struct BuildOptions {
     /// Relative paths from the config file are relative to the project; from a variable
     /// or flag, to the working directory.
     pub output_dir: PathBuf,
-    pub toolchain: Toolchain,
+    pub toolchain: ToolchainKind,
     /// `MAJOR.MINOR`, at least `11.0`; used by macOS builds only.
     pub macos_deployment_target: String,
     /// `QEMU_CPU` for emulated tests; `None` leaves qemu's default.

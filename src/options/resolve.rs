@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 
 use crate::io_error::IoError;
+use crate::target::ToolchainKind;
 
 use super::cibw;
 use super::document::{ConfigDocument, Layer};
@@ -17,7 +18,7 @@ use super::requires_python::RequiresPython;
 use super::schema::{self, Kind, PLATFORM_VAR, REQUIRES_PYTHON_VAR};
 use super::selector::Selector;
 use super::shell::{EnvAssignment, Environment};
-use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
+use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
 use super::value::{self, Inherit, Located, Setting};
 use super::{BuildOptions, BuildSpec, CliOverrides, EnvSource, Plan};
 
@@ -960,7 +961,7 @@ fn macos_deployment_target(
     chosen
 }
 
-fn toolchain(located: Option<Located>, platform: Platform) -> Result<Toolchain, OptionsError> {
+fn toolchain(located: Option<Located>, platform: Platform) -> Result<ToolchainKind, OptionsError> {
     let origin = located.as_ref().map_or_else(
         || Origin::File {
             path: PathBuf::from(DEFAULTS_PATH),
@@ -976,9 +977,9 @@ fn toolchain(located: Option<Located>, platform: Platform) -> Result<Toolchain, 
     let name = located
         .map(|located| located.setting.text())
         .unwrap_or_default();
-    match Toolchain::from_name(&name) {
+    match ToolchainKind::from_name(&name) {
         // Caught here rather than at build time, after the Linux builds have run.
-        Some(Toolchain::Gcc) if platform == Platform::Macos => Err(invalid(
+        Some(ToolchainKind::Gcc) if platform == Platform::Macos => Err(invalid(
             "no cross gcc exists for macOS: use zig for macOS builds (set `toolchain = \"gcc\"` in [tool.crosswheel.linux] only)".to_string(),
         )),
         Some(toolchain) => Ok(toolchain),

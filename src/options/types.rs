@@ -5,32 +5,6 @@ use std::fmt;
 use super::shell;
 use crate::host::shell_quote;
 
-/// `toolchain`: the compiler that builds for the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Toolchain {
-    /// zig from the `ziglang` package: every target, glibc version chosen per build.
-    Zig,
-    /// A system cross gcc (Linux targets only).
-    Gcc,
-}
-
-impl Toolchain {
-    pub(crate) fn from_name(name: &str) -> Option<Toolchain> {
-        match name {
-            "zig" => Some(Toolchain::Zig),
-            "gcc" => Some(Toolchain::Gcc),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Toolchain::Zig => "zig",
-            Toolchain::Gcc => "gcc",
-        }
-    }
-}
-
 /// The frontend names cibuildwheel accepts in `build-frontend`. crosswheel runs the
 /// project's backend through its own PEP 517 driver whichever is named; the name says which
 /// installer cibuildwheel would have used, and its `args` are read for config settings.
@@ -226,7 +200,7 @@ impl DependencyVersions {
     }
 }
 
-/// `macos-deployment-target`, checked against arm64's floor of macOS 11.0.
+/// `macos-deployment-target`, checked against arm64's floor ([`crate::target::macos_arm64_floor`]).
 pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
     let text = text.trim();
     let (major, minor) = text.split_once('.').unwrap_or((text, "0"));
@@ -236,9 +210,10 @@ pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
             "`{text}` is not a macOS version such as `11.0` or `14.2`"
         ));
     };
-    if major < 11 {
+    let floor = crate::target::macos_arm64_floor();
+    if (major, minor) < (floor.major, floor.minor) {
         return Err(format!(
-            "macOS {major}.{minor} is below 11.0, the first macOS release for arm64"
+            "macOS {major}.{minor} is below {floor}, the first macOS release for arm64"
         ));
     }
     Ok(format!("{major}.{minor}"))

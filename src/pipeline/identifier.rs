@@ -14,9 +14,9 @@ use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
 use crate::crossenv::CrossEnv;
 use crate::host::BuildPython;
 use crate::host::Cache;
-use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
+use crate::options::{BuildSpec, Plan, RepairCommand};
 use crate::target::Target;
-use crate::toolchain::{ToolchainKind, resolve_toolchain};
+use crate::toolchain::resolve_toolchain;
 
 /// Everything the stages of one identifier share.
 struct Identifier<'a> {
@@ -174,12 +174,8 @@ impl Identifier<'_> {
                 spec.identifier, spec.python
             )
         })?;
-        let kind = match spec.options.toolchain {
-            Toolchain::Zig => ToolchainKind::Zig,
-            Toolchain::Gcc => ToolchainKind::Gcc,
-        };
         let toolchain = resolve_toolchain(
-            kind,
+            spec.options.toolchain,
             &self.target,
             self.cache,
             &python.executable,

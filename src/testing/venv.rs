@@ -27,9 +27,6 @@ const HOST_PIP_PYTHON: &str = "python3";
 /// The oldest manylinux glibc for aarch64 and ppc64le (and the floor we offer pip).
 const MANYLINUX_FLOOR_MINOR: u32 = 17;
 
-/// The first macOS on Apple silicon.
-const MACOS_ARM64_FLOOR_MAJOR: u32 = 11;
-
 /// The wheels pip may pick for the environment's interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PipPlatform {
@@ -273,7 +270,7 @@ impl TargetEnv {
             // universal2 for every macOS from 11 up to the host's, and universal2 for
             // the 10.x versions (a universal2 wheel built for 10.9 carries arm64 code).
             PipPlatform::MacosArm64 { major } => {
-                for version in (MACOS_ARM64_FLOOR_MAJOR..=major).rev() {
+                for version in (crate::target::macos_arm64_floor().major..=major).rev() {
                     args.push(format!("--platform=macosx_{version}_0_arm64"));
                     args.push(format!("--platform=macosx_{version}_0_universal2"));
                 }

@@ -14,7 +14,7 @@ pub use wrappers::{WrapperPaths, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
 use crate::host::Cache;
-use crate::target::Target;
+use crate::target::{Target, ToolchainKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
@@ -41,25 +41,6 @@ pub enum ToolchainError {
     },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ToolchainKind {
-    #[default]
-    Zig,
-    Gcc,
-}
-
-impl std::str::FromStr for ToolchainKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "zig" => Ok(ToolchainKind::Zig),
-            "gcc" => Ok(ToolchainKind::Gcc),
-            other => Err(format!("unknown toolchain `{other}`: use `zig` or `gcc`")),
-        }
-    }
 }
 
 /// Compilers for one target, ready to be put in `CC`/`CXX`/`AR`/`RANLIB`.

@@ -351,7 +351,8 @@ pub fn zig_cross_env(
     target: &str,
 ) -> crosswheel::crossenv::CrossEnv {
     use crosswheel::host::Cache;
-    use crosswheel::toolchain::{ToolchainKind, resolve_toolchain};
+    use crosswheel::target::ToolchainKind;
+    use crosswheel::toolchain::resolve_toolchain;
     let parsed = crosswheel::target::Target::parse(target).unwrap();
     let cache = Cache::from_env().expect("a cache directory");
     let toolchain = resolve_toolchain(
