@@ -826,46 +826,16 @@ fn build_spec(
     };
     let toolchain = toolchain(get("toolchain"), platform)?;
 
-    let mut test_requires = setting("test-requires").list();
-    let mut test_groups_problem = None;
-    if let Some(located) = get("test-groups") {
-        let names = located.setting.list();
-        match groups.requirements(&names) {
-            Ok(required) => {
-                for requirement in required {
-                    if !test_requires.contains(&requirement) {
-                        test_requires.push(requirement);
-                    }
-                }
-            }
-            // As in cibuildwheel, the groups matter to the tests only: planning goes on,
-            // the tests that need them fail, and the problem is said once now.
-            Err(message) => {
-                let problem = format!("{}: invalid `test-groups`: {message}", located.origin);
-                notes.push(format!("warning: {problem}"));
-                test_groups_problem = Some(problem);
-            }
-        }
-    }
+    let (test_requires, test_groups_problem) = test_requirements(
+        setting("test-requires").list(),
+        get("test-groups"),
+        groups,
+        notes,
+    );
     let build_verbosity = text("build-verbosity")
         .and_then(|level| level.parse::<i64>().ok())
         .unwrap_or(0);
-    let dependency_versions = match get("dependency-versions") {
-        None => DependencyVersions::Unconstrained,
-        Some(located) => {
-            let base = match &located.origin {
-                Origin::File { .. } => project_dir.to_path_buf(),
-                _ => PathBuf::new(),
-            };
-            DependencyVersions::parse(&located.setting.text(), &base).map_err(|message| {
-                OptionsError::InvalidValue {
-                    origin: located.origin.clone(),
-                    key: "dependency-versions".to_string(),
-                    message,
-                }
-            })?
-        }
-    };
+    let dependency_versions = dependency_versions(get("dependency-versions"), project_dir)?;
 
     Ok(BuildSpec {
         target_id: target.id.clone(),
@@ -902,6 +872,58 @@ fn build_spec(
             dependency_versions,
         },
         identifier,
+    })
+}
+
+/// `test-requires` plus the requirements of the `test-groups`, each once; a group that
+/// cannot be read is a problem for the tests only.
+fn test_requirements(
+    mut test_requires: Vec<String>,
+    test_groups: Option<Located>,
+    groups: &project_tables::DependencyGroups,
+    notes: &mut Notes,
+) -> (Vec<String>, Option<String>) {
+    let Some(located) = test_groups else {
+        return (test_requires, None);
+    };
+    match groups.requirements(&located.setting.list()) {
+        Ok(required) => {
+            for requirement in required {
+                if !test_requires.contains(&requirement) {
+                    test_requires.push(requirement);
+                }
+            }
+            (test_requires, None)
+        }
+        // As in cibuildwheel, the groups matter to the tests only: planning goes on,
+        // the tests that need them fail, and the problem is said once now.
+        Err(message) => {
+            let problem = format!("{}: invalid `test-groups`: {message}", located.origin);
+            notes.push(format!("warning: {problem}"));
+            (test_requires, Some(problem))
+        }
+    }
+}
+
+/// `dependency-versions`; a constraints file named in the project's file is relative to
+/// the project, one from a variable or flag to the working directory.
+fn dependency_versions(
+    located: Option<Located>,
+    project_dir: &Path,
+) -> Result<DependencyVersions, OptionsError> {
+    let Some(located) = located else {
+        return Ok(DependencyVersions::Unconstrained);
+    };
+    let base = match &located.origin {
+        Origin::File { .. } => project_dir.to_path_buf(),
+        _ => PathBuf::new(),
+    };
+    DependencyVersions::parse(&located.setting.text(), &base).map_err(|message| {
+        OptionsError::InvalidValue {
+            origin: located.origin.clone(),
+            key: "dependency-versions".to_string(),
+            message,
+        }
     })
 }
 

@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::host::shell_quote;
 use crate::options::Environment;
 use crate::sysroot::{LinuxArch, SysrootError};
 
@@ -30,7 +31,6 @@ pub use emulator::{
 pub use platform::{Host, TestPlan, TestPlatform, plan};
 pub use stage::{Verdict, test_or_check};
 
-use crate::host::shell_quote;
 use run::{Echo, Log};
 use venv::TargetEnv;
 
@@ -189,50 +189,12 @@ pub fn test_wheel(
     let env_root = scratch.path().join("venv");
     let env = match emulated_arch {
         None => TargetEnv::native(&env_root, platform, &spec.python_version)?,
-        Some(target) => {
-            let emulator = Emulator::new(
-                &spec.cache_dir,
-                target,
-                &spec.python_version,
-                spec.target_python.as_deref(),
-                spec.debian_mirror.as_deref(),
-                spec.qemu_cpu.clone(),
-            )?;
-            if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target)
-            {
-                // Not fatal: the venv's python launches itself through qemu, so Python
-                // subprocesses work; only other target programs need the kernel's help.
-                tracing::warn!("{problem}");
-                log.note(&format!("warning: {problem}"))?;
-            }
-            log.note(&format!(
-                "emulator: {} (cpu {}), sysroot {}",
-                emulator.qemu().display(),
-                emulator.cpu().unwrap_or("qemu's default"),
-                emulator.sysroot().root().display()
-            ))?;
-            TargetEnv::emulated(&env_root, &emulator)?
-        }
+        Some(target) => emulated_env(&env_root, target, spec, &mut log)?,
     };
 
     let (vars, install_vars) = test_variables(&env, spec, &project)?;
     if let Some(before_test) = &spec.before_test {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(before_test)
-            .current_dir(&project)
-            .env_clear()
-            .envs(&vars);
-        log.note("before-test")?;
-        let finished = log.run(command, Echo::Yes)?;
-        if !finished.status.success() {
-            return Err(TestError::BeforeTest {
-                status: finished.status.to_string(),
-                reason: finished.reason(),
-                log: log.path().to_path_buf(),
-            });
-        }
+        run_before_test(before_test, &project, &vars, &mut log)?;
     }
 
     let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
@@ -269,6 +231,62 @@ pub fn test_wheel(
         duration: started.elapsed(),
         log_path: log.path().to_path_buf(),
     })
+}
+
+/// A venv on the target's Debian CPython under qemu-user, with the emulator noted in the log.
+fn emulated_env(
+    env_root: &Path,
+    target: LinuxArch,
+    spec: &TestSpec,
+    log: &mut Log,
+) -> Result<TargetEnv, TestError> {
+    let emulator = Emulator::new(
+        &spec.cache_dir,
+        target,
+        &spec.python_version,
+        spec.target_python.as_deref(),
+        spec.debian_mirror.as_deref(),
+        spec.qemu_cpu.clone(),
+    )?;
+    if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target) {
+        // Not fatal: the venv's python launches itself through qemu, so Python
+        // subprocesses work; only other target programs need the kernel's help.
+        tracing::warn!("{problem}");
+        log.note(&format!("warning: {problem}"))?;
+    }
+    log.note(&format!(
+        "emulator: {} (cpu {}), sysroot {}",
+        emulator.qemu().display(),
+        emulator.cpu().unwrap_or("qemu's default"),
+        emulator.sysroot().root().display()
+    ))?;
+    TargetEnv::emulated(env_root, &emulator)
+}
+
+/// `before-test` in the project folder with the test variables; failing is an error.
+fn run_before_test(
+    before_test: &str,
+    project: &Path,
+    vars: &Vars,
+    log: &mut Log,
+) -> Result<(), TestError> {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(before_test)
+        .current_dir(project)
+        .env_clear()
+        .envs(vars);
+    log.note("before-test")?;
+    let finished = log.run(command, Echo::Yes)?;
+    if !finished.status.success() {
+        return Err(TestError::BeforeTest {
+            status: finished.status.to_string(),
+            reason: finished.reason(),
+            log: log.path().to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 /// `/path/x.whl[test,docs]`: the wheel with its extras, for pip.
