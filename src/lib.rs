@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod crossenv;
 pub mod elf;
+pub mod host;
 pub mod inspect;
 pub mod io_error;
 pub mod loadcheck;

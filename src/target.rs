@@ -90,6 +90,35 @@ impl fmt::Display for Platform {
     }
 }
 
+/// The compiler family that builds for a target (the `toolchain` option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolchainKind {
+    /// zig from the `ziglang` package: every target, glibc version chosen per build.
+    #[default]
+    Zig,
+    /// A system cross gcc (Linux targets only).
+    Gcc,
+}
+
+impl ToolchainKind {
+    pub fn from_name(name: &str) -> Option<ToolchainKind> {
+        match name {
+            "zig" => Some(ToolchainKind::Zig),
+            "gcc" => Some(ToolchainKind::Gcc),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for ToolchainKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        ToolchainKind::from_name(text)
+            .ok_or_else(|| format!("unknown toolchain `{text}`: use `zig` or `gcc`"))
+    }
+}
+
 /// The Linux architectures crosswheel builds for or runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LinuxArch {
@@ -99,6 +128,19 @@ pub enum LinuxArch {
 }
 
 impl LinuxArch {
+    pub const ALL: [LinuxArch; 3] = [Self::X86_64, Self::Aarch64, Self::Ppc64le];
+
+    /// The architecture a glibc Linux wheel's platform tag names: `manylinux_2_17_aarch64`,
+    /// `manylinux2014_ppc64le`, `linux_x86_64`; `None` for any other tag (musllinux, macOS).
+    pub fn of_platform_tag(tag: &str) -> Option<Self> {
+        if !(tag.starts_with("manylinux") || tag.starts_with("linux_")) {
+            return None;
+        }
+        Self::ALL
+            .into_iter()
+            .find(|arch| tag.ends_with(&format!("_{}", arch.machine())))
+    }
+
     /// Accepts the kernel/wheel-tag name (`aarch64`) and the Debian one (`arm64`).
     pub fn parse(name: &str) -> Option<Self> {
         match name.trim().to_ascii_lowercase().as_str() {
@@ -238,6 +280,23 @@ impl TargetData {
             || self.aliases.contains(&name)
             || self.identifier_platform() == name
     }
+
+    /// `min_os_version`: the oldest OS version (glibc, macOS) the target runs.
+    pub fn min_os(&self) -> OsVersion {
+        OsVersion::parse(&self.min_os_version)
+            .unwrap_or_else(|| panic!("config/targets.toml: bad min_os_version for {}", self.id))
+    }
+}
+
+/// The oldest macOS that runs on Apple silicon (11.0): `min_os_version` of the macOS arm64
+/// target. Tag rules, deployment targets and pip's platform list all floor at it.
+pub fn macos_arm64_floor() -> OsVersion {
+    config()
+        .target
+        .iter()
+        .find(|data| data.platform == Platform::Macos && data.arch == "arm64")
+        .expect("config/targets.toml has a macos arm64 target")
+        .min_os()
 }
 
 pub(crate) fn config() -> &'static TargetsConfig {
@@ -335,12 +394,7 @@ impl Target {
             version: version.to_string(),
             example: self.data.default_os_version.clone(),
         })?;
-        let floor = OsVersion::parse(&self.data.min_os_version).unwrap_or_else(|| {
-            panic!(
-                "config/targets.toml: bad min_os_version for {}",
-                self.data.id
-            )
-        });
+        let floor = self.data.min_os();
         if parsed < floor {
             return Err(TargetError::BelowFloor {
                 target: self.id().to_string(),

@@ -8,9 +8,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crosswheel::backend::{BuildError, BuildRequest, BuiltWheel, build_wheel};
-use crosswheel::crossenv::{BuildPython, CrossEnv};
+use crosswheel::crossenv::CrossEnv;
+use crosswheel::host::{BuildPython, Cache};
 use crosswheel::target::Target;
-use crosswheel::toolchain::{Cache, ToolchainError, ToolchainKind, resolve_toolchain};
+use crosswheel::target::ToolchainKind;
+use crosswheel::toolchain::{ToolchainError, resolve_toolchain};
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crosswheel::backend::{Backend, BuiltWheel};
-use crosswheel::crossenv::BuildPython;
+use crosswheel::host::BuildPython;
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;

@@ -240,7 +240,7 @@ fn missing_config_file_is_an_error() {
         ..CliOverrides::default()
     };
     let (err, _) = error_for("[tool.crosswheel]\n", &cli, &[]);
-    assert!(matches!(err, OptionsError::Read { .. }), "{err:?}");
+    assert!(matches!(err, OptionsError::Io(_)), "{err:?}");
 }
 
 #[test]

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crosswheel::options::{
-    BuildSpec, CliOverrides, EnvPart, FrontendName, Plan, RepairCommand, Toolchain, resolve,
+    BuildSpec, CliOverrides, EnvPart, FrontendName, Plan, RepairCommand, resolve,
 };
+use crosswheel::target::ToolchainKind;
 
 struct Project {
     dir: tempfile::TempDir,
@@ -273,7 +274,7 @@ fn command_line_beats_environment_variables() {
         plan.identifiers().collect::<Vec<_>>(),
         ["cp311-manylinux_ppc64le"]
     );
-    assert_eq!(plan.builds[0].options.toolchain, Toolchain::Gcc);
+    assert_eq!(plan.builds[0].options.toolchain, ToolchainKind::Gcc);
 }
 
 #[test]
@@ -409,7 +410,7 @@ fn a_setup_py_project_without_pyproject_gets_the_defaults() {
         }
     }
     let options = &plan.builds[0].options;
-    assert_eq!(options.toolchain, Toolchain::Zig);
+    assert_eq!(options.toolchain, ToolchainKind::Zig);
     assert_eq!(options.output_dir, PathBuf::from("wheelhouse"));
     assert_eq!(options.build_frontend.name, FrontendName::Build);
     assert_eq!(options.repair, RepairCommand::Builtin);
@@ -442,11 +443,11 @@ fn gcc_can_be_chosen_for_linux_alone() {
     let plan = project.plan(&CliOverrides::default(), &[]);
     assert_eq!(
         build(&plan, "cp311-manylinux_aarch64").options.toolchain,
-        Toolchain::Gcc
+        ToolchainKind::Gcc
     );
     assert_eq!(
         build(&plan, "cp311-macosx_arm64").options.toolchain,
-        Toolchain::Zig
+        ToolchainKind::Zig
     );
 }
 

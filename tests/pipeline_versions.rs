@@ -36,7 +36,7 @@ fn build(out: &Path, identifier: &str, env: &[(&str, &str)]) -> Output {
 /// failure; elsewhere (a user's machine with only the distribution's Python) the test
 /// says what it skips.
 fn host_python(version: &str) -> bool {
-    if crosswheel::crossenv::BuildPython::find(version).is_ok() {
+    if crosswheel::host::BuildPython::find(version).is_ok() {
         return true;
     }
     assert!(
@@ -281,7 +281,7 @@ fn a_missing_host_cpython_is_installed_with_uv_or_named_in_one_error() {
 
 /// zig from the usual cache, so the fresh HOME only has to fetch what the test is about.
 fn zig() -> PathBuf {
-    let cache = crosswheel::toolchain::Cache::from_env().expect("a cache directory");
+    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
     let python = common::require_tool("python3", "apt-get install python3");
     crosswheel::toolchain::ensure_zig(&cache, &python, false)
         .unwrap_or_else(|err| panic!("zig: {err}"))

@@ -7,9 +7,9 @@ mod common;
 use std::fs;
 use std::time::{Duration, Instant};
 
+use crosswheel::host::Cache;
 use crosswheel::sysroot::LinuxArch;
 use crosswheel::testing::{TestPlatform, TestSpec, test_wheel};
-use crosswheel::toolchain::Cache;
 
 #[test]
 fn a_hung_emulated_suite_is_killed_at_its_timeout_naming_the_last_test() {

@@ -8,9 +8,9 @@ mod common;
 use std::fs;
 use std::path::PathBuf;
 
+use crosswheel::host::Cache;
 use crosswheel::sysroot::LinuxArch;
 use crosswheel::testing::{TestMode, TestPlatform, TestSpec, test_wheel};
-use crosswheel::toolchain::Cache;
 
 fn markupsafe_ppc64le() -> PathBuf {
     common::fixture(

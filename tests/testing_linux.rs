@@ -8,9 +8,9 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crosswheel::host::Cache;
 use crosswheel::sysroot::LinuxArch;
 use crosswheel::testing::{TestMode, TestOutcome, TestPlatform, TestSpec, test_wheel};
-use crosswheel::toolchain::Cache;
 
 /// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
 fn cache_root() -> PathBuf {

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::BuildError;
-use crate::crossenv::{BuildPython, CROSS_ONLY_VARS};
+use crate::host::{BuildPython, CROSS_ONLY_VARS};
 
 /// The installer of the build requirements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Installer {
     pub fn new(
         frontend: &Frontend,
         python: &BuildPython,
-        cache: &crate::toolchain::Cache,
+        cache: &crate::host::Cache,
         environment: &BTreeMap<String, String>,
         offline: bool,
     ) -> Result<Installer, BuildError> {
@@ -71,7 +71,7 @@ impl Installer {
                 vec!["-m", "pip", "--disable-pip-version-check", "--quiet"],
             ),
             InstallerKind::Uv => {
-                let uv = crate::toolchain::ensure_uv(cache, &python.executable, offline).map_err(
+                let uv = crate::host::ensure_uv(cache, &python.executable, offline).map_err(
                     |reason| BuildError::NoUv {
                         frontend: frontend.description.clone(),
                         reason,

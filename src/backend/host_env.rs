@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::BuildError;
 use super::frontend::{Frontend, Installer, missing_requirements};
-use crate::crossenv::{BuildPython, CROSS_ONLY_VARS};
-use crate::toolchain::Cache;
+use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache, cache_key};
 
 const MARKER: &str = "crosswheel-installed.json";
 
@@ -91,7 +90,7 @@ impl HostEnv {
         if identity != "pip" {
             parts.push(identity.as_bytes());
         }
-        let key = crate::toolchain::cache_key(&parts);
+        let key = cache_key(&parts);
         let cache = request.cache;
         let root = cache
             .build_envs()

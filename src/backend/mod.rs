@@ -25,8 +25,8 @@ pub use host_env::HostEnv;
 pub use project::{Backend, BuildSystem, Project};
 pub use target_wheels::prepare_target_site;
 
-use crate::crossenv::{BuildPython, CROSS_ONLY_VARS, CrossEnv};
-use crate::toolchain::Cache;
+use crate::crossenv::CrossEnv;
+use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {

@@ -6,9 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{BuildError, host_env};
-use crate::crossenv::BuildPython;
+use crate::host::{BuildPython, Cache, cache_key};
 use crate::target::Target;
-use crate::toolchain::Cache;
 
 const MARKER: &str = ".crosswheel-complete";
 
@@ -86,7 +85,7 @@ pub fn prepare_target_site(
 ) -> Result<PathBuf, BuildError> {
     let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
     sorted.sort_unstable();
-    let key = crate::toolchain::cache_key(&[sorted.join("\n").as_bytes()]);
+    let key = cache_key(&[sorted.join("\n").as_bytes()]);
     let root = cache.target_wheels().join(format!(
         "{}-{}-{}-{key}",
         target.id(),

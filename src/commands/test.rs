@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::cli::TestArgs;
+use crate::host::Cache;
 use crate::pipeline::report::mode_name;
 use crate::testing::{TestSpec, Verdict, python_version_of_wheel, test_or_check};
-use crate::toolchain::Cache;
 
 pub fn run(args: &TestArgs) -> Result<ExitCode> {
     let cache = Cache::from_env()?;

@@ -5,9 +5,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{EnvArgs, ToolchainArgs};
-use crate::crossenv::{BuildPython, CrossEnv};
-use crate::target::Target;
-use crate::toolchain::{Cache, ToolchainKind, doctor, resolve_toolchain};
+use crate::crossenv::CrossEnv;
+use crate::host::BuildPython;
+use crate::host::Cache;
+use crate::target::{Target, ToolchainKind};
+use crate::toolchain::{doctor, resolve_toolchain};
 
 pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
     let targets = if args.targets.is_empty() {
@@ -19,7 +21,7 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
             .collect::<Result<Vec<_>, _>>()?
     };
     let cache = Cache::from_env()?;
-    let python = crate::toolchain::find_on_path("python3").unwrap_or_else(|| "python3".into());
+    let python = crate::host::find_on_path("python3").unwrap_or_else(|| "python3".into());
     let report = doctor(&cache, &python, &targets)?;
     print!("{report}");
     Ok(

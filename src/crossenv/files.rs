@@ -175,8 +175,7 @@ pub(crate) fn cmake_toolchain_file(toolchain: &Toolchain, run_program: &Path) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::Target;
-    use crate::toolchain::ToolchainKind;
+    use crate::target::{Target, ToolchainKind};
     use std::path::PathBuf;
 
     fn toolchain(target: &str) -> Toolchain {

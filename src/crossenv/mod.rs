@@ -7,7 +7,6 @@
 
 mod files;
 mod pyconfig;
-mod python;
 mod runner;
 mod sysconfigdata;
 
@@ -15,19 +14,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use files::UserFlags;
-pub use python::BuildPython;
-pub(crate) use python::CROSS_ONLY_VARS;
 pub use runner::TargetRunner;
 
+use crate::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};
 use crate::target::Target;
-use crate::toolchain::{Cache, Toolchain, find_on_path, shell_quote};
+use crate::toolchain::Toolchain;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrossEnvError {
-    #[error(
-        "no python{version} on PATH, from `uv python find {version}` or among pyenv's versions: install CPython {version} (e.g. `uv python install {version}`, `pyenv install {version}` or apt)"
-    )]
-    PythonNotFound { version: String, name: String },
     #[error(
         "build python {python} has no C headers ({missing} is missing): install {package} (apt install {package}) or use another CPython"
     )]
@@ -36,12 +30,6 @@ pub enum CrossEnvError {
         missing: PathBuf,
         package: String,
     },
-    #[error(
-        "no CPython {version} on this machine and `uv python install {version}` failed ({reason}): install CPython {version} (`uv python install {version}`, `pyenv install {version}` or your distribution's package) and run again"
-    )]
-    PythonInstallFailed { version: String, reason: String },
-    #[error("build python {python} is unusable: {reason}")]
-    PythonProbe { python: PathBuf, reason: String },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
 }
@@ -88,7 +76,7 @@ impl CrossEnv {
         runner: Option<TargetRunner>,
     ) -> Result<CrossEnv, CrossEnvError> {
         let target = &toolchain.target;
-        let key = crate::toolchain::cache_key(&[
+        let key = cache_key(&[
             python.executable.to_string_lossy().as_bytes(),
             toolchain.description.as_bytes(),
             toolchain.cc.to_string_lossy().as_bytes(),
@@ -193,7 +181,7 @@ impl CrossEnv {
             parts.push(text.as_bytes());
         }
         Ok(Contents {
-            stamp: crate::toolchain::cache_key(&parts),
+            stamp: cache_key(&parts),
             files,
         })
     }
@@ -336,7 +324,7 @@ impl CrossEnv {
 
     /// `export NAME=value` lines for `crosswheel env` and `env.sh`.
     pub fn shell_exports(&self) -> String {
-        let sysconfig_dir = shell_quote(&self.sysconfig_dir.to_string_lossy());
+        let sysconfig_dir = shell_quote(&self.sysconfig_dir.to_string_lossy()).into_owned();
         self.env_vars()
             .iter()
             .map(|(name, value)| match name.as_str() {

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use super::CrossEnvError;
-use super::python::BuildPython;
+use crate::host::BuildPython;
 use crate::target::Target;
 
 /// The build python's real `pyconfig.h`: the one next to `Python.h`, or the multiarch

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::host::shell_quote;
 use crate::target::Target;
-use crate::toolchain::shell_quote;
 
 /// qemu-user for the target and a root filesystem holding the target's C and C++
 /// libraries (the Debian tree the test stage uses).

@@ -6,9 +6,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::python::BuildPython;
+use crate::host::BuildPython;
 use crate::target::Target;
-use crate::toolchain::{Toolchain, targets_config};
+use crate::target::config as targets_config;
+use crate::toolchain::Toolchain;
 
 /// Paths inside the cross environment the variables point at.
 pub(crate) struct EnvLayout<'a> {
@@ -37,6 +38,30 @@ pub(crate) fn target_vars(
     set("MACHDEP", target.data().machdep.clone());
     set("SHLIB_SUFFIX", ".so".to_string());
 
+    set_compilers(&mut vars, toolchain);
+    set_flags(&mut vars, layout);
+    set_paths(&mut vars, layout);
+
+    // Target CPythons on manylinux and macOS installers do not want extensions to link
+    // libpython; a shared build python must not make the target look shared.
+    vars.insert("Py_ENABLE_SHARED".to_string(), Value::from(0));
+    if target.is_macos() {
+        vars.insert(
+            "MACOSX_DEPLOYMENT_TARGET".to_string(),
+            Value::String(target.os_version().to_string()),
+        );
+    } else {
+        vars.remove("MACOSX_DEPLOYMENT_TARGET");
+    }
+    vars
+}
+
+/// The toolchain's compilers and archiver; linking a shared object starts clean.
+fn set_compilers(vars: &mut BTreeMap<String, Value>, toolchain: &Toolchain) {
+    let target = &toolchain.target;
+    let set = |vars: &mut BTreeMap<String, Value>, key: &str, value: String| {
+        vars.insert(key.to_string(), Value::String(value));
+    };
     let cc = toolchain.cc.to_string_lossy().into_owned();
     let cxx = match &toolchain.cxx {
         Some(cxx) => cxx.to_string_lossy().into_owned(),
@@ -50,15 +75,23 @@ pub(crate) fn target_vars(
     } else {
         "-shared"
     };
-    set("CC", cc.clone());
-    set("CXX", cxx.clone());
-    set("LDSHARED", format!("{cc} {shared}"));
-    set("BLDSHARED", format!("{cc} {shared}"));
-    set("LDCXXSHARED", format!("{cxx} {shared}"));
-    set("AR", toolchain.ar.to_string_lossy().into_owned());
-    set("ARFLAGS", "rcs".to_string());
-    set("RANLIB", toolchain.ranlib.to_string_lossy().into_owned());
+    set(vars, "CC", cc.clone());
+    set(vars, "CXX", cxx.clone());
+    set(vars, "LDSHARED", format!("{cc} {shared}"));
+    set(vars, "BLDSHARED", format!("{cc} {shared}"));
+    set(vars, "LDCXXSHARED", format!("{cxx} {shared}"));
+    set(vars, "AR", toolchain.ar.to_string_lossy().into_owned());
+    set(vars, "ARFLAGS", "rcs".to_string());
+    set(
+        vars,
+        "RANLIB",
+        toolchain.ranlib.to_string_lossy().into_owned(),
+    );
+}
 
+/// Compiler flags without the build python's host flags; the environment's headers are
+/// the only include path, and nothing links against host libraries.
+fn set_flags(vars: &mut BTreeMap<String, Value>, layout: &EnvLayout<'_>) {
     for key in [
         "CFLAGS",
         "OPT",
@@ -87,7 +120,10 @@ pub(crate) fn target_vars(
     ] {
         vars.insert(key.to_string(), Value::String(String::new()));
     }
+}
 
+/// Header, library and pkg-config folders inside the environment.
+fn set_paths(vars: &mut BTreeMap<String, Value>, layout: &EnvLayout<'_>) {
     let python_include = layout.python_include_dir.to_string_lossy().into_owned();
     let include = layout.include_dir.to_string_lossy().into_owned();
     let lib = layout.lib_dir.to_string_lossy().into_owned();
@@ -113,18 +149,6 @@ pub(crate) fn target_vars(
                 .into_owned(),
         ),
     );
-    // Target CPythons on manylinux and macOS installers do not want extensions to link
-    // libpython; a shared build python must not make the target look shared.
-    vars.insert("Py_ENABLE_SHARED".to_string(), Value::from(0));
-    if target.is_macos() {
-        vars.insert(
-            "MACOSX_DEPLOYMENT_TARGET".to_string(),
-            Value::String(target.os_version().to_string()),
-        );
-    } else {
-        vars.remove("MACOSX_DEPLOYMENT_TARGET");
-    }
-    vars
 }
 
 /// Drops the flags of the build python's CFLAGS listed in `config/targets.toml`.

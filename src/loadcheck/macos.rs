@@ -11,7 +11,9 @@ use rayon::prelude::*;
 
 use super::{LoadCheckReport, LoadFailure, LoadProblem};
 use crate::analysis::macos::{Graph, Link, MacosTag, Rules, resolve, wheel_binaries};
-use crate::macho::{Arch, DependencyKind, LibraryOrdinal, MachOFile, SignatureStatus, Slice};
+use crate::macho::{
+    Arch, DependencyKind, LibraryOrdinal, MachOFile, SignatureStatus, Slice, Version,
+};
 use crate::wheel::WheelArchive;
 
 /// Flat-namespace names the interpreter itself provides: extension modules
@@ -30,15 +32,7 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     let graph = resolve(binaries, &rules);
 
     let mut failures = Vec::new();
-    // pip may pick any tag of the wheel, so the most permissive one counts.
-    let tag_floor = wheel
-        .name()
-        .platform
-        .iter()
-        .filter_map(|tag| MacosTag::parse(tag))
-        .filter(|tag| tag.covers(Arch::Arm64))
-        .map(|tag| tag.floor_for(Arch::Arm64))
-        .min();
+    let tag_floor = arm64_tag_floor(wheel);
     if tag_floor.is_none() {
         failures.push(LoadFailure {
             file: wheel_name.clone(),
@@ -67,50 +61,21 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     };
 
     for (index, binary) in graph.binaries.iter().enumerate() {
-        let mut fail = |problem| {
-            failures.push(LoadFailure {
-                file: binary.path.clone(),
-                problem,
-            })
+        let problems = match arm64[index] {
+            None => vec![LoadProblem::NoArm64Slice {
+                arches: binary
+                    .slices
+                    .iter()
+                    .map(|slice| slice.arch.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }],
+            Some(slice) => arm64_problems(&graph, index, slice, tag_floor, &mut exports),
         };
-        let Some(slice) = arm64[index] else {
-            let arches: Vec<String> = binary
-                .slices
-                .iter()
-                .map(|slice| slice.arch.to_string())
-                .collect();
-            fail(LoadProblem::NoArm64Slice {
-                arches: arches.join(", "),
-            });
-            continue;
-        };
-        let facts = binary.slices.iter().find(|facts| facts.arch == Arch::Arm64);
-        match facts.map(|facts| &facts.signature) {
-            Some(SignatureStatus::Valid { .. }) => {}
-            Some(SignatureStatus::Invalid(reason)) => fail(LoadProblem::InvalidSignature {
-                reason: reason.clone(),
-            }),
-            Some(SignatureStatus::Missing) | None => fail(LoadProblem::MissingSignature),
-        }
-        if let (Some(floor), Some(target)) =
-            (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
-            && target.minos > floor
-        {
-            fail(LoadProblem::MinosTooNew {
-                minos: target.minos.to_string(),
-                tag_version: floor.to_string(),
-            });
-        }
-        for link in &graph.links[index] {
-            if link.link == Link::Unresolved && link.is_required() {
-                fail(LoadProblem::UnresolvedDependency {
-                    install_name: link.dependency.install_name.clone(),
-                });
-            }
-        }
-        for problem in symbol_problems(&graph, index, slice, &mut exports) {
-            fail(problem);
-        }
+        failures.extend(problems.into_iter().map(|problem| LoadFailure {
+            file: binary.path.clone(),
+            problem,
+        }));
     }
     Ok(LoadCheckReport {
         wheel: wheel_name,
@@ -121,6 +86,60 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
             .collect(),
         failures,
     })
+}
+
+/// The oldest macOS an arm64 slice may require: pip may pick any tag of the wheel, so the
+/// most permissive one counts. `None` when no tag covers arm64.
+fn arm64_tag_floor(wheel: &WheelArchive) -> Option<Version> {
+    wheel
+        .name()
+        .platform
+        .iter()
+        .filter_map(|tag| MacosTag::parse(tag))
+        .filter(|tag| tag.covers(Arch::Arm64))
+        .map(|tag| tag.floor_for(Arch::Arm64))
+        .min()
+}
+
+/// What dyld would refuse in the arm64 `slice` of binary `index`: its signature, a minos
+/// above the tag's floor, unresolved dependencies and missing symbols.
+fn arm64_problems(
+    graph: &Graph,
+    index: usize,
+    slice: &Slice<'_>,
+    tag_floor: Option<Version>,
+    exports: &mut ExportIndex<'_, '_>,
+) -> Vec<LoadProblem> {
+    let mut problems = Vec::new();
+    let facts = graph.binaries[index]
+        .slices
+        .iter()
+        .find(|facts| facts.arch == Arch::Arm64);
+    match facts.map(|facts| &facts.signature) {
+        Some(SignatureStatus::Valid { .. }) => {}
+        Some(SignatureStatus::Invalid(reason)) => problems.push(LoadProblem::InvalidSignature {
+            reason: reason.clone(),
+        }),
+        Some(SignatureStatus::Missing) | None => problems.push(LoadProblem::MissingSignature),
+    }
+    if let (Some(floor), Some(target)) =
+        (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
+        && target.minos > floor
+    {
+        problems.push(LoadProblem::MinosTooNew {
+            minos: target.minos.to_string(),
+            tag_version: floor.to_string(),
+        });
+    }
+    for link in &graph.links[index] {
+        if link.link == Link::Unresolved && link.is_required() {
+            problems.push(LoadProblem::UnresolvedDependency {
+                install_name: link.dependency.install_name.clone(),
+            });
+        }
+    }
+    problems.extend(symbol_problems(graph, index, slice, exports));
+    problems
 }
 
 fn is_interpreter_symbol(name: &str) -> bool {

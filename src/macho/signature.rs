@@ -261,6 +261,19 @@ fn verify_code_directory(
 
     let code =
         slice_at(slice.data, 0, code_limit).ok_or("codeLimit lies past the end of the slice")?;
+    check_code_pages(code, page_size, code_slots, hash_type, &hashes)?;
+    check_special_slots(slice, hash_type, special_slots, &hashes, blobs)?;
+    Ok(flags)
+}
+
+/// Each `page_size` page of `code` (the slice up to codeLimit) against its code slot.
+fn check_code_pages(
+    code: &[u8],
+    page_size: u64,
+    code_slots: u64,
+    hash_type: HashType,
+    hashes: &HashSlots<'_>,
+) -> Result<(), String> {
     // Hash slots are addressed up front so a lying table fails before any hashing.
     let expected: Vec<&[u8]> = (0..code_slots as i64)
         .map(|slot| hashes.at(slot))
@@ -274,12 +287,10 @@ fn verify_code_directory(
         let start = page as u64 * page_size;
         return Err(format!(
             "page {page} (bytes {start}..{}) does not match its hash",
-            (start + page_size).min(code_limit)
+            (start + page_size).min(code.len() as u64)
         ));
     }
-
-    check_special_slots(slice, hash_type, special_slots, &hashes, blobs)?;
-    Ok(flags)
+    Ok(())
 }
 
 /// The hash array of a CodeDirectory: code slots at 0.., special slots at -1, -2, ...

@@ -16,6 +16,7 @@ use super::selector::Selector;
 use super::shell::{self, Environment};
 use super::types::BuildFrontend;
 use super::value::{self, Inherit, Located, Setting};
+use crate::host::shell_quote;
 
 /// The settings of one table, by canonical option name.
 pub(crate) type Layer = BTreeMap<&'static str, Located>;
@@ -146,37 +147,11 @@ impl Reader<'_> {
         let mut inherit = None;
         for (key, value) in in_file_order(table) {
             let name: &str = key.get_ref();
-            let origin = self.origin(key.span().start);
-            if level == Level::Top {
-                if let Some(platform) = Platform::from_name(name) {
-                    let read = self.read_platform_table(
-                        value,
-                        table_name,
-                        name,
-                        origin,
-                        Level::Platform,
-                        &mut document.ignored,
-                    );
-                    if let Some(platform_layer) = self.keep(read) {
-                        document.platforms.insert(platform, platform_layer);
-                    }
-                    continue;
-                }
-                if cibw::foreign_platform_tables().any(|foreign| foreign == name) {
-                    let read = self.read_platform_table(
-                        value,
-                        table_name,
-                        name,
-                        origin,
-                        Level::ForeignPlatform,
-                        &mut Vec::new(),
-                    );
-                    if self.keep(read).is_some() {
-                        push_once(&mut document.ignored, format!("[{name}]"));
-                    }
-                    continue;
-                }
+            if level == Level::Top && self.read_top_platform_table(key, value, table_name, document)
+            {
+                continue;
             }
+            let origin = self.origin(key.span().start);
             match (level, name) {
                 (Level::Top, "overrides") => {
                     self.read_overrides(value, table_name, document);
@@ -243,6 +218,48 @@ impl Reader<'_> {
             Level::Top | Level::Platform => document.global = layer,
             Level::ForeignPlatform => {}
         }
+    }
+
+    /// A `[linux]`/`[macos]` table (or cibuildwheel's tables of other platforms, which are
+    /// checked and ignored) inside the top table; `false` when `key` names no platform.
+    fn read_top_platform_table(
+        &self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        value: &Spanned<DeValue<'_>>,
+        table_name: &str,
+        document: &mut ConfigDocument,
+    ) -> bool {
+        let name: &str = key.get_ref();
+        let origin = self.origin(key.span().start);
+        if let Some(platform) = Platform::from_name(name) {
+            let read = self.read_platform_table(
+                value,
+                table_name,
+                name,
+                origin,
+                Level::Platform,
+                &mut document.ignored,
+            );
+            if let Some(platform_layer) = self.keep(read) {
+                document.platforms.insert(platform, platform_layer);
+            }
+            return true;
+        }
+        if cibw::foreign_platform_tables().any(|foreign| foreign == name) {
+            let read = self.read_platform_table(
+                value,
+                table_name,
+                name,
+                origin,
+                Level::ForeignPlatform,
+                &mut Vec::new(),
+            );
+            if self.keep(read).is_some() {
+                push_once(&mut document.ignored, format!("[{name}]"));
+            }
+            return true;
+        }
+        false
     }
 
     fn read_platform_table(
@@ -507,7 +524,7 @@ impl Reader<'_> {
                 "file" => text = Some(self.scalar_text(key, entry)?),
                 "packages" => {
                     let packages = self.read_kind(key, Kind::ShellWords, entry)?.list();
-                    let quoted: Vec<_> = packages.iter().map(|p| shell::quote(p)).collect();
+                    let quoted: Vec<_> = packages.iter().map(|p| shell_quote(p)).collect();
                     text = Some(format!("packages: {}", quoted.join(" ")));
                 }
                 other => {

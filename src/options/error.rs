@@ -33,11 +33,8 @@ pub enum OptionsError {
         .path.display()
     )]
     NotAProject { path: PathBuf },
-    #[error("cannot read {}: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
     #[error("{}:{line}: invalid TOML: {message}", .path.display())]
     Syntax {
         path: PathBuf,

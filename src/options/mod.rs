@@ -27,14 +27,17 @@ mod value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::host::shell_quote;
+use crate::target::ToolchainKind;
+
 pub use error::{DOCS_URL, OptionsError, Origin};
 pub use frontend::{FrontendArgs, Installer};
 pub use help::{TABLE_BEGIN, TABLE_END, config_help, options_table};
 pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets};
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
 pub use selector::Selector;
-pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders, quote};
-pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
+pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders};
+pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
 
 /// Where `CROSSWHEEL_*` (and `environment-pass`) variables are read; tests pass a map.
 pub trait EnvSource {
@@ -133,7 +136,7 @@ pub struct BuildOptions {
     /// Relative paths from the config file are relative to the project; from a variable
     /// or flag, to the working directory.
     pub output_dir: PathBuf,
-    pub toolchain: Toolchain,
+    pub toolchain: ToolchainKind,
     /// `MAJOR.MINOR`, at least `11.0`; used by macOS builds only.
     pub macos_deployment_target: String,
     /// `QEMU_CPU` for emulated tests; `None` leaves qemu's default.
@@ -173,7 +176,10 @@ impl BuildOptions {
         self.test_command.as_deref().map(|template| {
             fill_placeholders(
                 template,
-                &[("project", &quote(&project)), ("package", &quote(&package))],
+                &[
+                    ("project", &shell_quote(&project)),
+                    ("package", &shell_quote(&package)),
+                ],
             )
         })
     }
@@ -253,6 +259,6 @@ pub fn env_var_name(option: &str) -> String {
 pub fn fill_project(command: &str, project: &Path) -> String {
     let project = std::path::absolute(project).unwrap_or_else(|_| project.to_path_buf());
     let project = project.to_string_lossy();
-    let quoted = quote(&project);
+    let quoted = shell_quote(&project);
     fill_placeholders(command, &[("project", &quoted), ("package", &quoted)])
 }

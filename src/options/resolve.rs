@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
+use crate::io_error::IoError;
+use crate::target::ToolchainKind;
+
 use super::cibw;
 use super::document::{ConfigDocument, Layer};
 use super::error::{OptionsError, Origin};
@@ -15,7 +18,7 @@ use super::requires_python::RequiresPython;
 use super::schema::{self, Kind, PLATFORM_VAR, REQUIRES_PYTHON_VAR};
 use super::selector::Selector;
 use super::shell::{EnvAssignment, Environment};
-use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand, Toolchain};
+use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
 use super::value::{self, Inherit, Located, Setting};
 use super::{BuildOptions, BuildSpec, CliOverrides, EnvSource, Plan};
 
@@ -132,10 +135,7 @@ pub(crate) fn resolve(
     let mut problems = Vec::new();
     let (file, config_file) = match &cli.config_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| OptionsError::Read {
-                path: path.clone(),
-                source,
-            })?;
+            let text = std::fs::read_to_string(path).map_err(IoError::at("read", path))?;
             (read_config(path, &text, &mut notes)?, Some(path.clone()))
         }
         None => match &pyproject_text {
@@ -308,10 +308,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, OptionsError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(OptionsError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
+        Err(source) => Err(IoError::new("read", path, source).into()),
     }
 }
 
@@ -838,48 +835,18 @@ fn build_spec(
     };
     let toolchain = toolchain(get("toolchain"), platform)?;
 
-    let mut test_requires = setting("test-requires").list();
-    let mut test_groups_problem = None;
-    if let Some(located) = get("test-groups") {
-        let names = located.setting.list();
-        match groups.requirements(&names) {
-            Ok(required) => {
-                for requirement in required {
-                    if !test_requires.contains(&requirement) {
-                        test_requires.push(requirement);
-                    }
-                }
-            }
-            // As in cibuildwheel, the groups matter to the tests only: planning goes on,
-            // the tests that need them fail, and the problem is said once now.
-            Err(message) => {
-                let problem = format!("{}: invalid `test-groups`: {message}", located.origin);
-                notes.push(format!("warning: {problem}"));
-                test_groups_problem = Some(problem);
-            }
-        }
-    }
-    // cibuildwheel passes both build-verbosity's flags and the frontend's args on.
+    let (test_requires, test_groups_problem) = test_requirements(
+        setting("test-requires").list(),
+        get("test-groups"),
+        groups,
+        notes,
+    );
     let build_verbosity = text("build-verbosity")
         .and_then(|level| level.parse::<i64>().ok())
         .unwrap_or(0)
+        // cibuildwheel passes both build-verbosity's flags and the frontend's args on.
         + build_frontend.parsed.verbosity;
-    let dependency_versions = match get("dependency-versions") {
-        None => DependencyVersions::Unconstrained,
-        Some(located) => {
-            let base = match &located.origin {
-                Origin::File { .. } => project_dir.to_path_buf(),
-                _ => PathBuf::new(),
-            };
-            DependencyVersions::parse(&located.setting.text(), &base).map_err(|message| {
-                OptionsError::InvalidValue {
-                    origin: located.origin.clone(),
-                    key: "dependency-versions".to_string(),
-                    message,
-                }
-            })?
-        }
-    };
+    let dependency_versions = dependency_versions(get("dependency-versions"), project_dir)?;
 
     Ok(BuildSpec {
         target_id: target.id.clone(),
@@ -919,6 +886,58 @@ fn build_spec(
             dependency_versions,
         },
         identifier,
+    })
+}
+
+/// `test-requires` plus the requirements of the `test-groups`, each once; a group that
+/// cannot be read is a problem for the tests only.
+fn test_requirements(
+    mut test_requires: Vec<String>,
+    test_groups: Option<Located>,
+    groups: &project_tables::DependencyGroups,
+    notes: &mut Notes,
+) -> (Vec<String>, Option<String>) {
+    let Some(located) = test_groups else {
+        return (test_requires, None);
+    };
+    match groups.requirements(&located.setting.list()) {
+        Ok(required) => {
+            for requirement in required {
+                if !test_requires.contains(&requirement) {
+                    test_requires.push(requirement);
+                }
+            }
+            (test_requires, None)
+        }
+        // As in cibuildwheel, the groups matter to the tests only: planning goes on,
+        // the tests that need them fail, and the problem is said once now.
+        Err(message) => {
+            let problem = format!("{}: invalid `test-groups`: {message}", located.origin);
+            notes.push(format!("warning: {problem}"));
+            (test_requires, Some(problem))
+        }
+    }
+}
+
+/// `dependency-versions`; a constraints file named in the project's file is relative to
+/// the project, one from a variable or flag to the working directory.
+fn dependency_versions(
+    located: Option<Located>,
+    project_dir: &Path,
+) -> Result<DependencyVersions, OptionsError> {
+    let Some(located) = located else {
+        return Ok(DependencyVersions::Unconstrained);
+    };
+    let base = match &located.origin {
+        Origin::File { .. } => project_dir.to_path_buf(),
+        _ => PathBuf::new(),
+    };
+    DependencyVersions::parse(&located.setting.text(), &base).map_err(|message| {
+        OptionsError::InvalidValue {
+            origin: located.origin.clone(),
+            key: "dependency-versions".to_string(),
+            message,
+        }
     })
 }
 
@@ -978,7 +997,7 @@ fn macos_deployment_target(
     chosen
 }
 
-fn toolchain(located: Option<Located>, platform: Platform) -> Result<Toolchain, OptionsError> {
+fn toolchain(located: Option<Located>, platform: Platform) -> Result<ToolchainKind, OptionsError> {
     let origin = located.as_ref().map_or_else(
         || Origin::File {
             path: PathBuf::from(DEFAULTS_PATH),
@@ -994,9 +1013,9 @@ fn toolchain(located: Option<Located>, platform: Platform) -> Result<Toolchain, 
     let name = located
         .map(|located| located.setting.text())
         .unwrap_or_default();
-    match Toolchain::from_name(&name) {
+    match ToolchainKind::from_name(&name) {
         // Caught here rather than at build time, after the Linux builds have run.
-        Some(Toolchain::Gcc) if platform == Platform::Macos => Err(invalid(
+        Some(ToolchainKind::Gcc) if platform == Platform::Macos => Err(invalid(
             "no cross gcc exists for macOS: use zig for macOS builds (set `toolchain = \"gcc\"` in [tool.crosswheel.linux] only)".to_string(),
         )),
         Some(toolchain) => Ok(toolchain),

@@ -4,7 +4,6 @@
 //! substitutions (`$(...)`, backticks) so they are evaluated against the build's
 //! environment, not crosswheel's, by a shell, as cibuildwheel does.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -139,19 +138,6 @@ pub(crate) fn is_variable_name(name: &str) -> bool {
         .next()
         .is_some_and(|first| first == '_' || first.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-}
-
-/// Quotes `value` for a POSIX shell when it holds anything but plain path characters.
-pub fn quote(value: &str) -> Cow<'_, str> {
-    let plain = !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
-    if plain {
-        Cow::Borrowed(value)
-    } else {
-        Cow::Owned(format!("'{}'", value.replace('\'', r"'\''")))
-    }
 }
 
 /// Replaces `{name}` for each given placeholder; other braces are left alone, so shell code
@@ -525,14 +511,6 @@ mod tests {
             parse_environment_value("$PATH:/opt/my bin").unwrap(),
             [var("PATH"), lit(":/opt/my bin")]
         );
-    }
-
-    #[test]
-    fn quotes_only_when_needed() {
-        assert_eq!(quote("/tmp/a-b_c.whl"), "/tmp/a-b_c.whl");
-        assert_eq!(quote("/tmp/my dir"), "'/tmp/my dir'");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote(""), "''");
     }
 
     #[test]

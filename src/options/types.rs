@@ -4,32 +4,7 @@ use std::fmt;
 
 use super::frontend::FrontendArgs;
 use super::shell;
-
-/// `toolchain`: the compiler that builds for the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Toolchain {
-    /// zig from the `ziglang` package: every target, glibc version chosen per build.
-    Zig,
-    /// A system cross gcc (Linux targets only).
-    Gcc,
-}
-
-impl Toolchain {
-    pub(crate) fn from_name(name: &str) -> Option<Toolchain> {
-        match name {
-            "zig" => Some(Toolchain::Zig),
-            "gcc" => Some(Toolchain::Gcc),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Toolchain::Zig => "zig",
-            Toolchain::Gcc => "gcc",
-        }
-    }
-}
+use crate::host::shell_quote;
 
 /// The frontend names cibuildwheel accepts in `build-frontend`. crosswheel runs the
 /// project's backend through its own PEP 517 driver whichever is named; the name says which
@@ -135,7 +110,7 @@ impl fmt::Display for BuildFrontend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name.name())?;
         if !self.args.is_empty() {
-            let args: Vec<_> = self.args.iter().map(|arg| shell::quote(arg)).collect();
+            let args: Vec<_> = self.args.iter().map(|arg| shell_quote(arg)).collect();
             write!(f, "; args: {}", args.join(" "))?;
         }
         Ok(())
@@ -160,8 +135,8 @@ impl RepairCommand {
             RepairCommand::Command(template) => Some(shell::fill_placeholders(
                 template,
                 &[
-                    ("wheel", &shell::quote(wheel)),
-                    ("dest_dir", &shell::quote(dest_dir)),
+                    ("wheel", &shell_quote(wheel)),
+                    ("dest_dir", &shell_quote(dest_dir)),
                 ],
             )),
             RepairCommand::Builtin | RepairCommand::Skip => None,
@@ -207,11 +182,12 @@ impl DependencyVersions {
     }
 
     /// pip's constraints lines for the build requirements' installation.
-    pub fn constraint_lines(&self) -> Result<Vec<String>, std::io::Error> {
+    pub fn constraint_lines(&self) -> Result<Vec<String>, crate::io_error::IoError> {
         match self {
             DependencyVersions::Unconstrained => Ok(Vec::new()),
             DependencyVersions::Packages(packages) => Ok(packages.clone()),
-            DependencyVersions::Constraints(path) => Ok(std::fs::read_to_string(path)?
+            DependencyVersions::Constraints(path) => Ok(std::fs::read_to_string(path)
+                .map_err(crate::io_error::IoError::at("read", path))?
                 .lines()
                 .map(str::trim)
                 .filter(|line| !line.is_empty() && !line.starts_with('#'))
@@ -259,7 +235,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<Option<u64>, String> {
     Ok((total > 0).then_some(total))
 }
 
-/// `macos-deployment-target`, checked against arm64's floor of macOS 11.0.
+/// `macos-deployment-target`, checked against arm64's floor ([`crate::target::macos_arm64_floor`]).
 pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
     let text = text.trim();
     let (major, minor) = text.split_once('.').unwrap_or((text, "0"));
@@ -269,9 +245,10 @@ pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
             "`{text}` is not a macOS version such as `11.0` or `14.2`"
         ));
     };
-    if major < 11 {
+    let floor = crate::target::macos_arm64_floor();
+    if (major, minor) < (floor.major, floor.minor) {
         return Err(format!(
-            "macOS {major}.{minor} is below 11.0, the first macOS release for arm64"
+            "macOS {major}.{minor} is below {floor}, the first macOS release for arm64"
         ));
     }
     Ok(format!("{major}.{minor}"))

@@ -11,11 +11,12 @@ use sha2::{Digest, Sha256};
 use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 use super::{PipelineOptions, hooks, progress, report};
 use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
-use crate::crossenv::{BuildPython, CrossEnv, TargetRunner};
-use crate::options::{BuildSpec, Plan, RepairCommand, Toolchain};
+use crate::crossenv::{CrossEnv, TargetRunner};
+use crate::host::{BuildPython, Cache};
+use crate::options::{BuildSpec, Plan, RepairCommand};
 use crate::target::Target;
 use crate::testing::Emulator;
-use crate::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+use crate::toolchain::resolve_toolchain;
 
 /// Everything the stages of one identifier share.
 struct Identifier<'a> {
@@ -173,12 +174,8 @@ impl Identifier<'_> {
                 spec.identifier, spec.python
             )
         })?;
-        let kind = match spec.options.toolchain {
-            Toolchain::Zig => ToolchainKind::Zig,
-            Toolchain::Gcc => ToolchainKind::Gcc,
-        };
         let toolchain = resolve_toolchain(
-            kind,
+            spec.options.toolchain,
             &self.target,
             self.cache,
             &python.executable,

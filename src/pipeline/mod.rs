@@ -18,13 +18,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::backend::prepare_target_site;
-use crate::crossenv::BuildPython;
+use crate::host::BuildPython;
+use crate::host::Cache;
 use crate::options::{BuildSpec, Plan};
 use crate::repair::{RepairRequest, repair};
 use crate::sysroot::{LinuxArch, SysrootError};
 use crate::target::Target;
 use crate::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
-use crate::toolchain::Cache;
 use crate::wheel::source_date_epoch;
 
 pub struct PipelineOptions {

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::outcome::{Ending, FinishedWheel, Outcome, StageTimes, TestResult};
 use super::{PipelineOptions, report, run_and_report};
+use crate::host::Cache;
 use crate::options::Plan;
-use crate::toolchain::Cache;
 
 /// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
 fn lanes(plan: &Plan) -> Vec<Vec<usize>> {

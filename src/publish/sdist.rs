@@ -4,6 +4,7 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use crate::io_error::IoError;
 use crate::wheel::{UnsafeName, check_entry_name};
 
 /// PKG-INFO is a few kilobytes; anything far larger is not one.
@@ -11,8 +12,8 @@ const MAX_PKG_INFO_LEN: u64 = 16 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SdistError {
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
 
     #[error("{}: not a gzip-compressed tar archive or truncated ({source}); build the sdist again", path.display())]
     NotATarGz { path: PathBuf, source: io::Error },
@@ -84,10 +85,7 @@ pub(crate) fn read_sdist(path: &Path) -> Result<Sdist, SdistError> {
             path: path.to_owned(),
         });
     };
-    let file = std::fs::File::open(path).map_err(|source| SdistError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let file = std::fs::File::open(path).map_err(IoError::at("read", path))?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(io::BufReader::new(file)));
     let not_tar = |source| SdistError::NotATarGz {
         path: path.to_owned(),

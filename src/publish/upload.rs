@@ -7,6 +7,7 @@ use std::time::Duration;
 use base64::Engine;
 use sha2::Digest;
 
+use crate::io_error::IoError;
 use crate::publish::check::{CheckError, CheckReport, check_distribution};
 
 /// Metadata headers and the upload form fields they become; repeated
@@ -133,11 +134,8 @@ pub enum UploadError {
     #[error("refusing to upload: {0}")]
     Check(#[from] CheckError),
 
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
 
     #[error("{}: cannot reach {url}: {source}", path.display())]
     Transport {
@@ -212,10 +210,7 @@ fn upload_one(
     opts: &UploadOptions,
 ) -> Result<UploadOutcome, UploadError> {
     let path = &report.path;
-    let content = std::fs::read(path).map_err(|source| UploadError::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let content = std::fs::read(path).map_err(IoError::at("read", path))?;
     let form = MultipartForm::for_distribution(report, &content);
     let url = &opts.repository_url;
     let mut request = agent

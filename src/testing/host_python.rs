@@ -31,7 +31,7 @@ impl HostPython {
             detail,
         };
         // The interpreter the build stage would use for this version (PATH, uv, pyenv).
-        let executable = crate::crossenv::BuildPython::find(version)
+        let executable = crate::host::BuildPython::find(version)
             .map_err(|err| missing(err.to_string()))?
             .executable;
         let output = Command::new(&executable)

@@ -24,6 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::host::shell_quote;
 use crate::options::Environment;
 use crate::sysroot::{LinuxArch, SysrootError};
 
@@ -34,7 +35,7 @@ pub use emulator::{
 pub use platform::{Host, TestPlan, TestPlatform, plan};
 pub use stage::{Verdict, test_or_check};
 
-use run::{Echo, Log, shell_quote};
+use run::{Echo, Log};
 use venv::TargetEnv;
 
 #[derive(Debug, thiserror::Error)]
@@ -147,7 +148,7 @@ pub struct TestSpec {
     pub project_dir: PathBuf,
     /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
     pub qemu_cpu: Option<String>,
-    /// crosswheel's cache (sysroots, qemu); normally [`crate::toolchain::Cache::from_env`].
+    /// crosswheel's cache (sysroots, qemu); normally [`crate::host::Cache::from_env`].
     pub cache_dir: PathBuf,
     /// Where `<wheel name>.test.log` is written.
     pub log_dir: PathBuf,
@@ -271,22 +272,7 @@ pub fn test_wheel(
 
     let (vars, install_vars) = test_variables(&env, spec, &project)?;
     if let Some(before_test) = &spec.before_test {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(before_test)
-            .current_dir(&project)
-            .env_clear()
-            .envs(&vars);
-        log.note("before-test")?;
-        let finished = log.run(command, Echo::Yes)?;
-        if !finished.status.success() {
-            return Err(TestError::BeforeTest {
-                status: finished.status.to_string(),
-                reason: finished.reason(),
-                log: log.path().to_path_buf(),
-            });
-        }
+        run_before_test(before_test, &project, &vars, &mut log)?;
     }
 
     let install_started = Instant::now();
@@ -379,6 +365,32 @@ fn emulated_env(
     )
 }
 
+/// `before-test` in the project folder with the test variables; failing is an error.
+fn run_before_test(
+    before_test: &str,
+    project: &Path,
+    vars: &Vars,
+    log: &mut Log,
+) -> Result<(), TestError> {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(before_test)
+        .current_dir(project)
+        .env_clear()
+        .envs(vars);
+    log.note("before-test")?;
+    let finished = log.run(command, Echo::Yes)?;
+    if !finished.status.success() {
+        return Err(TestError::BeforeTest {
+            status: finished.status.to_string(),
+            reason: finished.reason(),
+            log: log.path().to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// `/path/x.whl[test,docs]`: the wheel with its extras, for pip.
 fn with_extras(wheel: &Path, extras: &[String]) -> String {
     let path = wheel.to_string_lossy().into_owned();
@@ -459,7 +471,7 @@ pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> S
 
 /// Replaces `{project}` and `{package}` with the shell-quoted project folder.
 pub fn expand_placeholders(command: &str, project: &Path) -> String {
-    let quoted = shell_quote(&project.to_string_lossy());
+    let quoted = shell_quote(&project.to_string_lossy()).into_owned();
     command
         .replace("{project}", &quoted)
         .replace("{package}", &quoted)

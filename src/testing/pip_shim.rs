@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::run::shell_quote;
+use crate::host::shell_quote;
 
 /// Names a user may call pip by.
 pub(crate) fn names(python_version: &str) -> [String; 3] {
@@ -27,10 +27,13 @@ pub(crate) fn script(
     site: &Path,
     platform_args: &[String],
 ) -> String {
-    let host = shell_quote(&host_python.to_string_lossy());
-    let venv_python = shell_quote(&venv_python.to_string_lossy());
-    let site = shell_quote(&site.to_string_lossy());
-    let platform: Vec<String> = platform_args.iter().map(|arg| shell_quote(arg)).collect();
+    let host = shell_quote(&host_python.to_string_lossy()).into_owned();
+    let venv_python = shell_quote(&venv_python.to_string_lossy()).into_owned();
+    let site = shell_quote(&site.to_string_lossy()).into_owned();
+    let platform: Vec<String> = platform_args
+        .iter()
+        .map(|arg| shell_quote(arg).into_owned())
+        .collect();
     format!(
         "#!/bin/sh\n\
          # crosswheel: pip for this emulated test environment (see src/testing/pip_shim.rs)\n\

@@ -22,13 +22,7 @@ impl TestPlatform {
             return (tag.ends_with("_arm64") || tag.ends_with("_universal2"))
                 .then_some(Self::MacosArm64);
         }
-        if !(tag.starts_with("manylinux") || tag.starts_with("linux_")) {
-            return None;
-        }
-        [LinuxArch::X86_64, LinuxArch::Aarch64, LinuxArch::Ppc64le]
-            .into_iter()
-            .find(|arch| tag.ends_with(&format!("_{}", arch.machine())))
-            .map(Self::Linux)
+        LinuxArch::of_platform_tag(tag).map(Self::Linux)
     }
 }
 

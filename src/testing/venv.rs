@@ -20,7 +20,8 @@ use super::TestError;
 use super::debian::{DebianPython, remove_placeholders};
 use super::emulator::Emulator;
 use super::host_python::HostPython;
-use super::run::{Echo, Finished, Log, shell_quote};
+use super::run::{Echo, Finished, Log};
+use crate::host::shell_quote;
 
 /// Who installed the requirements of a test venv.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,9 +37,6 @@ const HOST_PIP_PYTHON: &str = "python3";
 
 /// The oldest manylinux glibc for aarch64 and ppc64le (and the floor we offer pip).
 const MANYLINUX_FLOOR_MINOR: u32 = 17;
-
-/// The first macOS on Apple silicon.
-const MACOS_ARM64_FLOOR_MAJOR: u32 = 11;
 
 /// The wheels pip may pick for the environment's interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -368,7 +366,7 @@ impl TargetEnv {
             // universal2 for every macOS from 11 up to the host's, and universal2 for
             // the 10.x versions (a universal2 wheel built for 10.9 carries arm64 code).
             PipPlatform::MacosArm64 { major } => {
-                for version in (MACOS_ARM64_FLOOR_MAJOR..=major).rev() {
+                for version in (crate::target::macos_arm64_floor().major..=major).rev() {
                     args.push(format!("--platform=macosx_{version}_0_arm64"));
                     args.push(format!("--platform=macosx_{version}_0_universal2"));
                 }
@@ -413,7 +411,7 @@ impl TargetEnv {
     /// test command reaches this environment, not the host's (see [`super::pip_shim`]).
     fn write_pip_shims(&self) -> Result<(), TestError> {
         // Absolute: inside the environment, `python3` on PATH is the target's.
-        let host = crate::toolchain::find_on_path(HOST_PIP_PYTHON)
+        let host = crate::host::find_on_path(HOST_PIP_PYTHON)
             .unwrap_or_else(|| PathBuf::from(HOST_PIP_PYTHON));
         let text = super::pip_shim::script(
             &host,

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{Cache, ToolchainError, gcc, zig};
+use super::{ToolchainError, gcc, zig};
+use crate::host::Cache;
 use crate::target::Target;
 
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::ToolchainError;
+use crate::host::find_on_path;
 use crate::target::Target;
 
 /// Found tools of a system cross gcc; `cxx` may be missing when only C is installed.
@@ -89,19 +90,6 @@ pub fn find_gcc(target: &Target) -> Result<GccTools, ToolchainError> {
                 .unwrap_or_else(|| "use the zig toolchain for this target".to_string()),
         }),
     }
-}
-
-pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]

@@ -1,27 +1,20 @@
 //! Compilers for the targets: zig (default, from the `ziglang` package in a private venv)
 //! or a system cross gcc, presented to build systems as plain `cc`/`c++`/`ar`/`ranlib`.
 
-mod cache;
 mod doctor;
 mod gcc;
-mod tool_venv;
-mod uv;
 mod wrappers;
 mod zig;
 
 use std::path::{Path, PathBuf};
 
-pub use cache::{Cache, NoCacheDir, cache_key};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
-pub use uv::ensure_uv;
 pub use wrappers::{WrapperPaths, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
-use crate::target::Target;
-pub(crate) use crate::target::config as targets_config;
-pub(crate) use gcc::find_on_path;
-pub(crate) use wrappers::shell_quote;
+use crate::host::Cache;
+use crate::target::{Target, ToolchainKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
@@ -48,25 +41,6 @@ pub enum ToolchainError {
     },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ToolchainKind {
-    #[default]
-    Zig,
-    Gcc,
-}
-
-impl std::str::FromStr for ToolchainKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "zig" => Ok(ToolchainKind::Zig),
-            "gcc" => Ok(ToolchainKind::Gcc),
-            other => Err(format!("unknown toolchain `{other}`: use `zig` or `gcc`")),
-        }
-    }
 }
 
 /// Compilers for one target, ready to be put in `CC`/`CXX`/`AR`/`RANLIB`.

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Cache, ToolchainError, Zig};
+use super::{ToolchainError, Zig};
+use crate::host::{Cache, shell_quote};
 use crate::target::Target;
 
 /// The paths of the four wrapper scripts.
@@ -112,7 +113,7 @@ fn compiler_script(
         shell_quote(&format!("-ffile-prefix-map={}=/zig", zig_dir.display())),
     ));
     let mut fixed = vec![
-        shell_quote(&zig.exe.to_string_lossy()),
+        shell_quote(&zig.exe.to_string_lossy()).into_owned(),
         driver.to_string(),
         "-target".to_string(),
         target.zig_triple(),
@@ -125,7 +126,7 @@ fn compiler_script(
             .data()
             .zig_extra_cflags
             .iter()
-            .map(|flag| shell_quote(flag)),
+            .map(|flag| shell_quote(flag).into_owned()),
     );
     script.push_str(&format!("exec {} \"$@\"\n", fixed.join(" ")));
     script
@@ -161,11 +162,6 @@ fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
         .map_err(io_err)?;
     temp.persist(path).map_err(|err| io_err(err.error))?;
     Ok(())
-}
-
-/// One shell word, quoted the way configured commands are ([`crate::options::quote`]).
-pub(crate) fn shell_quote(text: &str) -> String {
-    crate::options::quote(text).into_owned()
 }
 
 #[cfg(test)]
@@ -231,12 +227,5 @@ mod tests {
         ] {
             assert!(script.contains(map), "{map} missing from:\n{script}");
         }
-    }
-
-    #[test]
-    fn shell_quote_escapes_single_quotes() {
-        assert_eq!(shell_quote("/usr/bin/cc"), "/usr/bin/cc");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-        assert_eq!(shell_quote(""), "''");
     }
 }

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Cache, ToolchainError};
+use super::ToolchainError;
+use crate::host::Cache;
 use crate::target::config;
 
 /// A usable zig executable.
@@ -74,7 +75,7 @@ pub fn ensure_zig(cache: &Cache, host_python: &Path, offline: bool) -> Result<Zi
 }
 
 fn install_ziglang(cache: &Cache, host_python: &Path) -> Result<(), String> {
-    super::tool_venv::install(
+    crate::host::tool_venv::install(
         &cache.zig_venv(),
         &config().tools.ziglang,
         host_python,

@@ -5,6 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::io_error::IoError;
 use crate::wheel::WheelError;
 use crate::wheel::metadata::{self, NameVersion, WheelMetadata};
 use crate::wheel::name::{WheelName, same_project};
@@ -121,10 +122,7 @@ impl WheelArchive {
         let path = path.as_ref().to_owned();
         let file_name = path.file_name().unwrap_or_default().to_string_lossy();
         let name = WheelName::parse(&file_name)?;
-        let bytes = std::fs::read(&path).map_err(|source| WheelError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = std::fs::read(&path).map_err(IoError::at("read", &path))?;
 
         let entries = scan_entries(&path, &bytes, limits)?;
         let by_name: HashMap<String, usize> = entries

@@ -10,7 +10,6 @@ mod verify;
 mod writer;
 mod zipformat;
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 pub use archive::{Limits, MAX_RATIO_VAR, MAX_UNCOMPRESSED_VAR, RawEntry, WheelArchive, ZipEntry};
@@ -39,11 +38,8 @@ pub enum WheelError {
         reason: &'static str,
     },
 
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
-
-    #[error("cannot write {}: {source}", path.display())]
-    Write { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
 
     #[error("{}: not a zip archive ({source}); is this really a wheel?", wheel.display())]
     NotAZip {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use flate2::Compression;
 use rayon::prelude::*;
 
+use crate::io_error::IoError;
 use crate::wheel::WheelError;
 use crate::wheel::archive::{RawEntry, find_dist_info_dir};
 use crate::wheel::name::WheelName;
@@ -219,10 +220,7 @@ impl<'a> Prepared<'a> {
                     || deflate(&data),
                     || (crc32fast::hash(&data), RecordHash::sha256(&data)),
                 );
-                let compressed = compressed.map_err(|source| WheelError::Write {
-                    path: wheel.to_owned(),
-                    source,
-                })?;
+                let compressed = compressed.map_err(IoError::at("write", wheel))?;
                 let size = data.len() as u64;
                 let (method, stored) = if compressed.len() < data.len() {
                     (CompressionMethod::Deflated, compressed)
@@ -343,10 +341,7 @@ fn write_atomically(
     out_path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<(), WheelError>,
 ) -> Result<(), WheelError> {
-    let write_error = |source| WheelError::Write {
-        path: out_path.to_owned(),
-        source,
-    };
+    let write_error = |source| IoError::new("write", out_path, source);
     let temporary = tempfile::NamedTempFile::new_in(out_dir).map_err(write_error)?;
     {
         let mut out = BufWriter::with_capacity(1 << 20, temporary.as_file());
@@ -379,10 +374,7 @@ fn write_zip(
     let too_large = || WheelError::ArchiveTooLarge {
         wheel: wheel.to_owned(),
     };
-    let write_error = |source| WheelError::Write {
-        path: wheel.to_owned(),
-        source,
-    };
+    let write_error = |source| IoError::new("write", wheel, source);
     let entry_count = u16::try_from(entries.len()).map_err(|_| too_large())?;
     let mut central_directory = Vec::new();
     let mut offset: u64 = 0;

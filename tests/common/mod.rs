@@ -290,18 +290,18 @@ pub fn record_line(name: &str, data: &[u8]) -> String {
 /// Build interpreters: every kind this machine has.
 /// The distribution's CPython 3.11 (Debian 12's own), which every user of a Debian or
 /// Ubuntu machine has.
-pub fn distribution_python() -> crosswheel::crossenv::BuildPython {
+pub fn distribution_python() -> crosswheel::host::BuildPython {
     let path = Path::new("/usr/bin/python3.11");
     assert!(
         path.is_file(),
         "this test needs the distribution's CPython at {}: apt-get install python3.11-dev",
         path.display()
     );
-    crosswheel::crossenv::BuildPython::probe(path).unwrap_or_else(|err| panic!("{err}"))
+    crosswheel::host::BuildPython::probe(path).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A CPython 3.11 that is not the distribution's (plain `pyconfig.h`): pyenv's or uv's.
-pub fn plain_header_python() -> Option<crosswheel::crossenv::BuildPython> {
+pub fn plain_header_python() -> Option<crosswheel::host::BuildPython> {
     let pyenv_root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".pyenv")));
@@ -325,10 +325,10 @@ pub fn plain_header_python() -> Option<crosswheel::crossenv::BuildPython> {
         (output.status.success() && !path.starts_with("/usr/")).then_some(path)
     };
     let path = from_pyenv.or_else(from_uv)?;
-    Some(crosswheel::crossenv::BuildPython::probe(&path).unwrap_or_else(|err| panic!("{err}")))
+    Some(crosswheel::host::BuildPython::probe(&path).unwrap_or_else(|err| panic!("{err}")))
 }
 
-pub fn build_pythons() -> Vec<crosswheel::crossenv::BuildPython> {
+pub fn build_pythons() -> Vec<crosswheel::host::BuildPython> {
     let mut pythons = vec![distribution_python()];
     match plain_header_python() {
         Some(python) => pythons.push(python),
@@ -347,10 +347,12 @@ pub fn build_pythons() -> Vec<crosswheel::crossenv::BuildPython> {
 /// The zig cross environment of `target` (`linux-aarch64`) for `python`, from crosswheel's
 /// usual cache (zig installed on first use).
 pub fn zig_cross_env(
-    python: &crosswheel::crossenv::BuildPython,
+    python: &crosswheel::host::BuildPython,
     target: &str,
 ) -> crosswheel::crossenv::CrossEnv {
-    use crosswheel::toolchain::{Cache, ToolchainKind, resolve_toolchain};
+    use crosswheel::host::Cache;
+    use crosswheel::target::ToolchainKind;
+    use crosswheel::toolchain::resolve_toolchain;
     let parsed = crosswheel::target::Target::parse(target).unwrap();
     let cache = Cache::from_env().expect("a cache directory");
     let toolchain = resolve_toolchain(
@@ -368,7 +370,7 @@ pub fn zig_cross_env(
 
 /// qemu-user and the default Debian target tree, as the pipeline gives a Linux build.
 pub fn target_runner(
-    cache: &crosswheel::toolchain::Cache,
+    cache: &crosswheel::host::Cache,
     arch: crosswheel::target::LinuxArch,
 ) -> crosswheel::crossenv::TargetRunner {
     let emulator = crosswheel::testing::Emulator::new(
@@ -391,11 +393,11 @@ pub fn target_runner(
 /// pipeline does for a project without configuration.
 pub fn build_in(
     env: &crosswheel::crossenv::CrossEnv,
-    python: &crosswheel::crossenv::BuildPython,
+    python: &crosswheel::host::BuildPython,
     project: &Path,
     out_dir: &Path,
 ) -> Result<crosswheel::backend::BuiltWheel, crosswheel::backend::BuildError> {
-    let cache = crosswheel::toolchain::Cache::from_env().expect("a cache directory");
+    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
     crosswheel::backend::build_wheel(&crosswheel::backend::BuildRequest {
         project_dir: project,
         out_dir,

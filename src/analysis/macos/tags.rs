@@ -4,8 +4,13 @@
 
 use crate::macho::{Arch, Version};
 
-/// The oldest macOS that runs on Apple silicon.
-pub const ARM64_FLOOR: Version = Version::new(11, 0, 0);
+/// The oldest macOS that runs on Apple silicon ([`crate::target::macos_arm64_floor`]).
+pub fn arm64_floor() -> Version {
+    let floor = crate::target::macos_arm64_floor();
+    let minor = u8::try_from(floor.minor).expect("config/targets.toml: macOS minor fits a byte");
+    let major = u16::try_from(floor.major).expect("config/targets.toml: macOS major fits 16 bits");
+    Version::new(major, minor, 0)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MacosTag {
@@ -52,7 +57,7 @@ impl MacosTag {
     /// arm64 slices of universal2 wheels implicitly start at 11.0.
     pub fn floor_for(&self, arch: Arch) -> Version {
         if matches!(arch, Arch::Arm64 | Arch::Arm64e) {
-            self.version.max(ARM64_FLOOR)
+            self.version.max(arm64_floor())
         } else {
             self.version
         }
@@ -77,7 +82,8 @@ pub fn tag_version(minos: Version) -> Version {
     } else if minos.patch == 0 {
         Version::new(minos.major, minos.minor, 0)
     } else if minos.major == 10 && minos.minor >= 15 {
-        ARM64_FLOOR
+        // The release after 10.15 is 11.0.
+        Version::new(11, 0, 0)
     } else {
         Version::new(minos.major, minos.minor.saturating_add(1), 0)
     }
@@ -144,7 +150,7 @@ pub fn final_tags(
     for tag in tags {
         let mut version = requested.unwrap_or(tag.version);
         if tag.arch == "arm64" {
-            version = version.max(ARM64_FLOOR);
+            version = version.max(arm64_floor());
         }
         let base = MacosTag {
             version: tag_version(version),

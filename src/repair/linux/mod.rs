@@ -94,43 +94,64 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     drop(search);
     let edited = edit_binaries(wheel, &mut graph, &libs_dir)?;
 
-    let mut entries = Vec::new();
-    let mut replaced = BTreeMap::new();
-    let mut grafted = Vec::new();
-    let mut edited_names = Vec::new();
-    for (index, bytes) in edited {
-        match &graph.binaries[index].origin {
-            Origin::Wheel { entry } => {
-                edited_names.push(entry.clone());
-                replaced.insert(entry.clone(), bytes);
-            }
-            Origin::Grafted { source, .. } => {
-                grafted.push((source.clone(), graph.binaries[index].path.clone()));
-                entries.push((
-                    graph.binaries[index].path.clone(),
-                    Contents::Bytes {
-                        data: bytes,
-                        mode: 0o755,
-                    },
-                ));
-            }
-        }
-    }
+    let changes = WheelChanges::sort(&graph, edited);
     let output = rewrite_wheel(
         wheel,
         platform_tags.clone(),
-        replaced,
-        entries,
+        changes.replaced,
+        changes.added,
         &options.out_dir,
         options.epoch,
     )?;
     Ok(LinuxRepairReport {
         output,
         platform_tags,
-        grafted,
-        edited: edited_names,
+        grafted: changes.grafted,
+        edited: changes.edited_names,
         analysis,
     })
+}
+
+/// The edited binaries, sorted into what the rewritten wheel replaces and what it adds.
+struct WheelChanges {
+    /// Wheel entry → its edited bytes.
+    replaced: BTreeMap<String, Vec<u8>>,
+    /// Grafted libraries, at their path inside the wheel.
+    added: Vec<(String, Contents<'static>)>,
+    /// Host path of each grafted library → its path inside the wheel.
+    grafted: Vec<(PathBuf, String)>,
+    edited_names: Vec<String>,
+}
+
+impl WheelChanges {
+    fn sort(graph: &Graph, edited: Vec<(usize, Vec<u8>)>) -> WheelChanges {
+        let mut changes = WheelChanges {
+            replaced: BTreeMap::new(),
+            added: Vec::new(),
+            grafted: Vec::new(),
+            edited_names: Vec::new(),
+        };
+        for (index, bytes) in edited {
+            match &graph.binaries[index].origin {
+                Origin::Wheel { entry } => {
+                    changes.edited_names.push(entry.clone());
+                    changes.replaced.insert(entry.clone(), bytes);
+                }
+                Origin::Grafted { source, .. } => {
+                    let path = graph.binaries[index].path.clone();
+                    changes.grafted.push((source.clone(), path.clone()));
+                    changes.added.push((
+                        path,
+                        Contents::Bytes {
+                            data: bytes,
+                            mode: 0o755,
+                        },
+                    ));
+                }
+            }
+        }
+        changes
+    }
 }
 
 /// The new bytes of every binary the repair writes: each grafted library

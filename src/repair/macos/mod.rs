@@ -88,29 +88,7 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
     )
     .with_context(|| wheel_path.clone())?;
 
-    let rewritten: Vec<(usize, Vec<u8>)> = (0..plan.graph.binaries.len())
-        .into_par_iter()
-        .map(|index| -> Result<Option<(usize, Vec<u8>)>> {
-            let binary = &plan.graph.binaries[index];
-            let path = &plan.paths[index];
-            if !plan.needs_signing[index] {
-                return Ok(binary.is_grafted().then(|| (index, binary.data.to_vec())));
-            }
-            let edited = if plan.edits[index].is_empty() {
-                binary.data.to_vec()
-            } else {
-                edit_load_commands(&binary.data, &plan.edits[index]).with_context(|| {
-                    format!("{wheel_path}: cannot rewrite the load commands of {path}")
-                })?
-            };
-            let signed = sign_adhoc(&edited, binary.file_name())
-                .with_context(|| format!("{wheel_path}: cannot sign {path}"))?;
-            Ok(Some((index, signed)))
-        })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
+    let rewritten = rewrite_binaries(&plan, &wheel_path)?;
 
     let signed: Vec<String> = (0..plan.paths.len())
         .filter(|&index| plan.needs_signing[index])
@@ -151,4 +129,31 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
         edited,
         signed,
     })
+}
+
+/// The new bytes of each binary the repair writes, by index into `plan.graph.binaries`:
+/// every one that needs signing (edited first where the plan says so) and every grafted
+/// library; untouched wheel files are copied raw later.
+fn rewrite_binaries(plan: &plan::RepairPlan, wheel_path: &str) -> Result<Vec<(usize, Vec<u8>)>> {
+    let rewritten = (0..plan.graph.binaries.len())
+        .into_par_iter()
+        .map(|index| -> Result<Option<(usize, Vec<u8>)>> {
+            let binary = &plan.graph.binaries[index];
+            let path = &plan.paths[index];
+            if !plan.needs_signing[index] {
+                return Ok(binary.is_grafted().then(|| (index, binary.data.to_vec())));
+            }
+            let edited = if plan.edits[index].is_empty() {
+                binary.data.to_vec()
+            } else {
+                edit_load_commands(&binary.data, &plan.edits[index]).with_context(|| {
+                    format!("{wheel_path}: cannot rewrite the load commands of {path}")
+                })?
+            };
+            let signed = sign_adhoc(&edited, binary.file_name())
+                .with_context(|| format!("{wheel_path}: cannot sign {path}"))?;
+            Ok(Some((index, signed)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(rewritten.into_iter().flatten().collect())
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::analysis::layout;
-use crate::analysis::macos::{ARM64_FLOOR, Graph, Link, MachOBinary, Origin, SliceMinos, Via};
+use crate::analysis::macos::{Graph, Link, MachOBinary, Origin, SliceMinos, Via, arm64_floor};
 use crate::macho::{Arch, LoadCommandEdit, SignatureStatus, Version};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -184,7 +184,8 @@ fn raised_minos(binary: &MachOBinary) -> Option<Version> {
             .map(|target| target.minos)
     };
     let lowest_arm64 = macos_minos(true).min()?;
-    (lowest_arm64 < ARM64_FLOOR).then(|| macos_minos(false).fold(ARM64_FLOOR, Version::max))
+    let floor = arm64_floor();
+    (lowest_arm64 < floor).then(|| macos_minos(false).fold(floor, Version::max))
 }
 
 impl RepairPlan {

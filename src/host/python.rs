@@ -8,7 +8,20 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::CrossEnvError;
+/// A host CPython that cannot be found, installed or used.
+#[derive(Debug, thiserror::Error)]
+pub enum PythonError {
+    #[error(
+        "no python{version} on PATH, from `uv python find {version}` or among pyenv's versions: install CPython {version} (e.g. `uv python install {version}`, `pyenv install {version}` or apt)"
+    )]
+    NotFound { version: String, name: String },
+    #[error(
+        "no CPython {version} on this machine and `uv python install {version}` failed ({reason}): install CPython {version} (`uv python install {version}`, `pyenv install {version}` or your distribution's package) and run again"
+    )]
+    InstallFailed { version: String, reason: String },
+    #[error("build python {python} is unusable: {reason}")]
+    Probe { python: PathBuf, reason: String },
+}
 
 /// Variables that redirect sysconfig or imports; none of them may reach a probe of the host.
 pub(crate) const CROSS_ONLY_VARS: &[&str] = &[
@@ -50,7 +63,7 @@ pub struct BuildPython {
 
 impl BuildPython {
     /// Probes an interpreter given by path or name (`python3.11`).
-    pub fn probe(python: &Path) -> Result<BuildPython, CrossEnvError> {
+    pub fn probe(python: &Path) -> Result<BuildPython, PythonError> {
         let mut command = duct::cmd(python, ["-I", "-c", PROBE])
             .stdout_capture()
             .stderr_capture()
@@ -58,23 +71,23 @@ impl BuildPython {
         for name in CROSS_ONLY_VARS {
             command = command.env_remove(name);
         }
-        let output = command.run().map_err(|err| CrossEnvError::PythonProbe {
+        let output = command.run().map_err(|err| PythonError::Probe {
             python: python.to_path_buf(),
             reason: format!("cannot run it: {err}"),
         })?;
         if !output.status.success() {
-            return Err(CrossEnvError::PythonProbe {
+            return Err(PythonError::Probe {
                 python: python.to_path_buf(),
                 reason: String::from_utf8_lossy(&output.stderr).trim().to_string(),
             });
         }
         let probed: BuildPython =
-            serde_json::from_slice(&output.stdout).map_err(|err| CrossEnvError::PythonProbe {
+            serde_json::from_slice(&output.stdout).map_err(|err| PythonError::Probe {
                 python: python.to_path_buf(),
                 reason: format!("unexpected probe output: {err}"),
             })?;
         if probed.implementation != "cpython" {
-            return Err(CrossEnvError::PythonProbe {
+            return Err(PythonError::Probe {
                 python: python.to_path_buf(),
                 reason: format!(
                     "it is {}, only CPython can build for the targets",
@@ -90,10 +103,10 @@ impl BuildPython {
     /// version — so an unusable pyenv shim on PATH (a version pyenv has but has not
     /// activated) does not hide an interpreter that is there. The first candidate that
     /// runs and reports `version` wins.
-    pub fn find(version: &str) -> Result<BuildPython, CrossEnvError> {
+    pub fn find(version: &str) -> Result<BuildPython, PythonError> {
         let name = format!("python{version}");
         let finders: [&dyn Fn() -> Option<PathBuf>; 3] = [
-            &|| crate::toolchain::find_on_path(&name),
+            &|| super::find_on_path(&name),
             &|| find_with_uv(version),
             &|| find_in_pyenv(&pyenv_root()?, version),
         ];
@@ -106,7 +119,7 @@ impl BuildPython {
                 }
             }
         }
-        Err(first_error.unwrap_or(CrossEnvError::PythonNotFound {
+        Err(first_error.unwrap_or(PythonError::NotFound {
             version: version.to_string(),
             name,
         }))
@@ -117,22 +130,21 @@ impl BuildPython {
     /// crosswheel's cache from PyPI like zig).
     pub fn find_or_install(
         version: &str,
-        cache: &crate::toolchain::Cache,
+        cache: &super::Cache,
         offline: bool,
-    ) -> Result<BuildPython, CrossEnvError> {
+    ) -> Result<BuildPython, PythonError> {
         let missing = match BuildPython::find(version) {
-            Err(missing @ CrossEnvError::PythonNotFound { .. }) if !offline => missing,
+            Err(missing @ PythonError::NotFound { .. }) if !offline => missing,
             other => return other,
         };
-        let Some(host_python) = crate::toolchain::find_on_path("python3") else {
+        let Some(host_python) = super::find_on_path("python3") else {
             return Err(missing);
         };
-        let install_failed = |reason: String| CrossEnvError::PythonInstallFailed {
+        let install_failed = |reason: String| PythonError::InstallFailed {
             version: version.to_string(),
             reason,
         };
-        let uv =
-            crate::toolchain::ensure_uv(cache, &host_python, offline).map_err(install_failed)?;
+        let uv = super::ensure_uv(cache, &host_python, offline).map_err(install_failed)?;
         tracing::info!(
             "installing CPython {version} for the build with `uv python install {version}` (~40 MB, once)"
         );
@@ -154,11 +166,11 @@ impl BuildPython {
         BuildPython::probe_version(&exe, version)
     }
 
-    fn probe_version(exe: &Path, version: &str) -> Result<BuildPython, CrossEnvError> {
+    fn probe_version(exe: &Path, version: &str) -> Result<BuildPython, PythonError> {
         let python = BuildPython::probe(exe)?;
         let found = format!("{}.{}", python.version.0, python.version.1);
         if found != version {
-            return Err(CrossEnvError::PythonProbe {
+            return Err(PythonError::Probe {
                 python: exe.to_path_buf(),
                 reason: format!("it reports version {found}, expected {version}"),
             });
@@ -218,7 +230,7 @@ fn find_in_pyenv(root: &Path, version: &str) -> Option<PathBuf> {
 /// The interpreter uv manages for `version`, when uv is on PATH and has one
 /// (`uv python find` never downloads).
 fn find_with_uv(version: &str) -> Option<PathBuf> {
-    find_with_uv_at(&crate::toolchain::find_on_path("uv")?, version)
+    find_with_uv_at(&super::find_on_path("uv")?, version)
 }
 
 fn find_with_uv_at(uv: &Path, version: &str) -> Option<PathBuf> {

@@ -1,0 +1,32 @@
+//! The machine crosswheel runs on: its cache folder, programs on `PATH`, the host CPythons
+//! that run builds and native tests (found, or installed with uv), tools installed from
+//! PyPI into private venvs of the cache, and quoting for its shell. Stages take these as
+//! plain inputs; nothing here knows a stage (tool pins come from `target::config`).
+
+mod cache;
+mod python;
+mod shell;
+pub(crate) mod tool_venv;
+mod uv;
+
+use std::path::{Path, PathBuf};
+
+pub use cache::{Cache, NoCacheDir, cache_key};
+pub(crate) use python::CROSS_ONLY_VARS;
+pub use python::{BuildPython, PythonError};
+pub use shell::shell_quote;
+pub use uv::ensure_uv;
+
+/// The first executable file called `name` in a folder of `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
