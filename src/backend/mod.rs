@@ -24,7 +24,7 @@ pub use project::{Backend, BuildSystem, Project};
 pub use target_wheels::prepare_target_site;
 
 use crate::crossenv::{BuildPython, CROSS_ONLY_VARS, CrossEnv};
-use crate::toolchain::Cache;
+use crate::toolchain::{Cache, WRAPPER_NOTES_VAR, wrapper_notices};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -165,7 +165,14 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let extra = requires_for_build_wheel(&host_run, &project, &mut log)?;
     host_env.install(request.python, &extra, request.offline)?;
 
-    let cross_vars = cross_variables(request, &project, &source_dir, path_var)?;
+    let mut cross_vars = cross_variables(request, &project, &source_dir, path_var)?;
+    let wrapper_notes = scratch.path().join("wrapper-notes");
+    std::fs::create_dir_all(&wrapper_notes)
+        .map_err(|source| io_error("create", &wrapper_notes, source))?;
+    cross_vars.insert(
+        WRAPPER_NOTES_VAR.to_string(),
+        wrapper_notes.to_string_lossy().into_owned(),
+    );
     let mut user_settings = request.config_settings.to_vec();
     if request.verbosity >= 2 && system.backend == Backend::ScikitBuildCore {
         user_settings.push(("build.verbose".to_string(), "true".to_string()));
@@ -188,7 +195,11 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         remove: &[],
         ..host_run
     };
-    let path = run_build_wheel(&cross_run, request, &project, log)?;
+    let built = run_build_wheel(&cross_run, request, &project, log);
+    for notice in wrapper_notices(&wrapper_notes) {
+        tracing::warn!("{notice}");
+    }
+    let path = built?;
     Ok(BuiltWheel {
         path,
         backend: system.backend,

@@ -4,6 +4,7 @@
 mod cache;
 mod doctor;
 mod gcc;
+mod macos_sdk;
 mod tool_venv;
 mod uv;
 mod wrappers;
@@ -14,8 +15,9 @@ use std::path::{Path, PathBuf};
 pub use cache::{Cache, NoCacheDir, cache_key};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
+pub use macos_sdk::{MacosSdk, find_macos_sdk};
 pub use uv::ensure_uv;
-pub use wrappers::{WrapperPaths, write_zig_wrappers};
+pub use wrappers::{WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
 use crate::target::Target;
@@ -46,6 +48,10 @@ pub enum ToolchainError {
         missing: String,
         install_command: String,
     },
+    #[error(
+        "{origin} = {path}: not a macOS SDK (no System/Library/Frameworks or usr/lib in it); point it at a MacOSX*.sdk folder"
+    )]
+    NotAnSdk { origin: &'static str, path: PathBuf },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
 }
