@@ -146,3 +146,63 @@ fn cxx_library_carries_no_debug_info_unless_the_build_compiled_with_g() {
     let debug = cxx_library(dir.path(), debug_notes.path(), &["-g"]);
     assert!(has_section(&debug, ".debug_info"));
 }
+
+/// A setuptools project with two extensions compiled with `extra` flags.
+fn two_extension_project(root: &Path, extra: &str) -> std::path::PathBuf {
+    let project = root.join("ltodemo");
+    std::fs::create_dir_all(project.join("ltodemo")).unwrap();
+    std::fs::write(
+        project.join("pyproject.toml"),
+        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+         [project]\nname = \"ltodemo\"\nversion = \"1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("setup.py"),
+        format!(
+            "from setuptools import Extension, setup\nflags = {extra:?}.split()\n\
+             setup(packages=['ltodemo'], ext_modules=[\n    \
+             Extension('ltodemo._a', ['a.c'], extra_compile_args=flags, extra_link_args=flags),\n    \
+             Extension('ltodemo._b', ['b.c'], extra_compile_args=flags, extra_link_args=flags)])\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(project.join("ltodemo/__init__.py"), "").unwrap();
+    for name in ["a", "b"] {
+        std::fs::write(
+            project.join(format!("{name}.c")),
+            format!(
+                "#include <Python.h>\nstatic struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"_{name}\", NULL, -1, NULL}};\n\
+                 PyMODINIT_FUNC PyInit__{name}(void) {{ return PyModule_Create(&m); }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    project
+}
+
+#[test]
+fn a_ppc64le_build_asking_for_thin_lto_builds_and_says_once_that_it_is_off() {
+    let work = tempfile::tempdir().unwrap();
+    let project = two_extension_project(work.path(), "-flto=thin");
+    let output = Command::new(common::crosswheel_bin())
+        .arg("build")
+        .arg(&project)
+        .args(["--only", "cp311-manylinux_ppc64le", "-w"])
+        .arg(work.path().join("wheelhouse"))
+        .env("CIBW_TEST_SKIP", "*")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{said}");
+    let notices: Vec<&str> = said
+        .lines()
+        .filter(|line| line.contains("link-time optimisation (-flto) turned off"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{said}");
+    assert!(notices[0].contains("linux-ppc64le") && notices[0].contains("R_PPC64_REL16_HA"));
+}

@@ -18,15 +18,30 @@ pub struct WrapperPaths {
 }
 
 /// Writes (or refreshes) the wrappers for `target` under the cache and returns them.
+///
+/// The folder's name carries a hash of the scripts: crosswheel versions whose wrappers
+/// differ, sharing one cache (CI caches, several checkouts), each keep their own instead
+/// of rewriting each other's under a running build.
 pub fn write_zig_wrappers(
     cache: &Cache,
     zig: &Zig,
     target: &Target,
 ) -> Result<WrapperPaths, ToolchainError> {
+    let zig_cache = cache.zig_global_cache();
+    let cc = compiler_script(zig, &zig_cache, cache.root(), target, "cc");
+    let cxx = compiler_script(zig, &zig_cache, cache.root(), target, "c++");
+    let ar = archiver_script(zig, &zig_cache, "ar");
+    let ranlib = archiver_script(zig, &zig_cache, "ranlib");
+    let key = super::cache_key(&[
+        cc.as_bytes(),
+        cxx.as_bytes(),
+        ar.as_bytes(),
+        ranlib.as_bytes(),
+    ]);
     let bin = cache
         .toolchains()
         .join(format!("zig-{}", zig.version))
-        .join(target.zig_triple())
+        .join(format!("{}-{key}", target.zig_triple()))
         .join("bin");
     std::fs::create_dir_all(&bin).map_err(|source| {
         ToolchainError::Io(crate::io_error::IoError::new("create", bin.clone(), source))
@@ -37,13 +52,10 @@ pub fn write_zig_wrappers(
         ar: bin.join("ar"),
         ranlib: bin.join("ranlib"),
     };
-    let zig_cache = cache.zig_global_cache();
-    let cc = compiler_script(zig, &zig_cache, cache.root(), target, "cc");
     write_script(&paths.cc, &cc)?;
-    let cxx = compiler_script(zig, &zig_cache, cache.root(), target, "c++");
     write_script(&paths.cxx, &cxx)?;
-    write_script(&paths.ar, &archiver_script(zig, &zig_cache, "ar"))?;
-    write_script(&paths.ranlib, &archiver_script(zig, &zig_cache, "ranlib"))?;
+    write_script(&paths.ar, &ar)?;
+    write_script(&paths.ranlib, &ranlib)?;
     Ok(paths)
 }
 
