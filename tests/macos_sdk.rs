@@ -57,22 +57,6 @@ fn make_sdk(root: &Path) -> PathBuf {
 /// Without the SDK's header it declares the functions itself, so that the link, not the
 /// compile, is what fails.
 fn make_project(root: &Path) -> PathBuf {
-    let project = root.join("cfdemo");
-    std::fs::create_dir_all(project.join("cfdemo")).unwrap();
-    std::fs::write(
-        project.join("pyproject.toml"),
-        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
-         [project]\nname = \"cfdemo\"\nversion = \"1.0\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        project.join("setup.py"),
-        "from setuptools import Extension, setup\n\
-         setup(packages=['cfdemo'], ext_modules=[Extension('cfdemo._cf', ['cf.c'],\n    \
-         extra_link_args=['-framework', 'CoreFoundation'])])\n",
-    )
-    .unwrap();
-    std::fs::write(project.join("cfdemo/__init__.py"), "").unwrap();
     let mut source = String::from(
         "#include <Python.h>\n\
          #if __has_include(<CoreFoundation/CoreFoundation.h>)\n\
@@ -88,8 +72,14 @@ fn make_project(root: &Path) -> PathBuf {
          static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"_cf\", NULL, -1, methods};\n\
          PyMODINIT_FUNC PyInit__cf(void) { return PyModule_Create(&module); }\n",
     );
-    std::fs::write(project.join("cf.c"), source).unwrap();
-    project
+    common::setuptools_project(
+        root,
+        "cfdemo",
+        "from setuptools import Extension, setup\n\
+         setup(packages=['cfdemo'], ext_modules=[Extension('cfdemo._cf', ['cf.c'],\n    \
+         extra_link_args=['-framework', 'CoreFoundation'])])\n",
+        &[("cf.c".to_string(), source)],
+    )
 }
 
 /// `crosswheel build` of the project's cp311 macOS wheel into `out`, with `SDKROOT`

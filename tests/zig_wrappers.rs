@@ -149,36 +149,23 @@ fn cxx_library_carries_no_debug_info_unless_the_build_compiled_with_g() {
 
 /// A setuptools project with two extensions compiled with `extra` flags.
 fn two_extension_project(root: &Path, extra: &str) -> std::path::PathBuf {
-    let project = root.join("ltodemo");
-    std::fs::create_dir_all(project.join("ltodemo")).unwrap();
-    std::fs::write(
-        project.join("pyproject.toml"),
-        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
-         [project]\nname = \"ltodemo\"\nversion = \"1.0\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        project.join("setup.py"),
-        format!(
-            "from setuptools import Extension, setup\nflags = {extra:?}.split()\n\
-             setup(packages=['ltodemo'], ext_modules=[\n    \
-             Extension('ltodemo._a', ['a.c'], extra_compile_args=flags, extra_link_args=flags),\n    \
-             Extension('ltodemo._b', ['b.c'], extra_compile_args=flags, extra_link_args=flags)])\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(project.join("ltodemo/__init__.py"), "").unwrap();
-    for name in ["a", "b"] {
-        std::fs::write(
-            project.join(format!("{name}.c")),
-            format!(
+    let setup_py = format!(
+        "from setuptools import Extension, setup\nflags = {extra:?}.split()\n\
+         setup(packages=['ltodemo'], ext_modules=[\n    \
+         Extension('ltodemo._a', ['a.c'], extra_compile_args=flags, extra_link_args=flags),\n    \
+         Extension('ltodemo._b', ['b.c'], extra_compile_args=flags, extra_link_args=flags)])\n"
+    );
+    let sources: Vec<(String, String)> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let source = format!(
                 "#include <Python.h>\nstatic struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"_{name}\", NULL, -1, NULL}};\n\
                  PyMODINIT_FUNC PyInit__{name}(void) {{ return PyModule_Create(&m); }}\n"
-            ),
-        )
-        .unwrap();
-    }
-    project
+            );
+            (format!("{name}.c"), source)
+        })
+        .collect();
+    common::setuptools_project(root, "ltodemo", &setup_py, &sources)
 }
 
 #[test]
