@@ -235,6 +235,9 @@ pub struct TargetData {
     pub cmake_system_processor: String,
     pub elf_machine: u16,
     pub zig_extra_cflags: Vec<String>,
+    /// Why zig cannot do link-time optimisation for this target (empty: it can); the
+    /// wrappers then drop the [`LtoFlags`] and say this once per build.
+    pub zig_lto_broken: String,
     /// `pyconfig.h` macros to leave undefined / to define for this target.
     pub pyconfig_undef: Vec<String>,
     pub pyconfig_define: std::collections::BTreeMap<String, String>,
@@ -247,6 +250,13 @@ pub(crate) struct HostCflags {
     pub drop_prefixes: Vec<String>,
 }
 
+/// The link-time optimisation flags of compilers (`[lto_flags]`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct LtoFlags {
+    pub exact: Vec<String>,
+    pub prefixes: Vec<String>,
+}
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct Tools {
     pub ziglang: String,
@@ -257,6 +267,7 @@ pub(crate) struct Tools {
 pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
     pub host_cflags: HostCflags,
+    pub lto_flags: LtoFlags,
     pub tools: Tools,
 }
 

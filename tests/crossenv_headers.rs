@@ -73,3 +73,38 @@ fn the_distribution_pythons_multiarch_wrapper_never_reaches_the_target() {
         );
     }
 }
+
+#[test]
+fn target_sysconfig_compiler_flags_carry_no_debug_info_flag() {
+    let python = common::distribution_python();
+    let env = common::zig_cross_env(&python, "linux-aarch64");
+    let module = env
+        .sysconfig_dir
+        .join(format!("{}.py", env.sysconfigdata_name));
+    let script = "import runpy, sys\nv = runpy.run_path(sys.argv[1])['build_time_vars']\n\
+         for key in ['CFLAGS', 'OPT', 'BASECFLAGS', 'CONFIGURE_CFLAGS', 'PY_CFLAGS', 'CFLAGS_NODIST',\n\
+         'PY_CFLAGS_NODIST', 'PY_CORE_CFLAGS', 'PY_STDMODULE_CFLAGS', 'PY_BUILTIN_MODULE_CFLAGS']:\n    \
+         print(key, repr(v.get(key, '')))\n";
+    let output = std::process::Command::new(&python.executable)
+        .args(["-c", script])
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let listing = String::from_utf8(output.stdout).unwrap();
+    // Debian's CPython is built with -g, as manylinux's is: every one of these has it.
+    for line in listing.lines() {
+        let flags = line
+            .split_once(' ')
+            .map_or("", |(_, flags)| flags.trim_matches('\''));
+        assert!(
+            !flags.split_whitespace().any(|flag| flag.starts_with("-g")),
+            "{line}"
+        );
+    }
+    assert_eq!(listing.lines().count(), 10, "{listing}");
+}

@@ -35,6 +35,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         test_environment: _,
         dependency_versions: _,
         target_python: _,
+        macos_sdk: _,
         require_tests: _,
         debian_mirror: _,
         test_timeout: _,
@@ -149,6 +150,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
                 (TESTING, "spec.target_python"),
             ],
         ),
+        ("macos_sdk", vec![(PIPELINE, "spec.options.macos_sdk")]),
         (
             "require_tests",
             vec![(IDENTIFIER, "self.spec.options.require_tests")],

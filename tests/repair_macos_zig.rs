@@ -472,3 +472,53 @@ fn vendored_dylib_lacking_an_imported_symbol_fails_the_load_check_by_name() {
     );
     assert!(report.to_string().contains("_foo"), "{report}");
 }
+
+#[test]
+fn extension_linked_in_a_build_tree_gets_its_file_name_as_install_id() {
+    let work = tempfile::tempdir().unwrap();
+    let build_path = format!("build/lib.macosx-11.0-arm64-cpython-311/blasext/{EXTENSION}");
+    std::fs::create_dir_all(work.path().join(&build_path).parent().unwrap()).unwrap();
+    std::fs::write(
+        work.path().join("ext.c"),
+        "extern void *PyModule_Create2(void *, int);\n\
+         void *PyInit__blas(void) { return PyModule_Create2(0, 1013); }\n",
+    )
+    .unwrap();
+    zig_cc(
+        work.path(),
+        "11.0",
+        &[
+            "-o",
+            &build_path,
+            "ext.c",
+            "-Wl,-headerpad_max_install_names",
+        ],
+    );
+    let extension = std::fs::read(work.path().join(&build_path)).unwrap();
+    let linked_id = slice_of(&extension).slices[0].install_id.clone();
+    assert_eq!(
+        linked_id.as_deref(),
+        Some(build_path.as_str()),
+        "zig records the path the extension was linked at"
+    );
+    let wheel = extension_wheel(
+        work.path(),
+        "blasext/_blas.cpython-311-darwin.so",
+        &extension,
+    );
+
+    let out = work.path().join("out");
+    let report = repair_wheel(&wheel, &options(&out, work.path())).unwrap();
+    assert!(report.grafted.is_empty());
+    assert_eq!(report.edited, ["blasext/_blas.cpython-311-darwin.so"]);
+    let output = WheelArchive::open(&report.output).unwrap();
+    let repaired = output.read("blasext/_blas.cpython-311-darwin.so").unwrap();
+    assert_eq!(
+        slice_of(&repaired).slices[0].install_id.as_deref(),
+        Some(EXTENSION)
+    );
+    assert_every_signature_verifies(&output);
+    let listing = otool(&report.output, &work.path().join("unpacked"));
+    assert!(!listing.contains("build/lib."), "{listing}");
+    assert!(check_macos_wheel(&output).unwrap().passed());
+}

@@ -27,6 +27,7 @@ pub use target_wheels::prepare_target_site;
 
 use crate::crossenv::CrossEnv;
 use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache};
+use crate::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -200,7 +201,15 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let build_requires: Vec<String> = system.requires.iter().chain(&extra).cloned().collect();
     let header_requires =
         target_wheels::header_requirements(&build_requires, request.target_requires);
-    let cross_vars = cross_variables(request, &project, &source_dir, path_var, &header_requires)?;
+    let mut cross_vars =
+        cross_variables(request, &project, &source_dir, path_var, &header_requires)?;
+    let wrapper_notes = scratch.path().join("wrapper-notes");
+    std::fs::create_dir_all(&wrapper_notes)
+        .map_err(|source| io_error("create", &wrapper_notes, source))?;
+    cross_vars.insert(
+        WRAPPER_NOTES_VAR.to_string(),
+        wrapper_notes.to_string_lossy().into_owned(),
+    );
     let mut user_settings = request.config_settings.to_vec();
     if request.verbosity >= 2 && system.backend == Backend::ScikitBuildCore {
         user_settings.push(("build.verbose".to_string(), "true".to_string()));
@@ -223,7 +232,11 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         remove: &[],
         ..host_run
     };
-    let path = run_build_wheel(&cross_run, request, &project, log)?;
+    let built = run_build_wheel(&cross_run, request, &project, log);
+    for notice in wrapper_notices(&wrapper_notes) {
+        tracing::warn!("{notice}");
+    }
+    let path = built?;
     Ok(BuiltWheel {
         path,
         backend: system.backend,

@@ -166,8 +166,15 @@ pub(crate) fn cmake_toolchain_file(toolchain: &Toolchain, run_program: &Path) ->
             cmake_string(&target.os_version().to_string())
         ));
         text.push_str("set(CMAKE_OSX_ARCHITECTURES arm64)\n");
-        // No SDK exists on a Linux host; zig brings its own macOS headers and stubs.
-        text.push_str("set(CMAKE_OSX_SYSROOT \"\" CACHE PATH \"\" FORCE)\n");
+        // zig brings its own macOS headers and stubs; a user's SDK (the `macos-sdk`
+        // option, passed as SDKROOT) lets find_library/find_path find its frameworks.
+        text.push_str(
+            "if(DEFINED ENV{SDKROOT})\n  set(CMAKE_OSX_SYSROOT \"$ENV{SDKROOT}\" CACHE PATH \"\" FORCE)\nelse()\n  set(CMAKE_OSX_SYSROOT \"\" CACHE PATH \"\" FORCE)\nendif()\n",
+        );
+    }
+    if !data.zig_lto_broken.is_empty() && toolchain.kind == crate::target::ToolchainKind::Zig {
+        // The compiler wrappers drop -flto for this target (and say why once per build).
+        text.push_str("set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF CACHE BOOL \"\" FORCE)\n");
     }
     text
 }
@@ -224,5 +231,15 @@ mod tests {
         assert!(text.contains("set(CMAKE_OSX_DEPLOYMENT_TARGET \"11.0\")"));
         assert!(text.contains("set(CMAKE_C_COMPILER \"/w/cc\")"));
         assert!(text.contains("set(CMAKE_CROSSCOMPILING_EMULATOR \"/e/bin/run-program\")"));
+        assert!(text.contains("set(CMAKE_OSX_SYSROOT \"$ENV{SDKROOT}\" CACHE PATH"));
+        assert!(text.contains("set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF"));
+    }
+
+    #[test]
+    fn cmake_toolchain_keeps_interprocedural_optimisation_where_zig_can_do_it() {
+        let aarch64 = cmake_toolchain_file(&toolchain("linux-aarch64"), Path::new("/r"));
+        assert!(!aarch64.contains("CMAKE_INTERPROCEDURAL_OPTIMIZATION"));
+        let ppc64le = cmake_toolchain_file(&toolchain("linux-ppc64le"), Path::new("/r"));
+        assert!(ppc64le.contains("set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF"));
     }
 }

@@ -100,6 +100,10 @@ fn set_flags(vars: &mut BTreeMap<String, Value>, layout: &EnvLayout<'_>) {
         "PY_CFLAGS",
         "CFLAGS_NODIST",
         "PY_CFLAGS_NODIST",
+        // CPython's own module flags; a few projects compile with them.
+        "PY_CORE_CFLAGS",
+        "PY_STDMODULE_CFLAGS",
+        "PY_BUILTIN_MODULE_CFLAGS",
     ] {
         if let Some(Value::String(flags)) = vars.get(key) {
             let cleaned = without_host_flags(flags);

@@ -32,6 +32,10 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
     ),
     ("qemu-cpu", "`QEMU_CPU` for emulated tests"),
     (
+        "macos-sdk",
+        "a macOS SDK folder (`MacOSX*.sdk`) whose frameworks, headers and `.tbd` stubs macOS builds use (zig ships no Apple frameworks); empty: `SDKROOT`",
+    ),
+    (
         "require-tests",
         "`true`: a build whose tests cannot run here (no target CPython of its version) fails instead of being kept `not tested`",
     ),

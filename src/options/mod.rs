@@ -144,6 +144,9 @@ pub struct BuildOptions {
     /// `target-python`: a folder holding the user's own target CPython (`bin/python3.X`)
     /// for the emulated test stage, for versions Debian does not ship.
     pub target_python: Option<PathBuf>,
+    /// `macos-sdk`: a macOS SDK folder for macOS builds (frameworks, `.tbd` stubs); `None`:
+    /// the `SDKROOT` variable decides.
+    pub macos_sdk: Option<PathBuf>,
     /// `require-tests`: a build whose tests cannot run here fails instead of being kept.
     pub require_tests: bool,
     /// `debian-mirror`: the Debian archive the test stage fetches target CPythons from.

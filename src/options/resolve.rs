@@ -875,6 +875,7 @@ fn build_spec(
             macos_deployment_target,
             qemu_cpu: text("qemu-cpu"),
             target_python: text("target-python").map(|path| project_dir.join(path)),
+            macos_sdk: text("macos-sdk").map(|path| project_dir.join(path)),
             require_tests: setting("require-tests").text() == "true",
             debian_mirror: text("debian-mirror"),
             test_timeout: text("test-timeout")

@@ -144,6 +144,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     ),
     spec("qemu-cpu", Kind::Text, Scope::PerBuild),
     spec("target-python", Kind::Text, Scope::PerBuild),
+    spec("macos-sdk", Kind::Text, Scope::PerBuild),
     spec("require-tests", Kind::Bool, Scope::PerBuild),
     spec("debian-mirror", Kind::Text, Scope::PerBuild),
     spec("test-timeout", Kind::Duration, Scope::PerBuild),

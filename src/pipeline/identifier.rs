@@ -44,13 +44,14 @@ pub(super) fn run_one(
 ) -> Outcome {
     let mut times = StageTimes::default();
     let prepared = super::target_of(spec).and_then(|target| {
+        let environment = super::build_environment(spec, &plan.project_dir, &target)?;
         Ok(Identifier {
             plan,
             spec,
             cache,
             options,
             target,
-            environment: super::user_environment(spec, &plan.project_dir)?,
+            environment,
             work: tempfile::Builder::new()
                 .prefix("crosswheel-work-")
                 .tempdir()?,

@@ -25,6 +25,7 @@ use crate::repair::{RepairRequest, repair};
 use crate::sysroot::{LinuxArch, SysrootError};
 use crate::target::Target;
 use crate::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
+use crate::toolchain::find_macos_sdk;
 use crate::wheel::source_date_epoch;
 
 pub struct PipelineOptions {
@@ -93,6 +94,30 @@ fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<Str
         .into_iter()
         .filter(|(name, value)| before.get(name) != Some(value))
         .collect())
+}
+
+/// The user's environment for one identifier's build, test and hooks: for macOS targets
+/// with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT` names it, checked and
+/// absolute, for the compiler wrappers.
+fn build_environment(
+    spec: &BuildSpec,
+    project_dir: &Path,
+    target: &Target,
+) -> Result<BTreeMap<String, String>> {
+    let mut environment = user_environment(spec, project_dir)?;
+    if target.is_macos() {
+        let sdkroot = environment
+            .get("SDKROOT")
+            .cloned()
+            .or_else(|| std::env::var("SDKROOT").ok());
+        if let Some(sdk) = find_macos_sdk(spec.options.macos_sdk.as_deref(), sdkroot.as_deref())? {
+            environment.insert(
+                "SDKROOT".to_string(),
+                sdk.root.to_string_lossy().into_owned(),
+            );
+        }
+    }
+    Ok(environment)
 }
 
 fn target_of(spec: &BuildSpec) -> Result<Target> {

@@ -3,6 +3,7 @@
 
 mod doctor;
 mod gcc;
+mod macos_sdk;
 mod wrappers;
 mod zig;
 
@@ -10,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
-pub use wrappers::{WrapperPaths, write_zig_wrappers};
+pub use macos_sdk::{MacosSdk, find_macos_sdk};
+pub use wrappers::{WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
 use crate::host::Cache;
@@ -39,6 +41,10 @@ pub enum ToolchainError {
         missing: String,
         install_command: String,
     },
+    #[error(
+        "{origin} = {path}: not a macOS SDK (no System/Library/Frameworks or usr/lib in it); point it at a MacOSX*.sdk folder"
+    )]
+    NotAnSdk { origin: &'static str, path: PathBuf },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
 }

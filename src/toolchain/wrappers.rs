@@ -19,15 +19,30 @@ pub struct WrapperPaths {
 }
 
 /// Writes (or refreshes) the wrappers for `target` under the cache and returns them.
+///
+/// The folder's name carries a hash of the scripts: crosswheel versions whose wrappers
+/// differ, sharing one cache (CI caches, several checkouts), each keep their own instead
+/// of rewriting each other's under a running build.
 pub fn write_zig_wrappers(
     cache: &Cache,
     zig: &Zig,
     target: &Target,
 ) -> Result<WrapperPaths, ToolchainError> {
+    let zig_cache = cache.zig_global_cache();
+    let cc = compiler_script(zig, &zig_cache, cache.root(), target, "cc");
+    let cxx = compiler_script(zig, &zig_cache, cache.root(), target, "c++");
+    let ar = archiver_script(zig, &zig_cache, "ar");
+    let ranlib = archiver_script(zig, &zig_cache, "ranlib");
+    let key = crate::host::cache_key(&[
+        cc.as_bytes(),
+        cxx.as_bytes(),
+        ar.as_bytes(),
+        ranlib.as_bytes(),
+    ]);
     let bin = cache
         .toolchains()
         .join(format!("zig-{}", zig.version))
-        .join(target.zig_triple())
+        .join(format!("{}-{key}", target.zig_triple()))
         .join("bin");
     std::fs::create_dir_all(&bin).map_err(|source| {
         ToolchainError::Io(crate::io_error::IoError::new("create", bin.clone(), source))
@@ -38,13 +53,10 @@ pub fn write_zig_wrappers(
         ar: bin.join("ar"),
         ranlib: bin.join("ranlib"),
     };
-    let zig_cache = cache.zig_global_cache();
-    let cc = compiler_script(zig, &zig_cache, cache.root(), target, "cc");
     write_script(&paths.cc, &cc)?;
-    let cxx = compiler_script(zig, &zig_cache, cache.root(), target, "c++");
     write_script(&paths.cxx, &cxx)?;
-    write_script(&paths.ar, &archiver_script(zig, &zig_cache, "ar"))?;
-    write_script(&paths.ranlib, &archiver_script(zig, &zig_cache, "ranlib"))?;
+    write_script(&paths.ar, &ar)?;
+    write_script(&paths.ranlib, &ranlib)?;
     Ok(paths)
 }
 
@@ -56,6 +68,29 @@ fn prologue(zig_cache: &Path) -> String {
     )
 }
 
+/// The variable naming the build's folder where the wrappers leave notes for the build
+/// stage (set by the backend): `debug-info` once a compile asked for debug info, and
+/// `*.notice` files, each one line said once per build.
+pub const WRAPPER_NOTES_VAR: &str = "CROSSWHEEL_WRAPPER_NOTES";
+
+/// The `*.notice` lines the wrappers left in `dir` during a build, sorted.
+pub fn wrapper_notices(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "notice"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .map(|text| text.trim().to_string())
+        .filter(|text| !text.is_empty())
+        .collect()
+}
+
 fn compiler_script(
     zig: &Zig,
     zig_cache: &Path,
@@ -64,54 +99,10 @@ fn compiler_script(
     driver: &str,
 ) -> String {
     let mut script = prologue(zig_cache);
-    let macos = target.is_macos();
-    // Link-only flags on a compile-only command line make zig warn, which breaks
-    // configure checks run with -Werror.
-    script.push_str(
-        "link=1\nfor arg in \"$@\"; do\n  case \"$arg\" in\n    \
-         -c|-S|-E|-M|-MM|--version|-v|-dumpversion|-dumpmachine|-print-*) link=0 ;;\n  esac\ndone\n",
-    );
-    script.push_str("for arg do\n  shift\n  case \"$arg\" in\n");
-    // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
-    script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
-    if macos {
-        // `-bundle` crashes zig; a dylib with lazy symbol lookup loads the same way.
-        script.push_str(
-            "    -bundle) set -- \"$@\" -shared -undefined dynamic_lookup; continue ;;\n",
-        );
-        // CMake and setuptools on a mac pass the arch separately; the triple already says it.
-        script.push_str("    -arch) skip_next=1; continue ;;\n");
-    }
-    script.push_str("  esac\n");
-    if macos {
-        script.push_str("  if [ -n \"$skip_next\" ]; then skip_next=; continue; fi\n");
-    }
-    script.push_str("  set -- \"$@\" \"$arg\"\ndone\n");
-    if macos {
-        // Leaves room for the repair stage to rewrite install names and rpaths in place.
-        script.push_str(
-            "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n",
-        );
-        // The linker records every object's absolute path (N_OSO debug-map entries,
-        // for dsymutil); inside a build those are random temporary paths.
-        script.push_str(
-            "if [ \"$link\" = 1 ] && [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then set -- \"$@\" -Wl,-S; fi\n",
-        );
-    }
-    // Inside a build (the build stage names its temporary copy of the project),
-    // keep host paths out of debug info and __FILE__: the copy's random path would
-    // make every build differ, and the cache's paths (zig's and Python's headers)
-    // say nothing about the wheel. The cross environment's folder name hashes host
-    // paths, so it gets its own map. Later maps win: the working folder's comes last
-    // for build folders inside the copy.
-    let zig_dir = zig.exe.parent().unwrap_or(Path::new("/"));
-    script.push_str(&format!(
-        "if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n  set -- {} {} \
-         ${{CROSSWHEEL_CROSSENV_DIR:+\"-ffile-prefix-map=$CROSSWHEEL_CROSSENV_DIR=/crosswheel-crossenv\"}} \
-         \"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\" \"$@\"\nfi\n",
-        shell_quote(&format!("-ffile-prefix-map={}=/crosswheel-cache", cache_root.display())),
-        shell_quote(&format!("-ffile-prefix-map={}=/zig", zig_dir.display())),
-    ));
+    script.push_str(&scan_arguments());
+    script.push_str(&rewrite_arguments(target));
+    script.push_str(&link_flags(target));
+    script.push_str(&prefix_maps(zig, cache_root));
     let mut fixed = vec![
         shell_quote(&zig.exe.to_string_lossy()).into_owned(),
         driver.to_string(),
@@ -130,6 +121,124 @@ fn compiler_script(
     );
     script.push_str(&format!("exec {} \"$@\"\n", fixed.join(" ")));
     script
+}
+
+/// Sets `link` (whether this call links) and `debug` (whether the build asked for debug
+/// info: `-g` on this command line, in the user's flags, or on an earlier compile of the
+/// same build, since link lines rarely repeat it).
+fn scan_arguments() -> String {
+    // Link-only flags on a compile-only command line make zig warn, which breaks
+    // configure checks run with -Werror.
+    format!(
+        "link=1\ndebug=0\nfor arg in \"$@\"; do\n  case \"$arg\" in\n    \
+         -c|-S|-E|-M|-MM|--version|-v|-dumpversion|-dumpmachine|-print-*) link=0 ;;\n    \
+         -g0) ;;\n    -g*) debug=1 ;;\n  esac\ndone\n\
+         set -f\nfor arg in $CFLAGS $CXXFLAGS $LDFLAGS; do\n  case \"$arg\" in -g0) ;; -g*) debug=1 ;; esac\ndone\n\
+         notes=\"${{{WRAPPER_NOTES_VAR}}}\"\n\
+         if [ -n \"$notes\" ]; then\n  if [ \"$debug\" = 1 ]; then : > \"$notes/debug-info\"; \
+         elif [ -e \"$notes/debug-info\" ]; then debug=1; fi\nfi\n"
+    )
+}
+
+/// The loop that drops or replaces the arguments zig rejects for `target`.
+fn rewrite_arguments(target: &Target) -> String {
+    let macos = target.is_macos();
+    let lto_broken = &target.data().zig_lto_broken;
+    let mut script = String::from("for arg do\n  shift\n  case \"$arg\" in\n");
+    // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
+    script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
+    if !lto_broken.is_empty() {
+        let lto = &crate::target::config().lto_flags;
+        let patterns: Vec<String> = lto
+            .exact
+            .iter()
+            .cloned()
+            .chain(lto.prefixes.iter().map(|prefix| format!("{prefix}*")))
+            .collect();
+        script.push_str(&format!("    {}) lto=1; continue ;;\n", patterns.join("|")));
+    }
+    if macos {
+        // `-bundle` crashes zig; a dylib with lazy symbol lookup loads the same way.
+        script.push_str(
+            "    -bundle) set -- \"$@\" -shared -undefined dynamic_lookup; continue ;;\n",
+        );
+        // CMake and setuptools on a mac pass the arch separately; the triple already says it.
+        script.push_str("    -arch) skip_next=1; continue ;;\n");
+        script.push_str(
+            "    -Wl,-framework,*) frameworks=\"$frameworks ${arg#-Wl,-framework,}\" ;;\n",
+        );
+    }
+    script.push_str("  esac\n");
+    if macos {
+        script.push_str("  if [ -n \"$skip_next\" ]; then skip_next=; continue; fi\n");
+        script.push_str(
+            "  if [ -n \"$framework_next\" ]; then frameworks=\"$frameworks $arg\"; framework_next=; fi\n  \
+             if [ \"$arg\" = -framework ]; then framework_next=1; fi\n",
+        );
+    }
+    script.push_str("  set -- \"$@\" \"$arg\"\ndone\n");
+    if !lto_broken.is_empty() {
+        let notice = format!(
+            "{}: link-time optimisation (-flto) turned off: {lto_broken}",
+            target.id()
+        );
+        script.push_str(&format!(
+            "if [ -n \"$lto\" ] && [ -n \"$notes\" ]; then printf '%s\\n' {} > \"$notes/lto.notice\"; fi\n",
+            shell_quote(&notice)
+        ));
+    }
+    script
+}
+
+/// Flags added to link (and, for a macOS SDK, compile) command lines.
+fn link_flags(target: &Target) -> String {
+    if !target.is_macos() {
+        // zig's libc++, libc++abi and libunwind carry DWARF (~5 MB in every C++
+        // extension); PyPI's wheels carry none unless the project asks.
+        return "if [ \"$link\" = 1 ] && [ \"$debug\" = 0 ]; then set -- \"$@\" -Wl,--strip-debug; fi\n"
+            .to_string();
+    }
+    let mut script = String::new();
+    // Leaves room for the repair stage to rewrite install names and rpaths in place.
+    script.push_str(
+        "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,-headerpad_max_install_names; fi\n",
+    );
+    // -S drops the debug map: inside a build it holds every object's absolute path (N_OSO
+    // entries, for dsymutil), random temporary paths; outside it, only asked-for debug
+    // info keeps it.
+    script.push_str(
+        "if [ \"$link\" = 1 ] && { [ -n \"$CROSSWHEEL_SOURCE_DIR\" ] || [ \"$debug\" = 0 ]; }; then set -- \"$@\" -Wl,-S; fi\n",
+    );
+    // zig ships no Apple frameworks and ignores -isysroot: a user's SDK (the `macos-sdk`
+    // option sets SDKROOT) gives frameworks (headers and .tbd stubs) through -F, headers
+    // zig's libc lacks (zlib.h, ...) after zig's own, and .tbd libraries through -L.
+    script.push_str(
+        "if [ -n \"$SDKROOT\" ]; then\n  \
+         set -- \"$@\" \"-F$SDKROOT/System/Library/Frameworks\" -idirafter \"$SDKROOT/usr/include\"\n  \
+         if [ \"$link\" = 1 ]; then set -- \"$@\" \"-L$SDKROOT/usr/lib\"; fi\n\
+         elif [ \"$link\" = 1 ] && [ -n \"$frameworks\" ]; then\n  \
+         echo \"error: -framework$frameworks: zig ships no Apple frameworks; set crosswheel's macos-sdk option (CROSSWHEEL_MACOS_SDK) or SDKROOT to a macOS SDK folder (MacOSX*.sdk)\" >&2\nfi\n",
+    );
+    script
+}
+
+/// Inside a build (the build stage names its temporary copy of the project), keep host
+/// paths out of debug info and __FILE__: the copy's random path would make every build
+/// differ, and the cache's paths (zig's and Python's headers) say nothing about the
+/// wheel. The cross environment's folder name hashes host paths, so it gets its own map.
+/// Later maps win: the working folder's comes last for build folders inside the copy.
+fn prefix_maps(zig: &Zig, cache_root: &Path) -> String {
+    let zig_dir = zig.exe.parent().unwrap_or(Path::new("/"));
+    format!(
+        "if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n  set -- {} {} \
+         ${{CROSSWHEEL_CROSSENV_DIR:+\"-ffile-prefix-map=$CROSSWHEEL_CROSSENV_DIR=/crosswheel-crossenv\"}} \
+         \"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\" \"$@\"\nfi\n",
+        shell_quote(&format!(
+            "-ffile-prefix-map={}=/crosswheel-cache",
+            cache_root.display()
+        )),
+        shell_quote(&format!("-ffile-prefix-map={}=/zig", zig_dir.display())),
+    )
 }
 
 fn archiver_script(zig: &Zig, zig_cache: &Path, tool: &str) -> String {
@@ -193,9 +302,9 @@ mod tests {
         let script = script_for("macos-arm64", "cc");
         assert!(script.contains("-bundle) set -- \"$@\" -shared -undefined dynamic_lookup"));
         assert!(script.contains("-Wl,-headerpad_max_install_names"));
-        assert!(
-            script.contains("[ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then set -- \"$@\" -Wl,-S; fi")
-        );
+        assert!(script.contains(
+            "{ [ -n \"$CROSSWHEEL_SOURCE_DIR\" ] || [ \"$debug\" = 0 ]; }; then set -- \"$@\" -Wl,-S; fi"
+        ));
         assert!(
             script.contains("exec '/opt/zig dir/zig' cc -target aarch64-macos.11.0 -O2 \"$@\"")
         );
@@ -207,6 +316,49 @@ mod tests {
         assert!(script.contains("-Wl,-Bsymbolic-functions) continue"));
         assert!(!script.contains("-bundle") && !script.contains("headerpad"));
         assert!(script.contains("c++ -target aarch64-linux-gnu.2.17 -O2"));
+    }
+
+    #[test]
+    fn lto_is_dropped_with_a_notice_only_where_zig_cannot_link_it() {
+        for target in ["linux-ppc64le", "macos-arm64"] {
+            let script = script_for(target, "c++");
+            assert!(
+                script.contains("-flto|-ffat-lto-objects|-fno-fat-lto-objects|-fwhole-program-vtables|-flto=*) lto=1; continue ;;"),
+                "{script}"
+            );
+            assert!(script.contains(&format!(
+                "'{target}: link-time optimisation (-flto) turned off: "
+            )));
+            assert!(script.contains("> \"$notes/lto.notice\""));
+        }
+        assert!(!script_for("linux-aarch64", "c++").contains("lto"));
+    }
+
+    #[test]
+    fn linux_links_strip_debug_info_unless_the_build_asked_for_it() {
+        let script = script_for("linux-aarch64", "c++");
+        assert!(script.contains("    -g0) ;;\n    -g*) debug=1 ;;"));
+        assert!(script.contains("for arg in $CFLAGS $CXXFLAGS $LDFLAGS; do"));
+        assert!(script.contains("if [ \"$debug\" = 1 ]; then : > \"$notes/debug-info\"; elif [ -e \"$notes/debug-info\" ]; then debug=1; fi"));
+        assert!(script.contains(
+            "if [ \"$link\" = 1 ] && [ \"$debug\" = 0 ]; then set -- \"$@\" -Wl,--strip-debug; fi"
+        ));
+    }
+
+    #[test]
+    fn macos_compiler_takes_frameworks_from_sdkroot_or_names_the_option() {
+        let script = script_for("macos-arm64", "cc");
+        assert!(script.contains(
+            "\"-F$SDKROOT/System/Library/Frameworks\" -idirafter \"$SDKROOT/usr/include\""
+        ));
+        assert!(script.contains("\"-L$SDKROOT/usr/lib\""));
+        assert!(script.contains("if [ \"$arg\" = -framework ]; then framework_next=1; fi"));
+        assert!(
+            script
+                .contains("-Wl,-framework,*) frameworks=\"$frameworks ${arg#-Wl,-framework,}\" ;;")
+        );
+        assert!(script.contains("echo \"error: -framework$frameworks: zig ships no Apple frameworks; set crosswheel's macos-sdk option"));
+        assert!(!script_for("linux-aarch64", "cc").contains("SDKROOT"));
     }
 
     #[test]

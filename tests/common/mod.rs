@@ -457,3 +457,26 @@ pub fn without_option_variables(command: &mut std::process::Command) {
         }
     }
 }
+
+/// A throwaway setuptools project `name` (version 1.0) in `root`: its pyproject.toml,
+/// `setup_py`, an empty `name/__init__.py` and `files` (path in the project, content).
+pub fn setuptools_project(
+    root: &Path,
+    name: &str,
+    setup_py: &str,
+    files: &[(String, String)],
+) -> PathBuf {
+    let project = root.join(name);
+    std::fs::create_dir_all(project.join(name)).unwrap();
+    let pyproject = format!(
+        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+         [project]\nname = \"{name}\"\nversion = \"1.0\"\n"
+    );
+    std::fs::write(project.join("pyproject.toml"), pyproject).unwrap();
+    std::fs::write(project.join("setup.py"), setup_py).unwrap();
+    std::fs::write(project.join(name).join("__init__.py"), "").unwrap();
+    for (path, content) in files {
+        std::fs::write(project.join(path), content).unwrap();
+    }
+    project
+}

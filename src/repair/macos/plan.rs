@@ -151,15 +151,8 @@ fn edits_for(graph: &Graph, paths: &[String], index: usize) -> Vec<LoadCommandEd
             });
         }
     }
-    if binary.is_grafted()
-        && let Some(id) = binary.install_id()
-    {
-        // delocate's convention: an id that names the copy's place and can
-        // never resolve to a file on the user's machine.
-        let new_id = format!("/DLC/{}", paths[index]);
-        if id != new_id {
-            edits.push(LoadCommandEdit::SetInstallId(new_id));
-        }
+    if let Some(new_id) = neutral_install_id(binary, &paths[index]) {
+        edits.push(LoadCommandEdit::SetInstallId(new_id));
     }
     for rpath in binary.rpaths() {
         if rpath.starts_with('/') {
@@ -170,6 +163,28 @@ fn edits_for(graph: &Graph, paths: &[String], index: usize) -> Vec<LoadCommandEd
         edits.push(LoadCommandEdit::SetMinos(minos));
     }
     edits
+}
+
+/// The install id `binary` should have instead of its current one, if any.
+///
+/// Grafted libraries follow delocate's convention: an id that names the copy's place
+/// and can never resolve to a file on the user's machine. A Python extension module
+/// (a `.so` of the wheel) linked by zig, which links `-shared` because `-bundle`
+/// crashes it, carries the path it was linked at, e.g.
+/// `build/lib.macosx-11.0-arm64-cpython-311/pkg/_ext.so`: a build-tree path nothing
+/// resolves, which leaks the build's layout. Its file name is what the id of a
+/// macOS-built extension (a bundle, which has none) comes closest to. Ids starting
+/// with `@` were chosen by the project and stay.
+fn neutral_install_id(binary: &MachOBinary, path: &str) -> Option<String> {
+    let id = binary.install_id()?;
+    let new_id = if binary.is_grafted() {
+        format!("/DLC/{path}")
+    } else if binary.file_name().ends_with(".so") && !id.starts_with('@') {
+        binary.file_name().to_string()
+    } else {
+        return None;
+    };
+    (id != new_id).then_some(new_id)
 }
 
 /// The minos to write when an arm64 slice claims less than macOS 11: the
