@@ -1,5 +1,7 @@
 """One project x target cell: unpack the sdist, run crosswheel, read what happened."""
 
+import dataclasses
+import json
 import os
 import re
 import shutil
@@ -35,6 +37,22 @@ class Result:
     fault: str = ""
     note: str = ""
     log: str = ""
+
+
+def save_results(path, results):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps([dataclasses.asdict(r) for r in results], indent=1))
+    os.replace(tmp, path)
+
+
+def load_results(path):
+    """Cells of an earlier run by (project, version, target)."""
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"compat: error: cannot read the results of an earlier run {path}: {err}")
+    results = [Result(**{**row, "reference": tuple(row["reference"]) if row["reference"] else None}) for row in rows]
+    return {(r.project, r.version, r.target): r for r in results}
 
 
 def one_line(r):
@@ -103,11 +121,14 @@ class Run:
         self.python = python
         self.timeout = timeout
         self.reference = reference
-        self.log_dir = cache / "logs" / time.strftime("%Y%m%d-%H%M%S")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.log_dir = cache / "logs" / stamp
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        # Per run, so two runs at once never share a tree.
+        self.work_dir = cache / "work" / stamp
 
     def _unpack(self, sdist, name, target):
-        work = self.cache / "work" / f"{name}-{target}"
+        work = self.work_dir / f"{name}-{target}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         with tarfile.open(sdist) as archive:
@@ -127,13 +148,13 @@ class Run:
                 process.wait(timeout=self.timeout)
                 return False
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+                _stop(process)
                 return True
+            except BaseException:
+                # Interrupted (Ctrl-C, or SIGTERM turned into SystemExit by the script):
+                # the build runs in its own session, so it must be stopped explicitly.
+                _stop(process)
+                raise
 
     def cell(self, project, sdist, target, platform):
         result = Result(project.name, project.version, target, note=project.note_for(target))
@@ -151,6 +172,8 @@ class Run:
         result.seconds = time.monotonic() - started
         text = log_path.read_text(errors="replace")
         self._read_outcome(result, text, out_dir, timed_out)
+        # The unpacked sources and build trees go; the wheels stay next to the log's name.
+        shutil.rmtree(root, ignore_errors=True)
         if self.reference:
             result.reference = _reference(project, target, self.python)
         return result
@@ -213,3 +236,12 @@ def _reference(project, target, python):
         return index.reference_wheel(project.name, project.version, target, python)
     except OSError:
         return None
+
+
+def _stop(process):
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

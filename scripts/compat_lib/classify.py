@@ -26,6 +26,11 @@ class Rule:
 
 RULES = [
     Rule(
+        r"unsupported build backend",
+        "crosswheel drives only setuptools, meson-python and scikit-build-core; an in-tree backend wrapping one of them is refused",
+        "crosswheel",
+    ),
+    Rule(
         r"cannot open shared object file.*\n?.*(x86-64|x86_64)|wrong ELF class|ELF.*x86-64.*expected",
         "a test requirement was built with the host's x86-64 compiler for the target (issue 16)",
         "crosswheel",

@@ -16,6 +16,7 @@ class Header:
     host: str
     log_dir: str
     elapsed: float = 0.0
+    reused_from: str = ""
 
     @staticmethod
     def now(repo, crosswheel, argv, log_dir):
@@ -147,6 +148,8 @@ def write(path, header, projects, targets, results):
         f"- cells: {len(results)} run of {len(projects) * len(targets)} planned; {green} green, "
         f"{built} built; not green by fault: {_fault_counts(results)}",
         f"- wall time so far: {header.elapsed / 60:.1f} min; logs: `{header.log_dir}`",
+        *([f"- cells already in `{header.reused_from}` were taken from that run (their logs are named there)"]
+          if header.reused_from else []),
         "",
         "## Project x target",
         "",
