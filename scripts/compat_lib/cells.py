@@ -158,6 +158,7 @@ class Run:
 
     def cell(self, project, sdist, target, platform):
         result = Result(project.name, project.version, target, note=project.note_for(target))
+        fault = project.fault_for(target)
         root = self._unpack(sdist, project.name, target)
         out_dir = root.parent / "wheelhouse"
         identifier = f"cp{self.python.replace('.', '')}-{platform}"
@@ -172,6 +173,9 @@ class Run:
         result.seconds = time.monotonic() - started
         text = log_path.read_text(errors="replace")
         self._read_outcome(result, text, out_dir, timed_out)
+        if result.status == "tests skipped":
+            # The recipe skipped the tests on purpose; its note says why.
+            result.cause, result.fault = result.note or "the recipe skips the tests", fault
         # The unpacked sources and build trees go; the wheels stay next to the log's name.
         shutil.rmtree(root, ignore_errors=True)
         if self.reference:
@@ -198,6 +202,8 @@ class Run:
             result.status = "timeout"
         elif row and row.group("result") == "ok" and wheels and tests_ok:
             result.status, result.green = "green", True
+        elif row and row.group("result") == "ok" and wheels and result.test_cell == "not run":
+            result.status = "tests skipped"
         elif row and row.group("result") == "ok" and wheels:
             result.status = "not tested" if "NOT TESTED" in result.test_cell else "no test count"
         elif result.built:
@@ -211,7 +217,7 @@ class Run:
         full = text + _build_log(text)
         summary_error = re.search(r"^\s+first error: (.*)$", text, re.MULTILINE)
         result.first_error = (
-            summary_error.group(1).strip() if summary_error else classify.first_error_line(full)
+            summary_error.group(1).strip() if summary_error else classify.first_error_line(full, result.built)
         )
         if timed_out:
             result.cause = f"stopped at the per-cell limit of {self.timeout}s"

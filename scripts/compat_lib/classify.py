@@ -91,6 +91,11 @@ RULES = [
         "crosswheel",
     ),
     Rule(
+        r"hypothesis\.errors\.DeadlineExceeded",
+        "a hypothesis test exceeded its 200 ms deadline under qemu-user (emulation is 5-20x slower); the recipe should disable the deadline",
+        "recipe",
+    ),
+    Rule(
         r"OpenBLAS or Netlib BLAS/CBLAS is required|Dependency \"?(openblas|blas|lapack)\"? not found",
         "BLAS was not found by the build: the recipe must point it at the target's OpenBLAS",
         "recipe",
@@ -106,8 +111,14 @@ def classify(text):
     return "no rule matched: see the log", "unclassified"
 
 
-def first_error_line(text):
-    """The first line that reads like a real compiler, linker, build or test error."""
+def first_error_line(text, built):
+    """The first line that reads like a real test error (for a built wheel), or a
+    compiler, linker or build error (for a failed build)."""
+    test_patterns = [r"^FAILED \S+.*$", r"^ERROR \S+.*$", r"^E\s+\w*(Error|Exception)\b.*$"]
+    for pattern in test_patterns if built else []:
+        match = re.search(pattern, text, re.MULTILINE)
+        if match:
+            return match.group(0).strip()[:300]
     patterns = [
         r"^.*\b(fatal )?error: .*$",
         r"^.*\bERROR: .*$",

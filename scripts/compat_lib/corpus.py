@@ -14,7 +14,7 @@ PROJECT_KEYS = {
     "name", "version", "sha256", "covers", "why", "test-requires", "test-command",
     "options", "target",
 }
-TARGET_KEYS = {"options", "note"}
+TARGET_KEYS = {"options", "note", "fault"}
 
 
 class CorpusError(Exception):
@@ -43,6 +43,10 @@ class Project:
 
     def note_for(self, target):
         return self.per_target.get(target, {}).get("note", "")
+
+    def fault_for(self, target):
+        """Whose fault the recipe's note says it is when it skips something on that target."""
+        return self.per_target.get(target, {}).get("fault", "recipe")
 
 
 def _project(path, index, table):
