@@ -52,7 +52,24 @@ def load_results(path):
     except (OSError, ValueError) as err:
         raise SystemExit(f"compat: error: cannot read the results of an earlier run {path}: {err}")
     results = [Result(**{**row, "reference": tuple(row["reference"]) if row["reference"] else None}) for row in rows]
+    for result in results:
+        _reclassify(result)
     return {(r.project, r.version, r.target): r for r in results}
+
+
+def _reclassify(result):
+    """Explains a reused cell again from its log, so that classification rules added
+    since that run apply to it (a timeout and a recipe's skip keep their reasons)."""
+    if result.green or result.status in ("timeout", "tests skipped"):
+        return
+    try:
+        text = Path(result.log).read_text(errors="replace")
+    except OSError:
+        return
+    full = text + _build_log(text)
+    if not re.search(r"^\s+first error: ", text, re.MULTILINE):
+        result.first_error = classify.first_error_line(full, result.built)
+    result.cause, result.fault = classify.classify(full)
 
 
 def one_line(r):

@@ -26,6 +26,9 @@ class Header:
 
         dirty = out("git", "status", "--porcelain", "--untracked-files=no")
         commit = out("git", "rev-parse", "--short=12", "HEAD") + (" (with local changes)" if dirty else "")
+        # The binary's own sources may be older than HEAD (the corpus changes more often).
+        source = out("git", "log", "-1", "--format=%h %cs", "--", "src", "Cargo.toml", "Cargo.lock", "config")
+        commit += f"; crosswheel's sources (src/, config/) last changed in {source}"
         return Header(
             command=" ".join(argv),
             commit=commit,
