@@ -175,7 +175,6 @@ class Run:
 
     def cell(self, project, sdist, target, platform):
         result = Result(project.name, project.version, target, note=project.note_for(target))
-        fault = project.fault_for(target)
         root = self._unpack(sdist, project.name, target)
         out_dir = root.parent / "wheelhouse"
         identifier = f"cp{self.python.replace('.', '')}-{platform}"
@@ -190,9 +189,6 @@ class Run:
         result.seconds = time.monotonic() - started
         text = log_path.read_text(errors="replace")
         self._read_outcome(result, text, out_dir, timed_out)
-        if result.status == "tests skipped":
-            # The recipe skipped the tests on purpose; its note says why.
-            result.cause, result.fault = result.note or "the recipe skips the tests", fault
         # The unpacked sources and build trees go; the wheels stay next to the log's name.
         shutil.rmtree(root, ignore_errors=True)
         if self.reference:
@@ -236,6 +232,9 @@ class Run:
         result.first_error = (
             summary_error.group(1).strip() if summary_error else classify.first_error_line(full, result.built)
         )
+        if result.status == "tests skipped":
+            result.cause, result.fault = "the recipe skips the tests", "recipe"
+            return
         if timed_out:
             result.cause = f"stopped at the per-cell limit of {self.timeout}s"
             result.fault = "unclassified"

@@ -150,7 +150,8 @@ def write(path, header, projects, targets, results):
         f"- date: {header.date}; host: {header.host}",
         f"- cells: {len(results)} run of {len(projects) * len(targets)} planned; {green} green, "
         f"{built} built; not green by fault: {_fault_counts(results)}",
-        f"- wall time so far: {header.elapsed / 60:.1f} min; logs: `{header.log_dir}`",
+        f"- time: {sum(r.seconds for r in results) / 60:.1f} min in the cells reported; "
+        f"this invocation {header.elapsed / 60:.1f} min; logs: `{header.log_dir}`",
         *([f"- cells already in `{header.reused_from}` were taken from that run (their logs are named there)"]
           if header.reused_from else []),
         "",
