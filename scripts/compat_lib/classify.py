@@ -98,6 +98,12 @@ RULES = [
         "crosswheel",
     ),
     Rule(
+        r"unsupported linker arg: @",
+        "zig's Mach-O linker rejects a response file (-Wl,@file; nanobind's darwin-ld-cpython.sym lists the "
+        "symbols to leave undefined); crosswheel's compiler wrapper could expand it (not yet in an issue)",
+        "crosswheel",
+    ),
+    Rule(
         r"Too many bins for data range",
         "the test compares with numpy.histogram, which in today's numpy (2.4.6) rejects the subnormal range hypothesis "
         "generates; the same call raises natively on x86-64: upstream's test against a newer numpy",
