@@ -68,7 +68,7 @@ def _reclassify(result):
         return
     full = text + _build_log(text)
     if not re.search(r"^\s+first error: ", text, re.MULTILINE):
-        result.first_error = classify.first_error_line(full, result.built)
+        result.first_error = _first_error(text, result.built)
     result.cause, result.fault = classify.classify(full)
 
 
@@ -230,7 +230,7 @@ class Run:
         full = text + _build_log(text)
         summary_error = re.search(r"^\s+first error: (.*)$", text, re.MULTILINE)
         result.first_error = (
-            summary_error.group(1).strip() if summary_error else classify.first_error_line(full, result.built)
+            summary_error.group(1).strip() if summary_error else _first_error(text, result.built)
         )
         if result.status == "tests skipped":
             result.cause, result.fault = "the recipe skips the tests", "recipe"
@@ -240,6 +240,11 @@ class Run:
             result.fault = "unclassified"
             return
         result.cause, result.fault = classify.classify(full)
+
+
+def _first_error(text, built):
+    """The backend's own first error line when its log says one, else crosswheel's."""
+    return classify.first_error_line(_build_log(text), built) or classify.first_error_line(text, built)
 
 
 def _build_log(text):

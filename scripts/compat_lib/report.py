@@ -2,6 +2,7 @@
 
 import os
 import platform
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ class Header:
     log_dir: str
     elapsed: float = 0.0
     reused_from: str = ""
+    provenance: str = ""
 
     @staticmethod
     def now(repo, crosswheel, argv, log_dir):
@@ -30,7 +32,7 @@ class Header:
         source = out("git", "log", "-1", "--format=%h %cs", "--", "src", "Cargo.toml", "Cargo.lock", "config")
         commit += f"; crosswheel's sources (src/, config/) last changed in {source}"
         return Header(
-            command=" ".join(argv),
+            command=shlex.join(argv),
             commit=commit,
             version=out(str(crosswheel), "--version"),
             date=time.strftime("%Y-%m-%d %H:%M %Z"),
@@ -85,6 +87,15 @@ def _detail_table(results):
             f"| {r.seconds:.0f} s | {_size(r)} | {r.test_cell or '-'} |"
         )
     return lines
+
+
+def _size_outliers(results):
+    big = [
+        f"{r.project} on {r.target} {r.size / r.reference[1]:.1f}x"
+        for r in results
+        if r.built and r.reference and r.size > 2 * r.reference[1]
+    ]
+    return ", ".join(big) or "none"
 
 
 def _failures(results):
@@ -152,6 +163,7 @@ def write(path, header, projects, targets, results):
         f"{built} built; not green by fault: {_fault_counts(results)}",
         f"- time: {sum(r.seconds for r in results) / 60:.1f} min in the cells reported; "
         f"this invocation {header.elapsed / 60:.1f} min; logs: `{header.log_dir}`",
+        *([f"- how the cells were measured: {header.provenance}"] if header.provenance else []),
         *([f"- cells already in `{header.reused_from}` were taken from that run (their logs are named there)"]
           if header.reused_from else []),
         "",
@@ -162,7 +174,8 @@ def write(path, header, projects, targets, results):
         "## Every cell",
         "",
         "Sizes compare crosswheel's wheel with the package index's wheel of the same version for",
-        "that platform (cp311, else abi3), where the index has one.",
+        "that platform (cp311, else abi3), where the index has one. More than twice the index's",
+        f"size: {_size_outliers(results)}.",
         "",
         *_detail_table(results),
         "",
