@@ -55,6 +55,7 @@ pub(crate) struct Installer {
     /// The user's `environment`: PIP_*/UV_* settings (an index, a constraint file) reach the
     /// installer, as they do under cibuildwheel.
     env: BTreeMap<String, String>,
+    working_dir: PathBuf,
 }
 
 impl Installer {
@@ -63,6 +64,7 @@ impl Installer {
         python: &BuildPython,
         cache: &crate::host::Cache,
         environment: &BTreeMap<String, String>,
+        working_dir: &Path,
         offline: bool,
     ) -> Result<Installer, BuildError> {
         let (program, leading) = match frontend.installer {
@@ -91,6 +93,7 @@ impl Installer {
             kind: frontend.installer,
             args: frontend.installer_args.clone(),
             env,
+            working_dir: working_dir.to_path_buf(),
         })
     }
 
@@ -139,6 +142,7 @@ impl Installer {
         args.extend(self.args.iter().map(OsString::from));
         args.extend(requires.iter().map(|req| OsString::from(req.as_str())));
         let mut command = duct::cmd(&self.program, args)
+            .dir(&self.working_dir)
             .stderr_to_stdout()
             .stdout_capture()
             .unchecked();

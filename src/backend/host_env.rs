@@ -37,6 +37,9 @@ pub(crate) struct EnvRequest<'a> {
     /// pip constraints lines (`dependency-versions`); part of the venv's identity.
     pub constraints: &'a [String],
     pub environment: &'a std::collections::BTreeMap<String, String>,
+    /// Where the installer runs: the user's relative paths (`PIP_CONSTRAINT=requirements/x.txt`
+    /// in `environment`) are the project's, as under cibuildwheel.
+    pub project_dir: &'a Path,
     pub offline: bool,
 }
 
@@ -72,6 +75,7 @@ impl HostEnv {
             python,
             request.cache,
             request.environment,
+            request.project_dir,
             request.offline,
         )?;
         let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();

@@ -164,6 +164,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         frontend: request.frontend,
         constraints: request.constraints,
         environment: request.environment,
+        project_dir: &project.dir,
         offline: request.offline,
     };
     let host_env = HostEnv::prepare(&env_request, &system.requires)?;
