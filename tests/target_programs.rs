@@ -158,3 +158,85 @@ fn a_build_that_falls_back_to_a_wheel_without_its_extension_fails_with_the_compi
         "the wheel must not be left in the output folder"
     );
 }
+
+/// Two extensions; `_fast` does not compile for ppc64le, and the project's build_ext
+/// tolerates that, as projects with optional accelerators do.
+fn optional_accelerator_project(dir: &Path) {
+    std::fs::create_dir_all(dir.join("accel")).unwrap();
+    std::fs::write(dir.join("accel/__init__.py"), "").unwrap();
+    let module = |name: &str, body: &str| {
+        format!(
+            "#include <Python.h>\n{body}\nstatic struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"accel.{name}\", NULL, -1, NULL}};\nPyMODINIT_FUNC PyInit_{name}(void) {{ return PyModule_Create(&m); }}\n"
+        )
+    };
+    std::fs::write(dir.join("accel/_core.c"), module("_core", "")).unwrap();
+    std::fs::write(
+        dir.join("accel/_fast.c"),
+        module(
+            "_fast",
+            "#ifdef __powerpc64__\n#error no vector kernels for this architecture\n#endif",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pyproject.toml"),
+        "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"accel\"\nversion = \"1.0\"\n\n[tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"aarch64\", \"ppc64le\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("setup.py"),
+        r#"from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class optional_build_ext(build_ext):
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as error:
+            print(f"{ext.name} not built ({error}); using the pure Python fallback")
+
+
+setup(
+    packages=["accel"],
+    ext_modules=[Extension(f"accel.{name}", [f"accel/{name}.c"]) for name in ("_core", "_fast")],
+    cmdclass={"build_ext": optional_build_ext},
+)
+"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_wheel_without_an_extension_the_other_linux_wheel_has_is_failed_and_kept_apart() {
+    let project = tempfile::tempdir().unwrap();
+    optional_accelerator_project(project.path());
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(common::crosswheel_bin())
+        .arg("build")
+        .arg(project.path())
+        .arg("--output-dir")
+        .arg(out.path())
+        .output()
+        .expect("crosswheel runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("lacks `accel/_fast` that the cp311-manylinux_aarch64 wheel has"),
+        "{stdout}\n{stderr}"
+    );
+    let wheels: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".whl"))
+        .collect();
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    assert!(wheels[0].contains("aarch64"), "{wheels:?}");
+    assert!(
+        out.path()
+            .join(".crosswheel-failed/cp311-manylinux_ppc64le")
+            .is_dir()
+    );
+}

@@ -292,7 +292,7 @@ impl Identifier<'_> {
             &self.out_dir(),
             &self.spec.identifier,
             repaired,
-            self.work.path(),
+            Some(self.work.path()),
         ) {
             Ok(kept) => Ending::Failed {
                 stage: Stage::Test,

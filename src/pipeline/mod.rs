@@ -3,6 +3,7 @@
 //! reach the wheelhouse. Stages exchange plain data (paths, `Target`); a
 //! failing identifier does not stop the others.
 
+mod extensions;
 mod hooks;
 mod identifier;
 mod outcome;
@@ -41,7 +42,9 @@ pub struct PipelineOptions {
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
     run_before_all(plan)?;
-    Ok(schedule::run_all(plan, &cache, options))
+    let mut outcomes = schedule::run_all(plan, &cache, options);
+    extensions::fail_wheels_missing_extensions(plan, &mut outcomes);
+    Ok(outcomes)
 }
 
 /// `before-all` of each platform that has builds, once, in plan order.
@@ -335,7 +338,12 @@ fn test_version(plan: &Plan, spec: &BuildSpec, wheel: &crate::wheel::WheelArchiv
 
 /// A wheel that failed its tests goes to `<out>/.crosswheel-failed/<id>/`
 /// with its logs, never into the wheelhouse.
-fn keep_apart(out_dir: &Path, identifier: &str, wheel: &Path, work: &Path) -> Result<PathBuf> {
+fn keep_apart(
+    out_dir: &Path,
+    identifier: &str,
+    wheel: &Path,
+    work: Option<&Path>,
+) -> Result<PathBuf> {
     let folder = out_dir.join(".crosswheel-failed").join(identifier);
     if folder.exists() {
         std::fs::remove_dir_all(&folder)?;
@@ -344,8 +352,8 @@ fn keep_apart(out_dir: &Path, identifier: &str, wheel: &Path, work: &Path) -> Re
     if let Some(name) = wheel.file_name() {
         move_file(wheel, &folder.join(name))?;
     }
-    let logs = work.join("logs");
-    if logs.is_dir() {
+    let logs = work.map(|work| work.join("logs"));
+    if let Some(logs) = logs.filter(|logs| logs.is_dir()) {
         for entry in std::fs::read_dir(&logs)?.filter_map(Result::ok) {
             std::fs::copy(entry.path(), folder.join(entry.file_name()))?;
         }
