@@ -192,3 +192,24 @@ fn a_ppc64le_build_asking_for_thin_lto_builds_and_says_once_that_it_is_off() {
     assert_eq!(notices.len(), 1, "{said}");
     assert!(notices[0].contains("linux-ppc64le") && notices[0].contains("R_PPC64_REL16_HA"));
 }
+
+#[test]
+fn a_macos_link_with_a_response_file_of_python_symbols_leaves_them_to_the_interpreter() {
+    // nanobind links extensions with `-Wl,@darwin-ld-cpython.sym`, `-U _Py...` lines.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        dir.path().join("ext.c"),
+        "void *PyLong_FromLong(long);\nvoid *answer(void) { return PyLong_FromLong(42); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("python.sym"), "-U _PyLong_FromLong\n").unwrap();
+    run(
+        &wrapper("macos-arm64", false),
+        dir.path(),
+        &notes,
+        &["-shared", "ext.c", "-Wl,@python.sym", "-o", "ext.so"],
+    );
+    assert!(dir.path().join("ext.so").is_file());
+}

@@ -162,6 +162,12 @@ fn rewrite_arguments(target: &Target) -> String {
         script.push_str(
             "    -bundle) set -- \"$@\" -shared -undefined dynamic_lookup; continue ;;\n",
         );
+        // A linker response file of `-U _symbol` lines only (nanobind's list of the Python
+        // symbols the interpreter provides): zig's Mach-O linker reads no response files,
+        // and `-undefined dynamic_lookup` leaves those symbols to the interpreter as well.
+        script.push_str(
+            "    -Wl,@*) if [ -r \"${arg#-Wl,@}\" ] && ! grep -qv '^-U ' \"${arg#-Wl,@}\"; then set -- \"$@\" -undefined dynamic_lookup; continue; fi ;;\n",
+        );
         // CMake and setuptools on a mac pass the arch separately; the triple already says it.
         script.push_str("    -arch) skip_next=1; continue ;;\n");
         script.push_str(
