@@ -78,6 +78,11 @@ RULES = [
         "outside",
     ),
     Rule(
+        r"'(netinet/tcp_fsm|libproc|mach/[\w/]+|sys/sysctl|CoreFoundation/[\w]+|IOKit/[\w/]+)\.h' file not found",
+        "needs macOS SDK headers that zig does not ship; give one with the macos-sdk option (an SDK is outside this host)",
+        "outside",
+    ),
+    Rule(
         r"'endian\.h' file not found",
         "compiled against the host's numpy headers instead of the target's (issue 15)",
         "crosswheel",

@@ -448,9 +448,37 @@ fn test_variables(
     );
     let for_installs = user_names
         .filter(|name| !matches!(name.as_str(), "PATH" | "VIRTUAL_ENV"))
-        .filter_map(|name| vars.get(name).map(|value| (name.clone(), value.clone())))
+        .filter_map(|name| {
+            let value = vars.get(name)?;
+            Some((
+                name.clone(),
+                project_relative_pip_paths(name, value, project),
+            ))
+        })
         .collect();
     Ok((vars, for_installs))
+}
+
+/// pip's file settings given as relative paths (`PIP_CONSTRAINT=requirements/ci.txt`, as
+/// cibuildwheel users write them) name files of the project, where cibuildwheel runs pip;
+/// the installs here run elsewhere, so those paths are made absolute.
+fn project_relative_pip_paths(name: &str, value: &str, project: &Path) -> String {
+    const PATH_SETTINGS: [&str; 3] = ["PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT", "PIP_FIND_LINKS"];
+    if !PATH_SETTINGS.contains(&name) {
+        return value.to_string();
+    }
+    value
+        .split_whitespace()
+        .map(|entry| {
+            let relative = !entry.contains("://") && Path::new(entry).is_relative();
+            if relative && project.join(entry).exists() {
+                project.join(entry).to_string_lossy().into_owned()
+            } else {
+                entry.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The CPython a wheel needs, from its tags: `3.13` for `cp313-cp313`; for wheels
@@ -522,6 +550,31 @@ fn copy_test_sources(project: &Path, entries: &[PathBuf], workdir: &Path) -> Res
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn relative_pip_files_are_the_projects() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join("requirements")).unwrap();
+        std::fs::write(project.path().join("requirements/cython.txt"), "").unwrap();
+        let absolute = project.path().join("requirements/cython.txt");
+        assert_eq!(
+            project_relative_pip_paths("PIP_CONSTRAINT", "requirements/cython.txt", project.path()),
+            absolute.to_string_lossy()
+        );
+        assert_eq!(
+            project_relative_pip_paths("PIP_INDEX_URL", "requirements/cython.txt", project.path()),
+            "requirements/cython.txt"
+        );
+        assert_eq!(
+            project_relative_pip_paths(
+                "PIP_FIND_LINKS",
+                "https://example.invalid/w",
+                project.path()
+            ),
+            "https://example.invalid/w"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -47,14 +47,37 @@ impl Finished {
 
     /// The line that best explains a failure: pip's last `ERROR:` line, else the last one.
     pub fn reason(&self) -> String {
-        self.tail
+        // Forced colours (FORCE_COLOR in a project's environment) wrap pip's lines in
+        // escape sequences: the reason is read without them.
+        let plain: Vec<String> = self.tail.iter().map(|line| without_ansi(line)).collect();
+        plain
             .iter()
             .rev()
             .find(|line| line.starts_with("ERROR:"))
-            .or_else(|| self.tail.iter().rev().find(|line| !line.trim().is_empty()))
+            .or_else(|| plain.iter().rev().find(|line| !line.trim().is_empty()))
             .cloned()
             .unwrap_or_else(|| format!("{} without output", self.status))
     }
+}
+
+/// `line` without ANSI escape sequences (`ESC [ ... letter`).
+fn without_ansi(line: &str) -> String {
+    let mut plain = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
 }
 
 pub(crate) struct Log {
@@ -215,6 +238,15 @@ fn describe(command: &Command) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_codes_are_not_part_of_a_reason() {
+        assert_eq!(
+            without_ansi("\u{1b}[31mERROR: Could not open requirements file\u{1b}[0m"),
+            "ERROR: Could not open requirements file"
+        );
+        assert_eq!(without_ansi("\u{1b}[0m"), "");
+    }
 
     #[test]
     fn a_command_past_its_limit_is_killed_with_its_children() {
