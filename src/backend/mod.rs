@@ -27,7 +27,7 @@ pub use target_wheels::prepare_target_site;
 
 use crate::crossenv::CrossEnv;
 use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache};
-use crate::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
+use crate::toolchain::{DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, wrapper_notices};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -207,6 +207,12 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let wrapper_notes = scratch.path().join("wrapper-notes");
     std::fs::create_dir_all(&wrapper_notes)
         .map_err(|source| io_error("create", &wrapper_notes, source))?;
+    // A very verbose build (build-verbosity 2 and up) is one to debug: its links keep
+    // debug info, as with -g in the project's flags.
+    if request.verbosity >= 2 {
+        let marker = wrapper_notes.join(DEBUG_INFO_MARKER);
+        std::fs::write(&marker, "").map_err(|source| io_error("write", &marker, source))?;
+    }
     cross_vars.insert(
         WRAPPER_NOTES_VAR.to_string(),
         wrapper_notes.to_string_lossy().into_owned(),

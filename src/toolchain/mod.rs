@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
 pub use macos_sdk::{MacosSdk, find_macos_sdk};
-pub use wrappers::{WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers};
+pub use wrappers::{
+    DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers,
+};
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
 use crate::host::Cache;

@@ -73,6 +73,9 @@ fn prologue(zig_cache: &Path) -> String {
 /// `*.notice` files, each one line said once per build.
 pub const WRAPPER_NOTES_VAR: &str = "CROSSWHEEL_WRAPPER_NOTES";
 
+/// In the notes folder: the build asked for debug info, so links keep it.
+pub const DEBUG_INFO_MARKER: &str = "debug-info";
+
 /// The `*.notice` lines the wrappers left in `dir` during a build, sorted.
 pub fn wrapper_notices(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -135,8 +138,8 @@ fn scan_arguments() -> String {
          -g0) ;;\n    -g*) debug=1 ;;\n  esac\ndone\n\
          set -f\nfor arg in $CFLAGS $CXXFLAGS $LDFLAGS; do\n  case \"$arg\" in -g0) ;; -g*) debug=1 ;; esac\ndone\n\
          notes=\"${{{WRAPPER_NOTES_VAR}}}\"\n\
-         if [ -n \"$notes\" ]; then\n  if [ \"$debug\" = 1 ]; then : > \"$notes/debug-info\"; \
-         elif [ -e \"$notes/debug-info\" ]; then debug=1; fi\nfi\n"
+         if [ -n \"$notes\" ]; then\n  if [ \"$debug\" = 1 ]; then : > \"$notes/{DEBUG_INFO_MARKER}\"; \
+         elif [ -e \"$notes/{DEBUG_INFO_MARKER}\" ]; then debug=1; fi\nfi\n"
     )
 }
 
