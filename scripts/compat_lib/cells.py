@@ -112,8 +112,13 @@ UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
 UNITTEST_END = re.compile(r"^(OK|FAILED \((?P<counts>[^)]*)\))", re.MULTILINE)
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def test_counts(text):
-    """(passed, total) from the last pytest or unittest summary in the output, or None."""
+    """(passed, total) from the last pytest or unittest summary in the output, or None.
+    Projects that force colours (PY_COLORS, FORCE_COLOR) wrap the summary in escapes."""
+    text = ANSI_ESCAPE.sub("", text)
     summaries = list(PYTEST_SUMMARY.finditer(text))
     if summaries:
         counts = dict.fromkeys(("passed", "failed", "errors", "error"), 0)
