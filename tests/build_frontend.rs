@@ -66,11 +66,10 @@ fn backend_prefix(all: &str) -> &str {
         .unwrap_or_else(|| panic!("setup.py's line is missing:\n{all}"))
 }
 
-/// A venv of a CPython 3.11 with `packages` and nothing else.
+/// A venv of a CPython 3.11 (pyenv's or uv's, else the distribution's) with `packages`
+/// and nothing else.
 fn venv_with(dir: &Path, packages: &[&str]) -> std::path::PathBuf {
-    let python = plain_header_python().expect(
-        "this test needs a pyenv or uv CPython 3.11: pyenv install 3.11 or uv python install 3.11",
-    );
+    let python = plain_header_python().unwrap_or_else(common::distribution_python);
     let venv = dir.join("venv");
     let status = Command::new(&python.executable)
         .args(["-m", "venv"])
