@@ -200,6 +200,7 @@ pub struct EnvArgs {
     /// The target of the environment (linux-aarch64, linux-ppc64le, macos-arm64).
     #[arg(long)]
     pub target: String,
+    /// The CPython version (`3.13`); `3.13t` for its free-threaded ABI.
     #[arg(long, default_value = "3.11")]
     pub python: String,
     #[arg(long, default_value = "zig")]

@@ -287,21 +287,76 @@ fn cibw_enable_adds_to_the_configured_groups_and_platform_picks_one_platform() {
 }
 
 #[test]
-fn free_threaded_requests_are_said_to_be_not_built() {
+fn free_threaded_builds_follow_cibuildwheels_identifiers() {
+    let linux_ids = |config: &str| -> Vec<String> {
+        let project = Project::with_pyproject(&format!(
+            "[tool.cibuildwheel]\narchs = \"aarch64\"\n{config}\n"
+        ));
+        let plan = project.plan(&[]);
+        assert!(
+            !plan.notes.iter().any(|note| note.contains("free-threaded")),
+            "{config}: {:?}",
+            plan.notes
+        );
+        ids(&plan)
+            .into_iter()
+            .filter(|id| id.ends_with("-manylinux_aarch64"))
+            .map(String::from)
+            .collect()
+    };
+    // 3.14's free-threaded build is a default identifier, 3.13's is not.
+    assert_eq!(
+        linux_ids(""),
+        [
+            "cp310-manylinux_aarch64",
+            "cp311-manylinux_aarch64",
+            "cp312-manylinux_aarch64",
+            "cp313-manylinux_aarch64",
+            "cp314-manylinux_aarch64",
+            "cp314t-manylinux_aarch64",
+        ]
+    );
+    // `cpython-freethreading` (cibuildwheel 2.x: `free-threaded-support`) adds cp313t.
     for config in [
         "enable = [\"cpython-freethreading\"]",
         "free-threaded-support = true",
-        "build = \"cp311-* cp314t-*\"",
     ] {
-        let project = Project::with_pyproject(&format!(
-            "[tool.cibuildwheel]\nskip = \"cp310-* cp312-* cp313-* cp314-*\"\n{config}\n"
-        ));
-        let plan = project.plan(&[]);
-        let line = note(&plan, "not built: free-threaded").unwrap_or_else(|| {
-            panic!("{config}: {:?}", plan.notes);
-        });
-        assert!(line.contains("cp313t, cp314t"), "{line}");
+        let ids = linux_ids(&format!("build = \"cp313*\"\n{config}"));
+        assert_eq!(
+            ids,
+            ["cp313-manylinux_aarch64", "cp313t-manylinux_aarch64"],
+            "{config}"
+        );
     }
+    // Selectors see the `t`: projects skip free-threaded builds with `*t-*`.
+    assert_eq!(
+        linux_ids("build = \"cp311-* cp314t-*\""),
+        ["cp311-manylinux_aarch64", "cp314t-manylinux_aarch64"]
+    );
+    assert!(
+        linux_ids("skip = \"*t-*\"")
+            .iter()
+            .all(|id| !id.contains("t-")),
+    );
+    // The prerelease CPython comes with its free-threaded build.
+    assert_eq!(
+        linux_ids("build = \"cp315*\"\nenable = [\"cpython-prerelease\"]"),
+        ["cp315-manylinux_aarch64", "cp315t-manylinux_aarch64"]
+    );
+}
+
+#[test]
+fn the_python_option_names_free_threaded_builds_too() {
+    let project = Project::with_pyproject(
+        "[tool.crosswheel]\narchs = \"aarch64\"\npython = [\"cp313t\", \"cp312\"]\n",
+    );
+    assert_eq!(
+        ids(&project.plan(&[])),
+        ["cp312-manylinux_aarch64", "cp313t-manylinux_aarch64"]
+    );
+    let project = Project::with_pyproject("[tool.crosswheel]\npython = [\"cp312t\"]\n");
+    let err = project.error(&[]).to_string();
+    assert!(err.contains("free-threaded builds from 3.13 on"), "{err}");
 }
 
 #[test]

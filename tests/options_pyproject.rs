@@ -105,7 +105,7 @@ fn top_level_values_reach_every_build() {
             spec.identifier
         );
         assert_eq!(spec.python, "3.11");
-        assert_eq!(spec.python_tag, "cp311");
+        assert_eq!(spec.python_tag.to_string(), "cp311");
     }
     assert_eq!(
         plan.config_file.as_deref(),
@@ -400,10 +400,11 @@ fn a_setup_py_project_without_pyproject_gets_the_defaults() {
     std::fs::write(dir.path().join("setup.py"), "").unwrap();
     let plan = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap();
     assert_eq!(plan.config_file, None);
-    // Every CPython upstream supports, for three targets, like cibuildwheel.
+    // Every CPython upstream supports, and 3.14's free-threaded build, for three targets,
+    // like cibuildwheel.
     let identifiers: Vec<&str> = plan.identifiers().collect();
-    assert_eq!(identifiers.len(), 15, "{identifiers:?}");
-    for version in ["cp310", "cp311", "cp312", "cp313", "cp314"] {
+    assert_eq!(identifiers.len(), 18, "{identifiers:?}");
+    for version in ["cp310", "cp311", "cp312", "cp313", "cp314", "cp314t"] {
         for platform in ["manylinux_aarch64", "manylinux_ppc64le", "macosx_arm64"] {
             let identifier = format!("{version}-{platform}");
             assert!(identifiers.contains(&identifier.as_str()), "{identifier}");

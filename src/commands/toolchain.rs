@@ -40,7 +40,11 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
 pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
     let target = Target::parse(&args.target)?;
     let cache = Cache::from_env()?;
-    let python = BuildPython::find(&args.python)?;
+    let (version, free_threaded) = match args.python.strip_suffix('t') {
+        Some(version) => (version, true),
+        None => (args.python.as_str(), false),
+    };
+    let python = BuildPython::find(version)?.targeting(free_threaded);
     let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
     let toolchain = resolve_toolchain(kind, &target, &cache, &python.executable, args.offline)?;
     let env = CrossEnv::create(&cache, &python, &toolchain, None)?;

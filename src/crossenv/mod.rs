@@ -88,14 +88,15 @@ impl CrossEnv {
             python.abi_tag()
         );
         let root = cache.cross_envs().join(name);
-        let header_dir_name = python
-            .include
-            .file_name()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("python"));
+        // CPython's own name for the folder: `python3.13t` for the free-threaded ABI.
+        let header_dir_name = format!(
+            "python{}{}",
+            python.version_text(),
+            python.target_abiflags()
+        );
         let env = CrossEnv {
             sysconfig_dir: root.join("sysconfig"),
-            sysconfigdata_name: target.sysconfigdata_name(&python.abiflags),
+            sysconfigdata_name: target.sysconfigdata_name(python.target_abiflags()),
             python_include_dir: root.join("include").join(header_dir_name),
             meson_cross_file: root.join("meson-cross.ini"),
             meson_native_file: root.join("meson-native.ini"),
@@ -142,11 +143,19 @@ impl CrossEnv {
             (module, sysconfigdata::render_module(&vars)),
             (
                 self.sysconfig_dir.join("sitecustomize.py"),
-                sysconfigdata::render_sitecustomize(&self.python_include_dir, &self.target),
+                sysconfigdata::render_sitecustomize(
+                    &self.python_include_dir,
+                    &self.target,
+                    python.target_abiflags(),
+                ),
             ),
             (
                 self.python_include_dir.join("pyconfig.h"),
-                pyconfig::for_target(&host_config_text, &self.target),
+                pyconfig::for_target(
+                    &host_config_text,
+                    &self.target,
+                    python.targets_free_threaded(),
+                ),
             ),
             (
                 self.meson_cross_file.clone(),

@@ -74,9 +74,12 @@ fn dev_package(python: &BuildPython) -> String {
 
 /// `host` (a real `pyconfig.h`) with `target`'s values put in place: each corrected macro
 /// replaces its `#define NAME ...` or `/* #undef NAME */` line; macros the header lacks are
-/// added before its include guard closes.
-pub(crate) fn for_target(host: &str, target: &Target) -> String {
+/// added before its include guard closes. `Py_GIL_DISABLED` selects the ABI: it is what
+/// makes CPython's headers describe the free-threaded object layout and reference
+/// counting, the only difference between the two builds' headers.
+pub(crate) fn for_target(host: &str, target: &Target, free_threaded: bool) -> String {
     let data = target.data();
+    let gil_disabled = free_threaded.then_some("1");
     let mut pending: Vec<(&str, Option<&str>)> = data
         .pyconfig_undef
         .iter()
@@ -86,6 +89,7 @@ pub(crate) fn for_target(host: &str, target: &Target) -> String {
                 .iter()
                 .map(|(name, value)| (name.as_str(), Some(value.as_str()))),
         )
+        .chain([("Py_GIL_DISABLED", gil_disabled)])
         .collect();
     let render = |name: &str, value: Option<&str>| match value {
         Some(value) => format!("#define {name} {value}"),
@@ -145,7 +149,7 @@ mod tests {
     #[test]
     fn target_values_replace_the_host_lines_in_place() {
         let target = Target::parse("linux-aarch64").unwrap();
-        let text = for_target(HOST, &target);
+        let text = for_target(HOST, &target, false);
         assert!(
             text.contains("/* #undef HAVE_GCC_ASM_FOR_X64 */\n"),
             "{text}"
@@ -159,10 +163,39 @@ mod tests {
     #[test]
     fn values_the_host_header_lacks_are_added_inside_the_guard() {
         let target = Target::parse("macos-arm64").unwrap();
-        let text = for_target(HOST, &target);
+        let text = for_target(HOST, &target, false);
         assert!(text.contains("#define SIZEOF_LONG_DOUBLE 8\n"), "{text}");
         let added = text.find("#define SIZEOF_FPOS_T 8").expect("added");
         assert!(added < text.rfind("#endif").unwrap(), "{text}");
+    }
+
+    #[test]
+    fn the_free_threaded_abi_is_chosen_by_py_gil_disabled_either_way() {
+        let target = Target::parse("linux-aarch64").unwrap();
+        let gil_host = format!("{HOST}/* #undef Py_GIL_DISABLED */\n");
+        let free_threaded = for_target(&gil_host, &target, true);
+        assert!(
+            free_threaded.contains("#define Py_GIL_DISABLED 1\n"),
+            "{free_threaded}"
+        );
+        assert!(
+            !free_threaded.contains("#undef Py_GIL_DISABLED"),
+            "{free_threaded}"
+        );
+
+        let free_threaded_host =
+            gil_host.replace("/* #undef Py_GIL_DISABLED */", "#define Py_GIL_DISABLED 1");
+        let with_gil = for_target(&free_threaded_host, &target, false);
+        assert!(
+            with_gil.contains("/* #undef Py_GIL_DISABLED */\n"),
+            "{with_gil}"
+        );
+        assert!(!with_gil.contains("#define Py_GIL_DISABLED"), "{with_gil}");
+
+        // A header from before 3.13 has no line for it: the macro is added inside the guard.
+        let added = for_target(HOST, &target, true);
+        let at = added.find("#define Py_GIL_DISABLED 1").expect("added");
+        assert!(at < added.rfind("#endif").unwrap(), "{added}");
     }
 
     #[test]

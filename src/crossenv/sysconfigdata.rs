@@ -38,6 +38,7 @@ pub(crate) fn target_vars(
     set("MACHDEP", target.data().machdep.clone());
     set("SHLIB_SUFFIX", ".so".to_string());
 
+    set_abi(&mut vars, python);
     set_compilers(&mut vars, toolchain);
     set_flags(&mut vars, layout);
     set_paths(&mut vars, layout);
@@ -54,6 +55,39 @@ pub(crate) fn target_vars(
         vars.remove("MACOSX_DEPLOYMENT_TARGET");
     }
     vars
+}
+
+/// The target's CPython ABI: free-threaded (`t`) or not, whatever the build python's own.
+/// Backends read `Py_GIL_DISABLED` (packaging's tags, meson, CMake's FindPython, PyO3) and
+/// the `t` in SOABI/EXT_SUFFIX (setuptools' and meson-python's wheel tags); the library
+/// names carry it as a real free-threaded CPython's do (`libpython3.13t.so`).
+fn set_abi(vars: &mut BTreeMap<String, Value>, python: &BuildPython) {
+    let version = python.version_text();
+    let host_ldversion = format!("{version}{}", python.abiflags);
+    let target_ldversion = format!("{version}{}", python.target_abiflags());
+    for key in [
+        "LDVERSION",
+        "LDLIBRARY",
+        "LIBRARY",
+        "INSTSONAME",
+        "BLDLIBRARY",
+    ] {
+        if let Some(Value::String(value)) = vars.get(key) {
+            let renamed = value.replace(&host_ldversion, &target_ldversion);
+            vars.insert(key.to_string(), Value::String(renamed));
+        }
+    }
+    vars.insert(
+        "ABIFLAGS".to_string(),
+        Value::String(python.target_abiflags().to_string()),
+    );
+    // CPythons before 3.13 have no such variable; a GIL build's is 0.
+    if python.targets_free_threaded() || vars.contains_key("Py_GIL_DISABLED") {
+        vars.insert(
+            "Py_GIL_DISABLED".to_string(),
+            Value::from(u8::from(python.targets_free_threaded())),
+        );
+    }
 }
 
 /// The toolchain's compilers and archiver; linking a shared object starts clean.
@@ -192,7 +226,11 @@ pub(crate) fn render_module(vars: &BTreeMap<String, Value>) -> String {
 
 /// `sitecustomize.py` for the cross environment's PYTHONPATH folder: points sysconfig's
 /// `include`/`platinclude` paths at the environment's headers (see the file's comments).
-pub(crate) fn render_sitecustomize(python_include_dir: &Path, target: &Target) -> String {
+pub(crate) fn render_sitecustomize(
+    python_include_dir: &Path,
+    target: &Target,
+    abiflags: &str,
+) -> String {
     let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
     let data = target.data();
     let release = target.kernel_release();
@@ -205,6 +243,7 @@ pub(crate) fn render_sitecustomize(python_include_dir: &Path, target: &Target) -
         "processor": data.uname_processor,
         "multiarch": target.multiarch(),
         "mac_ver": if target.is_macos() { target.os_version().to_string() } else { String::new() },
+        "abiflags": abiflags,
     });
     include_str!("python_files/sitecustomize.py")
         .replace("@INCLUDE@", &literal)

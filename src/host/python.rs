@@ -51,7 +51,12 @@ pub struct BuildPython {
     pub executable: PathBuf,
     pub version: (u32, u32),
     pub implementation: String,
+    /// The interpreter's own `sys.abiflags`.
     pub abiflags: String,
+    /// Whether the build targets CPython's free-threaded ABI; `None` until
+    /// [`BuildPython::targeting`] says, meaning the interpreter's own ABI.
+    #[serde(skip)]
+    target_free_threaded: Option<bool>,
     pub sysconfigdata_name: String,
     /// Directory of `Python.h`.
     pub include: PathBuf,
@@ -98,7 +103,7 @@ impl BuildPython {
         Ok(probed)
     }
 
-    /// Finds CPython `version` (such as `3.11`): `python3.X` on PATH, else the one
+    /// Finds CPython `version` (`3.11`; `3.13t` for a free-threaded one): `python3.X` on PATH, else the one
     /// `uv python find` names when uv is installed, else the newest pyenv install of that
     /// version — so an unusable pyenv shim on PATH (a version pyenv has but has not
     /// activated) does not hide an interpreter that is there. The first candidate that
@@ -166,9 +171,19 @@ impl BuildPython {
         BuildPython::probe_version(&exe, version)
     }
 
+    /// `version` is `3.13`, or `3.13t` for the free-threaded interpreter of that name.
     fn probe_version(exe: &Path, version: &str) -> Result<BuildPython, PythonError> {
         let python = BuildPython::probe(exe)?;
-        let found = format!("{}.{}", python.version.0, python.version.1);
+        let found = format!(
+            "{}.{}{}",
+            python.version.0,
+            python.version.1,
+            if version.ends_with('t') {
+                &python.abiflags
+            } else {
+                ""
+            }
+        );
         if found != version {
             return Err(PythonError::Probe {
                 python: exe.to_path_buf(),
@@ -178,12 +193,42 @@ impl BuildPython {
         Ok(python)
     }
 
-    /// `311`, `313t`: the part of EXT_SUFFIX/SOABI naming the CPython ABI.
-    pub fn abi_name(&self) -> String {
-        format!("{}{}{}", self.version.0, self.version.1, self.abiflags)
+    /// This interpreter building for CPython's free-threaded ABI or not. Either works with
+    /// either interpreter: an extension's ABI comes from the `pyconfig.h` and sysconfig it
+    /// is built with, which the cross environment writes for the target's ABI, and the
+    /// build backend's own Python code runs the same on both.
+    pub fn targeting(mut self, free_threaded: bool) -> BuildPython {
+        self.target_free_threaded = Some(free_threaded);
+        self
     }
 
-    /// `cp311`, the wheel's python/abi tag.
+    /// Whether the wheels built target the free-threaded ABI (`cp313t`).
+    pub fn targets_free_threaded(&self) -> bool {
+        self.target_free_threaded
+            .unwrap_or_else(|| self.abiflags.contains('t'))
+    }
+
+    /// The target's `sys.abiflags`: `t` for the free-threaded ABI, else empty (crosswheel
+    /// builds no debug ABI).
+    pub fn target_abiflags(&self) -> &'static str {
+        if self.targets_free_threaded() {
+            "t"
+        } else {
+            ""
+        }
+    }
+
+    /// `311`, `313t`: the part of EXT_SUFFIX/SOABI naming the target's CPython ABI.
+    pub fn abi_name(&self) -> String {
+        format!(
+            "{}{}{}",
+            self.version.0,
+            self.version.1,
+            self.target_abiflags()
+        )
+    }
+
+    /// `cp311`, `cp313t`: the wheel's python/abi tag.
     pub fn abi_tag(&self) -> String {
         format!("cp{}", self.abi_name())
     }

@@ -11,7 +11,7 @@ use super::schema;
 const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
     (
         "python",
-        "CPython versions (`cp310 cp311 ...`) to build; default: every CPython upstream supports",
+        "CPython versions (`cp310 cp311 ... cp314t`; `t`: free-threaded) to build; default: every CPython upstream supports and `cp314t`",
     ),
     ("targets", "another name for `archs`"),
     (

@@ -49,13 +49,20 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
     let runners = runners();
     let mut include = Vec::new();
     for build in &plan.builds {
+        // A build job needs the host CPython of the version (either ABI builds either); a
+        // test job the interpreter the wheel runs on (`3.13t` for a free-threaded wheel,
+        // as actions/setup-python names it).
         let entry = |job: &str, os: &str| {
+            let python = match job {
+                "test" => build.python_tag.interpreter_version(),
+                _ => build.python.clone(),
+            };
             json!({
                 "job": job,
                 "identifier": build.identifier,
                 "target": build.target_id,
                 "platform": build.platform.name(),
-                "python": build.python,
+                "python": python,
                 "os": os,
                 "artifact": format!("wheel-{}", build.identifier),
             })
@@ -83,12 +90,13 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
     json!({ "include": include })
 }
 
-/// An aarch64 build of a CPython version Debian ships no target interpreter of: the
-/// emulated test stage reports it `not tested`, a native arm64 runner can test it.
+/// An aarch64 build of a CPython Debian ships no target interpreter of (3.10, 3.12, every
+/// free-threaded one): the emulated test stage reports it `not tested`, a native arm64
+/// runner can test it.
 fn emulated_stage_cannot_test(build: &super::BuildSpec) -> bool {
     build.target_id == "linux-aarch64"
         && !crate::sysroot::archive::shipped_versions(crate::target::LinuxArch::Aarch64)
-            .contains(&build.python)
+            .contains(&build.python_tag.interpreter_version())
 }
 
 /// One identifier per line, as cibuildwheel's `--print-build-identifiers`.

@@ -196,10 +196,10 @@ pub struct BuildSpec {
     /// `linux-aarch64`, for `toolchain::Target::parse`.
     pub target_id: String,
     pub platform: Platform,
-    /// `3.11`.
+    /// `3.11`: the CPython version, which is the build python's too.
     pub python: String,
-    /// `cp311`.
-    pub python_tag: String,
+    /// `cp311`, `cp313t`: version and ABI (free-threaded or not).
+    pub python_tag: PythonTag,
     pub options: BuildOptions,
 }
 

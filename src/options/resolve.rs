@@ -509,30 +509,20 @@ fn select(
     notes: &mut Notes,
 ) -> Result<Vec<Selected>, OptionsError> {
     let groups = enabled_groups(sources);
-    let prerelease = groups
-        .iter()
-        .any(|group| group == "cpython-prerelease")
-        .then(|| next_cpython(sources))
-        .flatten();
+    let extra_pythons = enabled_pythons(sources, &groups);
     let only_platform = platform_filter(env)?;
     let mut selected = Vec::new();
     let mut not_built: Vec<String> = Vec::new();
     let mut built_names = std::collections::BTreeSet::new();
-    let mut free_threaded_asked = groups.iter().any(|group| group == "cpython-freethreading");
     for platform in Platform::ALL {
         if only_platform.is_some_and(|only| only != platform) {
             continue;
         }
         let archs = sources.setting("archs", platform, None).list();
         let mut pythons = python_tags(sources, platform)?;
-        if let Some(next) = prerelease
-            && !pythons.contains(&next)
-        {
-            pythons.push(next);
-        }
+        add_enabled_pythons(&mut pythons, &extra_pythons);
         let build = sources.selector("build", platform)?;
         let skip = sources.selector("skip", platform)?;
-        free_threaded_asked |= names_free_threaded(build.patterns());
         let mut chosen: Vec<&TargetData> = Vec::new();
         for name in &archs {
             let lower = name.to_ascii_lowercase();
@@ -570,7 +560,7 @@ fn select(
                 .join(", ")
         ));
     }
-    enable_notes(&groups, free_threaded_asked, notes);
+    enable_notes(&groups, notes);
     let order = |target: &TargetData| targets().iter().position(|t| t == target);
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
@@ -619,6 +609,47 @@ fn enabled_groups(sources: &Sources) -> Vec<String> {
     unique
 }
 
+/// What the `enable` groups add to every platform's `python` list, as cibuildwheel's
+/// identifiers have it: `cpython-prerelease` the CPython after the newest default one (and
+/// its free-threaded build, which cibuildwheel builds by default from 3.14 on);
+/// `cpython-freethreading` the free-threaded build of each listed version that has one
+/// (`cp313t`).
+struct EnabledPythons {
+    prerelease: Vec<PythonTag>,
+    free_threading: bool,
+}
+
+fn enabled_pythons(sources: &Sources, groups: &[String]) -> EnabledPythons {
+    let enabled = |name: &str| groups.iter().any(|group| group == name);
+    let prerelease = enabled("cpython-prerelease")
+        .then(|| next_cpython(sources))
+        .flatten()
+        .map(|next| {
+            [Some(next), next.free_threaded()]
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    EnabledPythons {
+        prerelease,
+        free_threading: enabled("cpython-freethreading"),
+    }
+}
+
+fn add_enabled_pythons(pythons: &mut Vec<PythonTag>, enabled: &EnabledPythons) {
+    if enabled.free_threading {
+        let free_threaded: Vec<PythonTag> = pythons
+            .iter()
+            .filter_map(|python| python.free_threaded())
+            .collect();
+        pythons.extend(free_threaded);
+    }
+    pythons.extend(enabled.prerelease.iter().copied());
+    pythons.sort();
+    pythons.dedup();
+}
+
 /// The CPython after the newest one crosswheel builds by default: what
 /// `enable = cpython-prerelease` adds.
 fn next_cpython(sources: &Sources) -> Option<PythonTag> {
@@ -634,21 +665,8 @@ fn next_cpython(sources: &Sources) -> Option<PythonTag> {
     PythonTag::parse(&format!("cp3{}", newest.minor() + 1)).ok()
 }
 
-/// Whether `build` patterns ask for free-threaded builds by name (`cp314t-*`, `cp3{13,14}{t,}-*`).
-fn names_free_threaded(patterns: &[String]) -> bool {
-    patterns.iter().any(|pattern| {
-        let bytes = pattern.as_bytes();
-        bytes.windows(2).enumerate().any(|(index, pair)| {
-            pair[0] == b't'
-                && matches!(pair[1], b'-' | b'*' | b',' | b'}')
-                && index > 0
-                && matches!(bytes[index - 1], b'0'..=b'9' | b'{' | b',' | b'}' | b'*')
-        })
-    })
-}
-
-/// Says once what the `enable` groups (and free-threaded requests) do not build here.
-fn enable_notes(groups: &[String], free_threaded: bool, notes: &mut Notes) {
+/// Says once what the `enable` groups do not build here.
+fn enable_notes(groups: &[String], notes: &mut Notes) {
     let other: Vec<&str> = groups
         .iter()
         .map(String::as_str)
@@ -674,31 +692,6 @@ fn enable_notes(groups: &[String], free_threaded: bool, notes: &mut Notes) {
                 .to_string(),
         );
     }
-    if free_threaded {
-        let found: Vec<&str> = ["python3.13t", "python3.14t"]
-            .into_iter()
-            .filter(|name| on_path(name))
-            .collect();
-        // Said plainly either way: a free-threaded interpreter on this machine would not
-        // help today, since the cross environment has no `t` ABI (abiflags, sysconfig names,
-        // the cp3XXt wheel tag) yet.
-        let reason = if found.is_empty() {
-            "crosswheel's cross environment does not build free-threaded wheels yet (and this machine has no python3.13t or python3.14t to build them with)".to_string()
-        } else {
-            format!(
-                "crosswheel's cross environment does not build free-threaded wheels yet (found {})",
-                found.join(", ")
-            )
-        };
-        notes.push(format!(
-            "not built: free-threaded CPython (cp313t, cp314t identifiers): {reason}"
-        ));
-    }
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// `CROSSWHEEL_PLATFORM` / `CIBW_PLATFORM`: build one platform only (`auto`: all).
@@ -852,7 +845,7 @@ fn build_spec(
         target_id: target.id.clone(),
         platform,
         python: python.version(),
-        python_tag: python.to_string(),
+        python_tag: python,
         options: BuildOptions {
             build_frontend,
             config_settings,

@@ -35,7 +35,8 @@ fn extension_modules(wheel: &std::path::Path) -> Option<BTreeSet<String>> {
 }
 
 /// Fails, in place, every finished wheel that lacks an extension module another wheel of
-/// the same platform and CPython has; its file moves to the failed-wheels folder.
+/// the same platform and CPython ABI has (a free-threaded build may leave out what its
+/// project keeps for the GIL build); its file moves to the failed-wheels folder.
 pub(super) fn fail_wheels_missing_extensions(plan: &Plan, outcomes: &mut [Outcome]) {
     let modules: Vec<Option<BTreeSet<String>>> = outcomes
         .iter()
@@ -48,7 +49,7 @@ pub(super) fn fail_wheels_missing_extensions(plan: &Plan, outcomes: &mut [Outcom
         .collect();
     let group = |index: usize| {
         let spec = &plan.builds[index];
-        (spec.platform.name(), spec.python.clone())
+        (spec.platform.name(), spec.python_tag)
     };
     for index in 0..outcomes.len() {
         let Some(own) = &modules[index] else { continue };

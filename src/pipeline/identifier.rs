@@ -170,11 +170,12 @@ impl Identifier<'_> {
         let spec = self.spec;
         let python = BuildPython::find_or_install(&spec.python, self.cache, self.options.offline)
             .with_context(|| {
-            format!(
-                "{} needs a python{} interpreter on PATH to build with",
-                spec.identifier, spec.python
-            )
-        })?;
+                format!(
+                    "{} needs a python{} interpreter on PATH to build with",
+                    spec.identifier, spec.python
+                )
+            })?
+            .targeting(spec.python_tag.is_free_threaded());
         let toolchain = resolve_toolchain(
             spec.options.toolchain,
             &self.target,

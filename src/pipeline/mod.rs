@@ -267,12 +267,17 @@ fn test(
             let shipped = LinuxArch::parse(arch)
                 .map(crate::sysroot::archive::shipped_versions)
                 .unwrap_or_default();
-            return Ok(TestResult::NotTested {
-                reason: format!(
+            let reason = if version.ends_with('t') {
+                format!(
+                    "no {arch} free-threaded CPython {version} (Debian ships none; set target-python)"
+                )
+            } else {
+                format!(
                     "no {arch} CPython {version} (Debian ships {}; set target-python)",
                     shipped.join(", ")
-                ),
-            });
+                )
+            };
+            return Ok(TestResult::NotTested { reason });
         }
         other => other?,
     };
@@ -320,7 +325,7 @@ fn test(
 /// that Debian ships a target interpreter for.
 fn test_version(plan: &Plan, spec: &BuildSpec, wheel: &crate::wheel::WheelArchive) -> String {
     if !wheel.name().abi.iter().any(|abi| abi == "abi3") {
-        return spec.python.clone();
+        return spec.python_tag.interpreter_version();
     }
     let shipped = Target::parse(&spec.target_id)
         .ok()

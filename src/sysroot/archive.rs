@@ -125,10 +125,16 @@ pub(crate) fn python_package_sets(
 }
 
 pub(crate) fn unsupported(arch: LinuxArch, version: &str) -> SysrootError {
+    let shipped = shipped_pythons(arch).join(", ");
     SysrootError::UnsupportedPython {
         version: version.to_string(),
         arch: arch.machine(),
-        available: shipped_pythons(arch).join(", "),
+        // `3.13t`: Debian builds no free-threaded CPython.
+        available: if version.ends_with('t') {
+            format!("{shipped}, none of them free-threaded")
+        } else {
+            shipped
+        },
     }
 }
 

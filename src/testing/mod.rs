@@ -481,10 +481,14 @@ fn project_relative_pip_paths(name: &str, value: &str, project: &Path) -> String
         .join(" ")
 }
 
-/// The CPython a wheel needs, from its tags: `3.13` for `cp313-cp313`; for wheels
-/// that run on many versions (`py3-none`, `cp39-abi3`) the default target CPython.
+/// The CPython a wheel needs, from its tags: `3.13` for `cp313-cp313`, `3.13t` (the
+/// free-threaded interpreter, `python3.13t`) for `cp313-cp313t`; for wheels that run on many
+/// versions (`py3-none`, `cp39-abi3`) the default target CPython.
 pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> String {
     let version_specific = abi_tags.iter().all(|abi| abi != "abi3" && abi != "none");
+    let free_threaded = abi_tags
+        .iter()
+        .any(|abi| abi.starts_with("cp3") && abi.ends_with('t'));
     python_tags
         .iter()
         .filter(|_| version_specific)
@@ -492,7 +496,7 @@ pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> S
             let digits = tag.strip_prefix("cp")?;
             let (major, minor) = digits.split_at_checked(1)?;
             (major == "3" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| format!("{major}.{minor}"))
+                .then(|| format!("{major}.{minor}{}", if free_threaded { "t" } else { "" }))
         })
         .unwrap_or_else(|| crate::sysroot::default_target_python().to_string())
 }
@@ -587,6 +591,10 @@ mod tests {
         assert_eq!(
             python_version_of_wheel(&tags(&["cp310"]), &tags(&["cp310"])),
             "3.10"
+        );
+        assert_eq!(
+            python_version_of_wheel(&tags(&["cp314"]), &tags(&["cp314t"])),
+            "3.14t"
         );
         let default = crate::sysroot::default_target_python();
         assert_eq!(

@@ -375,9 +375,11 @@ impl TargetEnv {
                 }
             }
         }
+        // `3.13t` names the free-threaded interpreter; pip takes its version and ABI apart.
         let nodot = self.python_version.replace('.', "");
+        let version = self.python_version.trim_end_matches('t');
         args.extend([
-            format!("--python-version={}", self.python_version),
+            format!("--python-version={version}"),
             "--implementation=cp".to_string(),
             format!("--abi=cp{nodot}"),
         ]);

@@ -10,8 +10,9 @@
 # 2. Build scripts choose sources and flags from `sys.platform`, `os.uname()` and
 #    `platform.*`; those answer for the target too (as crossenv does), so a setup.py
 #    never compiles Linux sources for macOS or hands x86 flags to an arm64 compiler.
-#    What stays the build machine's is what the interpreter itself needs to run: its
-#    extension suffixes, `sys.executable`, `os.name`, and the build tools that detect the
+#    `sys.abiflags` is the target's (`t` for a free-threaded build) as sysconfig's ABIFLAGS
+#    and Py_GIL_DISABLED are. What stays the build machine's is what the interpreter itself
+#    needs to run: its extension suffixes, `sys.executable`, `os.name`, and the build tools that detect the
 #    machine they run on (meson, CMake's and ninja's launchers, pip, uv), which see the
 #    host because they are told the target separately (cross files, toolchain file).
 # 3. Headers of build requirements that differ per platform come from the target: when
@@ -77,6 +78,9 @@ def _report_target():
     os.uname = lambda: target_uname
     _sys.platform = _TARGET["platform"]
     _sys.implementation._multiarch = _TARGET["multiarch"]
+    # The target's ABI (`t`: free-threaded), which the build python's own may not be; site
+    # has already found this interpreter's site-packages with its real flags.
+    _sys.abiflags = _TARGET["abiflags"]
 
     import platform
 

@@ -1,0 +1,200 @@
+//! Free-threaded CPython (`cp313t`, PEP 703): a wheel is built for the free-threaded ABI with
+//! the host's ordinary CPython 3.13, the cross environment describing the `t` target — tag
+//! `cp313-cp313t`, suffix `.cpython-313t-...`, and code compiled with `Py_GIL_DISABLED`,
+//! which shows in the interpreter functions it imports. Debian ships no free-threaded
+//! CPython, so without `target-python` the wheel is kept `not tested`, saying why.
+//!
+//! They need a host CPython 3.13 (pyenv or uv); CI has it and fails without it.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::crosswheel_bin;
+
+/// What `Py_DECREF` calls only in the free-threaded build (shared reference counts).
+const FREE_THREADED_IMPORTS: [&str; 2] = ["_Py_DecRefShared", "_Py_MergeZeroLocalRefcount"];
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+fn require_host_python_313() {
+    if let Err(error) = crosswheel::host::BuildPython::find("3.13") {
+        panic!(
+            "these tests need a host CPython 3.13 (pyenv install 3.13, uv python install 3.13): {error}"
+        );
+    }
+}
+
+/// Builds `identifiers` (space-separated) of the CPythons `pythons` of `project`.
+fn build(project: &Path, out: &Path, pythons: &str, identifiers: &str) -> Output {
+    let mut command = Command::new(crosswheel_bin());
+    command.arg("build").arg(project).arg("-w").arg(out);
+    common::without_option_variables(&mut command);
+    command
+        .env("CROSSWHEEL_PYTHON", pythons)
+        .env("CROSSWHEEL_BUILD", identifiers);
+    command.output().expect("run crosswheel build")
+}
+
+fn wheels_in(dir: &Path) -> Vec<PathBuf> {
+    let mut wheels: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read the wheelhouse")
+        .map(|entry| entry.expect("wheelhouse entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "whl"))
+        .collect();
+    wheels.sort();
+    wheels
+}
+
+/// The wheel's one extension module: its path inside the wheel and its bytes.
+fn extension_of(wheel: &Path) -> (String, Vec<u8>) {
+    let unpacked = tempfile::tempdir().unwrap();
+    common::unzip_to(wheel, unpacked.path());
+    let modules: Vec<PathBuf> = walkdir::WalkDir::new(unpacked.path())
+        .into_iter()
+        .map(|entry| entry.unwrap().into_path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "so"))
+        .collect();
+    assert_eq!(modules.len(), 1, "{}: {modules:?}", wheel.display());
+    let inside = modules[0].strip_prefix(unpacked.path()).unwrap();
+    (
+        inside.to_string_lossy().into_owned(),
+        std::fs::read(&modules[0]).unwrap(),
+    )
+}
+
+fn elf_imports(bytes: &[u8]) -> BTreeSet<String> {
+    crosswheel::elf::facts::ElfFacts::parse(bytes)
+        .expect("an ELF extension")
+        .undefined_symbols
+        .into_iter()
+        .map(|symbol| symbol.name)
+        .collect()
+}
+
+fn macho_imports(bytes: &[u8]) -> BTreeSet<String> {
+    let file = crosswheel::macho::MachOFile::parse(bytes).expect("a Mach-O extension");
+    file.slices[0]
+        .imported_symbols
+        .iter()
+        // Mach-O names carry one more leading underscore than the C name.
+        .map(|symbol| {
+            let name = &symbol.name;
+            name.strip_prefix('_').unwrap_or(name).to_string()
+        })
+        .collect()
+}
+
+fn is_free_threaded_code(imports: &BTreeSet<String>) -> bool {
+    FREE_THREADED_IMPORTS
+        .iter()
+        .all(|name| imports.contains(*name))
+}
+
+#[test]
+fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
+    require_host_python_313();
+    let out = tempfile::tempdir().unwrap();
+    let output = build(
+        &example("mesonproj"),
+        out.path(),
+        "cp313t",
+        "cp313t-manylinux_aarch64 cp313t-macosx_arm64",
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+
+    let wheels = wheels_in(out.path());
+    let names: Vec<String> = wheels
+        .iter()
+        .map(|wheel| wheel.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "mesonproj-0.1.0-cp313-cp313t-macosx_11_0_arm64.whl",
+            "mesonproj-0.1.0-cp313-cp313t-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
+        ]
+    );
+    let (macos_module, macos_code) = extension_of(&wheels[0]);
+    assert_eq!(macos_module, "mesonproj/_fib.cpython-313t-darwin.so");
+    assert!(
+        is_free_threaded_code(&macho_imports(&macos_code)),
+        "{:?}",
+        macho_imports(&macos_code)
+    );
+    let (linux_module, linux_code) = extension_of(&wheels[1]);
+    assert_eq!(
+        linux_module,
+        "mesonproj/_fib.cpython-313t-aarch64-linux-gnu.so"
+    );
+    assert!(
+        is_free_threaded_code(&elf_imports(&linux_code)),
+        "{:?}",
+        elf_imports(&linux_code)
+    );
+
+    // Debian has no free-threaded CPython to test on: said, not hidden.
+    assert!(
+        stderr.contains(
+            "cp313t-manylinux_aarch64: not tested: no aarch64 free-threaded CPython 3.13t (Debian ships none; set target-python)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_same_host_cpython_builds_the_gil_abi_beside_it() {
+    require_host_python_313();
+    let out = tempfile::tempdir().unwrap();
+    let output = build(
+        &example("cmakeproj"),
+        out.path(),
+        "cp313 cp313t",
+        "cp313*-manylinux_aarch64",
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let wheels = wheels_in(out.path());
+    assert_eq!(wheels.len(), 2, "{wheels:?}");
+    let (gil, free_threaded): (Vec<&PathBuf>, Vec<&PathBuf>) = wheels
+        .iter()
+        .partition(|wheel| wheel.to_string_lossy().contains("-cp313-cp313-"));
+    assert_eq!((gil.len(), free_threaded.len()), (1, 1), "{wheels:?}");
+
+    // scikit-build-core takes the ABI from sysconfig, CMake's FindPython from the
+    // interpreter: each build has its own and they do not leak into each other.
+    let (gil_module, gil_code) = extension_of(gil[0]);
+    assert!(
+        gil_module.ends_with(".cpython-313-aarch64-linux-gnu.so"),
+        "{gil_module}"
+    );
+    let gil_imports = elf_imports(&gil_code);
+    assert!(
+        FREE_THREADED_IMPORTS
+            .iter()
+            .all(|name| !gil_imports.contains(*name)),
+        "{gil_imports:?}"
+    );
+    let (free_threaded_module, free_threaded_code) = extension_of(free_threaded[0]);
+    assert!(
+        free_threaded_module.ends_with(".cpython-313t-aarch64-linux-gnu.so"),
+        "{free_threaded_module}"
+    );
+    assert!(is_free_threaded_code(&elf_imports(&free_threaded_code)));
+    // The GIL wheel is tested on Debian 13's CPython 3.13 as before.
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("cp313-manylinux_aarch64") && line.contains("passed")),
+        "{stdout}"
+    );
+}
