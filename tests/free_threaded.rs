@@ -141,6 +141,20 @@ fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
         elf_imports(&linux_code)
     );
 
+    // What an index would accept: file name and WHEEL tags agree (meson-python's WHEEL
+    // ends without a newline; the repaired one lists each tag on a line of its own).
+    let check = Command::new(crosswheel_bin())
+        .arg("check")
+        .args(&wheels)
+        .output()
+        .expect("run crosswheel check");
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+
     // Debian has no free-threaded CPython to test on: said, not hidden.
     assert!(
         stderr.contains(

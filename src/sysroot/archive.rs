@@ -305,9 +305,17 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "no ppc64le CPython 3.9: crosswheel runs the CPython Debian ships for ppc64le, which is \
-             3.11 (Debian bookworm), 3.13 (Debian trixie), 3.14 (Debian forky), 3.15 (Debian forky)"
+             3.11 (Debian bookworm), 3.13 (Debian trixie), 3.14 (Debian forky), 3.15 (Debian forky); \
+             for another, give its root with --target-python (the `target-python` option)"
         );
         assert!(python_packages(LinuxArch::Aarch64, "3.12").is_err());
+        let free_threaded = python_packages(LinuxArch::Aarch64, "3.13t").unwrap_err();
+        assert!(
+            free_threaded
+                .to_string()
+                .contains("3.15 (Debian forky), none of them free-threaded; for another"),
+            "{free_threaded}"
+        );
     }
 
     #[test]

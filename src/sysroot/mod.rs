@@ -65,7 +65,7 @@ pub enum SysrootError {
     #[error("{path} is not a crosswheel tree ({detail}): delete that folder and run again")]
     BadTree { path: PathBuf, detail: String },
     #[error(
-        "no {arch} CPython {version}: crosswheel runs the CPython Debian ships for {arch}, which is {available}"
+        "no {arch} CPython {version}: crosswheel runs the CPython Debian ships for {arch}, which is {available}; for another, give its root with --target-python (the `target-python` option)"
     )]
     UnsupportedPython {
         version: String,

@@ -173,7 +173,12 @@ impl WheelMetadata {
         };
         let first_tag = self.lines.iter().position(is_tag);
         let (insert_at, line_ending) = match first_tag {
-            Some(index) => (index, line_ending_of(&self.lines[index].raw)),
+            // A last `Tag` line without a newline (meson-python writes WHEEL so) must not
+            // run the new lines together.
+            Some(index) => match line_ending_of(&self.lines[index].raw) {
+                "" => (index, self.header_line_ending()),
+                ending => (index, ending),
+            },
             None => (self.header_end, self.header_line_ending()),
         };
         // A header section whose last line lacks a newline must get one
@@ -359,6 +364,27 @@ mod tests {
         let mut unterminated = WheelMetadata::parse("Wheel-Version: 1.0").unwrap();
         unterminated.replace_tags(&["p-q-r"]);
         assert_eq!(unterminated.to_string(), "Wheel-Version: 1.0\nTag: p-q-r\n");
+    }
+
+    #[test]
+    fn a_last_tag_line_without_a_newline_becomes_lines_of_their_own() {
+        let mut wheel = WheelMetadata::parse(
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp313-cp313t-linux_aarch64",
+        )
+        .unwrap();
+        wheel.replace_tags(&[
+            "cp313-cp313t-manylinux_2_17_aarch64",
+            "cp313-cp313t-manylinux2014_aarch64",
+        ]);
+        assert_eq!(
+            wheel.tags(),
+            [
+                "cp313-cp313t-manylinux_2_17_aarch64",
+                "cp313-cp313t-manylinux2014_aarch64"
+            ]
+        );
+        let reparsed = WheelMetadata::parse(&wheel.to_string()).unwrap();
+        assert_eq!(reparsed.tags(), wheel.tags(), "{wheel}");
     }
 
     #[test]
