@@ -87,12 +87,7 @@ fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments()
     assert!(all.contains("before-test ran on aarch64 (3, 11)"), "{all}");
     // build-verbosity 1 shows the backend's own output.
     assert!(all.contains("running build_ext"), "{all}");
-    let wheels: Vec<String> = std::fs::read_dir(out.path())
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".whl"))
-        .collect();
+    let wheels = common::wheel_names_in(out.path());
     assert_eq!(
         wheels,
         ["blasdot-0.1.0-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"]

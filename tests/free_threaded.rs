@@ -43,13 +43,10 @@ fn build(project: &Path, out: &Path, pythons: &str, identifiers: &str) -> Output
 }
 
 fn wheels_in(dir: &Path) -> Vec<PathBuf> {
-    let mut wheels: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read the wheelhouse")
-        .map(|entry| entry.expect("wheelhouse entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "whl"))
-        .collect();
-    wheels.sort();
-    wheels
+    common::wheel_names_in(dir)
+        .into_iter()
+        .map(|name| dir.join(name))
+        .collect()
 }
 
 /// The wheel's one extension module: its path inside the wheel and its bytes.

@@ -30,17 +30,7 @@ fn build(project: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Ou
 }
 
 fn wheels_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".whl"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+    common::wheel_names_in(dir)
 }
 
 fn inspect_json(wheel: &Path) -> serde_json::Value {

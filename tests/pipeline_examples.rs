@@ -35,14 +35,7 @@ fn build_linux_wheels(name: &str) -> (Vec<String>, String, String) {
         output.status.success(),
         "build of {name} failed:\n{stdout}\n{stderr}"
     );
-    let mut wheels: Vec<String> = std::fs::read_dir(out.path())
-        .expect("wheelhouse")
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|file| file.ends_with(".whl"))
-        .collect();
-    wheels.sort();
-    (wheels, stdout, stderr)
+    (common::wheel_names_in(out.path()), stdout, stderr)
 }
 
 fn assert_suites_ran_under_emulation(stdout: &str, stderr: &str, tests: usize) {

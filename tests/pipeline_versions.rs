@@ -227,12 +227,7 @@ fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
         stderr.contains("limited 42 (3, 13)"),
         "the abi3 wheel was not tested on the newest CPython:\n{stderr}"
     );
-    let wheels: Vec<String> = std::fs::read_dir(out.path())
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".whl"))
-        .collect();
+    let wheels = common::wheel_names_in(out.path());
     assert_eq!(wheels.len(), 1, "{wheels:?}");
     assert!(wheels[0].contains("-cp311-abi3-manylinux"), "{wheels:?}");
 }

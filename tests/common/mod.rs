@@ -233,6 +233,21 @@ pub fn unzip_to(wheel: &Path, dir: &Path) {
     });
 }
 
+/// The file names of the wheels in `dir`, sorted; none when `dir` does not exist.
+pub fn wheel_names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".whl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 /// The `crosswheel` binary Cargo built for this test run.
 pub fn crosswheel_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_crosswheel"))
