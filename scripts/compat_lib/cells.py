@@ -137,10 +137,11 @@ def test_counts(text):
 
 
 class Run:
-    def __init__(self, crosswheel, cache, python, timeout, reference):
+    def __init__(self, crosswheel, cache, python, timeout, reference, target_python=None):
         self.crosswheel = crosswheel
         self.cache = cache
         self.python = python
+        self.target_python = target_python
         self.timeout = timeout
         self.reference = reference
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -195,7 +196,10 @@ class Run:
         log_path = self.log_dir / f"{project.name}-{target}.log"
         result.log = str(log_path)
         started = time.monotonic()
-        timed_out = self._execute(command, cell_environment(project.options_for(target)), log_path)
+        options = dict(project.options_for(target))
+        if self.target_python and target.startswith("linux-"):
+            options["target-python"] = str(self.target_python)
+        timed_out = self._execute(command, cell_environment(options), log_path)
         result.seconds = time.monotonic() - started
         text = log_path.read_text(errors="replace")
         self._read_outcome(result, text, out_dir, timed_out)
