@@ -96,3 +96,40 @@ fn build_tools_that_detect_their_own_machine_see_the_build_machine() {
         assert_eq!(answers[4], "macosx-11.0-arm64", "{tool}");
     }
 }
+
+/// What a backend asks to tag and compile for CPython's ABI, one answer per line.
+const ABI_QUESTIONS: &str = r#"
+import sys, sysconfig
+print(sys.abiflags or "-")
+print(sysconfig.get_config_var("Py_GIL_DISABLED"))
+print(sysconfig.get_config_var("SOABI"))
+print(sysconfig.get_config_var("LDVERSION"))
+print("Py_GIL_DISABLED 1" in open(sysconfig.get_config_h_filename()).read())
+"#;
+
+#[test]
+fn a_free_threaded_environment_describes_the_t_abi_to_the_build_but_not_to_pip() {
+    let python = crosswheel::host::BuildPython::find("3.13")
+        .unwrap_or_else(|err| panic!("this test needs a host CPython 3.13 (pyenv or uv): {err}"))
+        .targeting(true);
+    let env = common::zig_cross_env(&python, "linux-aarch64");
+    assert_eq!(
+        ask(&env, "setup.py", ABI_QUESTIONS),
+        ["t", "1", "cpython-313t-aarch64-linux-gnu", "3.13t", "True"]
+    );
+    // pip installs the build requirements for the interpreter it runs in.
+    assert_eq!(
+        ask(&env, "pip", "import sys\nprint(sys.abiflags or '-')\n"),
+        ["-"]
+    );
+
+    let with_gil = common::zig_cross_env(&python.clone().targeting(false), "linux-aarch64");
+    assert_ne!(
+        with_gil.root, env.root,
+        "each ABI has an environment of its own"
+    );
+    assert_eq!(
+        ask(&with_gil, "setup.py", ABI_QUESTIONS),
+        ["-", "0", "cpython-313-aarch64-linux-gnu", "3.13", "False"]
+    );
+}
