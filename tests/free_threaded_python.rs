@@ -68,6 +68,22 @@ fn it_is_a_free_threaded_cpython_313_for_aarch64_with_the_gil_off() {
 }
 
 #[test]
+fn its_sysconfig_gives_extensions_no_flags_into_the_deleted_build_folder() {
+    let tree = common::free_threaded_target_python();
+    // What setuptools and meson read to compile and link an extension for it: every
+    // -I/-L folder they name must exist once the scratch folder of the build is gone.
+    let missing = succeed(under_qemu(&tree.join("bin/python3.13t")).args([
+        "-c",
+        "import os, sysconfig\n\
+         for name in ('CC', 'CXX', 'CFLAGS', 'CCSHARED', 'LDFLAGS', 'LDSHARED', 'LDCXXSHARED'):\n\
+         \x20   for word in (sysconfig.get_config_var(name) or '').split():\n\
+         \x20       if word[:2] in ('-I', '-L') and not os.path.isdir(word[2:]):\n\
+         \x20           print(name, word)",
+    ]));
+    assert_eq!(missing, "", "flags naming folders that do not exist");
+}
+
+#[test]
 fn a_venv_it_makes_installs_a_wheel_and_runs_code_needing_zlib_ssl_and_ctypes() {
     let tree = common::free_threaded_target_python();
     let work = tempfile::tempdir().unwrap();
