@@ -179,11 +179,46 @@ pub fn sha256_of(path: &Path) -> io::Result<String> {
         }
         hasher.update(&buffer[..read]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect())
+    Ok(lowercase_hex(&hasher.finalize()))
+}
+
+fn lowercase_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// What `scripts/build-target-cpython` builds from; compiled in, like the wheel lock.
+const TARGET_CPYTHON_LOCK: &str = include_str!("../target-cpython.lock");
+const TARGET_CPYTHON_SCRIPT: &str = include_str!("../../scripts/build-target-cpython");
+const BUILD_TARGET_CPYTHON_HINT: &str =
+    "run `scripts/build-target-cpython` (it builds one in about 6 minutes on 2 cores)";
+
+/// The free-threaded CPython 3.13 for linux aarch64 that `scripts/build-target-cpython`
+/// builds into the fixture cache (Debian ships none): a prefix tree holding
+/// `bin/python3.13t` and its stdlib, to be run under qemu with Debian's arm64 root.
+///
+/// Panics with the fix when the tree is missing or was built from another
+/// `tests/target-cpython.lock` or script (its `.crosswheel-build` stamp says which).
+pub fn free_threaded_target_python() -> PathBuf {
+    let tree = fixtures_dir().join("cpython/3.13t-aarch64");
+    let python = tree.join("bin/python3.13t");
+    assert!(
+        python.is_file(),
+        "the free-threaded target CPython {} is missing: {BUILD_TARGET_CPYTHON_HINT}",
+        python.display()
+    );
+    let expected = format!(
+        "lock {}\nscript {}",
+        lowercase_hex(&Sha256::digest(TARGET_CPYTHON_LOCK)),
+        lowercase_hex(&Sha256::digest(TARGET_CPYTHON_SCRIPT))
+    );
+    let stamp = std::fs::read_to_string(tree.join(".crosswheel-build")).unwrap_or_default();
+    assert!(
+        stamp.trim_end() == expected,
+        "{} was not built from this checkout's tests/target-cpython.lock and \
+         scripts/build-target-cpython: {BUILD_TARGET_CPYTHON_HINT} (it replaces the tree)",
+        tree.display()
+    );
+    tree
 }
 
 /// The path of an executable on `PATH` (or of `name` itself when it contains a `/`).
