@@ -2,7 +2,9 @@
 //! the host's ordinary CPython 3.13, the cross environment describing the `t` target — tag
 //! `cp313-cp313t`, suffix `.cpython-313t-...`, and code compiled with `Py_GIL_DISABLED`,
 //! which shows in the interpreter functions it imports. Debian ships no free-threaded
-//! CPython, so without `target-python` the wheel is kept `not tested`, saying why.
+//! CPython, so without `target-python` the wheel is kept `not tested`, saying why; with it
+//! (the free-threaded CPython `scripts/build-target-cpython` builds) the wheel runs without
+//! the GIL under qemu.
 //!
 //! They need a host CPython 3.13 (pyenv or uv); CI has it and fails without it.
 
@@ -207,5 +209,128 @@ fn the_same_host_cpython_builds_the_gil_abi_beside_it() {
             .lines()
             .any(|line| line.starts_with("cp313-manylinux_aarch64") && line.contains("passed")),
         "{stdout}"
+    );
+}
+
+/// A C extension that says it runs without the GIL (`Py_mod_gil`), as free-threading-ready
+/// projects do, and a self-check that hammers its reference counting from eight threads.
+fn gil_free_project(root: &Path) -> PathBuf {
+    let source = r#"#include <Python.h>
+
+static PyObject *numbers(PyObject *self, PyObject *count) {
+    long n = PyLong_AsLong(count);
+    if (n < 0 && PyErr_Occurred()) return NULL;
+    PyObject *list = PyList_New(0);
+    for (long i = 0; list != NULL && i < n; i++) {
+        PyObject *item = PyLong_FromLong(i);
+        if (item == NULL || PyList_Append(list, item) < 0) Py_CLEAR(list);
+        Py_XDECREF(item);
+    }
+    return list;
+}
+
+static PyObject *built_free_threaded(PyObject *self, PyObject *unused) {
+#ifdef Py_GIL_DISABLED
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
+static PyMethodDef methods[] = {
+    {"numbers", numbers, METH_O, NULL},
+    {"built_free_threaded", built_free_threaded, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot slots[] = {
+#ifdef Py_GIL_DISABLED
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gilfree._core", NULL, 0, methods, slots};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&module); }
+"#;
+    let selfcheck = r#"import sys
+import sysconfig
+import threading
+
+from gilfree import _core
+
+free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+assert _core.built_free_threaded() == free_threaded, "extension and interpreter ABIs differ"
+if free_threaded:
+    assert not sys._is_gil_enabled(), "importing the extension turned the GIL on"
+
+totals = []
+
+def work():
+    totals.append(sum(sum(_core.numbers(100)) for _ in range(2000)))
+
+threads = [threading.Thread(target=work) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert totals == [2000 * 4950] * 8, totals
+print(f"gilfree: {sys.version.split()[0]}{sys.abiflags} free-threaded={free_threaded} "
+      f"gil-enabled={getattr(sys, '_is_gil_enabled', lambda: True)()} 8 threads ok")
+"#;
+    common::setuptools_project(
+        root,
+        "gilfree",
+        "from setuptools import Extension, setup\n\nsetup(packages=['gilfree'], ext_modules=[Extension('gilfree._core', ['gilfree/_core.c'])])\n",
+        &[
+            ("gilfree/_core.c".to_string(), source.to_string()),
+            ("gilfree/selfcheck.py".to_string(), selfcheck.to_string()),
+        ],
+    )
+}
+
+#[test]
+fn a_free_threaded_wheel_runs_without_the_gil_on_a_real_free_threaded_cpython_under_qemu() {
+    require_host_python_313();
+    let target_python = common::free_threaded_target_python();
+    let root = tempfile::tempdir().unwrap();
+    let project = gil_free_project(root.path());
+    // As a user would: the free-threaded builds are tested on their own target CPython, the
+    // GIL build on Debian 13's.
+    let table = format!(
+        "\n[tool.crosswheel]\npython = [\"cp313\", \"cp313t\"]\narchs = [\"aarch64\"]\n\
+         test-command = \"python -m gilfree.selfcheck\"\n\n\
+         [[tool.crosswheel.overrides]]\nselect = \"cp313t-*\"\ntarget-python = {:?}\n",
+        target_python.display().to_string()
+    );
+    let pyproject = project.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap() + &table;
+    std::fs::write(&pyproject, text).unwrap();
+
+    let out = tempfile::tempdir().unwrap();
+    let mut command = Command::new(crosswheel_bin());
+    command.arg("build").arg(&project).arg("-w").arg(out.path());
+    common::without_option_variables(&mut command);
+    let output = command.output().expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for identifier in ["cp313-manylinux_aarch64", "cp313t-manylinux_aarch64"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|line| line.starts_with(identifier) && line.contains("passed (emulated)")),
+            "{identifier}: {stdout}"
+        );
+    }
+    let all = format!("{stdout}{stderr}");
+    assert!(
+        all.contains("t free-threaded=True gil-enabled=False 8 threads ok"),
+        "the free-threaded wheel's own output: {all}"
+    );
+    assert!(
+        all.contains(" free-threaded=False gil-enabled=True 8 threads ok"),
+        "the GIL wheel's own output: {all}"
     );
 }
