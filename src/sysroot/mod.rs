@@ -521,6 +521,7 @@ impl Sysroot {
             folder: folder.to_path_buf(),
             detail: format!("it has no bin/{name} or usr/bin/{name}"),
         })?;
+        refuse_free_threaded_for_gil(folder, &python, python_version)?;
         let (prefix, glibc) = if has_loader(folder, arch) {
             (folder.to_path_buf(), libc_version_in(folder))
         } else {
@@ -585,6 +586,35 @@ impl Sysroot {
     }
 }
 
+/// A free-threaded CPython installs `python3.13` as a link to `python3.13t`, which cannot
+/// import `cp313` wheels: a GIL build pointed at such a tree is told so before its tests fail
+/// with a puzzling `No module named`.
+fn refuse_free_threaded_for_gil(
+    folder: &Path,
+    python: &Path,
+    python_version: &str,
+) -> Result<(), SysrootError> {
+    if python_version.ends_with('t') {
+        return Ok(());
+    }
+    let resolved = std::fs::canonicalize(python).unwrap_or_else(|_| python.to_path_buf());
+    let free_threaded = format!("python{python_version}t");
+    if resolved
+        .file_name()
+        .is_some_and(|name| name == free_threaded.as_str())
+    {
+        return Err(SysrootError::BadTargetPython {
+            folder: folder.to_path_buf(),
+            detail: format!(
+                "its python{python_version} is the free-threaded {free_threaded}, which cannot run cp{} wheels; set target-python for the free-threaded identifiers only ([[overrides]] select = \"cp{}t-*\")",
+                python_version.replace('.', ""),
+                python_version.replace('.', "")
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
 fn has_loader(root: &Path, arch: LinuxArch) -> bool {
     let loaders: &[&str] = match arch {
@@ -638,6 +668,31 @@ pub fn parse_major_minor(version: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_free_threaded_tree_is_refused_for_gil_wheels_and_taken_for_free_threaded_ones() {
+        let tree = tempfile::tempdir().unwrap();
+        let bin = tree.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("python3.13t"), "").unwrap();
+        std::os::unix::fs::symlink("python3.13t", bin.join("python3.13")).unwrap();
+        let err = refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), "3.13")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "its python3.13 is the free-threaded python3.13t, which cannot run cp313 wheels"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("select = \"cp313t-*\""), "{err}");
+        assert!(
+            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13t"), "3.13t").is_ok()
+        );
+        std::fs::remove_file(bin.join("python3.13")).unwrap();
+        std::fs::write(bin.join("python3.13"), "").unwrap();
+        assert!(refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), "3.13").is_ok());
+    }
 
     #[test]
     fn python_sysroot_lives_under_debian_arch_and_python_version() {
