@@ -1,5 +1,6 @@
 //! Resolving the plan: reads the project's files, stacks the sources of settings, chooses
-//! the builds and computes each build's options, reporting every problem at once.
+//! the builds and computes each build's options. Each step reports all of its problems
+//! together before the next runs.
 
 use std::path::{Path, PathBuf};
 
