@@ -9,7 +9,7 @@ use crosswheel::options::{BuildOptions, CliOverrides, resolve};
 
 /// Each field with the places that read it: (file, code that reads it). Fields consumed when
 /// the plan is resolved (into other fields, or into the notes said once per run) name
-/// src/options/resolve.rs.
+/// src/options/build_spec.rs, where each build's options are computed.
 fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let BuildOptions {
         build_frontend: _,
@@ -42,14 +42,14 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
     } = options;
     const PIPELINE: &str = "src/pipeline/mod.rs";
     const IDENTIFIER: &str = "src/pipeline/identifier.rs";
-    const RESOLVE: &str = "src/options/resolve.rs";
+    const BUILD_SPEC: &str = "src/options/build_spec.rs";
     const TESTING: &str = "src/testing/mod.rs";
     const BACKEND: &str = "src/backend/mod.rs";
     vec![
         (
             "build_frontend",
             vec![
-                (RESOLVE, "build_frontend.parsed.config_settings"),
+                (BUILD_SPEC, "build_frontend.parsed.config_settings"),
                 (IDENTIFIER, "frontend_of(&spec.options.build_frontend)"),
                 (BACKEND, "request.frontend"),
             ],
@@ -70,7 +70,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         ),
         (
             "environment_pass",
-            vec![(RESOLVE, "environment_pass.iter()")],
+            vec![(BUILD_SPEC, "environment_pass.iter()")],
         ),
         ("before_all", vec![(PIPELINE, "spec.options.before_all")]),
         (

@@ -133,3 +133,17 @@ impl OptionsError {
         }
     }
 }
+
+/// Keeps the value, or records the problem and gives `None`.
+pub(crate) fn keep<T>(
+    result: Result<T, OptionsError>,
+    problems: &mut Vec<OptionsError>,
+) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(error) => {
+            problems.push(error);
+            None
+        }
+    }
+}

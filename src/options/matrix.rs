@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::Plan;
 use super::identifiers::Platform;
-use super::resolve::DEFAULTS_TOML;
+use super::sources::DEFAULTS_TOML;
 
 /// Which entries `github_matrix` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,6 +8,7 @@
 //! then flags. This module knows target names only as strings, so it does not depend on the
 //! toolchain.
 
+mod build_spec;
 mod cibw;
 mod document;
 mod error;
@@ -15,12 +16,15 @@ mod frontend;
 mod help;
 mod identifiers;
 mod matrix;
+mod notes;
 mod project_tables;
 mod requires_python;
 mod resolve;
 mod schema;
+mod selection;
 mod selector;
 mod shell;
+mod sources;
 mod types;
 mod value;
 

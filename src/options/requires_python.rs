@@ -3,6 +3,13 @@
 //! keeps 3.10 while `<3.10.2` drops it.
 
 use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+
+use super::EnvSource;
+use super::error::{OptionsError, Origin};
+use super::schema::REQUIRES_PYTHON_VAR;
 
 /// A PEP 440 specifier set over release numbers (`>=3.10, !=3.11.*, <4`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +133,60 @@ fn has_prefix(version: &[u64], prefix: &[u64]) -> bool {
         .iter()
         .enumerate()
         .all(|(i, part)| version.get(i).copied().unwrap_or(0) == *part)
+}
+
+/// `CROSSWHEEL_PROJECT_REQUIRES_PYTHON`, else `[project] requires-python`: the parsed
+/// specifier with its text, for messages.
+pub(super) fn read(
+    pyproject_path: &Path,
+    pyproject_text: Option<&str>,
+    env: &impl EnvSource,
+) -> Result<Option<(RequiresPython, String)>, OptionsError> {
+    let from_env = [REQUIRES_PYTHON_VAR, "CIBW_PROJECT_REQUIRES_PYTHON"]
+        .into_iter()
+        .find_map(|name| {
+            env.var(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(|text| (text, Origin::Env(name.to_string())))
+        });
+    let (text, origin) = match from_env {
+        Some(found) => found,
+        None => match pyproject_text.and_then(|text| project_requires_python(pyproject_path, text))
+        {
+            Some(found) => found,
+            None => return Ok(None),
+        },
+    };
+    RequiresPython::parse(&text)
+        .map(|spec| Some((spec, text.clone())))
+        .map_err(|message| OptionsError::InvalidValue {
+            origin,
+            key: "requires-python".to_string(),
+            message,
+        })
+}
+
+/// The `[project] requires-python` string and its line; a malformed pyproject.toml was
+/// reported when `[tool.crosswheel]` was read, and a missing value restricts nothing.
+fn project_requires_python(path: &Path, text: &str) -> Option<(String, Origin)> {
+    let root = DeTable::parse(text).ok()?;
+    let DeValue::Table(project) = root.get_ref().get("project")?.get_ref() else {
+        return None;
+    };
+    let value = project.get("requires-python")?;
+    let DeValue::String(spec) = value.get_ref() else {
+        return None;
+    };
+    let line = text
+        .get(..value.span().start)
+        .map_or(1, |before| before.matches('\n').count() + 1);
+    Some((
+        spec.to_string(),
+        Origin::File {
+            path: PathBuf::from(path),
+            line,
+        },
+    ))
 }
 
 #[cfg(test)]

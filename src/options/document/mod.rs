@@ -1,6 +1,8 @@
 //! Reads `[tool.crosswheel]` (with its platform tables and overrides) from a TOML file,
 //! keeping the line of every value so that errors can point at it.
 
+mod values;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,10 +15,7 @@ use super::error::{OptionsError, Origin};
 use super::identifiers::Platform;
 use super::schema::{self, Kind, OptionSpec, Scope};
 use super::selector::Selector;
-use super::shell::{self, Environment};
-use super::types::BuildFrontend;
-use super::value::{self, Inherit, Located, Setting};
-use crate::host::shell_quote;
+use super::value::{Inherit, Located};
 
 /// The settings of one table, by canonical option name.
 pub(crate) type Layer = BTreeMap<&'static str, Located>;
@@ -103,6 +102,15 @@ impl ConfigDocument {
     }
 }
 
+/// What an override entry says besides its options.
+#[derive(Default)]
+struct OverrideKeys {
+    /// `select` is present, even if it did not read: a missing one is its own problem.
+    select_seen: bool,
+    select: Option<Selector>,
+    inherit: Option<BTreeMap<&'static str, Inherit>>,
+}
+
 struct Reader<'a> {
     path: &'a Path,
     text: &'a str,
@@ -142,81 +150,107 @@ impl Reader<'_> {
         document: &mut ConfigDocument,
     ) {
         let mut layer = Layer::new();
-        let mut select = None;
-        let mut select_seen = false;
-        let mut inherit = None;
+        let mut keys = OverrideKeys::default();
         for (key, value) in in_file_order(table) {
             let name: &str = key.get_ref();
             if level == Level::Top && self.read_top_platform_table(key, value, table_name, document)
             {
                 continue;
             }
-            let origin = self.origin(key.span().start);
+            let origin = || self.origin(key.span().start);
             match (level, name) {
-                (Level::Top, "overrides") => {
-                    self.read_overrides(value, table_name, document);
-                    continue;
-                }
+                (Level::Top, "overrides") => self.read_overrides(value, table_name, document),
                 (Level::Override, "select") => {
-                    select_seen = true;
-                    select = self.keep(self.read_select(value, origin));
-                    continue;
+                    keys.select_seen = true;
+                    keys.select = self.keep(self.read_select(value, origin()));
                 }
                 (Level::Override, "inherit") => {
-                    inherit = self.keep(self.read_inherit(value, origin));
-                    continue;
+                    keys.inherit = self.keep(self.read_inherit(value, origin()));
                 }
-                _ => {}
+                _ => self.read_option(
+                    key,
+                    value,
+                    table_name,
+                    level,
+                    &mut layer,
+                    &mut document.ignored,
+                ),
             }
-            let Some(spec) = schema::find(name) else {
-                self.keep::<()>(Err(unknown_key(name, table_name, level, origin)));
-                continue;
-            };
-            if level == Level::ForeignPlatform {
-                continue;
-            }
-            if level == Level::Override && !overridable(spec) {
-                self.keep::<()>(Err(OptionsError::NotOverridable {
-                    origin,
-                    key: name.to_string(),
-                    table: table_name.to_string(),
-                }));
-                continue;
-            }
-            if spec.kind == Kind::Ignored {
-                push_once(&mut document.ignored, name.to_string());
-            }
-            let Some(setting) = self.keep(self.read_value(spec, value)) else {
-                continue;
-            };
-            let canonical = schema::canonical_key(spec.key);
-            if layer.contains_key(canonical) {
-                self.keep::<()>(Err(OptionsError::ArchsAndTargets { origin }));
-                continue;
-            }
-            layer.insert(canonical, Located { setting, origin });
         }
         match level {
-            Level::Override => {
-                if !select_seen {
-                    self.keep::<()>(Err(OptionsError::InvalidValue {
-                        origin: self.origin(table_start(table)),
-                        key: "select".to_string(),
-                        message: format!(
-                            "every {table_name} entry needs `select`, e.g. select = \"cp311-*\""
-                        ),
-                    }));
-                }
-                if let Some(select) = select {
-                    document.overrides.push(Override {
-                        select,
-                        values: layer,
-                        inherit: inherit.unwrap_or_default(),
-                    });
-                }
-            }
+            Level::Override => self.push_override(table, table_name, keys, layer, document),
             Level::Top | Level::Platform => document.global = layer,
             Level::ForeignPlatform => {}
+        }
+    }
+
+    /// An option of the table, into `layer` if it may stand in this table and its value
+    /// reads (each problem is recorded); into `ignored` if it does not apply to cross builds.
+    fn read_option(
+        &self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        value: &Spanned<DeValue<'_>>,
+        table_name: &str,
+        level: Level,
+        layer: &mut Layer,
+        ignored: &mut Vec<String>,
+    ) {
+        let name: &str = key.get_ref();
+        let origin = self.origin(key.span().start);
+        let Some(spec) = schema::find(name) else {
+            self.keep::<()>(Err(unknown_key(name, table_name, level, origin)));
+            return;
+        };
+        if level == Level::ForeignPlatform {
+            return;
+        }
+        if level == Level::Override && !overridable(spec) {
+            self.keep::<()>(Err(OptionsError::NotOverridable {
+                origin,
+                key: name.to_string(),
+                table: table_name.to_string(),
+            }));
+            return;
+        }
+        if spec.kind == Kind::Ignored {
+            push_once(ignored, name.to_string());
+        }
+        let Some(setting) = self.keep(self.read_value(spec, value)) else {
+            return;
+        };
+        let canonical = schema::canonical_key(spec.key);
+        if layer.contains_key(canonical) {
+            self.keep::<()>(Err(OptionsError::ArchsAndTargets { origin }));
+            return;
+        }
+        layer.insert(canonical, Located { setting, origin });
+    }
+
+    /// An override entry's options, which apply to the builds its `select` matches; an
+    /// entry without `select` is a problem.
+    fn push_override(
+        &self,
+        table: &DeTable<'_>,
+        table_name: &str,
+        keys: OverrideKeys,
+        layer: Layer,
+        document: &mut ConfigDocument,
+    ) {
+        if !keys.select_seen {
+            self.keep::<()>(Err(OptionsError::InvalidValue {
+                origin: self.origin(table_start(table)),
+                key: "select".to_string(),
+                message: format!(
+                    "every {table_name} entry needs `select`, e.g. select = \"cp311-*\""
+                ),
+            }));
+        }
+        if let Some(select) = keys.select {
+            document.overrides.push(Override {
+                select,
+                values: layer,
+                inherit: keys.inherit.unwrap_or_default(),
+            });
         }
     }
 
@@ -383,189 +417,6 @@ impl Reader<'_> {
         }
         Ok(rules)
     }
-
-    fn read_value(
-        &self,
-        spec: &OptionSpec,
-        value: &Spanned<DeValue<'_>>,
-    ) -> Result<Setting, OptionsError> {
-        self.read_kind(spec.key, spec.kind, value)
-    }
-
-    fn read_kind(
-        &self,
-        key: &str,
-        kind: Kind,
-        value: &Spanned<DeValue<'_>>,
-    ) -> Result<Setting, OptionsError> {
-        let origin = self.origin(value.span().start);
-        let invalid = |message| OptionsError::InvalidValue {
-            origin: origin.clone(),
-            key: key.to_string(),
-            message,
-        };
-        let wrong_type = |found| OptionsError::WrongType {
-            origin: origin.clone(),
-            key: key.to_string(),
-            expected: kind.expected(),
-            found,
-        };
-        match (value.get_ref(), kind) {
-            // Not read: reported as ignored. Its type is whatever cibuildwheel's is.
-            (_, Kind::Ignored) => Ok(Setting::Text(String::new())),
-            (DeValue::Integer(_), Kind::Verbosity | Kind::Duration) => {
-                let text = self.scalar_text(key, value)?;
-                value::parse_text(kind, &text).map_err(invalid)
-            }
-            (DeValue::Boolean(flag), Kind::Bool) => Ok(Setting::Text(flag.to_string())),
-            (DeValue::Table(table), Kind::DependencyVersions) => {
-                self.read_dependency_versions(key, table)
-            }
-            (DeValue::String(text), _) => value::parse_text(kind, text).map_err(invalid),
-            (DeValue::Array(items), _) if value::accepts_array(kind) => {
-                let mut strings = Vec::new();
-                for item in items.iter() {
-                    match item.get_ref() {
-                        DeValue::String(text) => strings.push(text.to_string()),
-                        other => {
-                            return Err(OptionsError::WrongType {
-                                origin: self.origin(item.span().start),
-                                key: key.to_string(),
-                                expected: kind.expected(),
-                                found: array_of(other),
-                            });
-                        }
-                    }
-                }
-                value::parse_list(kind, strings).map_err(invalid)
-            }
-            (DeValue::Table(table), Kind::Environment) => {
-                let mut environment = Environment::default();
-                for (name, entry) in in_file_order(table) {
-                    let name: &str = name.get_ref();
-                    if !shell::is_variable_name(name) {
-                        return Err(invalid(format!("`{name}` is not a valid variable name")));
-                    }
-                    let text = self.scalar_text(key, entry)?;
-                    let parts = shell::parse_environment_value(&text).map_err(invalid)?;
-                    environment.assignments.push(shell::EnvAssignment {
-                        name: name.to_string(),
-                        value: parts,
-                    });
-                }
-                Ok(Setting::Env(environment))
-            }
-            (DeValue::Table(table), Kind::ConfigSettings) => {
-                let mut pairs = Vec::new();
-                for (name, entry) in in_file_order(table) {
-                    let name: &str = name.get_ref();
-                    match entry.get_ref() {
-                        // A list repeats the key, as `-C key=a -C key=b` does.
-                        DeValue::Array(items) => {
-                            for item in items.iter() {
-                                pairs.push((name.to_string(), self.scalar_text(key, item)?));
-                            }
-                        }
-                        _ => pairs.push((name.to_string(), self.scalar_text(key, entry)?)),
-                    }
-                }
-                Ok(Setting::Pairs(pairs))
-            }
-            (DeValue::Table(table), Kind::Frontend) => self.read_frontend_table(key, table),
-            (other, _) => Err(wrong_type(described(other))),
-        }
-    }
-
-    fn read_frontend_table(&self, key: &str, table: &DeTable<'_>) -> Result<Setting, OptionsError> {
-        let mut name = None;
-        let mut args = Vec::new();
-        for (entry_key, entry) in in_file_order(table) {
-            let origin = self.origin(entry_key.span().start);
-            match &**entry_key.get_ref() {
-                "name" => name = Some((self.scalar_text(key, entry)?, origin)),
-                "args" => {
-                    args = self.read_kind(key, Kind::ShellWords, entry)?.list();
-                }
-                other => {
-                    return Err(OptionsError::UnknownKey {
-                        origin,
-                        key: other.to_string(),
-                        table: format!("`{key}`"),
-                        suggestion: schema::closest(other, ["name", "args"]).map(String::from),
-                    });
-                }
-            }
-        }
-        let (name, origin) = name.ok_or_else(|| OptionsError::InvalidValue {
-            origin: self.origin(table_start(table)),
-            key: key.to_string(),
-            message: "the table needs `name`, e.g. { name = \"build\" }".to_string(),
-        })?;
-        BuildFrontend::new(&name, args)
-            .map(Setting::Frontend)
-            .map_err(|message| OptionsError::InvalidValue {
-                origin,
-                key: key.to_string(),
-                message,
-            })
-    }
-
-    /// `dependency-versions = { file = "constraints.txt" }` or `{ packages = [...] }`, in
-    /// the string form (`packages: a==1 b==2`, or the file's path).
-    fn read_dependency_versions(
-        &self,
-        key: &str,
-        table: &DeTable<'_>,
-    ) -> Result<Setting, OptionsError> {
-        let mut text = None;
-        for (entry_key, entry) in in_file_order(table) {
-            let origin = self.origin(entry_key.span().start);
-            match &**entry_key.get_ref() {
-                "file" => text = Some(self.scalar_text(key, entry)?),
-                "packages" => {
-                    let packages = self.read_kind(key, Kind::ShellWords, entry)?.list();
-                    let quoted: Vec<_> = packages.iter().map(|p| shell_quote(p)).collect();
-                    text = Some(format!("packages: {}", quoted.join(" ")));
-                }
-                other => {
-                    return Err(OptionsError::UnknownKey {
-                        origin,
-                        key: other.to_string(),
-                        table: format!("`{key}`"),
-                        suggestion: schema::closest(other, ["file", "packages"]).map(String::from),
-                    });
-                }
-            }
-        }
-        let text = text.ok_or_else(|| OptionsError::InvalidValue {
-            origin: self.origin(table_start(table)),
-            key: key.to_string(),
-            message: "the table needs `file` or `packages`".to_string(),
-        })?;
-        Ok(Setting::Text(text))
-    }
-
-    /// A table entry's value as text: strings as they are, integers and booleans written out
-    /// (`OMP_NUM_THREADS = 1` is common).
-    fn scalar_text(&self, key: &str, value: &Spanned<DeValue<'_>>) -> Result<String, OptionsError> {
-        match value.get_ref() {
-            DeValue::String(text) => Ok(text.to_string()),
-            DeValue::Boolean(flag) => Ok(flag.to_string()),
-            DeValue::Integer(integer) => i64::from_str_radix(integer.as_str(), integer.radix())
-                .map(|number| number.to_string())
-                .map_err(|_| OptionsError::InvalidValue {
-                    origin: self.origin(value.span().start),
-                    key: key.to_string(),
-                    message: format!("integer {} is out of range", integer.as_str()),
-                }),
-            other => Err(OptionsError::WrongType {
-                origin: self.origin(value.span().start),
-                key: key.to_string(),
-                expected: "a table of strings",
-                found: described(other),
-            }),
-        }
-    }
 }
 
 /// Table entries in the order they appear in the file (the map itself is sorted by key).
@@ -594,17 +445,6 @@ fn described(value: &DeValue<'_>) -> &'static str {
         DeValue::Datetime(_) => "a date",
         DeValue::Array(_) => "an array",
         DeValue::Table(_) => "a table",
-    }
-}
-
-fn array_of(item: &DeValue<'_>) -> &'static str {
-    match item {
-        DeValue::Integer(_) => "an array holding an integer",
-        DeValue::Float(_) => "an array holding a float",
-        DeValue::Boolean(_) => "an array holding a boolean",
-        DeValue::Table(_) => "an array holding a table",
-        DeValue::Array(_) => "an array holding an array",
-        DeValue::String(_) | DeValue::Datetime(_) => "an array holding a date",
     }
 }
 

@@ -1,0 +1,395 @@
+//! One build's options: every setting looked up for its identifier (so overrides apply),
+//! checked, and turned into the values the stages read.
+
+use std::path::{Path, PathBuf};
+
+use crate::target::ToolchainKind;
+
+use super::error::{OptionsError, Origin};
+use super::identifiers::{self, Platform, PythonTag, TargetData};
+use super::notes::Notes;
+use super::project_tables::DependencyGroups;
+use super::schema;
+use super::shell::{EnvAssignment, Environment};
+use super::sources::{DEFAULTS_PATH, Sources};
+use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
+use super::value::{Located, Setting};
+use super::{BuildOptions, BuildSpec, EnvSource};
+
+/// `build-frontend` for a build crosswheel makes: its args read, pyodide-build refused.
+fn read_frontend_args(
+    frontend: BuildFrontend,
+    origin: Origin,
+) -> Result<BuildFrontend, OptionsError> {
+    let invalid = |message: String| OptionsError::InvalidValue {
+        origin: origin.clone(),
+        key: "build-frontend".to_string(),
+        message,
+    };
+    if frontend.name == FrontendName::PyodideBuild {
+        return Err(invalid(
+            "pyodide-build builds Pyodide wheels only: use build, build[uv], pip or uv".to_string(),
+        ));
+    }
+    frontend.read_args().map_err(invalid)
+}
+
+/// The settings of one build: every lookup is for its platform and identifier, so the
+/// overrides that select it apply.
+struct BuildSettings<'a> {
+    sources: &'a Sources,
+    platform: Platform,
+    identifier: &'a str,
+    project_dir: &'a Path,
+}
+
+impl BuildSettings<'_> {
+    fn get(&self, key: &'static str) -> Option<Located> {
+        self.sources.get(key, self.platform, Some(self.identifier))
+    }
+
+    fn setting(&self, key: &'static str) -> Setting {
+        self.sources
+            .setting(key, self.platform, Some(self.identifier))
+    }
+
+    fn list(&self, key: &'static str) -> Vec<String> {
+        self.setting(key).list()
+    }
+
+    /// The value as text; an empty one counts as unset.
+    fn text(&self, key: &'static str) -> Option<String> {
+        Some(self.setting(key).text()).filter(|text| !text.is_empty())
+    }
+
+    /// A command, with `{project}` and `{package}` filled as cibuildwheel fills them.
+    fn command(&self, key: &'static str) -> Option<String> {
+        self.text(key)
+            .map(|command| super::fill_project(&command, self.project_dir))
+    }
+
+    /// A path, relative to the project.
+    fn project_path(&self, key: &'static str) -> Option<PathBuf> {
+        self.text(key).map(|path| self.project_dir.join(path))
+    }
+
+    /// A duration option's whole seconds (checked when the value was read); `None` where
+    /// it is unset or empty.
+    fn seconds(&self, key: &'static str) -> Option<std::time::Duration> {
+        self.text(key)
+            .and_then(|seconds| seconds.parse().ok())
+            .map(std::time::Duration::from_secs)
+    }
+
+    /// Whether `test-skip` matches this build.
+    fn test_skipped(&self) -> Result<bool, OptionsError> {
+        Ok(self
+            .sources
+            .selector("test-skip", self.platform)?
+            .matches(self.identifier))
+    }
+}
+
+pub(super) fn build_spec(
+    sources: &Sources,
+    env: &impl EnvSource,
+    project_dir: &Path,
+    groups: &DependencyGroups,
+    python: PythonTag,
+    target: &TargetData,
+    notes: &mut Notes,
+) -> Result<BuildSpec, OptionsError> {
+    let identifier = identifiers::identifier(python, target);
+    let platform = target.platform;
+    let build = BuildSettings {
+        sources,
+        platform,
+        identifier: &identifier,
+        project_dir,
+    };
+    let environment_pass = build.list("environment-pass");
+    let mut assignments = environment_assignments(&build, env, &environment_pass);
+    let macos_deployment_target = macos_deployment_target(
+        build.get("macos-deployment-target"),
+        platform,
+        &mut assignments,
+        notes,
+    );
+    let build_frontend = build_frontend(build.get("build-frontend"))?;
+    let config_settings = config_settings(
+        build.setting("config-settings"),
+        &build_frontend,
+        project_dir,
+    );
+    let repair = repair_command(build.get("repair-wheel-command"), project_dir);
+    let toolchain = toolchain(build.get("toolchain"), platform)?;
+    let (test_requires, test_groups_problem) = test_requirements(
+        build.list("test-requires"),
+        build.get("test-groups"),
+        groups,
+        notes,
+    );
+    let build_verbosity = build_verbosity(build.text("build-verbosity"), &build_frontend);
+    let dependency_versions = dependency_versions(build.get("dependency-versions"), project_dir)?;
+    let options = BuildOptions {
+        build_frontend,
+        config_settings,
+        environment: Environment { assignments },
+        environment_pass,
+        before_all: build.command("before-all"),
+        before_build: build.command("before-build"),
+        before_test: build.command("before-test"),
+        repair,
+        test_command: build.text("test-command"),
+        test_requires,
+        test_groups_problem,
+        test_extras: build.list("test-extras"),
+        test_sources: build.list("test-sources"),
+        test_skipped: build.test_skipped()?,
+        output_dir: output_dir(build.get("output-dir"), project_dir),
+        toolchain,
+        macos_deployment_target,
+        qemu_cpu: build.text("qemu-cpu"),
+        target_python: build.project_path("target-python"),
+        macos_sdk: build.project_path("macos-sdk"),
+        require_tests: build.setting("require-tests").text() == "true",
+        debian_mirror: build.text("debian-mirror"),
+        test_timeout: build.seconds("test-timeout"),
+        target_requires: build.list("target-requires"),
+        build_verbosity,
+        test_environment: build.setting("test-environment").environment(),
+        dependency_versions,
+    };
+    Ok(BuildSpec {
+        target_id: target.id.clone(),
+        platform,
+        python: python.version(),
+        python_tag: python,
+        options,
+        identifier,
+    })
+}
+
+/// The `environment-pass` variables that are set, with the values they have now, then the
+/// `environment` assignments, as cibuildwheel orders them.
+fn environment_assignments(
+    build: &BuildSettings,
+    env: &impl EnvSource,
+    environment_pass: &[String],
+) -> Vec<EnvAssignment> {
+    let passed = environment_pass.iter().filter_map(|name| {
+        env.var(name)
+            .map(|value| EnvAssignment::literal(name, &value))
+    });
+    let mut assignments: Vec<EnvAssignment> = passed.collect();
+    assignments.extend(build.setting("environment").environment().assignments);
+    assignments
+}
+
+/// `build-frontend`, or the default frontend where it is not a frontend table.
+fn build_frontend(located: Option<Located>) -> Result<BuildFrontend, OptionsError> {
+    match located {
+        Some(Located {
+            setting: Setting::Frontend(frontend),
+            origin,
+        }) => read_frontend_args(frontend, origin),
+        _ => Ok(BuildFrontend::default()),
+    }
+}
+
+/// `config-settings`, then those given in `build-frontend`'s args, with `{project}` and
+/// `{package}` filled; not shell-quoted, as the backend gets them as values, not through a
+/// shell.
+fn config_settings(
+    configured: Setting,
+    build_frontend: &BuildFrontend,
+    project_dir: &Path,
+) -> Vec<(String, String)> {
+    let project_text = std::path::absolute(project_dir)
+        .unwrap_or_else(|_| project_dir.to_path_buf())
+        .to_string_lossy()
+        .into_owned();
+    let fill = |value: &str| {
+        super::fill_placeholders(
+            value,
+            &[("project", &project_text), ("package", &project_text)],
+        )
+    };
+    let frontend_settings = build_frontend.parsed.config_settings.clone();
+    let mut config_settings: Vec<(String, String)> = configured.pairs();
+    config_settings.extend(frontend_settings);
+    config_settings
+        .into_iter()
+        .map(|(key, value)| (key, fill(&value)))
+        .collect()
+}
+
+/// `repair-wheel-command`: unset, crosswheel's own repair; empty, no repair.
+fn repair_command(located: Option<Located>, project_dir: &Path) -> RepairCommand {
+    match located {
+        None => RepairCommand::Builtin,
+        Some(located) => match located.setting.text() {
+            command if command.is_empty() => RepairCommand::Skip,
+            command => RepairCommand::Command(super::fill_project(&command, project_dir)),
+        },
+    }
+}
+
+/// `build-verbosity` (0 where unset or not a number) plus the verbosity flags among the
+/// frontend's args.
+fn build_verbosity(level: Option<String>, build_frontend: &BuildFrontend) -> i64 {
+    level
+        .and_then(|level| level.parse::<i64>().ok())
+        .unwrap_or(0)
+        // cibuildwheel passes both build-verbosity's flags and the frontend's args on.
+        + build_frontend.parsed.verbosity
+}
+
+/// `test-requires` plus the requirements of the `test-groups`, each once; a group that
+/// cannot be read is a problem for the tests only.
+fn test_requirements(
+    mut test_requires: Vec<String>,
+    test_groups: Option<Located>,
+    groups: &DependencyGroups,
+    notes: &mut Notes,
+) -> (Vec<String>, Option<String>) {
+    let Some(located) = test_groups else {
+        return (test_requires, None);
+    };
+    match groups.requirements(&located.setting.list()) {
+        Ok(required) => {
+            for requirement in required {
+                if !test_requires.contains(&requirement) {
+                    test_requires.push(requirement);
+                }
+            }
+            (test_requires, None)
+        }
+        // As in cibuildwheel, the groups matter to the tests only: planning goes on,
+        // the tests that need them fail, and the problem is said once now.
+        Err(message) => {
+            let problem = format!("{}: invalid `test-groups`: {message}", located.origin);
+            notes.push(format!("warning: {problem}"));
+            (test_requires, Some(problem))
+        }
+    }
+}
+
+/// `dependency-versions`; a constraints file named in the project's file is relative to
+/// the project, one from a variable or flag to the working directory.
+fn dependency_versions(
+    located: Option<Located>,
+    project_dir: &Path,
+) -> Result<DependencyVersions, OptionsError> {
+    let Some(located) = located else {
+        return Ok(DependencyVersions::Unconstrained);
+    };
+    let base = match &located.origin {
+        Origin::File { .. } => project_dir.to_path_buf(),
+        _ => PathBuf::new(),
+    };
+    DependencyVersions::parse(&located.setting.text(), &base).map_err(|message| {
+        OptionsError::InvalidValue {
+            origin: located.origin.clone(),
+            key: "dependency-versions".to_string(),
+            message,
+        }
+    })
+}
+
+/// `macos-deployment-target`; where it is not set, a `MACOSX_DEPLOYMENT_TARGET` of the
+/// `environment` (as cibuildwheel users set it) decides it, raised to 11.0, the first
+/// macOS on arm64. The variable the backend sees then says the same.
+fn macos_deployment_target(
+    located: Option<Located>,
+    platform: Platform,
+    assignments: &mut [EnvAssignment],
+    notes: &mut Notes,
+) -> String {
+    let configured = located
+        .as_ref()
+        .map(|found| found.setting.text())
+        .unwrap_or_default();
+    let from_defaults = located.as_ref().is_none_or(|found| {
+        matches!(&found.origin, Origin::File { path, .. } if path == Path::new(DEFAULTS_PATH))
+    });
+    if platform != Platform::Macos {
+        return configured;
+    }
+    let Some(assignment) = assignments
+        .iter_mut()
+        .rev()
+        .find(|assignment| assignment.name == "MACOSX_DEPLOYMENT_TARGET")
+    else {
+        return configured;
+    };
+    let literal: Option<String> = assignment
+        .value
+        .iter()
+        .map(|part| match part {
+            super::EnvPart::Literal(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    let Some(literal) = literal else {
+        return configured;
+    };
+    let chosen = if from_defaults {
+        match super::types::parse_macos_version(&literal) {
+            Ok(version) => version,
+            Err(_) => {
+                notes.push(format!(
+                    "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: arm64 macOS starts at 11.0, so macOS wheels are built for {configured}"
+                ));
+                configured
+            }
+        }
+    } else {
+        configured
+    };
+    if chosen != literal {
+        *assignment = EnvAssignment::literal("MACOSX_DEPLOYMENT_TARGET", &chosen);
+    }
+    chosen
+}
+
+fn toolchain(located: Option<Located>, platform: Platform) -> Result<ToolchainKind, OptionsError> {
+    let origin = located.as_ref().map_or_else(
+        || Origin::File {
+            path: PathBuf::from(DEFAULTS_PATH),
+            line: 1,
+        },
+        |located| located.origin.clone(),
+    );
+    let invalid = |message| OptionsError::InvalidValue {
+        origin,
+        key: "toolchain".to_string(),
+        message,
+    };
+    let name = located
+        .map(|located| located.setting.text())
+        .unwrap_or_default();
+    match ToolchainKind::from_name(&name) {
+        // Caught here rather than at build time, after the Linux builds have run.
+        Some(ToolchainKind::Gcc) if platform == Platform::Macos => Err(invalid(
+            "no cross gcc exists for macOS: use zig for macOS builds (set `toolchain = \"gcc\"` in [tool.crosswheel.linux] only)".to_string(),
+        )),
+        Some(toolchain) => Ok(toolchain),
+        None => Err(invalid(format!("use one of {}", schema::TOOLCHAINS.join(", ")))),
+    }
+}
+
+/// A relative `output-dir` from the project's file is relative to the project; from the
+/// defaults, a variable or a flag, to the working directory (as cibuildwheel's).
+fn output_dir(located: Option<Located>, project_dir: &Path) -> PathBuf {
+    let Some(located) = located else {
+        return PathBuf::new();
+    };
+    let dir = PathBuf::from(located.setting.text());
+    match located.origin {
+        Origin::File { path, .. } if path != Path::new(DEFAULTS_PATH) && dir.is_relative() => {
+            project_dir.join(dir)
+        }
+        _ => dir,
+    }
+}

@@ -1,0 +1,312 @@
+//! Which builds to make: the `--only` identifier, or every target of the `archs` crossed
+//! with the `python` versions (and those the `enable` groups add), kept by `build`, `skip`,
+//! the platform filter and the project's `requires-python`.
+
+use super::cibw;
+use super::error::{OptionsError, Origin};
+use super::identifiers::{self, Platform, PythonTag, TargetData, targets};
+use super::notes::Notes;
+use super::requires_python::RequiresPython;
+use super::schema::PLATFORM_VAR;
+use super::sources::{Sources, push_new};
+use super::{CliOverrides, EnvSource};
+
+/// A CPython version for a target: one build.
+pub(super) type Selected = (PythonTag, &'static TargetData);
+
+/// The builds to make, ordered by CPython version, then target. An empty selection is an
+/// error unless `--allow-empty` (or `CIBW_ALLOW_EMPTY`) allows it.
+pub(super) fn selected(
+    sources: &Sources,
+    env: &impl EnvSource,
+    cli: &CliOverrides,
+    requires_python: Option<&(RequiresPython, String)>,
+    notes: &mut Notes,
+) -> Result<Vec<Selected>, OptionsError> {
+    let allow_empty = cli.allow_empty || env_flag(env, "CIBW_ALLOW_EMPTY");
+    let selected = match &cli.only {
+        Some(only) => vec![only_build(only, requires_python)?],
+        None => select(sources, env, requires_python.map(|(spec, _)| spec), notes)?,
+    };
+    if selected.is_empty() && !allow_empty {
+        let describe = |key| sources.setting(key, Platform::Linux, None).list().join(" ");
+        return Err(OptionsError::NothingSelected {
+            build: describe("build"),
+            skip: describe("skip"),
+        });
+    }
+    Ok(selected)
+}
+
+/// A boolean variable: `1`, `true` or `yes` (any case) set it.
+fn env_flag(env: &impl EnvSource, name: &str) -> bool {
+    env.var(name).is_some_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes"
+        )
+    })
+}
+
+fn only_build(
+    identifier: &str,
+    requires_python: Option<&(RequiresPython, String)>,
+) -> Result<Selected, OptionsError> {
+    let bad = |message| OptionsError::BadOnly {
+        identifier: identifier.to_string(),
+        message,
+    };
+    let (python, target) = identifiers::parse_identifier(identifier).map_err(bad)?;
+    if let Some((spec, text)) = requires_python
+        && !spec.allows(python.minor())
+    {
+        return Err(bad(format!(
+            "the project's requires-python `{text}` excludes CPython {}",
+            python.version()
+        )));
+    }
+    Ok((python, target))
+}
+
+fn select(
+    sources: &Sources,
+    env: &impl EnvSource,
+    requires_python: Option<&RequiresPython>,
+    notes: &mut Notes,
+) -> Result<Vec<Selected>, OptionsError> {
+    let groups = enabled_groups(sources);
+    let extra_pythons = enabled_pythons(sources, &groups);
+    let only_platform = platform_filter(env)?;
+    let mut selected = Vec::new();
+    let mut not_built: Vec<String> = Vec::new();
+    let mut built_names = std::collections::BTreeSet::new();
+    for platform in Platform::ALL {
+        if only_platform.is_some_and(|only| only != platform) {
+            continue;
+        }
+        let archs = sources.setting("archs", platform, None).list();
+        let mut pythons = python_tags(sources, platform)?;
+        add_enabled_pythons(&mut pythons, &extra_pythons);
+        let build = sources.selector("build", platform)?;
+        let skip = sources.selector("skip", platform)?;
+        let mut chosen: Vec<&TargetData> = Vec::new();
+        for name in &archs {
+            let lower = name.to_ascii_lowercase();
+            let every = matches!(lower.as_str(), "auto" | "auto64" | "native" | "all");
+            let matching: Vec<&TargetData> = targets()
+                .iter()
+                .filter(|target| target.platform == platform && (every || target.is_named(name)))
+                .collect();
+            if matching.is_empty() {
+                push_new(&mut not_built, name);
+            } else {
+                built_names.insert(lower);
+                chosen.extend(matching);
+            }
+        }
+        for target in chosen {
+            for &python in &pythons {
+                let allowed = requires_python.is_none_or(|spec| spec.allows(python.minor()));
+                let id = identifiers::identifier(python, target);
+                if allowed && build.matches(&id) && !skip.matches(&id) {
+                    selected.push((python, target));
+                }
+            }
+        }
+    }
+    not_built.retain(|name| !built_names.contains(&name.to_ascii_lowercase()));
+    if !not_built.is_empty() {
+        notes.push(format!(
+            "not built here: {} (crosswheel builds {}; `auto`, `auto64`, `native` and `all` mean all of them)",
+            not_built.join(", "),
+            targets()
+                .iter()
+                .map(|target| target.arch.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    enable_notes(&groups, notes);
+    let order = |target: &TargetData| targets().iter().position(|t| t == target);
+    selected.sort_by_key(|(python, target)| (*python, order(target)));
+    selected.dedup();
+    Ok(selected)
+}
+
+/// The `enable` groups: the configured value, with `CROSSWHEEL_ENABLE` / `CIBW_ENABLE`
+/// added to it rather than replacing it (as cibuildwheel does), and `all` spelt out.
+fn enabled_groups(sources: &Sources) -> Vec<String> {
+    let layers = [
+        Some(&sources.defaults.global),
+        Some(&sources.file.global),
+        Some(&sources.env),
+        Some(&sources.cli),
+    ];
+    let mut groups: Vec<String> = Vec::new();
+    for found in layers
+        .into_iter()
+        .flatten()
+        .filter_map(|layer| layer.get("enable"))
+    {
+        for group in found.setting.list() {
+            if !groups.contains(&group) {
+                groups.push(group);
+            }
+        }
+    }
+    // cibuildwheel 2.x's `free-threaded-support = true`, now `enable = cpython-freethreading`.
+    if sources
+        .setting("free-threaded-support", Platform::Linux, None)
+        .text()
+        == "true"
+    {
+        groups.push("cpython-freethreading".to_string());
+    }
+    if groups.iter().any(|group| group == "all") {
+        groups.extend(cibw::enable_values().map(String::from));
+        groups.push("cpython-freethreading".to_string());
+    }
+    let mut unique = Vec::new();
+    for group in groups {
+        if group != "all" && !unique.contains(&group) {
+            unique.push(group);
+        }
+    }
+    unique
+}
+
+/// What the `enable` groups add to every platform's `python` list, as cibuildwheel's
+/// identifiers have it: `cpython-prerelease` the CPython after the newest default one (and
+/// its free-threaded build, which cibuildwheel builds by default from 3.14 on);
+/// `cpython-freethreading` the free-threaded build of each listed version that has one
+/// (`cp313t`).
+struct EnabledPythons {
+    prerelease: Vec<PythonTag>,
+    free_threading: bool,
+}
+
+fn enabled_pythons(sources: &Sources, groups: &[String]) -> EnabledPythons {
+    let enabled = |name: &str| groups.iter().any(|group| group == name);
+    let prerelease = enabled("cpython-prerelease")
+        .then(|| next_cpython(sources))
+        .flatten()
+        .map(|next| {
+            [Some(next), next.free_threaded()]
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    EnabledPythons {
+        prerelease,
+        free_threading: enabled("cpython-freethreading"),
+    }
+}
+
+fn add_enabled_pythons(pythons: &mut Vec<PythonTag>, enabled: &EnabledPythons) {
+    if enabled.free_threading {
+        let free_threaded: Vec<PythonTag> = pythons
+            .iter()
+            .filter_map(|python| python.free_threaded())
+            .collect();
+        pythons.extend(free_threaded);
+    }
+    pythons.extend(enabled.prerelease.iter().copied());
+    pythons.sort();
+    pythons.dedup();
+}
+
+/// The CPython after the newest one crosswheel builds by default: what
+/// `enable = cpython-prerelease` adds.
+fn next_cpython(sources: &Sources) -> Option<PythonTag> {
+    let newest = sources
+        .defaults
+        .global
+        .get("python")
+        .map(|found| found.setting.list())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|tag| PythonTag::parse(tag).ok())
+        .max()?;
+    PythonTag::parse(&format!("cp3{}", newest.minor() + 1)).ok()
+}
+
+/// Says once what the `enable` groups do not build here.
+fn enable_notes(groups: &[String], notes: &mut Notes) {
+    let other: Vec<&str> = groups
+        .iter()
+        .map(String::as_str)
+        .filter(|group| {
+            !matches!(
+                *group,
+                "cpython-prerelease" | "cpython-freethreading" | "cpython-experimental-riscv64"
+            )
+        })
+        .collect();
+    if !other.is_empty() {
+        notes.push(format!(
+            "not built: {} (enable): crosswheel builds CPython wheels only",
+            other.join(", ")
+        ));
+    }
+    if groups
+        .iter()
+        .any(|group| group == "cpython-experimental-riscv64")
+    {
+        notes.push(
+            "not built: cpython-experimental-riscv64 (enable): crosswheel builds no riscv64 wheels"
+                .to_string(),
+        );
+    }
+}
+
+/// `CROSSWHEEL_PLATFORM` / `CIBW_PLATFORM`: build one platform only (`auto`: all).
+fn platform_filter(env: &impl EnvSource) -> Result<Option<Platform>, OptionsError> {
+    let found = [PLATFORM_VAR, "CIBW_PLATFORM"]
+        .into_iter()
+        .find_map(|name| {
+            env.var(name)
+                .filter(|value| !value.trim().is_empty())
+                .map(|value| (name, value.trim().to_ascii_lowercase()))
+        });
+    let Some((name, value)) = found else {
+        return Ok(None);
+    };
+    if value == "auto" {
+        return Ok(None);
+    }
+    if let Some(platform) = Platform::from_name(&value) {
+        return Ok(Some(platform));
+    }
+    if cibw::data().platform_tables.contains(&value) {
+        return Err(OptionsError::InvalidValue {
+            origin: Origin::Env(name.to_string()),
+            key: "platform".to_string(),
+            message: format!(
+                "crosswheel builds no {value} wheels: use linux, macos or auto (both)"
+            ),
+        });
+    }
+    Err(OptionsError::InvalidValue {
+        origin: Origin::Env(name.to_string()),
+        key: "platform".to_string(),
+        message: format!("`{value}` is not a platform: use linux, macos or auto"),
+    })
+}
+
+fn python_tags(sources: &Sources, platform: Platform) -> Result<Vec<PythonTag>, OptionsError> {
+    let Some(located) = sources.get("python", platform, None) else {
+        return Ok(Vec::new());
+    };
+    located
+        .setting
+        .list()
+        .iter()
+        .map(|tag| PythonTag::parse(tag))
+        .collect::<Result<_, _>>()
+        .map_err(|message| OptionsError::InvalidValue {
+            origin: located.origin,
+            key: "python".to_string(),
+            message,
+        })
+}
