@@ -6,7 +6,8 @@
 //! (the free-threaded CPython `scripts/build-target-cpython` builds) the wheel runs without
 //! the GIL under qemu.
 //!
-//! They need a host CPython 3.13 (pyenv or uv); CI has it and fails without it.
+//! They need a host CPython 3.13 (pyenv or uv); CI has it and fails without it, elsewhere
+//! they say so and skip.
 
 mod common;
 
@@ -25,11 +26,20 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn require_host_python_313() {
-    if let Err(error) = crosswheel::host::BuildPython::find("3.13") {
-        panic!(
-            "these tests need a host CPython 3.13 (pyenv install 3.13, uv python install 3.13): {error}"
-        );
+/// Whether the host has a CPython 3.13 to build with. Under CI (`CI` set) its absence is a
+/// failure; elsewhere (a machine with only its distribution's Python) the test says what it
+/// skips.
+fn host_python_313() -> bool {
+    match crosswheel::host::BuildPython::find("3.13") {
+        Ok(_) => true,
+        Err(error) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must provide a host CPython 3.13 (pyenv or uv) for this test: {error}"
+            );
+            eprintln!("note: no host CPython 3.13 here (uv python install 3.13); skipped");
+            false
+        }
     }
 }
 
@@ -98,7 +108,9 @@ fn is_free_threaded_code(imports: &BTreeSet<String>) -> bool {
 
 #[test]
 fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
-    require_host_python_313();
+    if !host_python_313() {
+        return;
+    }
     let out = tempfile::tempdir().unwrap();
     let output = build(
         &example("mesonproj"),
@@ -165,7 +177,9 @@ fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
 
 #[test]
 fn the_same_host_cpython_builds_the_gil_abi_beside_it() {
-    require_host_python_313();
+    if !host_python_313() {
+        return;
+    }
     let out = tempfile::tempdir().unwrap();
     let output = build(
         &example("cmakeproj"),
@@ -292,7 +306,9 @@ print(f"gilfree: {sys.version.split()[0]}{sys.abiflags} free-threaded={free_thre
 
 #[test]
 fn a_free_threaded_wheel_runs_without_the_gil_on_a_real_free_threaded_cpython_under_qemu() {
-    require_host_python_313();
+    if !host_python_313() {
+        return;
+    }
     let target_python = common::free_threaded_target_python();
     let root = tempfile::tempdir().unwrap();
     let project = gil_free_project(root.path());
