@@ -1,0 +1,133 @@
+//! What the backend's wheel is checked for before it counts as built: a platform tag of
+//! the target, and compiled modules when the log shows a failed extension build; and the
+//! hint for a build that tried to run a target program directly.
+
+use std::path::{Path, PathBuf};
+
+use super::{BuildError, driver};
+use crate::crossenv::CrossEnv;
+
+/// As cibuildwheel: a platform build whose wheel comes out pure lost its extensions (a
+/// failed optional build the project fell back from) or needs no platform build at all;
+/// either way it must not pass as a target wheel. A platform-tagged wheel without any
+/// compiled module is the same fallback when the log shows a failed compiler or linker.
+pub(super) fn check_compiled(
+    wheel: &Path,
+    output: &str,
+    context: impl FnOnce() -> (&'static str, String, PathBuf),
+) -> Result<(), BuildError> {
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let first_error = driver::first_diagnostic(output);
+    let pure = is_pure_wheel(&name);
+    if !pure && (first_error.is_none() || has_compiled_module(wheel)?) {
+        return Ok(());
+    }
+    let cause = match (first_error, pure) {
+        (Some(line), true) => format!("the extension build failed first: `{line}`"),
+        (Some(line), false) => format!("it holds no compiled module; the extension build failed first: `{line}`"),
+        (None, _) => "the log shows no failed compiler or linker; a project without extensions needs no cross build (`python -m build --wheel` makes its one wheel)".to_string(),
+    };
+    let (backend, target, log) = context();
+    Err(BuildError::NoExtension {
+        backend,
+        wheel: name,
+        target,
+        cause,
+        log: Box::new(log),
+    })
+}
+
+fn has_compiled_module(wheel: &Path) -> Result<bool, BuildError> {
+    let archive =
+        crate::wheel::WheelArchive::open(wheel).map_err(|error| BuildError::BadBuiltWheel {
+            wheel: wheel.to_path_buf(),
+            message: error.to_string(),
+        })?;
+    Ok(archive.entries().iter().any(|entry| {
+        let file = entry.name.rsplit('/').next().unwrap_or_default();
+        file.ends_with(".so") || file.ends_with(".dylib") || file.contains(".so.")
+    }))
+}
+
+/// `py3-none-any` and the like: no ABI, no platform.
+fn is_pure_wheel(wheel_name: &str) -> bool {
+    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
+    let mut tags = stem.rsplit('-');
+    let platform = tags.next().unwrap_or_default();
+    let abi = tags.next().unwrap_or_default();
+    platform == "any" && abi == "none"
+}
+
+/// A hint for a build that started a target program directly (a code generator compiled
+/// for the target, a configure-style test program): the kernel only runs it through
+/// binfmt_misc, and a macOS program not at all.
+pub(super) fn exec_format_hint(output: &str, cross_env: &CrossEnv) -> Option<String> {
+    let line = output
+        .lines()
+        .find(|line| line.contains("Exec format error"))?;
+    let program = line
+        .split_once("Exec format error")
+        .map(|(_, rest)| {
+            rest.trim_start_matches([':', ' '])
+                .trim_matches(['\'', '"', ' '])
+        })
+        .filter(|program| !program.is_empty())
+        .unwrap_or("a program");
+    let target = &cross_env.target;
+    Some(match target.linux_arch() {
+        Some(arch) => format!(
+            "crosswheel: the build started {program}, a {target} program, directly; the kernel runs such programs only with qemu-user registered in binfmt_misc (as root: `apt-get install qemu-user-static binfmt-support && update-binfmts --enable qemu-{}`), or the build can start it through $CROSSWHEEL_RUN_PROGRAM",
+            arch.machine()
+        ),
+        None => format!(
+            "crosswheel: the build started {program}, a {target} program, which cannot run on this Linux build machine: build it for the build machine, or give the build the answer it computes"
+        ),
+    })
+}
+
+/// `name-1.0-cp311-cp311-linux_aarch64.whl` matches `linux_aarch64`; a pure wheel matches
+/// any target.
+pub(super) fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
+    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
+    let platforms = stem.rsplit('-').next().unwrap_or_default();
+    platforms
+        .split('.')
+        .any(|platform| platform == expected || platform == "any")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wheel_platform_check_reads_compressed_tag_sets() {
+        assert!(wheel_platform_matches(
+            "a-1-cp311-cp311-linux_aarch64.whl",
+            "linux_aarch64"
+        ));
+        assert!(wheel_platform_matches(
+            "a-1-py3-none-any.whl",
+            "linux_ppc64le"
+        ));
+        assert!(wheel_platform_matches(
+            "a-1-cp311-cp311-macosx_11_0_arm64.macosx_11_0_universal2.whl",
+            "macosx_11_0_arm64"
+        ));
+        assert!(!wheel_platform_matches(
+            "a-1-cp311-cp311-linux_x86_64.whl",
+            "linux_aarch64"
+        ));
+    }
+
+    #[test]
+    fn a_wheel_without_abi_and_platform_is_pure() {
+        assert!(is_pure_wheel("a-1-py3-none-any.whl"));
+        assert!(is_pure_wheel("a-1-py2.py3-none-any.whl"));
+        assert!(!is_pure_wheel("a-1-cp311-abi3-linux_aarch64.whl"));
+        assert!(!is_pure_wheel("a-1-cp311-cp311-macosx_11_0_arm64.whl"));
+    }
+}
