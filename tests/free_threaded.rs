@@ -13,7 +13,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::crosswheel_bin;
 
@@ -43,15 +43,30 @@ fn host_python_313() -> bool {
     }
 }
 
-/// Builds `identifiers` (space-separated) of the CPythons `pythons` of `project`.
-fn build(project: &Path, out: &Path, pythons: &str, identifiers: &str) -> Output {
+/// `crosswheel build PROJECT -w OUT` with `env` on top of a clean option environment;
+/// returns its stdout and stderr once it has succeeded.
+fn build_ok(project: &Path, out: &Path, env: &[(&str, &str)]) -> (String, String) {
     let mut command = Command::new(crosswheel_bin());
     command.arg("build").arg(project).arg("-w").arg(out);
     common::without_option_variables(&mut command);
-    command
-        .env("CROSSWHEEL_PYTHON", pythons)
-        .env("CROSSWHEEL_BUILD", identifiers);
-    command.output().expect("run crosswheel build")
+    command.envs(env.iter().copied());
+    let output = command.output().expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// Builds `identifiers` (space-separated) of the CPythons `pythons` of `project`.
+fn build(project: &Path, out: &Path, pythons: &str, identifiers: &str) -> (String, String) {
+    build_ok(
+        project,
+        out,
+        &[
+            ("CROSSWHEEL_PYTHON", pythons),
+            ("CROSSWHEEL_BUILD", identifiers),
+        ],
+    )
 }
 
 fn wheels_in(dir: &Path) -> Vec<PathBuf> {
@@ -63,19 +78,16 @@ fn wheels_in(dir: &Path) -> Vec<PathBuf> {
 
 /// The wheel's one extension module: its path inside the wheel and its bytes.
 fn extension_of(wheel: &Path) -> (String, Vec<u8>) {
-    let unpacked = tempfile::tempdir().unwrap();
-    common::unzip_to(wheel, unpacked.path());
-    let modules: Vec<PathBuf> = walkdir::WalkDir::new(unpacked.path())
-        .into_iter()
-        .map(|entry| entry.unwrap().into_path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "so"))
+    let archive = crosswheel::wheel::WheelArchive::open(wheel)
+        .unwrap_or_else(|err| panic!("{}: {err}", wheel.display()));
+    let modules: Vec<&str> = archive
+        .entries()
+        .iter()
+        .map(|entry| entry.name.as_str())
+        .filter(|name| name.ends_with(".so"))
         .collect();
     assert_eq!(modules.len(), 1, "{}: {modules:?}", wheel.display());
-    let inside = modules[0].strip_prefix(unpacked.path()).unwrap();
-    (
-        inside.to_string_lossy().into_owned(),
-        std::fs::read(&modules[0]).unwrap(),
-    )
+    (modules[0].to_string(), archive.read(modules[0]).unwrap())
 }
 
 fn elf_imports(bytes: &[u8]) -> BTreeSet<String> {
@@ -112,15 +124,12 @@ fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
-    let output = build(
+    let (_, stderr) = build(
         &example("mesonproj"),
         out.path(),
         "cp313t",
         "cp313t-manylinux_aarch64 cp313t-macosx_arm64",
     );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
 
     let wheels = wheels_in(out.path());
     let names: Vec<String> = wheels
@@ -181,15 +190,12 @@ fn the_same_host_cpython_builds_the_gil_abi_beside_it() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
-    let output = build(
+    let (stdout, _) = build(
         &example("cmakeproj"),
         out.path(),
         "cp313 cp313t",
         "cp313*-manylinux_aarch64",
     );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
     let wheels = wheels_in(out.path());
     assert_eq!(wheels.len(), 2, "{wheels:?}");
     let (gil, free_threaded): (Vec<&PathBuf>, Vec<&PathBuf>) = wheels
@@ -325,13 +331,7 @@ fn a_free_threaded_wheel_runs_without_the_gil_on_a_real_free_threaded_cpython_un
     std::fs::write(&pyproject, text).unwrap();
 
     let out = tempfile::tempdir().unwrap();
-    let mut command = Command::new(crosswheel_bin());
-    command.arg("build").arg(&project).arg("-w").arg(out.path());
-    common::without_option_variables(&mut command);
-    let output = command.output().expect("run crosswheel build");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let (stdout, stderr) = build_ok(&project, out.path(), &[]);
     for identifier in ["cp313-manylinux_aarch64", "cp313t-manylinux_aarch64"] {
         assert!(
             stdout
