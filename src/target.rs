@@ -235,6 +235,9 @@ pub struct TargetData {
     pub cmake_system_processor: String,
     pub elf_machine: u16,
     pub zig_extra_cflags: Vec<String>,
+    /// Members of the target's libgcc that zig's own runtime lacks, linked into every link.
+    #[serde(default)]
+    pub zig_runtime: Option<ZigRuntime>,
     /// Why zig cannot do link-time optimisation for this target (empty: it can); the
     /// wrappers then drop the [`LtoFlags`] and say this once per build.
     pub zig_lto_broken: String,
@@ -242,6 +245,17 @@ pub struct TargetData {
     pub pyconfig_undef: Vec<String>,
     pub pyconfig_define: std::collections::BTreeMap<String, String>,
     pub gcc_packages: Vec<String>,
+}
+
+/// Object files of a Debian package's static archive that the zig wrappers link.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ZigRuntime {
+    /// The Debian package holding the archive, e.g. `libgcc-12-dev`.
+    pub package: String,
+    /// The archive's path inside the package.
+    pub archive: String,
+    /// The archive members to take.
+    pub members: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

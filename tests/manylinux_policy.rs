@@ -73,7 +73,11 @@ fn analyze_wheel(wheel: &Path) -> Analysis {
         .expect("fixture wheels have a known architecture");
     let binaries: Vec<Binary<'_>> = elf_files
         .iter()
-        .map(|(path, facts)| Binary { path, facts })
+        .map(|(path, facts)| Binary {
+            path,
+            facts,
+            bound: &[],
+        })
         .collect();
     let policies = Policies::for_arch(arch).expect("the built-in policies cover the fixtures");
     policies.analyze(&binaries, &provided_names(&binaries))

@@ -18,7 +18,9 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
             print!("{}", macos::render(&report));
         }
     } else {
-        let report = linux::inspect(&wheel)?;
+        let cache = crate::host::Cache::from_env()?;
+        let system_libraries = super::repair::system_libraries_for(&cache, &wheel)?;
+        let report = linux::inspect(&wheel, system_libraries.as_deref())?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {

@@ -17,19 +17,39 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--exclude {p:?} is not a valid glob pattern"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let request = RepairRequest {
+    let cache = crate::host::Cache::from_env()?;
+    let mut request = RepairRequest {
         out_dir: args.wheel_dir.clone(),
         lib_paths: args.lib_path.clone(),
         exclude,
         epoch: source_date_epoch()?,
         plat: args.plat.clone(),
         sysroot: args.sysroot.clone(),
+        system_libraries: None,
         macos_version: args.macos_version.clone(),
         retag: args.retag,
     };
     for path in &args.wheels {
         let wheel = crate::wheel::open_within_env_limits(path)?;
+        request.system_libraries = system_libraries_for(&cache, &wheel)?;
         println!("{}", repair(&wheel, &request)?.output.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tree of system libraries the symbol check reads for a Linux wheel of an
+/// architecture crosswheel has one for.
+pub(crate) fn system_libraries_for(
+    cache: &crate::host::Cache,
+    wheel: &crate::wheel::WheelArchive,
+) -> Result<Option<std::path::PathBuf>> {
+    let arch = wheel
+        .name()
+        .platform
+        .iter()
+        .find_map(|tag| crate::target::LinuxArch::of_platform_tag(tag));
+    match arch {
+        Some(arch) => Ok(Some(crate::sysroot::system_libraries(cache.root(), arch)?)),
+        None => Ok(None),
+    }
 }

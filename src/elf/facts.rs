@@ -92,12 +92,28 @@ pub struct ElfFacts {
     pub version_requirements: Vec<VersionRequirement>,
     /// Imported dynamic symbols in `.dynsym` order.
     pub undefined_symbols: Vec<UndefinedSymbol>,
+    /// Exported dynamic symbols (global or weak, defined) in `.dynsym` order. Left out of
+    /// JSON reports: a C library exports thousands.
+    #[serde(skip)]
+    pub defined_symbols: Vec<DefinedSymbol>,
 }
 
 /// Cheap check of the ELF magic, to pick candidate files before parsing (the
 /// twin of `macho::is_macho`).
 pub fn is_elf(data: &[u8]) -> bool {
     data.starts_with(header::ELFMAG)
+}
+
+/// A dynamic symbol this file exports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DefinedSymbol {
+    pub name: String,
+    /// The version it is defined at (`GLIBC_2.17`), when the file versions its symbols.
+    pub version: Option<String>,
+    /// Whether an unversioned reference binds to this definition: the default (`@@`)
+    /// version, or an unversioned file's only definition. Hidden (`@`) versions serve only
+    /// references that name them.
+    pub default: bool,
 }
 
 /// Splits a version name at its first '_' into prefix and version:
@@ -160,10 +176,12 @@ impl ElfFacts {
             runpath: Vec::new(),
             version_requirements: Vec::new(),
             undefined_symbols: Vec::new(),
+            defined_symbols: Vec::new(),
         };
         facts.read_dynamic_entries(&elf)?;
         facts.version_requirements = read_version_requirements(&elf)?;
         facts.undefined_symbols = read_undefined_symbols(&elf)?;
+        facts.defined_symbols = read_defined_symbols(&elf)?;
         Ok(facts)
     }
 
@@ -297,6 +315,56 @@ fn read_undefined_symbols(elf: &Elf<'_>) -> Result<Vec<UndefinedSymbol>, ElfErro
             version: required.map(|(_, version)| (*version).to_owned()),
             library: required.map(|(file, _)| (*file).to_owned()),
             weak: symbol.st_bind() == goblin::elf::sym::STB_WEAK,
+        });
+    }
+    Ok(symbols)
+}
+
+/// Maps a `.gnu.version_d` index to the version name it defines.
+fn defined_versions_by_index<'a>(elf: &Elf<'a>) -> BTreeMap<u16, &'a str> {
+    let mut by_index = BTreeMap::new();
+    let Some(verdef) = &elf.verdef else {
+        return by_index;
+    };
+    for definition in verdef.iter() {
+        // The base entry names the file itself, not a version symbols are defined at.
+        if definition.vd_flags & goblin::elf::symver::VER_FLG_BASE != 0 {
+            continue;
+        }
+        if let Some(name) = definition
+            .iter()
+            .next()
+            .and_then(|aux| elf.dynstrtab.get_at(aux.vda_name))
+        {
+            by_index.insert(definition.vd_ndx, name);
+        }
+    }
+    by_index
+}
+
+fn read_defined_symbols(elf: &Elf<'_>) -> Result<Vec<DefinedSymbol>, ElfError> {
+    let versions = defined_versions_by_index(elf);
+    let mut symbols = Vec::new();
+    for (index, symbol) in elf.dynsyms.iter().enumerate() {
+        let exported = matches!(
+            symbol.st_bind(),
+            goblin::elf::sym::STB_GLOBAL
+                | goblin::elf::sym::STB_WEAK
+                | goblin::elf::sym::STB_GNU_UNIQUE
+        );
+        if symbol.st_shndx == section_header::SHN_UNDEF as usize || symbol.st_name == 0 || !exported
+        {
+            continue;
+        }
+        let name = dynamic_string(&elf.dynstrtab, symbol.st_name as u64, "a .dynsym name")?;
+        let versym = elf.versym.as_ref().and_then(|versym| versym.get_at(index));
+        let version = versym
+            .as_ref()
+            .and_then(|versym| versions.get(&versym.version()));
+        symbols.push(DefinedSymbol {
+            name: name.to_owned(),
+            version: version.map(|name| (*name).to_owned()),
+            default: !versym.is_some_and(|versym| versym.is_hidden()),
         });
     }
     Ok(symbols)

@@ -2,16 +2,19 @@
 //! resolves, and the manylinux verdict for the wheel.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::analysis::linux::Unresolved;
 use crate::analysis::linux::abi::policy_binaries;
 use crate::analysis::linux::{
-    Binary, Link, Rules, WheelFiles, needed_link, wheel_abi, wheel_binaries,
+    Binary, Link, Rules, SymbolReport, SystemLibraries, WheelFiles, check_symbols, needed_link,
+    wheel_abi, wheel_binaries,
 };
 use crate::elf::facts::{ElfClass, Endianness};
-use crate::manylinux::{Analysis, Policies, is_dynamic_loader, provided_names};
+use crate::manylinux::{Analysis, BoundImport, Policies, is_dynamic_loader, provided_names};
 use crate::wheel::WheelArchive;
 
 /// Version of the JSON document; bumped only on incompatible changes.
@@ -26,6 +29,11 @@ pub struct LinuxReport {
     pub binaries: Vec<BinaryReport>,
     /// Absent for a wheel without ELF files.
     pub manylinux: Option<Analysis>,
+    /// Imports that no library a binary loads defines: the wheel fails to import.
+    pub unresolved_symbols: Vec<Unresolved>,
+    /// Needed system libraries whose symbols could not be read, so imports they might
+    /// define were not judged.
+    pub unchecked_libraries: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -40,6 +48,8 @@ pub struct BinaryReport {
     pub runpath: Vec<String>,
     /// Version names required, grouped by prefix (`GLIBC` → `["2.17", ...]`).
     pub versioned_symbols: BTreeMap<String, BTreeSet<String>>,
+    /// Imports without a version that bind to a versioned system definition.
+    pub unversioned_imports: Vec<BoundImport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -64,7 +74,9 @@ pub enum Resolution {
     External,
 }
 
-pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
+/// `system_libraries`: the target's system libraries for the symbol check
+/// (`sysroot::system_libraries`); without it, imports they may define are not judged.
+pub fn inspect(wheel: &WheelArchive, system_libraries: Option<&Path>) -> Result<LinuxReport> {
     let binaries = wheel_binaries(wheel)?;
     let file_name = wheel.name().file_name();
     let abi_checked = wheel_abi(wheel.path(), &binaries)?;
@@ -76,6 +88,8 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
             arch: None,
             binaries: Vec::new(),
             manylinux: None,
+            unresolved_symbols: Vec::new(),
+            unchecked_libraries: Vec::new(),
         });
     };
     let arch = first.facts.arch.unwrap_or("unknown").to_string();
@@ -88,11 +102,13 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
         exclude: &[],
     };
     let files = WheelFiles::new(&binaries);
+    let symbols = wheel_symbols(&binaries, &files, &rules, system_libraries);
     let reports = binaries
         .iter()
-        .map(|binary| binary_report(binary, &files, &rules))
+        .zip(&symbols.bound)
+        .map(|(binary, bound)| binary_report(binary, &files, &rules, bound))
         .collect();
-    let policy_binaries = policy_binaries(&binaries);
+    let policy_binaries = policy_binaries(&binaries, &symbols);
     let analysis = policies.analyze(&policy_binaries, &provided_names(&policy_binaries));
     Ok(LinuxReport {
         schema: SCHEMA_VERSION,
@@ -101,10 +117,45 @@ pub fn inspect(wheel: &WheelArchive) -> Result<LinuxReport> {
         arch: Some(arch),
         binaries: reports,
         manylinux: Some(analysis),
+        unchecked_libraries: symbols.unread.iter().cloned().collect(),
+        unresolved_symbols: symbols.unresolved,
     })
 }
 
-fn binary_report(binary: &Binary, files: &WheelFiles, rules: &Rules<'_>) -> BinaryReport {
+/// The repair's symbol check, on the wheel as it is: each DT_NEEDED resolved as
+/// `repair --plat auto` would leave it (external libraries are not judged).
+fn wheel_symbols(
+    binaries: &[Binary],
+    files: &WheelFiles,
+    rules: &Rules<'_>,
+    system_libraries: Option<&Path>,
+) -> SymbolReport {
+    let links: Vec<BTreeMap<String, Link>> = binaries
+        .iter()
+        .map(|binary| {
+            binary
+                .facts
+                .needed
+                .iter()
+                .filter_map(|name| Some((name.clone(), needed_link(binary, name, files, rules)?)))
+                .collect()
+        })
+        .collect();
+    let machine = binaries.first().map_or(0, |b| b.facts.machine);
+    let roots: Vec<&Path> = system_libraries.into_iter().collect();
+    check_symbols(
+        binaries,
+        &links,
+        &SystemLibraries::open_all(&roots, machine),
+    )
+}
+
+fn binary_report(
+    binary: &Binary,
+    files: &WheelFiles,
+    rules: &Rules<'_>,
+    bound: &[BoundImport],
+) -> BinaryReport {
     let facts = &binary.facts;
     let needed = facts
         .needed
@@ -133,6 +184,7 @@ fn binary_report(binary: &Binary, files: &WheelFiles, rules: &Rules<'_>) -> Bina
         rpath: facts.rpath.clone(),
         runpath: facts.runpath.clone(),
         versioned_symbols: facts.versions_by_prefix(),
+        unversioned_imports: bound.to_vec(),
     }
 }
 
@@ -167,6 +219,23 @@ pub fn render(report: &LinuxReport) -> String {
             let list: Vec<&str> = versions.iter().map(String::as_str).collect();
             let _ = writeln!(out, "  {prefix:<8} {}", list.join(" "));
         }
+        for bound in &binary.unversioned_imports {
+            let _ = writeln!(
+                out,
+                "  UNVERSIONED {} (from {}, which has it only since {})",
+                bound.symbol, bound.library, bound.version
+            );
+        }
+    }
+    for unresolved in &report.unresolved_symbols {
+        let _ = writeln!(out, "\nunresolved: {unresolved}");
+    }
+    if !report.unchecked_libraries.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nsymbols not checked against: {} (not among the target's system libraries crosswheel reads)",
+            report.unchecked_libraries.join(", ")
+        );
     }
     match &report.manylinux {
         None => {

@@ -21,6 +21,19 @@ pub struct Binary<'a> {
     /// How reports name the file, e.g. its path inside a wheel.
     pub path: &'a str,
     pub facts: &'a ElfFacts,
+    /// Its unversioned imports that bind to versioned system definitions: requirements
+    /// as real as the `.gnu.version_r` ones (see `analysis::linux::symbols`).
+    pub bound: &'a [BoundImport],
+}
+
+/// An unversioned import that binds to a versioned definition of a system library, so
+/// the binary needs `version` from `library` although its version table does not say so.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct BoundImport {
+    pub symbol: String,
+    pub library: String,
+    /// The oldest version the library defines the symbol at, e.g. `GLIBC_2.32`.
+    pub version: String,
 }
 
 /// Why a policy does not hold.
@@ -32,6 +45,14 @@ pub enum Violation {
     SymbolVersion {
         binary: String,
         library: String,
+        version: String,
+    },
+    /// `binary` imports `symbol` without a version, and `library` defines it only at
+    /// `version`, which the policy's set lacks (glibc's `__*ieee128` functions, 2.32).
+    UnversionedSymbol {
+        binary: String,
+        library: String,
+        symbol: String,
         version: String,
     },
     /// `binary` needs `library`, which is neither provided alongside nor
@@ -112,9 +133,12 @@ impl Policies {
         let mut satisfied = self.linux();
         for policy in self.iter() {
             let violations = violations(policy, binaries, provided);
-            let symbols_hold = !violations
-                .iter()
-                .any(|v| matches!(v, Violation::SymbolVersion { .. }));
+            let symbols_hold = !violations.iter().any(|v| {
+                matches!(
+                    v,
+                    Violation::SymbolVersion { .. } | Violation::UnversionedSymbol { .. }
+                )
+            });
             if symbols_hold && symbol_policy.is_none() {
                 symbol_policy = Some(policy);
             }
@@ -161,6 +185,12 @@ fn versioned_symbols(binaries: &[Binary<'_>]) -> BTreeMap<String, BTreeSet<Strin
                 .or_default()
                 .extend(requirement.versions.iter().cloned());
         }
+    }
+    for bound in binaries.iter().flat_map(|b| b.bound) {
+        by_library
+            .entry(bound.library.clone())
+            .or_default()
+            .insert(bound.version.clone());
     }
     by_library
 }
@@ -211,6 +241,18 @@ fn violations(
                     version: version.clone(),
                 });
             }
+        }
+        for bound in binary
+            .bound
+            .iter()
+            .filter(|b| !policy.allows_version(&b.version))
+        {
+            found.insert(Violation::UnversionedSymbol {
+                binary: binary.path.to_owned(),
+                library: bound.library.clone(),
+                symbol: bound.symbol.clone(),
+                version: bound.version.clone(),
+            });
         }
         for library in external_needed(binary, policy, provided) {
             found.insert(Violation::Library {
@@ -265,6 +307,15 @@ impl std::fmt::Display for Violation {
                 library,
                 version,
             } => write!(f, "{binary} needs {version} from {library}"),
+            Violation::UnversionedSymbol {
+                binary,
+                library,
+                symbol,
+                version,
+            } => write!(
+                f,
+                "{binary} imports {symbol} without a version, which {library} has only since {version}"
+            ),
             Violation::Library { binary, library } => write!(
                 f,
                 "{binary} needs {library}, which the policy does not allow"
@@ -338,6 +389,7 @@ mod tests {
                 })
                 .collect(),
             undefined_symbols: Vec::new(),
+            defined_symbols: Vec::new(),
         }
     }
 
@@ -354,6 +406,7 @@ mod tests {
         let binaries = [Binary {
             path: "pkg/_ext.so",
             facts,
+            bound: &[],
         }];
         policies().analyze(&binaries, &provided_names(&binaries))
     }
@@ -448,10 +501,12 @@ mod tests {
             Binary {
                 path: "pkg/_ext.so",
                 facts: &extension,
+                bound: &[],
             },
             Binary {
                 path: "pkg.libs/libssl-1234abcd.so.3",
                 facts: &vendored,
+                bound: &[],
             },
         ];
         let analysis = policies().analyze(&binaries, &provided_names(&binaries));
@@ -490,5 +545,30 @@ mod tests {
         assert_eq!(violation["kind"], "library");
         assert_eq!(violation["library"], "libfoo.so.1");
         assert_eq!(json["policy"], "linux_aarch64");
+    }
+
+    #[test]
+    fn an_unversioned_import_bound_to_a_newer_glibc_lowers_the_tag() {
+        let facts = facts(&["libc.so.6"], &[("libc.so.6", &["GLIBC_2.17"])]);
+        let bound = [BoundImport {
+            symbol: "__snprintfieee128".into(),
+            library: "libc.so.6".into(),
+            version: "GLIBC_2.28".into(),
+        }];
+        let binaries = [Binary {
+            path: "pkg/_ext.so",
+            facts: &facts,
+            bound: &bound,
+        }];
+        let analysis = policies().analyze(&binaries, &provided_names(&binaries));
+        assert_eq!(analysis.policy, "manylinux_2_28_aarch64");
+        assert_eq!(analysis.symbol_policy, "manylinux_2_28_aarch64");
+        assert!(analysis.versioned_symbols["libc.so.6"].contains("GLIBC_2.28"));
+        let blocker = &analysis.blocked[0];
+        assert_eq!(blocker.policy, "manylinux_2_17_aarch64");
+        assert_eq!(
+            blocker.violations[0].to_string(),
+            "pkg/_ext.so imports __snprintfieee128 without a version, which libc.so.6 has only since GLIBC_2.28"
+        );
     }
 }

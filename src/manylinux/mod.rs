@@ -4,5 +4,7 @@
 mod analysis;
 mod policy;
 
-pub use analysis::{Analysis, Binary, Blockers, Violation, is_dynamic_loader, provided_names};
+pub use analysis::{
+    Analysis, Binary, Blockers, BoundImport, Violation, is_dynamic_loader, provided_names,
+};
 pub use policy::{PlatRequest, Policies, Policy, PolicyError};

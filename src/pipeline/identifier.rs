@@ -281,7 +281,13 @@ impl Identifier<'_> {
                     self.spec,
                     self.options.offline,
                 )?;
-                super::builtin_repair(&built.path, &self.target, lib_paths, &repaired_dir)
+                super::builtin_repair(
+                    self.cache,
+                    &built.path,
+                    &self.target,
+                    lib_paths,
+                    &repaired_dir,
+                )
             }
         }
     }

@@ -160,6 +160,7 @@ fn move_file(file: &Path, destination: &Path) -> Result<()> {
 }
 
 fn builtin_repair(
+    cache: &Cache,
     wheel_path: &Path,
     target: &Target,
     lib_paths: Vec<PathBuf>,
@@ -173,6 +174,10 @@ fn builtin_repair(
         epoch: source_date_epoch()?,
         plat: "auto".to_string(),
         sysroot: None,
+        system_libraries: match target.linux_arch() {
+            Some(arch) => Some(crate::sysroot::system_libraries(cache.root(), arch)?),
+            None => None,
+        },
         macos_version: target.is_macos().then(|| target.os_version().to_string()),
         retag: false,
     };

@@ -30,6 +30,9 @@ pub struct RepairRequest {
     pub plat: String,
     /// Linux: a target root whose libraries satisfy what the wheel needs.
     pub sysroot: Option<PathBuf>,
+    /// Linux: the target's system libraries for the symbol check
+    /// (`sysroot::system_libraries`).
+    pub system_libraries: Option<PathBuf>,
     /// macOS: the deployment target; else `MACOSX_DEPLOYMENT_TARGET`, else the wheel's tag.
     pub macos_version: Option<String>,
     /// macOS: raise the tag to the newest minos instead of failing.
@@ -56,6 +59,7 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
                     exclude: request.exclude.clone(),
                     lib_paths: request.lib_paths.clone(),
                     sysroot: request.sysroot.clone(),
+                    system_libraries: request.system_libraries.clone(),
                     out_dir: request.out_dir.clone(),
                     epoch: request.epoch,
                 },

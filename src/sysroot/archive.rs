@@ -28,6 +28,8 @@ pub(crate) struct Config {
     pub qemu_keep: Vec<String>,
     pub prune: Vec<String>,
     pub forwarded_acquire_settings: Vec<String>,
+    system_release: String,
+    pub system_libraries: Vec<String>,
     release: Vec<Release>,
 }
 
@@ -136,6 +138,24 @@ pub(crate) fn unsupported(arch: LinuxArch, version: &str) -> SysrootError {
             shipped
         },
     }
+}
+
+/// The suite of the target's system libraries and compiler runtime packages.
+pub(crate) fn system_suite() -> Suite {
+    release_suite(&config().system_release)
+}
+
+fn release_suite(codename: &str) -> Suite {
+    config()
+        .release
+        .iter()
+        .find(|release| release.codename == codename)
+        .map(Release::suite)
+        .unwrap_or_else(|| Suite {
+            mirror: mirror(),
+            codename: codename.to_owned(),
+            check_valid_until: true,
+        })
 }
 
 /// The suite whose host-architecture qemu-user package the test stage falls back to.

@@ -162,6 +162,44 @@ impl TreeSpec {
         }
     }
 
+    /// The target's system libraries (C library, libgcc_s, libstdc++) whose symbols the
+    /// repair's symbol check reads.
+    pub fn system_libraries(arch: LinuxArch) -> Self {
+        let suite = archive::system_suite();
+        TreeSpec {
+            cache_subdir: Path::new("system-libraries").join(format!(
+                "{}-{}",
+                arch.debian(),
+                suite.codename
+            )),
+            debian_arch: arch.debian().to_string(),
+            packages: config().system_libraries.clone(),
+            with_dependencies: false,
+            keep_only: Vec::new(),
+            suite,
+            alternatives: Vec::new(),
+        }
+    }
+
+    /// One package of the target, without its dependencies, keeping only `keep` (paths
+    /// in the package): a compiler runtime archive for the toolchain.
+    pub fn target_package(arch: LinuxArch, package: &str, keep: &[String]) -> Self {
+        let suite = archive::system_suite();
+        TreeSpec {
+            cache_subdir: Path::new("tools").join(format!(
+                "{package}-{}-{}",
+                arch.debian(),
+                suite.codename
+            )),
+            debian_arch: arch.debian().to_string(),
+            packages: vec![package.to_owned()],
+            with_dependencies: false,
+            keep_only: keep.to_vec(),
+            suite,
+            alternatives: Vec::new(),
+        }
+    }
+
     /// Debian's static qemu-user binaries for the host, used when none is on PATH.
     pub fn qemu_user(host: LinuxArch) -> Self {
         let package = config().qemu_package.clone();
@@ -266,6 +304,14 @@ impl PackageTree {
             downloaded: false,
         }))
     }
+}
+
+/// The root of `arch`'s system libraries for the repair's symbol check, fetched into
+/// `cache` on first use (~5 MB).
+pub fn system_libraries(cache: &Path, arch: LinuxArch) -> Result<PathBuf, SysrootError> {
+    Ok(provision(cache, &TreeSpec::system_libraries(arch))?
+        .root()
+        .to_path_buf())
 }
 
 /// Returns the tree described by `spec`, building it in `cache` on first use.

@@ -4,6 +4,7 @@
 mod doctor;
 mod gcc;
 mod macos_sdk;
+mod runtime;
 mod wrappers;
 mod zig;
 
@@ -47,6 +48,12 @@ pub enum ToolchainError {
         "{origin} = {path}: not a macOS SDK (no System/Library/Frameworks or usr/lib in it); point it at a MacOSX*.sdk folder"
     )]
     NotAnSdk { origin: &'static str, path: PathBuf },
+    #[error("cannot get {package} for {target}, whose libgcc helpers zig lacks: {reason}")]
+    Runtime {
+        target: String,
+        package: String,
+        reason: String,
+    },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
 }
@@ -76,7 +83,8 @@ pub fn resolve_toolchain(
     match kind {
         ToolchainKind::Zig => {
             let zig = ensure_zig(cache, host_python, offline)?;
-            let wrappers = write_zig_wrappers(cache, &zig, target)?;
+            let runtime = runtime::runtime_archive(cache, &zig, target)?;
+            let wrappers = write_zig_wrappers(cache, &zig, target, runtime.as_deref())?;
             Ok(Toolchain {
                 kind,
                 target: target.clone(),

@@ -23,14 +23,26 @@ pub struct WrapperPaths {
 /// The folder's name carries a hash of the scripts: crosswheel versions whose wrappers
 /// differ, sharing one cache (CI caches, several checkouts), each keep their own instead
 /// of rewriting each other's under a running build.
+///
+/// `runtime` is an archive of compiler runtime helpers zig lacks for the target (see
+/// `runtime::runtime_archive`), added to every link.
 pub fn write_zig_wrappers(
     cache: &Cache,
     zig: &Zig,
     target: &Target,
+    runtime: Option<&Path>,
 ) -> Result<WrapperPaths, ToolchainError> {
     let zig_cache = cache.zig_global_cache();
-    let cc = compiler_script(zig, &zig_cache, cache.root(), target, "cc");
-    let cxx = compiler_script(zig, &zig_cache, cache.root(), target, "c++");
+    let compiler = |driver| CompilerScript {
+        zig,
+        zig_cache: &zig_cache,
+        cache_root: cache.root(),
+        target,
+        runtime,
+        driver,
+    };
+    let cc = compiler("cc").render();
+    let cxx = compiler("c++").render();
     let ar = archiver_script(zig, &zig_cache, "ar");
     let ranlib = archiver_script(zig, &zig_cache, "ranlib");
     let key = crate::host::cache_key(&[
@@ -94,18 +106,45 @@ pub fn wrapper_notices(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn compiler_script(
-    zig: &Zig,
-    zig_cache: &Path,
-    cache_root: &Path,
-    target: &Target,
-    driver: &str,
-) -> String {
-    let mut script = prologue(zig_cache);
-    script.push_str(&scan_arguments());
-    script.push_str(&rewrite_arguments(target));
-    script.push_str(&link_flags(target));
-    script.push_str(&prefix_maps(zig, cache_root));
+/// What one compiler wrapper (`cc` or `c++`) is made of.
+struct CompilerScript<'a> {
+    zig: &'a Zig,
+    zig_cache: &'a Path,
+    cache_root: &'a Path,
+    target: &'a Target,
+    runtime: Option<&'a Path>,
+    driver: &'a str,
+}
+
+impl CompilerScript<'_> {
+    fn render(&self) -> String {
+        let CompilerScript {
+            zig,
+            zig_cache,
+            cache_root,
+            target,
+            runtime,
+            driver,
+        } = *self;
+        let mut script = prologue(zig_cache);
+        script.push_str(&scan_arguments());
+        script.push_str(&rewrite_arguments(target));
+        script.push_str(&link_flags(target));
+        if let Some(runtime) = runtime {
+            // After the link's own inputs, so an archive member is pulled in only when an
+            // object calls it.
+            script.push_str(&format!(
+                "if [ \"$link\" = 1 ]; then set -- \"$@\" {}; fi\n",
+                shell_quote(&runtime.to_string_lossy())
+            ));
+        }
+        script.push_str(&prefix_maps(zig, cache_root));
+        script.push_str(&exec_line(zig, target, driver));
+        script
+    }
+}
+
+fn exec_line(zig: &Zig, target: &Target, driver: &str) -> String {
     let mut fixed = vec![
         shell_quote(&zig.exe.to_string_lossy()).into_owned(),
         driver.to_string(),
@@ -122,8 +161,7 @@ fn compiler_script(
             .iter()
             .map(|flag| shell_quote(flag).into_owned()),
     );
-    script.push_str(&format!("exec {} \"$@\"\n", fixed.join(" ")));
-    script
+    format!("exec {} \"$@\"\n", fixed.join(" "))
 }
 
 /// Sets `link` (whether this call links) and `debug` (whether the build asked for debug
@@ -296,14 +334,20 @@ mod tests {
     /// The wrapper script for `tool` (`cc`, `c++`) of target `target`, with the
     /// zig cache in `/c/zig` and crosswheel's cache in `/c`.
     fn script_for(target: &str, tool: &str) -> String {
+        script_with_runtime(target, tool, None)
+    }
+
+    fn script_with_runtime(target: &str, tool: &str, runtime: Option<&Path>) -> String {
         let target = Target::parse(target).unwrap();
-        compiler_script(
-            &fake_zig(),
-            Path::new("/c/zig"),
-            Path::new("/c"),
-            &target,
-            tool,
-        )
+        CompilerScript {
+            zig: &fake_zig(),
+            zig_cache: Path::new("/c/zig"),
+            cache_root: Path::new("/c"),
+            target: &target,
+            runtime,
+            driver: tool,
+        }
+        .render()
     }
 
     #[test]
@@ -374,6 +418,17 @@ mod tests {
     fn ppc64le_compiler_uses_ibm_long_double() {
         let script = script_for("linux-ppc64le", "cc");
         assert!(script.contains("-target powerpc64le-linux-gnu.2.19 -O2 -mabi=ibmlongdouble"));
+    }
+
+    #[test]
+    fn a_runtime_archive_follows_the_inputs_of_every_link() {
+        let runtime = Path::new("/c/runtime dir/libcrosswheel-runtime.a");
+        let script = script_with_runtime("linux-ppc64le", "c++", Some(runtime));
+        let add =
+            "if [ \"$link\" = 1 ]; then set -- \"$@\" '/c/runtime dir/libcrosswheel-runtime.a'; fi";
+        let exec = script.find("exec ").expect("the script execs zig");
+        assert!(script.find(add).is_some_and(|at| at < exec), "{script}");
+        assert!(!script_for("linux-ppc64le", "c++").contains("libcrosswheel-runtime"));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 
 use super::graph::{Binary, Graph, Link};
 use super::search::Abi;
+use super::symbols::SymbolReport;
 use crate::manylinux::{
     Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, provided_names,
 };
@@ -31,13 +32,19 @@ pub fn wheel_abi(wheel: &Path, binaries: &[Binary]) -> Result<Option<Abi>> {
     Ok(Some(abi))
 }
 
-/// The binaries as the policy sees them.
-pub fn policy_binaries(binaries: &[Binary]) -> Vec<PolicyBinary<'_>> {
+/// The binaries as the policy sees them, with the unversioned imports that the symbol
+/// check bound to versioned system definitions (`bound[i]` for `binaries[i]`).
+pub fn policy_binaries<'a>(
+    binaries: &'a [Binary],
+    symbols: &'a SymbolReport,
+) -> Vec<PolicyBinary<'a>> {
     binaries
         .iter()
-        .map(|b| PolicyBinary {
+        .enumerate()
+        .map(|(index, b)| PolicyBinary {
             path: &b.path,
             facts: &b.facts,
+            bound: symbols.bound.get(index).map_or(&[], Vec::as_slice),
         })
         .collect()
 }
@@ -47,9 +54,10 @@ pub fn policy_binaries(binaries: &[Binary]) -> Vec<PolicyBinary<'_>> {
 /// libraries, and `--exclude`d names (the user takes responsibility for them).
 pub fn policy_input<'a>(
     graph: &'a Graph,
+    symbols: &'a SymbolReport,
     exclude: &[glob::Pattern],
 ) -> (Vec<PolicyBinary<'a>>, BTreeSet<String>) {
-    let binaries = policy_binaries(&graph.binaries);
+    let binaries = policy_binaries(&graph.binaries, symbols);
     let mut provided = provided_names(&binaries);
     for links in &graph.links {
         for (needed, link) in links {

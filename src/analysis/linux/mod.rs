@@ -4,6 +4,7 @@
 pub mod abi;
 pub mod graph;
 pub mod search;
+pub mod symbols;
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use crate::wheel::WheelArchive;
 pub use abi::{choose_tags, policy_input, wheel_abi};
 pub use graph::{Binary, Graph, HostSearch, Link, Origin, Rules, WheelFiles, needed_link};
 pub use search::{Abi, FoundLibrary, LibrarySearch};
+pub use symbols::{SymbolReport, SystemLibraries, Unresolved, check_symbols};
 
 /// The ELF files of a wheel, parsed (in parallel: big wheels have hundreds).
 pub fn wheel_binaries(wheel: &WheelArchive) -> Result<Vec<Binary>> {

@@ -16,7 +16,8 @@ use rayon::prelude::*;
 use crate::analysis::layout::linux_libs_dir;
 use crate::analysis::linux::graph::{HostSearch, resolve};
 use crate::analysis::linux::{
-    Graph, LibrarySearch, Origin, Rules, choose_tags, policy_input, wheel_abi, wheel_binaries,
+    Graph, LibrarySearch, Origin, Rules, SymbolReport, SystemLibraries, check_symbols, choose_tags,
+    policy_input, wheel_abi, wheel_binaries,
 };
 use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
@@ -30,6 +31,10 @@ pub struct LinuxRepairOptions {
     pub exclude: Vec<glob::Pattern>,
     pub lib_paths: Vec<PathBuf>,
     pub sysroot: Option<PathBuf>,
+    /// A tree of the target's system libraries (C library, libgcc_s, libstdc++) whose
+    /// symbols the symbol check reads; `sysroot`, when given, is read first. Without
+    /// either, imports that system libraries may define are not judged (said once).
+    pub system_libraries: Option<PathBuf>,
     pub out_dir: PathBuf,
     pub epoch: Option<u64>,
 }
@@ -83,7 +88,18 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     let mut graph =
         resolve(binaries, &rules, host).with_context(|| format!("{}", wheel.path().display()))?;
 
-    let (policy_binaries, provided) = policy_input(&graph, &options.exclude);
+    let symbols = check_graph_symbols(&graph, options);
+    if let Some(first) = symbols.unresolved.first() {
+        let more = match symbols.unresolved.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more; `crosswheel inspect` lists them)"),
+        };
+        bail!(
+            "{}: {first}{more}: the wheel would fail to import; link the library that defines it, or build with the toolchain that provides it",
+            wheel.path().display()
+        );
+    }
+    let (policy_binaries, provided) = policy_input(&graph, &symbols, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
     let platform_tags = choose_tags(&policies, &analysis, &options.plat)
         .with_context(|| format!("{}", wheel.path().display()))?;
@@ -110,6 +126,30 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         edited: changes.edited_names,
         analysis,
     })
+}
+
+/// The symbol check over the repaired graph: the user's sysroot first, then the tree of
+/// the target's system libraries.
+fn check_graph_symbols(graph: &Graph, options: &LinuxRepairOptions) -> SymbolReport {
+    let machine = graph.binaries.first().map_or(0, |b| b.facts.machine);
+    let roots: Vec<&std::path::Path> = options
+        .sysroot
+        .iter()
+        .chain(options.system_libraries.iter())
+        .map(PathBuf::as_path)
+        .collect();
+    if roots.is_empty() {
+        tracing::warn!(
+            "no system libraries for {}: imports the C library or the C++ runtime may define are not checked",
+            graph
+                .binaries
+                .first()
+                .and_then(|b| b.facts.arch)
+                .unwrap_or("this architecture")
+        );
+    }
+    let system = SystemLibraries::open_all(&roots, machine);
+    check_symbols(&graph.binaries, &graph.links, &system)
 }
 
 /// The edited binaries, sorted into what the rewritten wheel replaces and what it adds.
