@@ -5,6 +5,7 @@
 
 mod edits;
 pub mod graft;
+mod unsupported;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ use rayon::prelude::*;
 use crate::analysis::layout::linux_libs_dir;
 use crate::analysis::linux::graph::{HostSearch, resolve};
 use crate::analysis::linux::{
-    Graph, LibrarySearch, Origin, Rules, choose_tags, policy_input, wheel_abi, wheel_binaries,
+    Graph, LibrarySearch, Link, Origin, Rules, choose_tags, policy_input, wheel_abi, wheel_binaries,
 };
 use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
@@ -48,6 +49,9 @@ pub struct LinuxRepairReport {
 
 pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<LinuxRepairReport> {
     let binaries = wheel_binaries(wheel)?;
+    if let Some(refusal) = unsupported::refusal(&binaries) {
+        bail!("{}: {refusal}", wheel.path().display());
+    }
     let Some(abi) = wheel_abi(wheel.path(), &binaries)? else {
         bail!(
             "{}: has no ELF files, so there is nothing to repair (a pure wheel needs no repair)",
@@ -83,6 +87,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     let mut graph =
         resolve(binaries, &rules, host).with_context(|| format!("{}", wheel.path().display()))?;
 
+    warn_dropped_libpython(wheel, &graph);
     let (policy_binaries, provided) = policy_input(&graph, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
     let platform_tags = choose_tags(&policies, &analysis, &options.plat)
@@ -110,6 +115,22 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         edited: changes.edited_names,
         analysis,
     })
+}
+
+/// One line per libpython dependency the repair removes, as auditwheel warns.
+fn warn_dropped_libpython(wheel: &WheelArchive, graph: &Graph) {
+    for (binary, links) in graph.binaries.iter().zip(&graph.links) {
+        for (needed, link) in links {
+            if *link == Link::Python {
+                tracing::warn!(
+                    "{}: dropped {needed} from {}: the interpreter that imports it provides \
+                     libpython, and a manylinux wheel must not link it",
+                    wheel.path().display(),
+                    binary.path
+                );
+            }
+        }
+    }
 }
 
 /// The edited binaries, sorted into what the rewritten wheel replaces and what it adds.
