@@ -42,6 +42,12 @@ fn each_lock_line_pins_the_version_its_file_name_carries() {
             );
         };
         let (name, version) = pin.split_once("==").unwrap_or_default();
+        if locked.file_name.ends_with(".tar.gz") {
+            // PEP 625 names an sdist `<normalised name>-<version>.tar.gz`, as wheels are named.
+            let expected = format!("{}-{version}.tar.gz", name.replace(['-', '.'], "_"));
+            assert_eq!(locked.file_name, expected, "pinned as `{pin}`");
+            continue;
+        }
         // Wheel file names normalise the project name (PEP 427): `-` and `.` become `_`.
         let expected_prefix = format!(
             "{}-{version}-",

@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
                 (name, vendored)
             })
             .collect(),
+        remove_needed: Default::default(),
         runpath: Some(vec!["$ORIGIN/../fuzzed.libs".to_string()]),
     };
     if let Ok(output) = apply_edits(data, &edits) {

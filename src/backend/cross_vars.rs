@@ -24,10 +24,7 @@ pub(super) fn cross_variables(
         vars.remove("ARCHFLAGS");
     }
     vars.insert("PATH".to_string(), path_var);
-    // As cibuildwheel sets it: projects use it to make a failed extension build fatal
-    // instead of falling back to a pure wheel.
-    vars.insert("CIBUILDWHEEL".to_string(), "1".to_string());
-    vars.insert("CROSSWHEEL".to_string(), "1".to_string());
+    vars.extend(builder_markers());
     // Read by the compiler wrappers, which map these away in debug info.
     vars.insert(
         "CROSSWHEEL_SOURCE_DIR".to_string(),
@@ -64,6 +61,34 @@ pub(super) fn cross_variables(
     );
     keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
     Ok(vars)
+}
+
+/// The variables that say which builder runs the build. As cibuildwheel sets it for every
+/// step: projects use it to make a failed extension build fatal instead of falling back to
+/// a pure wheel, and setup.py often checks it at import, in `get_requires_for_build_wheel`.
+fn builder_markers() -> [(String, String); 2] {
+    [
+        ("CIBUILDWHEEL".to_string(), "1".to_string()),
+        ("CROSSWHEEL".to_string(), "1".to_string()),
+    ]
+}
+
+/// The environment of the hooks that run on the host (`get_requires_for_build_wheel`):
+/// the host venv first on PATH, the builder markers and the user's `environment`, as
+/// `build_wheel` sees them, without the cross environment.
+pub(super) fn host_variables(
+    request: &BuildRequest<'_>,
+    path_var: String,
+) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::from([("PATH".to_string(), path_var)]);
+    vars.extend(builder_markers());
+    vars.extend(
+        request
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    vars
 }
 
 /// The target's wheels of `target-requires` and of the build requirements whose headers

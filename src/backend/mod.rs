@@ -188,7 +188,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     log.append(&format!("[crosswheel] {environment_line}\n"))?;
 
     let path_var = prepend_path(&host_env.bin);
-    let host_vars = BTreeMap::from([("PATH".to_string(), path_var.clone())]);
+    let host_vars = cross_vars::host_variables(request, path_var.clone());
     let user_settings = settings_map(request.config_settings);
     let host_run = driver::HookRun {
         python: &host_env.python,

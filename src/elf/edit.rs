@@ -1,5 +1,5 @@
-//! ELF editing: DT_SONAME, DT_NEEDED (with the matching `.gnu.version_r` file
-//! names) and DT_RUNPATH, in process, without patchelf.
+//! ELF editing: DT_SONAME, DT_NEEDED (renamed with the matching `.gnu.version_r` file
+//! names, or removed) and DT_RUNPATH, in process, without patchelf.
 //!
 //! The file is rewritten through `object::build::elf::Builder`. The builder keeps
 //! every allocated section at its file offset, so sections that outgrow their slot
@@ -7,7 +7,7 @@
 //! back and checked ([`check_layout`] plus the edited names) before it is returned.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use object::build::elf::{Builder, Dynamic, SectionData};
 use object::build::{ByteString, Id};
@@ -29,6 +29,9 @@ pub struct ElfEdits {
     /// `.gnu.version_r` entries naming the same file (ld.so asserts they match).
     /// Names the file does not need are ignored, so re-applying is a no-op.
     pub replace_needed: BTreeMap<String, String>,
+    /// Remove these DT_NEEDED entries (`patchelf --remove-needed`): libpython, which the
+    /// interpreter loading the module already provides.
+    pub remove_needed: BTreeSet<String>,
     /// Set DT_RUNPATH to these entries joined with ':' and remove DT_RPATH.
     /// An empty list removes both.
     pub runpath: Option<Vec<String>>,
@@ -291,6 +294,9 @@ fn validate(edits: &ElfEdits) -> Result<(), ElfEditError> {
         check("NEEDED name", old, true)?;
         check("NEEDED name", new, true)?;
     }
+    for name in &edits.remove_needed {
+        check("NEEDED name", name, true)?;
+    }
     for entry in edits.runpath.iter().flatten() {
         check("RUNPATH entry", entry, false)?;
     }
@@ -309,7 +315,10 @@ fn expected_names(before: &DynamicNames, edits: &ElfEdits) -> DynamicNames {
     if let Some(soname) = &edits.soname {
         expected.soname = Some(soname.as_bytes().to_vec());
     }
-    expected.needed = before.needed.iter().map(rename).collect();
+    let kept = |name: &&Vec<u8>| {
+        std::str::from_utf8(name).map_or(true, |name| !edits.remove_needed.contains(name))
+    };
+    expected.needed = before.needed.iter().filter(kept).map(rename).collect();
     expected.verneed_files = before.verneed_files.iter().map(rename).collect();
     if let Some(runpath) = &edits.runpath {
         expected.rpath = None;
@@ -326,6 +335,13 @@ fn edit_dynamic(builder: &mut Builder<'_>, edits: &ElfEdits) -> Result<(), ElfEd
         }
     }
     let dynamics = builder.dynamic_data_mut().ok_or(ElfEditError::NotDynamic)?;
+    dynamics.retain(|dynamic| match dynamic {
+        Dynamic::String {
+            tag: elf::DT_NEEDED,
+            val,
+        } => std::str::from_utf8(val).map_or(true, |name| !edits.remove_needed.contains(name)),
+        _ => true,
+    });
     for dynamic in dynamics.iter_mut() {
         if let Dynamic::String {
             tag: elf::DT_NEEDED,
@@ -504,6 +520,17 @@ mod tests {
     }
 
     #[test]
+    fn expected_names_drop_removed_needed_entries_only() {
+        let before = names(&["libpython3.13.so.1.0", "libc.so.6"], None, None);
+        let edits = ElfEdits {
+            remove_needed: BTreeSet::from(["libpython3.13.so.1.0".into()]),
+            ..ElfEdits::default()
+        };
+        let expected = expected_names(&before, &edits);
+        assert_eq!(expected.needed, vec![b"libc.so.6".to_vec()]);
+    }
+
+    #[test]
     fn expected_names_replace_rpath_by_runpath_and_empty_runpath_removes_both() {
         let before = names(&[], Some("/old"), Some("/older"));
         let set = ElfEdits {
@@ -531,6 +558,7 @@ mod tests {
         let edits = ElfEdits {
             soname: Some("libfoo.so".into()),
             replace_needed: BTreeMap::from([("libgone.so".into(), "libnew.so".into())]),
+            remove_needed: BTreeSet::from(["libgone.so".into()]),
             runpath: Some(vec!["$ORIGIN".into()]),
         };
         assert_eq!(expected_names(&before, &edits), before);

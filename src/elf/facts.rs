@@ -79,6 +79,8 @@ pub struct ElfFacts {
     pub endianness: Endianness,
     /// `e_type`, e.g. 3 (`ET_DYN`) for shared objects and PIE executables.
     pub file_type: u16,
+    /// `e_flags`: for ARM, the EABI version and the float ABI.
+    pub flags: u32,
     /// The PT_INTERP path, e.g. `/lib/ld-linux-aarch64.so.1`.
     pub interpreter: Option<String>,
     pub soname: Option<String>,
@@ -145,7 +147,43 @@ pub fn arch_name(machine: u16, class: ElfClass, endianness: Endianness) -> Optio
     Some(name)
 }
 
+/// Why a 32-bit ARM file is not `armv7l` (EABI 5, hard-float), as auditwheel decides
+/// from `e_flags`; `None` for every other machine.
+pub fn arm_abi_problem(machine: u16, flags: u32) -> Option<&'static str> {
+    const EABI_MASK: u32 = 0xff00_0000;
+    const EABI_VER5: u32 = 0x0500_0000;
+    const FLOAT_HARD: u32 = 0x0000_0400;
+    if machine != header::EM_ARM {
+        None
+    } else if flags & EABI_MASK != EABI_VER5 {
+        Some("an ARM binary of an EABI version other than 5, which armv7l requires")
+    } else if flags & FLOAT_HARD == 0 {
+        Some("a soft-float ARM binary (armv5 and the like): armv7l wheels use the hard-float ABI")
+    } else {
+        None
+    }
+}
+
 impl ElfFacts {
+    /// What says the file was linked against musl's C library instead of glibc: its
+    /// `ld-musl-*` interpreter or its `libc.musl-*` DT_NEEDED.
+    pub fn musl_evidence(&self) -> Option<&str> {
+        self.interpreter
+            .as_deref()
+            .filter(|path| {
+                path.rsplit('/')
+                    .next()
+                    .unwrap_or(path)
+                    .starts_with("ld-musl-")
+            })
+            .or_else(|| {
+                self.needed
+                    .iter()
+                    .map(String::as_str)
+                    .find(|name| name.starts_with("libc.musl-") || name.starts_with("ld-musl-"))
+            })
+    }
+
     pub fn parse(data: &[u8]) -> Result<ElfFacts, ElfError> {
         if !is_elf(data) {
             return Err(ElfError::NotElf);
@@ -162,13 +200,19 @@ impl ElfFacts {
             Endianness::Big
         };
         let machine = elf.header.e_machine;
+        let flags = elf.header.e_flags;
+        let arch = match arm_abi_problem(machine, flags) {
+            Some(_) => None,
+            None => arch_name(machine, class, endianness),
+        };
 
         let mut facts = ElfFacts {
             machine,
-            arch: arch_name(machine, class, endianness),
+            arch,
             class,
             endianness,
             file_type: elf.header.e_type,
+            flags,
             interpreter: elf.interpreter.map(str::to_owned),
             soname: None,
             needed: Vec::new(),

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use super::{LoadCheckReport, LoadFailure, LoadProblem};
-use crate::analysis::macos::{Graph, Link, MacosTag, Rules, resolve, wheel_binaries};
+use crate::analysis::macos::{Graph, Link, MacosTag, Rules, resolve, tag_version, wheel_binaries};
 use crate::macho::{
     Arch, DependencyKind, LibraryOrdinal, MachOFile, SignatureStatus, Slice, Version,
 };
@@ -122,9 +122,10 @@ fn arm64_problems(
         }),
         Some(SignatureStatus::Missing) | None => problems.push(LoadProblem::MissingSignature),
     }
+    // A tag for macOS 11 or later cannot say 13.1: the repair tags it 13.0 and says so.
     if let (Some(floor), Some(target)) =
         (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
-        && target.minos > floor
+        && tag_version(target.minos) > floor
     {
         problems.push(LoadProblem::MinosTooNew {
             minos: target.minos.to_string(),

@@ -65,7 +65,13 @@ pub enum Violation {
         library: String,
         symbol: String,
     },
+    /// `binary` imports `symbol` (`PyFPE_jbuf`, ...), which only CPythons built
+    /// `--with-fpectl` export: no manylinux policy allows it (the reference's rule).
+    PyFpe { binary: String, symbol: String },
 }
+
+/// The fpectl symbols of old CPythons (2.x, 3.6 and earlier, `--with-fpectl`).
+const PYFPE_SYMBOLS: [&str; 3] = ["PyFPE_jbuf", "PyFPE_dummy", "PyFPE_counter"];
 
 /// A more compatible policy than the one that holds, and why it fails.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -261,6 +267,14 @@ fn violations(
             });
         }
         found.extend(blacklisted_imports(policy, binary, provided));
+        for symbol in &binary.facts.undefined_symbols {
+            if PYFPE_SYMBOLS.contains(&symbol.name.as_str()) {
+                found.insert(Violation::PyFpe {
+                    binary: binary.path.to_owned(),
+                    symbol: symbol.name.clone(),
+                });
+            }
+        }
     }
     found.into_iter().collect()
 }
@@ -328,6 +342,10 @@ impl std::fmt::Display for Violation {
                 f,
                 "{binary} imports {symbol} from {library}, which the policy forbids"
             ),
+            Violation::PyFpe { binary, symbol } => write!(
+                f,
+                "{binary} uses {symbol}, which only CPythons built --with-fpectl provide"
+            ),
         }
     }
 }
@@ -376,6 +394,7 @@ mod tests {
             class: ElfClass::Elf64,
             endianness: Endianness::Little,
             file_type: 3,
+            flags: 0,
             interpreter: None,
             soname: None,
             needed: needed.iter().map(|s| s.to_string()).collect(),
@@ -535,6 +554,21 @@ mod tests {
         extension.undefined_symbols = vec![import("_tr_init", true)];
         extension.needed = vec!["libc.so.6".into()];
         assert_eq!(analyze(&extension).policy, "manylinux_2_17_aarch64");
+    }
+
+    #[test]
+    fn pyfpe_symbols_hold_no_manylinux_policy() {
+        let mut extension = facts(&["libc.so.6"], &[]);
+        extension.undefined_symbols = vec![import("PyFPE_jbuf", false)];
+        let analysis = analyze(&extension);
+        assert_eq!(analysis.policy, "linux_aarch64");
+        assert_eq!(
+            analysis.blocked[0].violations,
+            [Violation::PyFpe {
+                binary: "pkg/_ext.so".into(),
+                symbol: "PyFPE_jbuf".into()
+            }]
+        );
     }
 
     #[test]

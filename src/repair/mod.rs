@@ -81,6 +81,10 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
             )?;
             (report.output, report.grafted)
         }
+        None if wheel.name().platform.iter().all(|tag| tag == "any") => bail!(
+            "{}: is a pure wheel (platform `any`), and a pure wheel needs no repair",
+            wheel.path().display()
+        ),
         None => bail!(
             "{}: platform {} is neither Linux nor macOS; nothing crosswheel can repair",
             wheel.path().display(),

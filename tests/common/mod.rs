@@ -8,6 +8,11 @@
 // Each test binary includes this module and uses only part of it.
 #![allow(dead_code)]
 
+mod peer_data;
+// Only the peer-data tests use these; the allow above does not cover imports.
+#[allow(unused_imports)]
+pub use peer_data::{assert_docs_section, crosswheel_under_test, sdist_members};
+
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -20,7 +25,7 @@ const LOCK: &str = include_str!("../fixtures.lock");
 const LOCK_PATH: &str = "tests/fixtures.lock";
 const FETCH_HINT: &str = "run `scripts/fetch-fixtures`";
 
-/// One wheel pinned in `tests/fixtures.lock`.
+/// One wheel (or a peer tool's sdist) pinned in `tests/fixtures.lock`.
 #[derive(Debug)]
 pub struct LockedFixture {
     pub file_name: &'static str,
@@ -68,8 +73,8 @@ fn parse_lock_line(line_number: usize, line: &'static str) -> LockedFixture {
     };
     let pip_args: Vec<&'static str> = fields.collect();
     assert!(
-        file_name.ends_with(".whl") && !file_name.contains('/'),
-        "{LOCK_PATH}:{line_number}: `{file_name}` is not a wheel file name"
+        (file_name.ends_with(".whl") || file_name.ends_with(".tar.gz")) && !file_name.contains('/'),
+        "{LOCK_PATH}:{line_number}: `{file_name}` is neither a wheel nor an sdist file name"
     );
     assert!(
         sha256.len() == 64

@@ -338,6 +338,7 @@ fn edits_matching_the_file_return_the_input_bytes() {
                 "libgfortran.so.5".into(),
                 "libgfortran-0badc0de.so.5".into(),
             )]),
+            remove_needed: ["libnot-needed.so.1".to_string()].into(),
             runpath: None,
         },
     ];
@@ -358,6 +359,7 @@ fn applying_the_same_edits_twice_changes_nothing_the_second_time() {
             soname: Some(RENAMED_OPENBLAS.into()),
             replace_needed: BTreeMap::from([(needed.into(), "libm-5ca1ab1e.so.6".into())]),
             runpath: Some(vec![LIBS_RUNPATH.into(), "$ORIGIN".into()]),
+            ..ElfEdits::default()
         };
         let once = apply_edits(&original, &edits).expect("first edit");
         assert!(once != original, "{wheel}: first edit changed nothing");

@@ -51,7 +51,8 @@ pub fn policy_binaries<'a>(
 
 /// The binaries as the policy sees them, and the names the wheel provides:
 /// every file name and SONAME it carries, the original names of grafted
-/// libraries, and `--exclude`d names (the user takes responsibility for them).
+/// libraries, `--exclude`d names (the user takes responsibility for them), and
+/// libpython, whose DT_NEEDED the repair drops.
 pub fn policy_input<'a>(
     graph: &'a Graph,
     symbols: &'a SymbolReport,
@@ -62,7 +63,7 @@ pub fn policy_input<'a>(
     for links in &graph.links {
         for (needed, link) in links {
             let excluded = exclude.iter().any(|p| p.matches(needed));
-            if matches!(link, Link::Internal(_)) || excluded {
+            if matches!(link, Link::Internal(_) | Link::Python) || excluded {
                 provided.insert(needed.clone());
             }
         }

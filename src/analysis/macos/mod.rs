@@ -8,4 +8,4 @@ pub mod tags;
 
 pub use binaries::{MachOBinary, Origin, SliceFacts, wheel_binaries};
 pub use resolve::{DependencyLink, Graph, Link, Location, Rules, Via, resolve};
-pub use tags::{MacosTag, SliceMinos, TagError, arm64_floor, final_tags, tag_version};
+pub use tags::{MacosTag, SliceMinos, TagDecision, TagError, arm64_floor, final_tags, tag_version};

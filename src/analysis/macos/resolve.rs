@@ -7,7 +7,7 @@
 //! inside the wheel or host paths, so the same rules serve `inspect`, the
 //! load check (wheel only) and the repair (wheel first, then the host).
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
 use crate::analysis::layout;
@@ -79,6 +79,19 @@ pub struct Graph {
     pub binaries: Vec<MachOBinary>,
     /// `links[i]` follows `binaries[i].dependencies()`.
     pub links: Vec<Vec<DependencyLink>>,
+    /// Host files found for a dependency but skipped for lacking an architecture its
+    /// binary has, by (binary index, install name): the reason a dependency that stays
+    /// unresolved was not found.
+    pub wrong_arch: BTreeMap<(usize, String), WrongArch>,
+}
+
+/// A host library found under a dependency's name that lacks one of the architectures
+/// of the binary that needs it (dyld skips such files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrongArch {
+    pub path: PathBuf,
+    pub has: Vec<Arch>,
+    pub wanted: Vec<Arch>,
 }
 
 pub struct Rules<'a> {
@@ -109,7 +122,11 @@ pub fn resolve(binaries: Vec<MachOBinary>, rules: &Rules<'_>) -> Graph {
                 .collect()
         })
         .collect();
-    let mut graph = Graph { binaries, links };
+    let mut graph = Graph {
+        binaries,
+        links,
+        wrong_arch: BTreeMap::new(),
+    };
     let mut known: HashMap<Location, usize> = graph
         .binaries
         .iter()
@@ -134,12 +151,20 @@ pub fn resolve(binaries: Vec<MachOBinary>, rules: &Rules<'_>) -> Graph {
         if !rules.search_host {
             break;
         }
-        let found = unresolved(&graph)
-            .into_iter()
-            .find_map(|(index, position)| {
-                host_file(&graph, rules, &mut host_cache, index, position)
-                    .map(|found| (index, position, found))
-            });
+        let mut found = None;
+        for (index, position) in unresolved(&graph) {
+            match host_file(&graph, rules, &mut host_cache, index, position) {
+                HostFile::Usable(binary, via) => {
+                    found = Some((index, position, (binary, via)));
+                    break;
+                }
+                HostFile::WrongArch(wrong) => {
+                    let name = graph.links[index][position].dependency.install_name.clone();
+                    graph.wrong_arch.entry((index, name)).or_insert(wrong);
+                }
+                HostFile::Missing => {}
+            }
+        }
         let Some((index, position, (binary, via))) = found else {
             break;
         };
@@ -278,6 +303,10 @@ fn expand(graph: &Graph, rules: &Rules<'_>, path: &str, holder: usize) -> Option
         join(&executable_folder(graph, rules, holder)?, rest)
     } else if path.starts_with('/') {
         Some(Location::Host(normalize(Path::new(path))))
+    } else if !path.starts_with('@') {
+        // dyld reads a relative path from the current folder (a build tree's `libs/`).
+        let cwd = std::env::current_dir().ok()?;
+        Some(Location::Host(normalize(&cwd.join(path))))
     } else {
         None
     }
@@ -373,6 +402,14 @@ fn known_link(
     None
 }
 
+/// What the host has under a dependency's name.
+enum HostFile {
+    Usable(MachOBinary, Via),
+    /// Only files lacking one of the binary's architectures (the first of them).
+    WrongArch(WrongArch),
+    Missing,
+}
+
 /// Finds a not-yet-known host library for a dependency: `--lib-path`
 /// folders by file name first, then the host locations dyld would try.
 fn host_file(
@@ -381,33 +418,47 @@ fn host_file(
     cache: &mut HashMap<PathBuf, Option<MachOBinary>>,
     index: usize,
     position: usize,
-) -> Option<(MachOBinary, Via)> {
+) -> HostFile {
     let name = &graph.links[index][position].dependency.install_name;
-    let file_name = name.rsplit('/').next().filter(|leaf| !leaf.is_empty())?;
+    let Some(file_name) = name.rsplit('/').next().filter(|leaf| !leaf.is_empty()) else {
+        return HostFile::Missing;
+    };
     let from_lib_paths = rules
         .lib_paths
         .iter()
         .map(|dir| (Location::Host(dir.join(file_name)), Via::LibPath));
     let wanted = graph.binaries[index].arches();
-    from_lib_paths
-        .chain(candidates(graph, rules, index, name))
-        .find_map(|(location, via)| match location {
-            Location::Host(path) => {
-                load_host_library(cache, &path, &wanted).map(|binary| (binary, via))
-            }
-            Location::Wheel(_) => None,
-        })
+    let mut outcome = HostFile::Missing;
+    for (location, via) in from_lib_paths.chain(candidates(graph, rules, index, name)) {
+        let Location::Host(path) = location else {
+            continue;
+        };
+        let Some(binary) = load_host_library(cache, &path) else {
+            continue;
+        };
+        let has = binary.arches();
+        if wanted.iter().all(|arch| has.contains(arch)) {
+            return HostFile::Usable(binary, via);
+        }
+        tracing::debug!("skipping {} (lacks one of {wanted:?})", path.display());
+        if matches!(outcome, HostFile::Missing) {
+            outcome = HostFile::WrongArch(WrongArch {
+                path: std::fs::canonicalize(&path).unwrap_or(path),
+                has,
+                wanted: wanted.clone(),
+            });
+        }
+    }
+    outcome
 }
 
-/// A host file usable by images of `wanted` architectures: a Mach-O with a
-/// slice for each (dyld skips other files the same way).
+/// A host Mach-O file, parsed once per canonical path.
 fn load_host_library(
     cache: &mut HashMap<PathBuf, Option<MachOBinary>>,
     path: &Path,
-    wanted: &[Arch],
 ) -> Option<MachOBinary> {
     let canonical = std::fs::canonicalize(path).ok()?;
-    let loaded = cache
+    cache
         .entry(canonical.clone())
         .or_insert_with(|| {
             let data = std::fs::read(&canonical)
@@ -428,14 +479,7 @@ fn load_host_library(
                 }
             }
         })
-        .clone()?;
-    let arches = loaded.arches();
-    if wanted.iter().all(|arch| arches.contains(arch)) {
-        Some(loaded)
-    } else {
-        tracing::debug!("skipping {} (lacks one of {wanted:?})", canonical.display());
-        None
-    }
+        .clone()
 }
 
 #[cfg(test)]

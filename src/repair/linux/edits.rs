@@ -1,5 +1,6 @@
 //! Turning the resolved graph into per-binary ELF edits: new SONAMEs for grafted
-//! libraries, renamed DT_NEEDED entries, and RUNPATHs that stay inside the wheel.
+//! libraries, renamed DT_NEEDED entries, libpython dropped, and RUNPATHs that stay
+//! inside the wheel.
 
 use crate::analysis::layout;
 use crate::analysis::linux::{Binary, Graph, Link, Origin};
@@ -12,6 +13,11 @@ pub fn edits_for(graph: &Graph, index: usize, libs_dir: &str) -> Option<ElfEdits
     let mut edits = ElfEdits::default();
     let mut needs_grafted = false;
     for (needed, link) in links {
+        // The interpreter that imports the module provides libpython (auditwheel drops
+        // it the same way); a manylinux CPython has no libpython to load.
+        if *link == Link::Python {
+            edits.remove_needed.insert(needed.clone());
+        }
         if let Link::Internal(path) = link
             && is_grafted(graph, path)
         {
@@ -46,8 +52,10 @@ pub fn edits_for(graph: &Graph, index: usize, libs_dir: &str) -> Option<ElfEdits
             }
         }
     }
-    let changed =
-        edits.soname.is_some() || !edits.replace_needed.is_empty() || edits.runpath.is_some();
+    let changed = edits.soname.is_some()
+        || !edits.replace_needed.is_empty()
+        || !edits.remove_needed.is_empty()
+        || edits.runpath.is_some();
     changed.then_some(edits)
 }
 

@@ -5,6 +5,7 @@
 
 mod edits;
 pub mod graft;
+mod unsupported;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,8 +17,8 @@ use rayon::prelude::*;
 use crate::analysis::layout::linux_libs_dir;
 use crate::analysis::linux::graph::{HostSearch, resolve};
 use crate::analysis::linux::{
-    Graph, LibrarySearch, Origin, Rules, SymbolReport, SystemLibraries, check_symbols, choose_tags,
-    policy_input, wheel_abi, wheel_binaries,
+    Graph, LibrarySearch, Link, Origin, Rules, SymbolReport, SystemLibraries, check_symbols,
+    choose_tags, policy_input, wheel_abi, wheel_binaries,
 };
 use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
@@ -53,6 +54,9 @@ pub struct LinuxRepairReport {
 
 pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<LinuxRepairReport> {
     let binaries = wheel_binaries(wheel)?;
+    if let Some(refusal) = unsupported::refusal(&binaries) {
+        bail!("{}: {refusal}", wheel.path().display());
+    }
     let Some(abi) = wheel_abi(wheel.path(), &binaries)? else {
         bail!(
             "{}: has no ELF files, so there is nothing to repair (a pure wheel needs no repair)",
@@ -88,6 +92,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     let mut graph =
         resolve(binaries, &rules, host).with_context(|| format!("{}", wheel.path().display()))?;
 
+    warn_dropped_libpython(wheel, &graph);
     let symbols = check_graph_symbols(&graph, options);
     if let Some(first) = symbols.unresolved.first() {
         let more = match symbols.unresolved.len() - 1 {
@@ -150,6 +155,22 @@ fn check_graph_symbols(graph: &Graph, options: &LinuxRepairOptions) -> SymbolRep
     }
     let system = SystemLibraries::open_all(&roots, machine);
     check_symbols(&graph.binaries, &graph.links, &system)
+}
+
+/// One line per libpython dependency the repair removes, as auditwheel warns.
+fn warn_dropped_libpython(wheel: &WheelArchive, graph: &Graph) {
+    for (binary, links) in graph.binaries.iter().zip(&graph.links) {
+        for (needed, link) in links {
+            if *link == Link::Python {
+                tracing::warn!(
+                    "{}: dropped {needed} from {}: the interpreter that imports it provides \
+                     libpython, and a manylinux wheel must not link it",
+                    wheel.path().display(),
+                    binary.path
+                );
+            }
+        }
+    }
 }
 
 /// The edited binaries, sorted into what the rewritten wheel replaces and what it adds.

@@ -1,7 +1,8 @@
 //! The macOS repair (the delocate equivalent): vendor non-system dylibs into
 //! `<package>/.dylibs/`, point every reference at them with `@loader_path`,
-//! drop absolute rpaths, enforce the minimum macOS version, ad-hoc sign what
-//! changed, and tag the wheel accordingly.
+//! drop rpaths that are not `@loader_path`/`@executable_path` relative, enforce
+//! the minimum macOS version, ad-hoc sign what changed, and tag the wheel
+//! accordingly.
 
 pub mod plan;
 
@@ -80,13 +81,17 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
     };
     let graph = resolve(binaries, &rules);
     let plan = plan::plan(graph, &macos_libs_dir(wheel)).with_context(|| wheel_path.clone())?;
-    let platform_tags = final_tags(
+    let decision = final_tags(
         &wheel.name().platform,
         requested,
         &plan.final_minos(),
         options.retag,
     )
     .with_context(|| wheel_path.clone())?;
+    for warning in &decision.warnings {
+        tracing::warn!("{wheel_path}: {warning}");
+    }
+    let platform_tags = decision.tags;
 
     let rewritten = rewrite_binaries(&plan, &wheel_path)?;
 

@@ -16,6 +16,17 @@ pub enum PlanError {
          on this host; pass --lib-path DIR with a macOS build of it, or --exclude it"
     )]
     MissingLibrary { binary: String, name: String },
+    #[error(
+        "{binary} needs `{name}`: found {found} but it is {has}, {binary} needs {missing}; \
+         pass --lib-path DIR with a build of it that has {missing}, or --exclude it"
+    )]
+    WrongArch {
+        binary: String,
+        name: String,
+        found: String,
+        has: String,
+        missing: String,
+    },
     #[error("cannot vendor {library} as {path}: {other} would go there too; rename one of them")]
     NameCollision {
         library: String,
@@ -61,20 +72,43 @@ fn describe(binary: &MachOBinary) -> String {
     }
 }
 
+/// Why `name`, needed by binary `index`, is missing: a host file of the wrong
+/// architecture, or nothing at all.
+fn missing_library(graph: &Graph, index: usize, binary: String, name: String) -> PlanError {
+    let Some(wrong) = graph.wrong_arch.get(&(index, name.clone())) else {
+        return PlanError::MissingLibrary { binary, name };
+    };
+    let join = |arches: Vec<&Arch>| {
+        let names: Vec<String> = arches.into_iter().map(Arch::to_string).collect();
+        names.join(" and ")
+    };
+    PlanError::WrongArch {
+        binary,
+        name,
+        found: wrong.path.display().to_string(),
+        has: join(wrong.has.iter().collect()),
+        missing: join(
+            wrong
+                .wanted
+                .iter()
+                .filter(|arch| !wrong.has.contains(*arch))
+                .collect(),
+        ),
+    }
+}
+
 fn is_arm64(arch: Arch) -> bool {
     matches!(arch, Arch::Arm64 | Arch::Arm64e)
 }
 
 pub fn plan(graph: Graph, libs_dir: &str) -> Result<RepairPlan, PlanError> {
-    for (binary, links) in graph.binaries.iter().zip(&graph.links) {
+    for (index, (binary, links)) in graph.binaries.iter().zip(&graph.links).enumerate() {
         if let Some(missing) = links
             .iter()
             .find(|link| link.link == Link::Unresolved && link.is_required())
         {
-            return Err(PlanError::MissingLibrary {
-                binary: describe(binary),
-                name: missing.dependency.install_name.clone(),
-            });
+            let name = missing.dependency.install_name.clone();
+            return Err(missing_library(&graph, index, describe(binary), name));
         }
     }
 
@@ -155,7 +189,7 @@ fn edits_for(graph: &Graph, paths: &[String], index: usize) -> Vec<LoadCommandEd
         edits.push(LoadCommandEdit::SetInstallId(new_id));
     }
     for rpath in binary.rpaths() {
-        if rpath.starts_with('/') {
+        if !is_sanitary_rpath(&rpath) {
             edits.push(LoadCommandEdit::DeleteRpath(rpath));
         }
     }
@@ -163,6 +197,18 @@ fn edits_for(graph: &Graph, paths: &[String], index: usize) -> Vec<LoadCommandEd
         edits.push(LoadCommandEdit::SetMinos(minos));
     }
     edits
+}
+
+/// Whether an LC_RPATH works wherever pip installs the wheel: relative to the image
+/// (`@loader_path/`) or the executable (`@executable_path/`). Absolute paths name the
+/// build machine and relative ones the folder a process happens to run in, so the
+/// repair deletes them, as delocate's `--sanitize-rpaths` (its default) does.
+fn is_sanitary_rpath(rpath: &str) -> bool {
+    ["@loader_path", "@executable_path"].iter().any(|prefix| {
+        rpath
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
 }
 
 /// The install id `binary` should have instead of its current one, if any.
@@ -221,6 +267,7 @@ impl RepairPlan {
                     file: self.paths[index].clone(),
                     arch: slice.arch,
                     minos: raised.unwrap_or(target.minos),
+                    vendored: binary.is_grafted(),
                 });
             }
         }
@@ -244,6 +291,26 @@ impl RepairPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loader_and_executable_relative_rpaths_are_sanitary() {
+        for kept in [
+            "@loader_path/",
+            "@loader_path/../lib",
+            "@executable_path/../Frameworks",
+        ] {
+            assert!(is_sanitary_rpath(kept), "{kept}");
+        }
+        for dropped in [
+            "/opt/lib",
+            "libs/",
+            "./lib",
+            "fake/@loader_path/x",
+            "@rpath/x",
+        ] {
+            assert!(!is_sanitary_rpath(dropped), "{dropped}");
+        }
+    }
 
     #[test]
     fn loader_path_reference_walks_up_then_down() {
