@@ -24,7 +24,11 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         epoch: source_date_epoch()?,
         plat: args.plat.clone(),
         sysroot: args.sysroot.clone(),
-        macos_version: args.macos_version.clone(),
+        macos_version: crate::options::repair_macos_version(
+            args.macos_version.as_deref(),
+            &crate::options::ProcessEnv,
+        )
+        .map_err(anyhow::Error::msg)?,
         retag: args.retag,
     };
     for path in &args.wheels {
