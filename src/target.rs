@@ -349,6 +349,16 @@ impl OsVersion {
     }
 }
 
+impl std::str::FromStr for OsVersion {
+    type Err = String;
+
+    /// [`OsVersion::parse`], with the error a user reads.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        OsVersion::parse(text)
+            .ok_or_else(|| format!("`{}` is not a version such as `11.0` or `14.2`", text.trim()))
+    }
+}
+
 impl fmt::Display for OsVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)

@@ -97,7 +97,7 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
 fn emulated_stage_cannot_test(build: &super::BuildSpec) -> bool {
     build.target.linux_arch() == Some(LinuxArch::Aarch64)
         && !crate::sysroot::archive::shipped_versions(LinuxArch::Aarch64)
-            .contains(&build.python.interpreter_version())
+            .contains(&build.python)
 }
 
 /// One identifier per line, as cibuildwheel's `--print-build-identifiers`.

@@ -382,12 +382,13 @@ fn keep_apart(
 mod tests {
     use super::*;
 
-    /// The plan of a project whose `build` names these identifiers.
+    /// The plan of a project whose `build` selects among CPython 3.9 to 3.14t.
     pub(super) fn plan_of(build: &str) -> Plan {
         let project = tempfile::tempdir().unwrap();
+        let python = r#"["cp39", "cp310", "cp311", "cp312", "cp313", "cp313t", "cp314", "cp314t"]"#;
         std::fs::write(
             project.path().join("pyproject.toml"),
-            format!("[tool.crosswheel]\nbuild = \"{build}\"\n"),
+            format!("[tool.crosswheel]\nbuild = \"{build}\"\npython = {python}\n"),
         )
         .unwrap();
         let env = std::collections::BTreeMap::<String, String>::new();

@@ -312,7 +312,7 @@ mod tests {
              for another, give its root with --target-python (the `target-python` option)"
         );
         assert!(python_packages(LinuxArch::Aarch64, py("3.12")).is_err());
-        let free_threaded = python_packages(LinuxArch::Aarch64, "3.13t").unwrap_err();
+        let free_threaded = python_packages(LinuxArch::Aarch64, py("3.13t")).unwrap_err();
         assert!(
             free_threaded
                 .to_string()
