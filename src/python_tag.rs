@@ -49,7 +49,9 @@ impl PythonTag {
     /// `config/debian/releases.toml` lists Debian's CPythons and `--python` flags take them.
     pub fn parse_version(version: &str) -> Result<PythonTag, String> {
         let not_a_version = || {
-            format!("`{version}` is not a CPython version: use the form `3.11` or `3.13t` (free-threaded)")
+            format!(
+                "`{version}` is not a CPython version: use the form `3.11` or `3.13t` (free-threaded)"
+            )
         };
         let minor = version
             .trim()
@@ -164,7 +166,10 @@ mod tests {
 
     #[test]
     fn dotted_versions_name_the_same_tags() {
-        assert_eq!(PythonTag::parse_version("3.11").unwrap().to_string(), "cp311");
+        assert_eq!(
+            PythonTag::parse_version("3.11").unwrap().to_string(),
+            "cp311"
+        );
         let free_threaded = PythonTag::parse_version("3.13t").unwrap();
         assert_eq!(free_threaded.to_string(), "cp313t");
         assert_eq!(free_threaded.with_gil().interpreter_version(), "3.13");

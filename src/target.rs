@@ -340,7 +340,9 @@ impl OsVersion {
     pub fn parse_release(text: &str) -> Option<Self> {
         let text = text.trim();
         match text.splitn(3, '.').collect::<Vec<_>>()[..] {
-            [major, minor, patch] if patch.bytes().all(|b| b.is_ascii_digit()) && !patch.is_empty() => {
+            [major, minor, patch]
+                if patch.bytes().all(|b| b.is_ascii_digit()) && !patch.is_empty() =>
+            {
                 Self::parse(&format!("{major}.{minor}"))
             }
             [_, _, _] => None,
@@ -354,8 +356,12 @@ impl std::str::FromStr for OsVersion {
 
     /// [`OsVersion::parse`], with the error a user reads.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        OsVersion::parse(text)
-            .ok_or_else(|| format!("`{}` is not a version such as `11.0` or `14.2`", text.trim()))
+        OsVersion::parse(text).ok_or_else(|| {
+            format!(
+                "`{}` is not a version such as `11.0` or `14.2`",
+                text.trim()
+            )
+        })
     }
 }
 
@@ -614,7 +620,9 @@ mod tests {
     #[test]
     fn refuses_macos_below_arm64_floor() {
         let target = Target::parse("macos-arm64").unwrap();
-        let err = target.with_os_version("10.15".parse().unwrap()).unwrap_err();
+        let err = target
+            .with_os_version("10.15".parse().unwrap())
+            .unwrap_err();
         assert!(
             err.to_string().contains("lowest supported is 11.0"),
             "{err}"

@@ -170,7 +170,10 @@ fn main_only_parses_and_dispatches() {
         );
     }
     let expected: BTreeSet<String> = ["cli", "commands", "logging"].map(String::from).into();
-    assert_eq!(named, expected, "main.rs parses and dispatches, nothing else");
+    assert_eq!(
+        named, expected,
+        "main.rs parses and dispatches, nothing else"
+    );
 }
 
 #[test]

@@ -177,8 +177,5 @@ fn the_scanner_finds_reads_and_skips_comments_and_unit_tests() {
                   // std::env::var(\"COMMENTED\")\n\
                   let b = env::var_os(name).or(std::env::vars().next());\n\
                   #[cfg(test)]\nmod tests { fn t() { std::env::var(\"IN_TEST\"); } }\n";
-    assert_eq!(
-        env_reads(source),
-        ["var(\"A\")", "var_os(name)", "vars()"]
-    );
+    assert_eq!(env_reads(source), ["var(\"A\")", "var_os(name)", "vars()"]);
 }

@@ -140,7 +140,7 @@ fn arm64_sysroot_is_fetched_once_and_runs_python_as_aarch64() {
         "{} missing",
         sysroot.python().display()
     );
-    assert_eq!(sysroot.python_version(), "3.11");
+    assert_eq!(sysroot.python_version().version(), "3.11");
     assert!(
         sysroot
             .glibc_version()

@@ -187,7 +187,7 @@ fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
         LinuxArch::Aarch64,
         crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
     )
-        .unwrap_or_else(|err| panic!("{err}"));
+    .unwrap_or_else(|err| panic!("{err}"));
     let users = tempfile::tempdir().unwrap();
     let root = users.path().join("py313-aarch64");
     let copied = Command::new("cp")

@@ -111,12 +111,8 @@ pub(super) fn build_spec(
     let mut assignments = environment_assignments(&build, env, &environment_pass);
     let deployment_target = build.get("macos-deployment-target");
     let deployment_target_origin = deployment_target.as_ref().map(|found| found.origin.clone());
-    let macos_deployment_target = macos_deployment_target(
-        deployment_target,
-        platform,
-        &mut assignments,
-        notes,
-    );
+    let macos_deployment_target =
+        macos_deployment_target(deployment_target, platform, &mut assignments, notes);
     let build_frontend = build_frontend(build.get("build-frontend"))?;
     let config_settings = config_settings(
         build.setting("config-settings"),

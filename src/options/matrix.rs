@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::Plan;
 use super::identifiers::Platform;
-use crate::target::LinuxArch;
 use super::sources::DEFAULTS_TOML;
+use crate::target::LinuxArch;
 
 /// Which entries `github_matrix` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,8 +96,7 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
 /// runner can test it.
 fn emulated_stage_cannot_test(build: &super::BuildSpec) -> bool {
     build.target.linux_arch() == Some(LinuxArch::Aarch64)
-        && !crate::sysroot::archive::shipped_versions(LinuxArch::Aarch64)
-            .contains(&build.python)
+        && !crate::sysroot::archive::shipped_versions(LinuxArch::Aarch64).contains(&build.python)
 }
 
 /// One identifier per line, as cibuildwheel's `--print-build-identifiers`.

@@ -264,11 +264,11 @@ pub fn env_var_name(option: &str) -> String {
 /// does not say; `None` where it is unset or empty.
 pub fn jobs_variable(env: &impl EnvSource) -> Result<Option<usize>, String> {
     match env.var("CROSSWHEEL_JOBS") {
-        Some(text) if !text.trim().is_empty() => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("CROSSWHEEL_JOBS={text:?}: expected a number of builds at once")),
+        Some(text) if !text.trim().is_empty() => {
+            text.trim().parse().map(Some).map_err(|_| {
+                format!("CROSSWHEEL_JOBS={text:?}: expected a number of builds at once")
+            })
+        }
         _ => Ok(None),
     }
 }

@@ -239,9 +239,8 @@ pub(crate) fn parse_duration(text: &str) -> Result<Option<u64>, String> {
 /// `macos-deployment-target`, checked against arm64's floor ([`crate::target::macos_arm64_floor`]).
 pub(crate) fn parse_macos_version(text: &str) -> Result<OsVersion, String> {
     let text = text.trim();
-    let version = OsVersion::parse(text).ok_or_else(|| {
-        format!("`{text}` is not a macOS version such as `11.0` or `14.2`")
-    })?;
+    let version = OsVersion::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a macOS version such as `11.0` or `14.2`"))?;
     let floor = crate::target::macos_arm64_floor();
     if version < floor {
         return Err(format!(

@@ -23,8 +23,8 @@ use crate::host::BuildPython;
 use crate::host::Cache;
 use crate::io_error::IoError;
 use crate::options::{BuildSpec, Plan};
-use crate::repair::{RepairRequest, repair};
 use crate::python_tag::PythonTag;
+use crate::repair::{RepairRequest, repair};
 use crate::sysroot::SysrootError;
 use crate::target::Target;
 use crate::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
@@ -392,8 +392,12 @@ mod tests {
         )
         .unwrap();
         let env = std::collections::BTreeMap::<String, String>::new();
-        crate::options::resolve(project.path(), &crate::options::CliOverrides::default(), &env)
-            .unwrap()
+        crate::options::resolve(
+            project.path(),
+            &crate::options::CliOverrides::default(),
+            &env,
+        )
+        .unwrap()
     }
 
     fn spec<'a>(plan: &'a Plan, identifier: &str) -> &'a BuildSpec {
@@ -440,7 +444,10 @@ mod tests {
         let plan = plan_of("cp312-manylinux_aarch64");
         let only = &plan.builds[0];
         let shipped = crate::sysroot::archive::shipped_versions(crate::target::LinuxArch::Aarch64);
-        assert!(!shipped.contains(&only.python), "Debian ships 3.12 now: pick another version");
+        assert!(
+            !shipped.contains(&only.python),
+            "Debian ships 3.12 now: pick another version"
+        );
         let tested = test_version(&plan, only, &wheel("demo-1.0-cp312-abi3-linux_aarch64.whl"));
         assert_eq!(tested.version(), "3.12");
     }
@@ -454,7 +461,10 @@ mod tests {
             "no aarch64 free-threaded CPython 3.13t (Debian ships none; set target-python)"
         );
         let gil = no_target_python(&target, PythonTag::parse("cp312").unwrap());
-        assert!(gil.starts_with("no aarch64 CPython 3.12 (Debian ships 3."), "{gil}");
+        assert!(
+            gil.starts_with("no aarch64 CPython 3.12 (Debian ships 3."),
+            "{gil}"
+        );
         assert!(gil.ends_with("; set target-python)"), "{gil}");
     }
 }

@@ -184,7 +184,10 @@ mod tests {
         );
         let served = outcome.wheel().expect("a finished identifier");
         assert_eq!((&served.path, served.size), (&wheel.path, wheel.size));
-        assert_eq!(outcome.times.build + outcome.times.repair, Default::default());
+        assert_eq!(
+            outcome.times.build + outcome.times.repair,
+            Default::default()
+        );
     }
 
     #[test]
@@ -195,7 +198,9 @@ mod tests {
             size: 0,
         };
         assert!(is_abi3(&wheel("demo-1.0-cp39-abi3-macosx_11_0_arm64.whl")));
-        assert!(!is_abi3(&wheel("demo-1.0-cp311-cp311-macosx_11_0_arm64.whl")));
+        assert!(!is_abi3(&wheel(
+            "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl"
+        )));
         assert!(!is_abi3(&wheel("not a wheel name")));
     }
 }

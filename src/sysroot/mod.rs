@@ -83,8 +83,8 @@ impl SysrootError {
     }
 }
 
-pub use crate::target::LinuxArch;
 use crate::python_tag::PythonTag;
+pub use crate::target::LinuxArch;
 use crate::target::OsVersion;
 
 /// The target CPython for wheels that do not name one (py3, abi3).
@@ -507,9 +507,7 @@ impl Sysroot {
                     python_version.interpreter_version()
                 ))
                 .map(str::to_string),
-            glibc: manifest
-                .upstream_version("libc6")
-                .and_then(major_minor),
+            glibc: manifest.upstream_version("libc6").and_then(major_minor),
             release: Some(release),
             tree: Some(tree.clone()),
         })
@@ -708,11 +706,14 @@ mod tests {
         );
         assert!(err.contains("select = \"cp313t-*\""), "{err}");
         assert!(
-            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13t"), py("3.13t")).is_ok()
+            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13t"), py("3.13t"))
+                .is_ok()
         );
         std::fs::remove_file(bin.join("python3.13")).unwrap();
         std::fs::write(bin.join("python3.13"), "").unwrap();
-        assert!(refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), py("3.13")).is_ok());
+        assert!(
+            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), py("3.13")).is_ok()
+        );
     }
 
     #[test]
@@ -733,7 +734,8 @@ mod tests {
     fn a_sysroot_with_debian_python_packages_is_a_tree_of_its_own() {
         let extra = ["python3-yaml".to_string(), "python3-numpy".to_string()];
         let specs =
-            TreeSpec::python_sysroot_candidates_with(LinuxArch::Ppc64le, py("3.11"), &extra).unwrap();
+            TreeSpec::python_sysroot_candidates_with(LinuxArch::Ppc64le, py("3.11"), &extra)
+                .unwrap();
         let spec = &specs[0];
         assert_eq!(
             spec.cache_subdir,

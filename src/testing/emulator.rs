@@ -102,14 +102,10 @@ impl Emulator {
         if marker.exists() || !self.sysroot.owned() {
             return Ok(());
         }
-        let stdlib = self
-            .sysroot
-            .root()
-            .join("usr/lib")
-            .join(format!(
-                "python{}",
-                self.sysroot.python_version().interpreter_version()
-            ));
+        let stdlib = self.sysroot.root().join("usr/lib").join(format!(
+            "python{}",
+            self.sysroot.python_version().interpreter_version()
+        ));
         tracing::info!(
             "compiling the {} standard library to bytecode under qemu (once per target CPython, ~10 s)",
             self.sysroot.arch()

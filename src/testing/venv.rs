@@ -97,10 +97,7 @@ impl TargetEnv {
             .map(Path::to_path_buf)
             .unwrap_or_default();
         let version = sysroot.python_version().interpreter_version();
-        env.create_layout(
-            &home,
-            sysroot.python_full_version().unwrap_or(&version),
-        )?;
+        env.create_layout(&home, sysroot.python_full_version().unwrap_or(&version))?;
 
         let mut script =
             String::from("#!/bin/sh\n# crosswheel: the target CPython under qemu-user\n");
