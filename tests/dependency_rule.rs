@@ -195,3 +195,60 @@ fn every_module_of_the_crate_is_in_a_layer() {
         "modules in no layer of tests/dependency_rule.rs: {missing:?}"
     );
 }
+
+/// The module names in backticks of one table cell (`elf::edit` names `elf`).
+fn cell_modules(cell: &str) -> BTreeSet<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|quoted| quoted.split("::").next().unwrap_or_default().to_string())
+        .filter(|name| layer_of(name).is_some())
+        .collect()
+}
+
+/// docs/architecture.md's table of which module uses which says what the code does.
+#[test]
+fn the_architecture_table_lists_what_each_module_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    let mut actual: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for path in &files {
+        let module = module_of(path.strip_prefix(root).unwrap());
+        let source = std::fs::read_to_string(path).unwrap();
+        let named = actual.entry(module.clone()).or_default();
+        named.extend(
+            named_modules(&source)
+                .into_iter()
+                .filter(|name| *name != module && layer_of(name).is_some()),
+        );
+    }
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut documented = BTreeSet::new();
+    let mut problems = Vec::new();
+    for line in doc.lines().filter(|line| line.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, modules, uses, ..] = cells[..] else {
+            continue;
+        };
+        for module in cell_modules(modules) {
+            let said = cell_modules(uses);
+            let does = actual.get(&module).cloned().unwrap_or_default();
+            if said != does {
+                problems.push(format!(
+                    "`{module}`: the table says {said:?}, the code names {does:?}"
+                ));
+            }
+            documented.insert(module);
+        }
+    }
+    let missing: Vec<&String> = actual
+        .keys()
+        .filter(|module| layer_of(module).is_some() && !documented.contains(*module))
+        .collect();
+    assert!(
+        problems.is_empty() && missing.is_empty(),
+        "docs/architecture.md's dependency table is out of date:\n{}\nmodules without a row: {missing:?}",
+        problems.join("\n")
+    );
+}
