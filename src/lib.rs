@@ -20,6 +20,7 @@ pub mod manylinux;
 pub mod options;
 pub mod pipeline;
 pub mod publish;
+pub mod python_tag;
 pub mod repair;
 pub mod sysroot;
 pub mod target;

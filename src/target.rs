@@ -17,14 +17,6 @@ const TARGETS_TOML: &str = include_str!("../config/targets.toml");
 pub enum TargetError {
     #[error("unknown target `{name}`: use one of {known}")]
     Unknown { name: String, known: String },
-    #[error(
-        "invalid OS version `{version}` for {target}: expected MAJOR.MINOR such as `{example}`"
-    )]
-    BadVersion {
-        target: String,
-        version: String,
-        example: String,
-    },
     #[error("{target} cannot target OS version {version}: the lowest supported is {min}")]
     BelowFloor {
         target: String,
@@ -333,19 +325,56 @@ pub(crate) fn config() -> &'static TargetsConfig {
     })
 }
 
-/// An OS version as `MAJOR.MINOR`: glibc for Linux, the deployment target for macOS.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// An OS version as `MAJOR.MINOR`: glibc for Linux, the deployment target for macOS. The
+/// one type for both, from `config/targets.toml` and the `macos-deployment-target` option to
+/// the repair stage's request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OsVersion {
     pub major: u32,
     pub minor: u32,
 }
 
 impl OsVersion {
+    pub const fn new(major: u32, minor: u32) -> Self {
+        Self { major, minor }
+    }
+
+    /// `11` (11.0) or `14.2`: the form options and `config/targets.toml` write.
     pub fn parse(text: &str) -> Option<Self> {
         let (major, minor) = text.split_once('.').unwrap_or((text, "0"));
         Some(Self {
             major: major.parse().ok()?,
             minor: minor.parse().ok()?,
+        })
+    }
+
+    /// As [`OsVersion::parse`], also taking a release with a patch level (`2.36.1`,
+    /// `10.15.4`), as C libraries and macOS report themselves; the patch is dropped, as no
+    /// wheel tag or deployment target carries one.
+    pub fn parse_release(text: &str) -> Option<Self> {
+        let text = text.trim();
+        match text.splitn(3, '.').collect::<Vec<_>>()[..] {
+            [major, minor, patch]
+                if patch.bytes().all(|b| b.is_ascii_digit()) && !patch.is_empty() =>
+            {
+                Self::parse(&format!("{major}.{minor}"))
+            }
+            [_, _, _] => None,
+            _ => Self::parse(text),
+        }
+    }
+}
+
+impl std::str::FromStr for OsVersion {
+    type Err = String;
+
+    /// [`OsVersion::parse`], with the error a user reads.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        OsVersion::parse(text).ok_or_else(|| {
+            format!(
+                "`{}` is not a version such as `11.0` or `14.2`",
+                text.trim()
+            )
         })
     }
 }
@@ -401,7 +430,8 @@ impl Target {
             })
     }
 
-    fn with_default_version(data: &'static TargetData) -> Target {
+    /// The target `data` describes, at its default OS version.
+    pub fn with_default_version(data: &'static TargetData) -> Target {
         let os_version = OsVersion::parse(&data.default_os_version).unwrap_or_else(|| {
             panic!(
                 "config/targets.toml: bad default_os_version for {}",
@@ -413,23 +443,18 @@ impl Target {
 
     /// Same target for another OS version (macOS deployment target, glibc for zig);
     /// versions below the platform's floor are refused rather than silently stamped.
-    pub fn with_os_version(&self, version: &str) -> Result<Target, TargetError> {
-        let parsed = OsVersion::parse(version).ok_or_else(|| TargetError::BadVersion {
-            target: self.id().to_string(),
-            version: version.to_string(),
-            example: self.data.default_os_version.clone(),
-        })?;
+    pub fn with_os_version(&self, version: OsVersion) -> Result<Target, TargetError> {
         let floor = self.data.min_os();
-        if parsed < floor {
+        if version < floor {
             return Err(TargetError::BelowFloor {
                 target: self.id().to_string(),
-                version: parsed.to_string(),
+                version: version.to_string(),
                 min: floor.to_string(),
             });
         }
         Ok(Target {
             data: self.data,
-            os_version: parsed,
+            os_version: version,
         })
     }
 
@@ -598,7 +623,7 @@ mod tests {
     fn macos_deployment_target_goes_into_triple_and_tag() {
         let target = Target::parse("macosx_11_0_arm64")
             .unwrap()
-            .with_os_version("12.3")
+            .with_os_version("12.3".parse().unwrap())
             .unwrap();
         assert_eq!(target.zig_triple(), "aarch64-macos.12.3");
         assert_eq!(target.platform_tag(), "macosx_12_3_arm64");
@@ -609,11 +634,30 @@ mod tests {
     #[test]
     fn refuses_macos_below_arm64_floor() {
         let target = Target::parse("macos-arm64").unwrap();
-        let err = target.with_os_version("10.15").unwrap_err();
+        let err = target
+            .with_os_version("10.15".parse().unwrap())
+            .unwrap_err();
         assert!(
             err.to_string().contains("lowest supported is 11.0"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn os_versions_read_options_and_releases() {
+        let version = |text: &str| OsVersion::parse(text).map(|v| v.to_string());
+        assert_eq!(version("12").as_deref(), Some("12.0"));
+        assert_eq!(version("14.2").as_deref(), Some("14.2"));
+        assert_eq!(version("10.15.4"), None, "options take MAJOR.MINOR");
+        assert_eq!(version("eleven"), None);
+        let release = |text: &str| OsVersion::parse_release(text).map(|v| v.to_string());
+        assert_eq!(release("2.36.1").as_deref(), Some("2.36"));
+        assert_eq!(release("10.15.4").as_deref(), Some("10.15"));
+        assert_eq!(release("11").as_deref(), Some("11.0"));
+        assert_eq!(release("2.36.x"), None);
+        assert_eq!(release("1.2.3.4"), None);
+        assert_eq!(release(""), None);
+        assert!(OsVersion::new(10, 15) < OsVersion::new(11, 0));
     }
 
     #[test]

@@ -556,7 +556,7 @@ fn macosx_deployment_target_of_the_environment_sets_the_macos_target() {
         .iter()
         .find(|build| build.identifier == "cp311-macosx_arm64")
         .unwrap();
-    assert_eq!(macos.options.macos_deployment_target, "11.0");
+    assert_eq!(macos.options.macos_deployment_target.to_string(), "11.0");
     let mut vars = BTreeMap::new();
     macos
         .options
@@ -570,5 +570,8 @@ fn macosx_deployment_target_of_the_environment_sets_the_macos_target() {
         plan.notes
     );
     let plan = project.plan(&[("CIBW_BUILD", "cp312-macosx_arm64")]);
-    assert_eq!(plan.builds[0].options.macos_deployment_target, "13.0");
+    assert_eq!(
+        plan.builds[0].options.macos_deployment_target.to_string(),
+        "13.0"
+    );
 }

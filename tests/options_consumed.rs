@@ -122,7 +122,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         ("toolchain", vec![(IDENTIFIER, "spec.options.toolchain")]),
         (
             "macos_deployment_target",
-            vec![(PIPELINE, "spec.options.macos_deployment_target")],
+            vec![(BUILD_SPEC, "options.macos_deployment_target,")],
         ),
         ("qemu_cpu", vec![(PIPELINE, "spec.options.qemu_cpu")]),
         (

@@ -80,7 +80,7 @@ fn platform_tables_replace_top_level_values_for_their_platform_only() {
     );
     assert_eq!(aarch64.test_requires, ["pytest", "numpy >= 2"]);
     assert_eq!(aarch64.qemu_cpu.as_deref(), Some("cortex-a72"));
-    assert_eq!(aarch64.macos_deployment_target, "11.0");
+    assert_eq!(aarch64.macos_deployment_target.to_string(), "11.0");
 
     let macos = &build(&plan, "cp311-macosx_arm64").options;
     assert_eq!(
@@ -89,7 +89,7 @@ fn platform_tables_replace_top_level_values_for_their_platform_only() {
     );
     assert_eq!(macos.test_requires, ["pytest"]);
     assert_eq!(macos.qemu_cpu, None);
-    assert_eq!(macos.macos_deployment_target, "12.3");
+    assert_eq!(macos.macos_deployment_target.to_string(), "12.3");
 }
 
 #[test]
@@ -104,8 +104,8 @@ fn top_level_values_reach_every_build() {
             "{}",
             spec.identifier
         );
-        assert_eq!(spec.python, "3.11");
-        assert_eq!(spec.python_tag.to_string(), "cp311");
+        assert_eq!(spec.python.version(), "3.11");
+        assert_eq!(spec.python.to_string(), "cp311");
     }
     assert_eq!(
         plan.config_file.as_deref(),

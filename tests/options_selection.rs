@@ -203,7 +203,7 @@ fn printed_identifiers_match_the_plan() {
     assert_eq!(entries.len(), plan.builds.len());
     for (entry, build) in entries.iter().zip(&plan.builds) {
         assert_eq!(entry["identifier"], build.identifier.as_str());
-        assert_eq!(entry["target"], build.target_id.as_str());
+        assert_eq!(entry["target"], build.target.id());
         assert_eq!(entry["python"], "3.12");
     }
 }

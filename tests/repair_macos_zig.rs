@@ -86,7 +86,7 @@ fn options(out: &Path, lib_dir: &Path) -> MacosRepairOptions {
         lib_paths: vec![lib_dir.to_path_buf()],
         out_dir: out.to_path_buf(),
         epoch: Some(1_700_000_000),
-        macos_version: Some("11.0".into()),
+        macos_version: Some(crosswheel::target::OsVersion::new(11, 0)),
         ..Default::default()
     }
 }

@@ -32,6 +32,7 @@ fn wrapper(cxx: bool) -> PathBuf {
         &cache,
         &python.executable,
         false,
+        None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for ppc64le: {err}"));
     if cxx {
@@ -177,9 +178,12 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
     // The helpers compute what GCC's own build computes: 3*7 + 3/7 - 3 in IBM
     // double-double precision (31 significant digits, not double's 17).
     let cache = Cache::from_env().unwrap();
-    let root =
-        crosswheel::sysroot::system_libraries(cache.root(), crosswheel::target::LinuxArch::Ppc64le)
-            .unwrap();
+    let root = crosswheel::sysroot::system_libraries(
+        cache.root(),
+        crosswheel::target::LinuxArch::Ppc64le,
+        None,
+    )
+    .unwrap();
     let qemu = common::require_tool("qemu-ppc64le-static", "apt-get install qemu-user-static");
     let output = Command::new(qemu)
         .arg("-L")

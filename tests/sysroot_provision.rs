@@ -10,6 +10,11 @@ use crosswheel::sysroot::{self, LinuxArch, PackageTree, Sysroot, TreeSpec};
 use crosswheel::testing::{Emulator, find_qemu};
 
 /// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
+/// The CPython bookworm ships.
+fn py311() -> crosswheel::python_tag::PythonTag {
+    crosswheel::python_tag::PythonTag::parse("cp311").unwrap()
+}
+
 fn cache_root() -> PathBuf {
     Cache::from_env()
         .unwrap_or_else(|err| panic!("{err}"))
@@ -24,7 +29,7 @@ fn provision_cold_then_warm(arch: LinuxArch) -> (tempfile::TempDir, Sysroot) {
     let cold_started = Instant::now();
     let racers: Vec<Sysroot> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| Sysroot::provision(cache.path(), arch, "3.11")))
+            .map(|_| scope.spawn(|| Sysroot::provision(cache.path(), arch, py311())))
             .collect();
         handles
             .into_iter()
@@ -47,7 +52,7 @@ fn provision_cold_then_warm(arch: LinuxArch) -> (tempfile::TempDir, Sysroot) {
     );
 
     let warm_started = Instant::now();
-    let warm = Sysroot::provision(cache.path(), arch, "3.11")
+    let warm = Sysroot::provision(cache.path(), arch, py311())
         .unwrap_or_else(|err| panic!("warm provisioning failed: {err}"));
     let warm_time = warm_started.elapsed();
     assert!(
@@ -101,7 +106,7 @@ fn assert_no_absolute_symlinks(root: &Path) {
 
 fn emulated_machine(cache: &Path, arch: LinuxArch) -> String {
     let emulator =
-        Emulator::new(cache, arch, "3.11", None, None, None).unwrap_or_else(|err| panic!("{err}"));
+        Emulator::new(cache, arch, py311(), None, None, None).unwrap_or_else(|err| panic!("{err}"));
     // The stdlib is compiled once, under emulation, so test runs do not compile it again.
     let stdlib = emulator.sysroot().root().join("usr/lib/python3.11");
     for module in [
@@ -135,7 +140,7 @@ fn arm64_sysroot_is_fetched_once_and_runs_python_as_aarch64() {
         "{} missing",
         sysroot.python().display()
     );
-    assert_eq!(sysroot.python_version(), "3.11");
+    assert_eq!(sysroot.python_version().version(), "3.11");
     assert!(
         sysroot
             .glibc_version()
@@ -182,7 +187,7 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 #[test]
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
     let cache = cache_root();
-    let emulator = Emulator::new(&cache, LinuxArch::Aarch64, "3.11", None, None, None)
+    let emulator = Emulator::new(&cache, LinuxArch::Aarch64, py311(), None, None, None)
         .unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
         .python_command()
@@ -205,7 +210,7 @@ fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
     let cache = cache_root();
     let host = LinuxArch::host().expect("a supported host");
     let started = Instant::now();
-    let tree: PackageTree = sysroot::provision(&cache, &TreeSpec::qemu_user(host))
+    let tree: PackageTree = sysroot::provision(&cache, &TreeSpec::qemu_user(host, None))
         .unwrap_or_else(|err| panic!("{err}"));
     eprintln!(
         "[timing] qemu-user-static tree: {:.2} s (downloaded: {})",
@@ -231,6 +236,6 @@ fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
         "only crosswheel's emulators are kept"
     );
     // PATH wins over the cache when it has one.
-    let found = find_qemu(LinuxArch::Aarch64, &cache).unwrap_or_else(|err| panic!("{err}"));
+    let found = find_qemu(LinuxArch::Aarch64, &cache, None).unwrap_or_else(|err| panic!("{err}"));
     assert!(found.is_file());
 }

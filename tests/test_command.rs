@@ -182,8 +182,12 @@ fn real_cp313_and_cp314_wheels_pass_their_own_suites_on_both_linux_targets() {
 fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
     use crosswheel::sysroot::{LinuxArch, Sysroot};
     let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
-    let debian = Sysroot::provision(cache.root(), LinuxArch::Aarch64, "3.13")
-        .unwrap_or_else(|err| panic!("{err}"));
+    let debian = Sysroot::provision(
+        cache.root(),
+        LinuxArch::Aarch64,
+        crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
+    )
+    .unwrap_or_else(|err| panic!("{err}"));
     let users = tempfile::tempdir().unwrap();
     let root = users.path().join("py313-aarch64");
     let copied = Command::new("cp")

@@ -24,7 +24,7 @@ fn a_hung_emulated_suite_is_killed_at_its_timeout_naming_the_last_test() {
         test_command:
             "python -c \"print('test_one PASSED', flush=True); import time; time.sleep(600)\""
                 .into(),
-        python_version: "3.11".into(),
+        python_version: crosswheel::python_tag::PythonTag::parse("cp311").unwrap(),
         project_dir: project.path().to_path_buf(),
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.path().to_path_buf(),

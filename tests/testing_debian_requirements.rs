@@ -40,7 +40,7 @@ fn spec(
     TestSpec {
         test_command: command.into(),
         test_requires: vec![requires.into()],
-        python_version: "3.11".into(),
+        python_version: crosswheel::python_tag::PythonTag::parse("cp311").unwrap(),
         project_dir: project.path().to_path_buf(),
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.path().to_path_buf(),

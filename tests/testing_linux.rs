@@ -69,7 +69,7 @@ fn run(arch: LinuxArch, project: &Path, logs: &Path) -> TestOutcome {
     let spec = TestSpec {
         test_command: "pytest -v tests && test -d {project}/tests".into(),
         test_requires: vec!["pytest".into()],
-        python_version: "3.11".into(),
+        python_version: crosswheel::python_tag::PythonTag::parse("cp311").unwrap(),
         test_sources: vec![PathBuf::from("tests")],
         project_dir: project.to_path_buf(),
         qemu_cpu: None,
@@ -149,7 +149,7 @@ fn uninstallable_requirement_is_an_error_naming_the_log() {
     let spec = TestSpec {
         test_command: "true".into(),
         test_requires: vec!["crosswheel-no-such-package-for-tests==0.0.1".into()],
-        python_version: "3.11".into(),
+        python_version: crosswheel::python_tag::PythonTag::parse("cp311").unwrap(),
         test_sources: Vec::new(),
         project_dir: project.path().to_path_buf(),
         qemu_cpu: None,
@@ -217,7 +217,7 @@ fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
         test_command: "python -c 'import sdistonly, markupsafe._speedups' && pytest -q tests"
             .into(),
         test_requires: vec!["sdistonly==1.0".into(), "pytest".into()],
-        python_version: "3.11".into(),
+        python_version: crosswheel::python_tag::PythonTag::parse("cp311").unwrap(),
         test_sources: vec![PathBuf::from("tests")],
         project_dir: project.path().to_path_buf(),
         qemu_cpu: None,

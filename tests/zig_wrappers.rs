@@ -21,6 +21,7 @@ fn wrapper(target: &str, cxx: bool) -> std::path::PathBuf {
         &cache,
         &python.executable,
         false,
+        None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
     if cxx {

@@ -7,23 +7,14 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::BuildError;
-use crate::host::{BuildPython, CROSS_ONLY_VARS};
-
-/// The installer of the build requirements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InstallerKind {
-    /// The build python's pip (`python -m pip --python <venv> install`).
-    Pip,
-    /// uv from PATH or crosswheel's cache (`uv pip install --python <venv>`).
-    Uv,
-}
+use crate::host::{BuildPython, CROSS_ONLY_VARS, Installer};
 
 /// The frontend's choices for one build, filled by the pipeline from `build-frontend`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frontend {
     /// The option as written (`pip; args: --no-build-isolation`), for the build log.
     pub description: String,
-    pub installer: InstallerKind,
+    pub installer: Installer,
     /// `false`: the backend runs in the build python's own environment; nothing is installed.
     pub isolation: bool,
     /// Without isolation: missing build requirements are an error before the build.
@@ -37,7 +28,7 @@ impl Default for Frontend {
     fn default() -> Self {
         Frontend {
             description: "build".to_string(),
-            installer: InstallerKind::Pip,
+            installer: Installer::Pip,
             isolation: true,
             check_dependencies: true,
             installer_args: Vec::new(),
@@ -47,10 +38,10 @@ impl Default for Frontend {
 
 /// A resolved installer: the program and the arguments before `--python <venv>`.
 #[derive(Debug, Clone)]
-pub(crate) struct Installer {
+pub(crate) struct ResolvedInstaller {
     program: PathBuf,
     leading: Vec<&'static str>,
-    pub kind: InstallerKind,
+    pub kind: Installer,
     args: Vec<String>,
     /// The user's `environment`: PIP_*/UV_* settings (an index, a constraint file) reach the
     /// installer, as they do under cibuildwheel.
@@ -58,7 +49,7 @@ pub(crate) struct Installer {
     working_dir: PathBuf,
 }
 
-impl Installer {
+impl ResolvedInstaller {
     pub fn new(
         frontend: &Frontend,
         python: &BuildPython,
@@ -66,13 +57,13 @@ impl Installer {
         environment: &BTreeMap<String, String>,
         working_dir: &Path,
         offline: bool,
-    ) -> Result<Installer, BuildError> {
+    ) -> Result<ResolvedInstaller, BuildError> {
         let (program, leading) = match frontend.installer {
-            InstallerKind::Pip => (
+            Installer::Pip => (
                 python.executable.clone(),
                 vec!["-m", "pip", "--disable-pip-version-check", "--quiet"],
             ),
-            InstallerKind::Uv => {
+            Installer::Uv => {
                 let uv = crate::host::ensure_uv(cache, &python.executable, offline).map_err(
                     |reason| BuildError::NoUv {
                         frontend: frontend.description.clone(),
@@ -87,7 +78,7 @@ impl Installer {
             .filter(|(name, _)| !matches!(name.as_str(), "PATH" | "PYTHONPATH"))
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
-        Ok(Installer {
+        Ok(ResolvedInstaller {
             program,
             leading,
             kind: frontend.installer,
@@ -111,10 +102,7 @@ impl Installer {
     }
 
     pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            InstallerKind::Pip => "pip",
-            InstallerKind::Uv => "uv",
-        }
+        self.kind.name()
     }
 
     /// Installs `requires` into the venv of `venv_python`; the output is the error.
@@ -126,10 +114,10 @@ impl Installer {
     ) -> Result<(), String> {
         let mut args: Vec<OsString> = self.leading.iter().map(OsString::from).collect();
         match self.kind {
-            InstallerKind::Pip => {
+            Installer::Pip => {
                 args.extend(["--python".into(), venv_python.into(), "install".into()])
             }
-            InstallerKind::Uv => args.extend([
+            Installer::Uv => args.extend([
                 "pip".into(),
                 "install".into(),
                 "--python".into(),

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::BuildError;
-use super::frontend::{Frontend, Installer, missing_requirements};
+use super::frontend::{Frontend, ResolvedInstaller, missing_requirements};
 use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache, cache_key};
 
 const MARKER: &str = "crosswheel-installed.json";
@@ -24,7 +24,7 @@ pub struct HostEnv {
     /// pip constraints (`dependency-versions`) for every install into the venv.
     pub constraints: Option<PathBuf>,
     /// `None` without isolation: the build python's own environment.
-    installer: Option<Installer>,
+    installer: Option<ResolvedInstaller>,
     /// Without isolation, whether missing requirements are an error (build without `-x`).
     check_dependencies: bool,
 }
@@ -70,7 +70,7 @@ impl HostEnv {
             env.install(requires, request.offline)?;
             return Ok(env);
         }
-        let installer = Installer::new(
+        let installer = ResolvedInstaller::new(
             request.frontend,
             python,
             request.cache,

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use frontend::{Frontend, InstallerKind};
+pub use frontend::Frontend;
 pub use host_env::HostEnv;
 pub use project::{Backend, BuildSystem, Project};
 pub use target_wheels::prepare_target_site;

@@ -93,11 +93,9 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
 fn jobs(flag: Option<usize>) -> Result<usize> {
     let jobs = match flag {
         Some(jobs) => jobs,
-        None => match std::env::var("CROSSWHEEL_JOBS") {
-            Ok(text) if !text.trim().is_empty() => text.trim().parse().map_err(|_| {
-                anyhow::anyhow!("CROSSWHEEL_JOBS={text:?}: expected a number of builds at once")
-            })?,
-            _ => std::thread::available_parallelism().map_or(1, usize::from),
+        None => match crate::options::jobs_variable(&ProcessEnv).map_err(anyhow::Error::msg)? {
+            Some(jobs) => jobs,
+            None => std::thread::available_parallelism().map_or(1, usize::from),
         },
     };
     if jobs == 0 {

@@ -26,7 +26,11 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         plat: args.plat.clone(),
         sysroot: args.sysroot.clone(),
         system_libraries: None,
-        macos_version: args.macos_version.clone(),
+        macos_version: crate::options::repair_macos_version(
+            args.macos_version.as_deref(),
+            &crate::options::ProcessEnv,
+        )
+        .map_err(anyhow::Error::msg)?,
         retag: args.retag,
     };
     for path in &args.wheels {
@@ -49,7 +53,11 @@ pub(crate) fn system_libraries_for(
         .iter()
         .find_map(|tag| crate::target::LinuxArch::of_platform_tag(tag));
     match arch {
-        Some(arch) => Ok(Some(crate::sysroot::system_libraries(cache.root(), arch)?)),
+        Some(arch) => Ok(Some(crate::sysroot::system_libraries(
+            cache.root(),
+            arch,
+            crate::options::debian_mirror_variable(&crate::options::ProcessEnv).as_deref(),
+        )?)),
         None => Ok(None),
     }
 }

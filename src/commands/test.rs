@@ -25,6 +25,7 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             cache_dir: cache.root().to_path_buf(),
             log_dir: logs.clone(),
             target_python: args.target_python.clone(),
+            debian_mirror: crate::options::debian_mirror_variable(&crate::options::ProcessEnv),
             ..TestSpec::default()
         };
         match test_or_check(path, &wheel, &spec)? {

@@ -8,6 +8,7 @@ use crate::cli::{EnvArgs, ToolchainArgs};
 use crate::crossenv::CrossEnv;
 use crate::host::BuildPython;
 use crate::host::Cache;
+use crate::python_tag::PythonTag;
 use crate::target::{Target, ToolchainKind};
 use crate::toolchain::{doctor, resolve_toolchain};
 
@@ -40,13 +41,18 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
 pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
     let target = Target::parse(&args.target)?;
     let cache = Cache::from_env()?;
-    let (version, free_threaded) = match args.python.strip_suffix('t') {
-        Some(version) => (version, true),
-        None => (args.python.as_str(), false),
-    };
-    let python = BuildPython::find(version)?.targeting(free_threaded);
+    let tag = PythonTag::parse_version(&args.python)
+        .map_err(|message| anyhow::anyhow!("--python: {message}"))?;
+    let python = BuildPython::find(&tag.version())?.targeting(tag.is_free_threaded());
     let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
-    let toolchain = resolve_toolchain(kind, &target, &cache, &python.executable, args.offline)?;
+    let toolchain = resolve_toolchain(
+        kind,
+        &target,
+        &cache,
+        &python.executable,
+        args.offline,
+        crate::options::debian_mirror_variable(&crate::options::ProcessEnv).as_deref(),
+    )?;
     let env = CrossEnv::create(&cache, &python, &toolchain, None)?;
     print!("{}", env.shell_exports());
     Ok(ExitCode::SUCCESS)

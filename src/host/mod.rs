@@ -17,6 +17,33 @@ pub use python::{BuildPython, PythonError};
 pub use shell::shell_quote;
 pub use uv::ensure_uv;
 
+/// The program that installs build requirements into an isolated build environment: what
+/// `build-frontend` chooses and the backend runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Installer {
+    /// The build python's pip, `python -m pip --python <venv> install` (`build`, `pip`).
+    Pip,
+    /// uv from PATH or crosswheel's cache, `uv pip install --python <venv>` (`build[uv]`,
+    /// `uv`, `build --installer uv`).
+    Uv,
+}
+
+impl Installer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Installer::Pip => "pip",
+            Installer::Uv => "uv",
+        }
+    }
+}
+
+/// `CROSSWHEEL_ZIG`: a zig executable to use instead of the `ziglang` package of the cache.
+pub fn zig_override() -> Option<PathBuf> {
+    std::env::var_os("CROSSWHEEL_ZIG")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The first executable file called `name` in a folder of `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::target::ToolchainKind;
+use crate::target::{OsVersion, Target, ToolchainKind};
 
 use super::error::{OptionsError, Origin};
 use super::identifiers::{self, Platform, PythonTag, TargetData};
@@ -96,7 +96,7 @@ pub(super) fn build_spec(
     project_dir: &Path,
     groups: &DependencyGroups,
     python: PythonTag,
-    target: &TargetData,
+    target: &'static TargetData,
     notes: &mut Notes,
 ) -> Result<BuildSpec, OptionsError> {
     let identifier = identifiers::identifier(python, target);
@@ -109,12 +109,10 @@ pub(super) fn build_spec(
     };
     let environment_pass = build.list("environment-pass");
     let mut assignments = environment_assignments(&build, env, &environment_pass);
-    let macos_deployment_target = macos_deployment_target(
-        build.get("macos-deployment-target"),
-        platform,
-        &mut assignments,
-        notes,
-    );
+    let deployment_target = build.get("macos-deployment-target");
+    let deployment_target_origin = deployment_target.as_ref().map(|found| found.origin.clone());
+    let macos_deployment_target =
+        macos_deployment_target(deployment_target, platform, &mut assignments, notes);
     let build_frontend = build_frontend(build.get("build-frontend"))?;
     let config_settings = config_settings(
         build.setting("config-settings"),
@@ -161,10 +159,12 @@ pub(super) fn build_spec(
         dependency_versions,
     };
     Ok(BuildSpec {
-        target_id: target.id.clone(),
-        platform,
-        python: python.version(),
-        python_tag: python,
+        target: build_target(
+            target,
+            options.macos_deployment_target,
+            deployment_target_origin,
+        )?,
+        python,
         options,
         identifier,
     })
@@ -305,11 +305,11 @@ fn macos_deployment_target(
     platform: Platform,
     assignments: &mut [EnvAssignment],
     notes: &mut Notes,
-) -> String {
+) -> OsVersion {
     let configured = located
         .as_ref()
-        .map(|found| found.setting.text())
-        .unwrap_or_default();
+        .and_then(|found| found.setting.os_version())
+        .unwrap_or_else(crate::target::macos_arm64_floor);
     let from_defaults = located.as_ref().is_none_or(|found| {
         matches!(&found.origin, Origin::File { path, .. } if path == Path::new(DEFAULTS_PATH))
     });
@@ -347,10 +347,33 @@ fn macos_deployment_target(
     } else {
         configured
     };
-    if chosen != literal {
-        *assignment = EnvAssignment::literal("MACOSX_DEPLOYMENT_TARGET", &chosen);
+    if chosen.to_string() != literal {
+        *assignment = EnvAssignment::literal("MACOSX_DEPLOYMENT_TARGET", &chosen.to_string());
     }
     chosen
+}
+
+/// The target of a build: for macOS at its deployment target (checked against the floor
+/// when the option was read), for Linux at the glibc of `config/targets.toml`.
+fn build_target(
+    data: &'static TargetData,
+    macos_deployment_target: OsVersion,
+    origin: Option<Origin>,
+) -> Result<Target, OptionsError> {
+    let target = Target::with_default_version(data);
+    if !target.is_macos() {
+        return Ok(target);
+    }
+    target
+        .with_os_version(macos_deployment_target)
+        .map_err(|error| OptionsError::InvalidValue {
+            origin: origin.unwrap_or_else(|| Origin::File {
+                path: PathBuf::from(DEFAULTS_PATH),
+                line: 1,
+            }),
+            key: "macos-deployment-target".to_string(),
+            message: error.to_string(),
+        })
 }
 
 fn toolchain(located: Option<Located>, platform: Platform) -> Result<ToolchainKind, OptionsError> {

@@ -82,9 +82,13 @@ pub enum OptionsError {
     NothingSelected { build: String, skip: String },
 }
 
-/// Where a user of the installed binary reads about the options.
-pub const DOCS_URL: &str =
-    "https://github.com/crosswheel/crosswheel/blob/main/docs/configuration.md";
+/// Where a user of the installed binary reads about the options: docs/configuration.md of
+/// the repository that Cargo.toml's `repository` names (the unit test
+/// `the_docs_url_names_a_page_of_the_repository` holds the page to the file).
+pub const DOCS_URL: &str = concat!(
+    env!("CARGO_PKG_REPOSITORY"),
+    "/blob/main/docs/configuration.md"
+);
 
 fn suggestion_text(suggestion: &Option<String>) -> String {
     match suggestion {
@@ -145,5 +149,20 @@ pub(crate) fn keep<T>(
             problems.push(error);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_docs_url_names_a_page_of_the_repository() {
+        let page = DOCS_URL
+            .strip_prefix(env!("CARGO_PKG_REPOSITORY"))
+            .and_then(|rest| rest.strip_prefix("/blob/main/"))
+            .expect("DOCS_URL is a page of the repository Cargo.toml names");
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page);
+        assert!(file.is_file(), "{} does not exist", file.display());
     }
 }

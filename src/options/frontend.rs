@@ -6,24 +6,7 @@
 //! an error naming it, never dropped.
 
 use super::types::FrontendName;
-
-/// The program that installs the build requirements into the isolated build environment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Installer {
-    /// `pip install --python <venv>`, run by the build python (`build`, `pip`).
-    Pip,
-    /// `uv pip install --python <venv>` (`build[uv]`, `uv`, `build --installer uv`).
-    Uv,
-}
-
-impl Installer {
-    pub fn name(self) -> &'static str {
-        match self {
-            Installer::Pip => "pip",
-            Installer::Uv => "uv",
-        }
-    }
-}
+pub use crate::host::Installer;
 
 /// What a frontend's args ask for.
 #[derive(Debug, Clone, PartialEq, Eq)]

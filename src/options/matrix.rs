@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::Plan;
 use super::identifiers::Platform;
 use super::sources::DEFAULTS_TOML;
+use crate::target::LinuxArch;
 
 /// Which entries `github_matrix` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,14 +55,14 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
         // as actions/setup-python names it).
         let entry = |job: &str, os: &str| {
             let python = match job {
-                "test" => build.python_tag.interpreter_version(),
-                _ => build.python.clone(),
+                "test" => build.python.interpreter_version(),
+                _ => build.python.version(),
             };
             json!({
                 "job": job,
                 "identifier": build.identifier,
-                "target": build.target_id,
-                "platform": build.platform.name(),
+                "target": build.target.id(),
+                "platform": build.target.platform().name(),
                 "python": python,
                 "os": os,
                 "artifact": format!("wheel-{}", build.identifier),
@@ -70,7 +71,7 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
         if matches!(jobs, MatrixJobs::All | MatrixJobs::Build) {
             include.push(entry("build", &runners.build_runner));
         }
-        let native_runner = match build.platform {
+        let native_runner = match build.target.platform() {
             Platform::Macos => Some(&runners.macos_test_runner),
             Platform::Linux if emulated_stage_cannot_test(build) => {
                 Some(&runners.linux_arm64_test_runner)
@@ -94,9 +95,8 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
 /// free-threaded one): the emulated test stage reports it `not tested`, a native arm64
 /// runner can test it.
 fn emulated_stage_cannot_test(build: &super::BuildSpec) -> bool {
-    build.target_id == "linux-aarch64"
-        && !crate::sysroot::archive::shipped_versions(crate::target::LinuxArch::Aarch64)
-            .contains(&build.python_tag.interpreter_version())
+    build.target.linux_arch() == Some(LinuxArch::Aarch64)
+        && !crate::sysroot::archive::shipped_versions(LinuxArch::Aarch64).contains(&build.python)
 }
 
 /// One identifier per line, as cibuildwheel's `--print-build-identifiers`.
@@ -115,9 +115,9 @@ pub fn identifiers_json(plan: &Plan) -> Value {
             .map(|build| {
                 json!({
                     "identifier": build.identifier,
-                    "target": build.target_id,
-                    "platform": build.platform.name(),
-                    "python": build.python,
+                    "target": build.target.id(),
+                    "platform": build.target.platform().name(),
+                    "python": build.python.version(),
                 })
             })
             .collect(),

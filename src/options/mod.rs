@@ -5,8 +5,9 @@
 //!
 //! Precedence, lowest first: `config/defaults.toml`, the file's `[tool.crosswheel]`, its
 //! platform table, matching overrides (in file order), `CROSSWHEEL_X`, `CROSSWHEEL_X_<PLATFORM>`,
-//! then flags. This module knows target names only as strings, so it does not depend on the
-//! toolchain.
+//! then flags. Every value is parsed here, once: a [`BuildSpec`] carries the
+//! [`Target`] (OS version applied), the [`PythonTag`] and typed options, and no stage reads
+//! them back out of strings.
 
 mod build_spec;
 mod cibw;
@@ -32,7 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::host::shell_quote;
-use crate::target::ToolchainKind;
+use crate::target::{OsVersion, Target, ToolchainKind};
 
 pub use error::{DOCS_URL, OptionsError, Origin};
 pub use frontend::{FrontendArgs, Installer};
@@ -141,8 +142,8 @@ pub struct BuildOptions {
     /// or flag, to the working directory.
     pub output_dir: PathBuf,
     pub toolchain: ToolchainKind,
-    /// `MAJOR.MINOR`, at least `11.0`; used by macOS builds only.
-    pub macos_deployment_target: String,
+    /// At least `11.0`; used by macOS builds only, whose [`BuildSpec::target`] carries it.
+    pub macos_deployment_target: OsVersion,
     /// `QEMU_CPU` for emulated tests; `None` leaves qemu's default.
     pub qemu_cpu: Option<String>,
     /// `target-python`: a folder holding the user's own target CPython (`bin/python3.X`)
@@ -197,13 +198,11 @@ impl BuildOptions {
 pub struct BuildSpec {
     /// `cp311-manylinux_aarch64`.
     pub identifier: String,
-    /// `linux-aarch64`, for `toolchain::Target::parse`.
-    pub target_id: String,
-    pub platform: Platform,
-    /// `3.11`: the CPython version, which is the build python's too.
-    pub python: String,
-    /// `cp311`, `cp313t`: version and ABI (free-threaded or not).
-    pub python_tag: PythonTag,
+    /// What the build is for: `linux-aarch64` at its glibc, `macos-arm64` at the
+    /// deployment target.
+    pub target: Target,
+    /// `cp311`, `cp313t`: the CPython version (the build python's too) and its ABI.
+    pub python: PythonTag,
     pub options: BuildOptions,
 }
 
@@ -259,6 +258,45 @@ pub fn env_var_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Str
 /// `CROSSWHEEL_TEST_COMMAND` for `test-command`.
 pub fn env_var_name(option: &str) -> String {
     schema::env_var_name(option)
+}
+
+/// `CROSSWHEEL_JOBS`, how many identifiers `crosswheel build` runs at once where `--jobs`
+/// does not say; `None` where it is unset or empty.
+pub fn jobs_variable(env: &impl EnvSource) -> Result<Option<usize>, String> {
+    match env.var("CROSSWHEEL_JOBS") {
+        Some(text) if !text.trim().is_empty() => {
+            text.trim().parse().map(Some).map_err(|_| {
+                format!("CROSSWHEEL_JOBS={text:?}: expected a number of builds at once")
+            })
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `debian-mirror` as its variable (`CROSSWHEEL_DEBIAN_MIRROR`) sets it, for the commands
+/// that run a stage without a plan (`crosswheel test`); empty counts as unset.
+pub fn debian_mirror_variable(env: &impl EnvSource) -> Option<String> {
+    env.var(&env_var_name("debian-mirror"))
+        .filter(|mirror| !mirror.trim().is_empty())
+}
+
+/// The deployment target `crosswheel repair` stamps on macOS wheels, which it repairs without
+/// a plan: `--macos-version`, else `MACOSX_DEPLOYMENT_TARGET` (as delocate reads it), else
+/// `None` (the wheel's own tag decides). A patch level (`10.15.4`) is accepted and dropped.
+pub fn repair_macos_version(
+    flag: Option<&str>,
+    env: &impl EnvSource,
+) -> Result<Option<OsVersion>, String> {
+    let (text, source) = match flag {
+        Some(text) => (text.to_string(), "--macos-version"),
+        None => match env.var("MACOSX_DEPLOYMENT_TARGET") {
+            Some(text) if !text.trim().is_empty() => (text, "MACOSX_DEPLOYMENT_TARGET"),
+            _ => return Ok(None),
+        },
+    };
+    OsVersion::parse_release(&text)
+        .map(Some)
+        .ok_or_else(|| format!("{source}={text} is not a macOS version; use e.g. 11.0"))
 }
 
 /// Fills `{project}` and `{package}` with the shell-quoted project folder (crosswheel builds

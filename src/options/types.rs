@@ -5,6 +5,7 @@ use std::fmt;
 use super::frontend::FrontendArgs;
 use super::shell;
 use crate::host::shell_quote;
+use crate::target::OsVersion;
 
 /// The frontend names cibuildwheel accepts in `build-frontend`. crosswheel runs the
 /// project's backend through its own PEP 517 driver whichever is named; the name says which
@@ -236,22 +237,17 @@ pub(crate) fn parse_duration(text: &str) -> Result<Option<u64>, String> {
 }
 
 /// `macos-deployment-target`, checked against arm64's floor ([`crate::target::macos_arm64_floor`]).
-pub(crate) fn parse_macos_version(text: &str) -> Result<String, String> {
+pub(crate) fn parse_macos_version(text: &str) -> Result<OsVersion, String> {
     let text = text.trim();
-    let (major, minor) = text.split_once('.').unwrap_or((text, "0"));
-    let parsed = major.parse::<u32>().ok().zip(minor.parse::<u32>().ok());
-    let Some((major, minor)) = parsed else {
-        return Err(format!(
-            "`{text}` is not a macOS version such as `11.0` or `14.2`"
-        ));
-    };
+    let version = OsVersion::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a macOS version such as `11.0` or `14.2`"))?;
     let floor = crate::target::macos_arm64_floor();
-    if (major, minor) < (floor.major, floor.minor) {
+    if version < floor {
         return Err(format!(
-            "macOS {major}.{minor} is below {floor}, the first macOS release for arm64"
+            "macOS {version} is below {floor}, the first macOS release for arm64"
         ));
     }
-    Ok(format!("{major}.{minor}"))
+    Ok(version)
 }
 
 #[cfg(test)]
@@ -318,8 +314,8 @@ mod tests {
 
     #[test]
     fn macos_versions_are_normalised_and_floored() {
-        assert_eq!(parse_macos_version("12").unwrap(), "12.0");
-        assert_eq!(parse_macos_version("14.2").unwrap(), "14.2");
+        assert_eq!(parse_macos_version("12").unwrap().to_string(), "12.0");
+        assert_eq!(parse_macos_version("14.2").unwrap().to_string(), "14.2");
         assert!(parse_macos_version("10.15").unwrap_err().contains("11.0"));
         assert!(parse_macos_version("eleven").is_err());
     }

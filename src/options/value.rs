@@ -7,6 +7,7 @@ use super::schema::Kind;
 use super::selector::Selector;
 use super::shell::{self, Environment};
 use super::types::{BuildFrontend, parse_duration, parse_macos_version};
+use crate::target::OsVersion;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Setting {
@@ -15,6 +16,8 @@ pub(crate) enum Setting {
     Pairs(Vec<(String, String)>),
     Env(Environment),
     Frontend(BuildFrontend),
+    /// `macos-deployment-target`, checked against arm64's floor when it was read.
+    OsVersion(OsVersion),
 }
 
 impl Setting {
@@ -25,6 +28,7 @@ impl Setting {
         match self {
             Setting::List(items) => items.clone(),
             Setting::Text(text) => text.split_whitespace().map(String::from).collect(),
+            Setting::OsVersion(version) => vec![version.to_string()],
             Setting::Pairs(_) | Setting::Env(_) | Setting::Frontend(_) => Vec::new(),
         }
     }
@@ -34,6 +38,7 @@ impl Setting {
             Setting::Text(text) => text.clone(),
             Setting::List(items) => items.join(" "),
             Setting::Frontend(frontend) => frontend.to_string(),
+            Setting::OsVersion(version) => version.to_string(),
             Setting::Pairs(_) | Setting::Env(_) => String::new(),
         }
     }
@@ -42,6 +47,13 @@ impl Setting {
         match self {
             Setting::Pairs(pairs) => pairs.clone(),
             _ => Vec::new(),
+        }
+    }
+
+    pub(crate) fn os_version(&self) -> Option<OsVersion> {
+        match self {
+            Setting::OsVersion(version) => Some(*version),
+            _ => None,
         }
     }
 
@@ -119,7 +131,7 @@ pub(crate) fn parse_text(kind: Kind, text: &str) -> Result<Setting, String> {
                 Err(format!("`{word}` is not one of {}", choices.join(", ")))
             }
         }
-        Kind::MacosVersion => Ok(Setting::Text(parse_macos_version(text)?)),
+        Kind::MacosVersion => Ok(Setting::OsVersion(parse_macos_version(text)?)),
         Kind::Verbosity => {
             let level = text
                 .trim()

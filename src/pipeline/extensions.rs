@@ -49,7 +49,7 @@ pub(super) fn fail_wheels_missing_extensions(plan: &Plan, outcomes: &mut [Outcom
         .collect();
     let group = |index: usize| {
         let spec = &plan.builds[index];
-        (spec.platform.name(), spec.python_tag)
+        (spec.target.platform(), spec.python)
     };
     for index in 0..outcomes.len() {
         let Some(own) = &modules[index] else { continue };

@@ -13,8 +13,8 @@ use super::{PipelineOptions, hooks, progress, report};
 use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
 use crate::crossenv::{CrossEnv, TargetRunner};
 use crate::host::{BuildPython, Cache};
+use crate::io_error::IoError;
 use crate::options::{BuildSpec, Plan, RepairCommand};
-use crate::target::Target;
 use crate::testing::Emulator;
 use crate::toolchain::resolve_toolchain;
 
@@ -24,7 +24,6 @@ struct Identifier<'a> {
     spec: &'a BuildSpec,
     cache: &'a Cache,
     options: &'a PipelineOptions,
-    target: Target,
     /// The user's `environment`, expanded.
     environment: BTreeMap<String, String>,
     /// Work happens outside the wheelhouse: a crash must not leave the backend's or the
@@ -43,18 +42,17 @@ pub(super) fn run_one(
     options: &PipelineOptions,
 ) -> Outcome {
     let mut times = StageTimes::default();
-    let prepared = super::target_of(spec).and_then(|target| {
-        let environment = super::build_environment(spec, &plan.project_dir, &target)?;
+    let prepared = super::build_environment(spec, &plan.project_dir).and_then(|environment| {
         Ok(Identifier {
             plan,
             spec,
             cache,
             options,
-            target,
             environment,
             work: tempfile::Builder::new()
                 .prefix("crosswheel-work-")
-                .tempdir()?,
+                .tempdir()
+                .map_err(IoError::at("create a folder in", &std::env::temp_dir()))?,
             times,
             test: TestResult::NotRun,
         })
@@ -168,20 +166,22 @@ impl Identifier<'_> {
     /// The project's backend in the target's cross environment (and `before-build`).
     fn build(&self) -> Result<(BuildPython, BuiltWheel)> {
         let spec = self.spec;
-        let python = BuildPython::find_or_install(&spec.python, self.cache, self.options.offline)
+        let version = spec.python.version();
+        let python = BuildPython::find_or_install(&version, self.cache, self.options.offline)
             .with_context(|| {
                 format!(
-                    "{} needs a python{} interpreter on PATH to build with",
-                    spec.identifier, spec.python
+                    "{} needs a python{version} interpreter on PATH to build with",
+                    spec.identifier
                 )
             })?
-            .targeting(spec.python_tag.is_free_threaded());
+            .targeting(spec.python.is_free_threaded());
         let toolchain = resolve_toolchain(
             spec.options.toolchain,
-            &self.target,
+            &spec.target,
             self.cache,
             &python.executable,
             self.options.offline,
+            spec.options.debian_mirror.as_deref(),
         )?;
         let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
         if let Some(command) = &spec.options.before_build {
@@ -219,9 +219,10 @@ impl Identifier<'_> {
     /// When it cannot be had (offline, no mirror), the build goes on and such a program
     /// fails naming itself.
     fn target_runner(&self) -> Option<TargetRunner> {
-        let arch = self.target.linux_arch()?;
-        let python = match crate::sysroot::check_target_python(arch, &self.spec.python) {
-            Ok(()) => self.spec.python.as_str(),
+        let arch = self.spec.target.linux_arch()?;
+        let gil = self.spec.python.with_gil();
+        let python = match crate::sysroot::check_target_python(arch, gil) {
+            Ok(()) => gil,
             Err(_) => crate::sysroot::default_target_python(),
         };
         let options = &self.spec.options;
@@ -252,7 +253,7 @@ impl Identifier<'_> {
     /// crosswheel's own repair, the user's `repair-wheel-command`, or none.
     fn repair(&self, python: &BuildPython, built: &BuiltWheel) -> Result<PathBuf> {
         let repaired_dir = self.work.path().join("repaired");
-        std::fs::create_dir_all(&repaired_dir)?;
+        std::fs::create_dir_all(&repaired_dir).map_err(IoError::at("create", &repaired_dir))?;
         match &self.spec.options.repair {
             RepairCommand::Skip => Ok(built.path.clone()),
             RepairCommand::Command(_) => {
@@ -276,7 +277,7 @@ impl Identifier<'_> {
             RepairCommand::Builtin => {
                 let lib_paths = super::target_library_folders(
                     self.cache,
-                    &self.target,
+                    &self.spec.target,
                     python,
                     self.spec,
                     self.options.offline,
@@ -284,9 +285,10 @@ impl Identifier<'_> {
                 super::builtin_repair(
                     self.cache,
                     &built.path,
-                    &self.target,
+                    &self.spec.target,
                     lib_paths,
                     &repaired_dir,
+                    self.spec.options.debian_mirror.as_deref(),
                 )
             }
         }
@@ -319,13 +321,11 @@ impl Identifier<'_> {
         let file_name = repaired
             .file_name()
             .context("repaired wheel has no file name")?;
-        std::fs::create_dir_all(&out_dir)
-            .with_context(|| format!("creating {}", out_dir.display()))?;
+        std::fs::create_dir_all(&out_dir).map_err(IoError::at("create", &out_dir))?;
         let destination = out_dir.join(file_name);
         super::move_file(repaired, &destination)
             .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
-        let bytes = std::fs::read(&destination)
-            .with_context(|| format!("reading {}", destination.display()))?;
+        let bytes = std::fs::read(&destination).map_err(IoError::at("read", &destination))?;
         Ok(FinishedWheel {
             sha256: Sha256::digest(&bytes)
                 .iter()
@@ -343,10 +343,7 @@ fn frontend_of(option: &crate::options::BuildFrontend) -> crate::backend::Fronte
     let args = &option.parsed;
     crate::backend::Frontend {
         description: option.to_string(),
-        installer: match args.installer {
-            crate::options::Installer::Pip => crate::backend::InstallerKind::Pip,
-            crate::options::Installer::Uv => crate::backend::InstallerKind::Uv,
-        },
+        installer: args.installer,
         isolation: args.isolation,
         check_dependencies: args.check_dependencies,
         installer_args: args.installer_args.clone(),

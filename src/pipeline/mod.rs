@@ -21,9 +21,11 @@ use anyhow::{Context, Result, bail};
 use crate::backend::prepare_target_site;
 use crate::host::BuildPython;
 use crate::host::Cache;
+use crate::io_error::IoError;
 use crate::options::{BuildSpec, Plan};
+use crate::python_tag::PythonTag;
 use crate::repair::{RepairRequest, repair};
-use crate::sysroot::{LinuxArch, SysrootError};
+use crate::sysroot::SysrootError;
 use crate::target::Target;
 use crate::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
 use crate::toolchain::find_macos_sdk;
@@ -52,7 +54,7 @@ fn run_before_all(plan: &Plan) -> Result<()> {
     let mut done = std::collections::BTreeSet::new();
     for spec in &plan.builds {
         if let Some(command) = &spec.options.before_all
-            && done.insert(spec.platform.name())
+            && done.insert(spec.target.platform())
         {
             hooks::run_shell(
                 "before-all",
@@ -63,7 +65,7 @@ fn run_before_all(plan: &Plan) -> Result<()> {
             .with_context(|| {
                 format!(
                     "stopping before any {} build: `before-all` failed",
-                    spec.platform
+                    spec.target.platform()
                 )
             })?;
         }
@@ -102,13 +104,9 @@ fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<Str
 /// The user's environment for one identifier's build, test and hooks: for macOS targets
 /// with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT` names it, checked and
 /// absolute, for the compiler wrappers.
-fn build_environment(
-    spec: &BuildSpec,
-    project_dir: &Path,
-    target: &Target,
-) -> Result<BTreeMap<String, String>> {
+fn build_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<String, String>> {
     let mut environment = user_environment(spec, project_dir)?;
-    if target.is_macos() {
+    if spec.target.is_macos() {
         let sdkroot = environment
             .get("SDKROOT")
             .cloned()
@@ -123,15 +121,6 @@ fn build_environment(
     Ok(environment)
 }
 
-fn target_of(spec: &BuildSpec) -> Result<Target> {
-    let target = Target::parse(&spec.target_id)?;
-    Ok(if target.is_macos() {
-        target.with_os_version(&spec.options.macos_deployment_target)?
-    } else {
-        target
-    })
-}
-
 fn file_name_of(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -144,7 +133,7 @@ fn file_name_of(path: &Path) -> String {
 fn move_file(file: &Path, destination: &Path) -> Result<()> {
     match std::fs::rename(file, destination) {
         Err(error) if error.kind() == std::io::ErrorKind::CrossesDevices => {}
-        other => return Ok(other?),
+        other => return Ok(other.map_err(IoError::at("move", file))?),
     }
     let folder = destination
         .parent()
@@ -152,10 +141,13 @@ fn move_file(file: &Path, destination: &Path) -> Result<()> {
     let temporary = tempfile::Builder::new()
         .prefix(".crosswheel-")
         .suffix(".partial")
-        .tempfile_in(folder)?;
-    std::fs::copy(file, temporary.path())?;
-    temporary.persist(destination)?;
-    std::fs::remove_file(file)?;
+        .tempfile_in(folder)
+        .map_err(IoError::at("create a temporary file in", folder))?;
+    std::fs::copy(file, temporary.path()).map_err(IoError::at("copy", file))?;
+    temporary
+        .persist(destination)
+        .map_err(|error| IoError::new("write", destination, error.error))?;
+    std::fs::remove_file(file).map_err(IoError::at("remove", file))?;
     Ok(())
 }
 
@@ -165,6 +157,7 @@ fn builtin_repair(
     target: &Target,
     lib_paths: Vec<PathBuf>,
     out_dir: &Path,
+    debian_mirror: Option<&str>,
 ) -> Result<PathBuf> {
     let wheel = crate::wheel::open_within_env_limits(wheel_path)?;
     let request = RepairRequest {
@@ -175,10 +168,14 @@ fn builtin_repair(
         plat: "auto".to_string(),
         sysroot: None,
         system_libraries: match target.linux_arch() {
-            Some(arch) => Some(crate::sysroot::system_libraries(cache.root(), arch)?),
+            Some(arch) => Some(crate::sysroot::system_libraries(
+                cache.root(),
+                arch,
+                debian_mirror,
+            )?),
             None => None,
         },
-        macos_version: target.is_macos().then(|| target.os_version().to_string()),
+        macos_version: target.is_macos().then(|| target.os_version()),
         retag: false,
     };
     Ok(repair(&wheel, &request)?.output)
@@ -215,7 +212,8 @@ fn target_library_folders(
 }
 
 fn single_wheel_in(dir: &Path) -> Result<PathBuf> {
-    let wheels: Vec<PathBuf> = std::fs::read_dir(dir)?
+    let wheels: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(IoError::at("list", dir))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "whl"))
@@ -249,7 +247,7 @@ fn test(
         test_command: spec.options.test_command.clone().unwrap_or_default(),
         test_requires: spec.options.test_requires.clone(),
         test_extras: spec.options.test_extras.clone(),
-        python_version: test_version(plan, spec, &opened),
+        python_version: test_version(plan, spec, opened.name()),
         test_sources: spec
             .options
             .test_sources
@@ -268,21 +266,10 @@ fn test(
         timeout: spec.options.test_timeout,
     };
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {
-        Err(TestError::Sysroot(SysrootError::UnsupportedPython { version, arch, .. })) => {
-            let shipped = LinuxArch::parse(arch)
-                .map(crate::sysroot::archive::shipped_versions)
-                .unwrap_or_default();
-            let reason = if version.ends_with('t') {
-                format!(
-                    "no {arch} free-threaded CPython {version} (Debian ships none; set target-python)"
-                )
-            } else {
-                format!(
-                    "no {arch} CPython {version} (Debian ships {}; set target-python)",
-                    shipped.join(", ")
-                )
-            };
-            return Ok(TestResult::NotTested { reason });
+        Err(TestError::Sysroot(SysrootError::UnsupportedPython { .. })) => {
+            return Ok(TestResult::NotTested {
+                reason: no_target_python(&spec.target, test_spec.python_version),
+            });
         }
         other => other?,
     };
@@ -290,8 +277,9 @@ fn test(
         Verdict::StaticCheck(report) if report.passed() => TestResult::StaticCheckPassed,
         Verdict::StaticCheck(report) => {
             let logs = work.join("logs");
-            std::fs::create_dir_all(&logs)?;
-            std::fs::write(logs.join("static-load-check.log"), report.to_string())?;
+            std::fs::create_dir_all(&logs).map_err(IoError::at("create", &logs))?;
+            let log = logs.join("static-load-check.log");
+            std::fs::write(&log, report.to_string()).map_err(IoError::at("write", &log))?;
             let first = report
                 .failures
                 .first()
@@ -325,25 +313,52 @@ fn test(
     })
 }
 
+/// Why a wheel is not tested when Debian ships no target CPython of its version.
+fn no_target_python(target: &Target, python: PythonTag) -> String {
+    let arch = target.arch();
+    let version = python.interpreter_version();
+    if python.is_free_threaded() {
+        return format!(
+            "no {arch} free-threaded CPython {version} (Debian ships none; set target-python)"
+        );
+    }
+    let shipped: Vec<String> = target
+        .linux_arch()
+        .map(crate::sysroot::archive::shipped_versions)
+        .unwrap_or_default()
+        .into_iter()
+        .map(PythonTag::version)
+        .collect();
+    format!(
+        "no {arch} CPython {version} (Debian ships {}; set target-python)",
+        shipped.join(", ")
+    )
+}
+
 /// The CPython a wheel is tested on: its build's, except for an abi3 wheel, which serves
 /// every later version too and is tested on the newest version of its target in the plan
 /// that Debian ships a target interpreter for.
-fn test_version(plan: &Plan, spec: &BuildSpec, wheel: &crate::wheel::WheelArchive) -> String {
-    if !wheel.name().abi.iter().any(|abi| abi == "abi3") {
-        return spec.python_tag.interpreter_version();
+fn test_version(plan: &Plan, spec: &BuildSpec, wheel: &crate::wheel::WheelName) -> PythonTag {
+    if !is_abi3(wheel) {
+        return spec.python;
     }
-    let shipped = Target::parse(&spec.target_id)
-        .ok()
-        .and_then(|target| target.linux_arch())
+    let shipped = spec
+        .target
+        .linux_arch()
         .map(crate::sysroot::archive::shipped_versions)
         .unwrap_or_default();
     plan.builds
         .iter()
-        .filter(|build| build.target_id == spec.target_id && shipped.contains(&build.python))
-        .map(|build| &build.python)
-        .max_by_key(|version| crate::sysroot::parse_major_minor(version))
-        .unwrap_or(&spec.python)
-        .clone()
+        .map(|build| (build, build.python.with_gil()))
+        .filter(|(build, python)| build.target.id() == spec.target.id() && shipped.contains(python))
+        .map(|(_, python)| python)
+        .max_by_key(|python| python.minor())
+        .unwrap_or_else(|| spec.python.with_gil())
+}
+
+/// An abi3 wheel serves every later CPython of its target (PEP 384).
+fn is_abi3(name: &crate::wheel::WheelName) -> bool {
+    name.abi.iter().any(|abi| abi == "abi3")
 }
 
 /// A wheel that failed its tests goes to `<out>/.crosswheel-failed/<id>/`
@@ -356,17 +371,110 @@ fn keep_apart(
 ) -> Result<PathBuf> {
     let folder = out_dir.join(".crosswheel-failed").join(identifier);
     if folder.exists() {
-        std::fs::remove_dir_all(&folder)?;
+        std::fs::remove_dir_all(&folder).map_err(IoError::at("remove", &folder))?;
     }
-    std::fs::create_dir_all(&folder)?;
+    std::fs::create_dir_all(&folder).map_err(IoError::at("create", &folder))?;
     if let Some(name) = wheel.file_name() {
         move_file(wheel, &folder.join(name))?;
     }
     let logs = work.map(|work| work.join("logs"));
     if let Some(logs) = logs.filter(|logs| logs.is_dir()) {
-        for entry in std::fs::read_dir(&logs)?.filter_map(Result::ok) {
-            std::fs::copy(entry.path(), folder.join(entry.file_name()))?;
+        let entries = std::fs::read_dir(&logs).map_err(IoError::at("list", &logs))?;
+        for entry in entries.filter_map(Result::ok) {
+            std::fs::copy(entry.path(), folder.join(entry.file_name()))
+                .map_err(IoError::at("copy", &entry.path()))?;
         }
     }
     Ok(folder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of a project whose `build` selects among CPython 3.9 to 3.14t.
+    pub(super) fn plan_of(build: &str) -> Plan {
+        let project = tempfile::tempdir().unwrap();
+        let python = r#"["cp39", "cp310", "cp311", "cp312", "cp313", "cp313t", "cp314", "cp314t"]"#;
+        std::fs::write(
+            project.path().join("pyproject.toml"),
+            format!("[tool.crosswheel]\nbuild = \"{build}\"\npython = {python}\n"),
+        )
+        .unwrap();
+        let env = std::collections::BTreeMap::<String, String>::new();
+        crate::options::resolve(
+            project.path(),
+            &crate::options::CliOverrides::default(),
+            &env,
+        )
+        .unwrap()
+    }
+
+    fn spec<'a>(plan: &'a Plan, identifier: &str) -> &'a BuildSpec {
+        plan.builds
+            .iter()
+            .find(|spec| spec.identifier == identifier)
+            .unwrap()
+    }
+
+    fn wheel(file_name: &str) -> crate::wheel::WheelName {
+        crate::wheel::WheelName::parse(file_name).unwrap()
+    }
+
+    #[test]
+    fn a_version_specific_wheel_is_tested_on_its_own_cpython() {
+        let plan = plan_of("cp311-manylinux_aarch64 cp313t-manylinux_aarch64");
+        let free_threaded = spec(&plan, "cp313t-manylinux_aarch64");
+        let tested = test_version(
+            &plan,
+            free_threaded,
+            &wheel("demo-1.0-cp313-cp313t-linux_aarch64.whl"),
+        );
+        assert_eq!(tested.to_string(), "cp313t");
+    }
+
+    /// config/debian/releases.toml ships 3.9, 3.11 and 3.13 for arm64, not 3.10 or 3.12.
+    #[test]
+    fn an_abi3_wheel_is_tested_on_the_newest_shipped_cpython_of_its_lane() {
+        let plan = plan_of("cp39-* cp310-* cp311-* cp312-*");
+        let oldest = spec(&plan, "cp39-manylinux_aarch64");
+        let abi3 = wheel("demo-1.0-cp39-abi3-linux_aarch64.whl");
+        assert_eq!(test_version(&plan, oldest, &abi3).to_string(), "cp311");
+        let plan = plan_of("cp39-* cp310-* cp311-* cp312-* cp313t-*");
+        let oldest = spec(&plan, "cp39-manylinux_aarch64");
+        assert_eq!(
+            test_version(&plan, oldest, &abi3).to_string(),
+            "cp313",
+            "an abi3 wheel runs on the GIL build of a free-threaded identifier's version"
+        );
+    }
+
+    #[test]
+    fn an_abi3_wheel_of_a_version_debian_lacks_falls_back_to_its_own() {
+        let plan = plan_of("cp312-manylinux_aarch64");
+        let only = &plan.builds[0];
+        let shipped = crate::sysroot::archive::shipped_versions(crate::target::LinuxArch::Aarch64);
+        assert!(
+            !shipped.contains(&only.python),
+            "Debian ships 3.12 now: pick another version"
+        );
+        let tested = test_version(&plan, only, &wheel("demo-1.0-cp312-abi3-linux_aarch64.whl"));
+        assert_eq!(tested.version(), "3.12");
+    }
+
+    #[test]
+    fn no_target_python_says_why_and_what_debian_has() {
+        let target = crate::target::Target::parse("linux-aarch64").unwrap();
+        let free_threaded = no_target_python(&target, PythonTag::parse("cp313t").unwrap());
+        assert_eq!(
+            free_threaded,
+            "no aarch64 free-threaded CPython 3.13t (Debian ships none; set target-python)"
+        );
+        let gil = no_target_python(&target, PythonTag::parse("cp312").unwrap());
+        assert!(
+            gil.starts_with("no aarch64 CPython 3.12 (Debian ships 3."),
+            "{gil}"
+        );
+        assert!(gil.ends_with("; set target-python)"), "{gil}");
+    }
 }

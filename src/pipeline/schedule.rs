@@ -17,19 +17,18 @@ use crate::options::Plan;
 
 /// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
 fn lanes(plan: &Plan) -> Vec<Vec<usize>> {
-    let mut lanes: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut lanes: Vec<(&str, Vec<usize>)> = Vec::new();
     for (index, spec) in plan.builds.iter().enumerate() {
         match lanes
             .iter_mut()
-            .find(|(target, _)| *target == spec.target_id)
+            .find(|(target, _)| *target == spec.target.id())
         {
             Some((_, lane)) => lane.push(index),
-            None => lanes.push((spec.target_id.clone(), vec![index])),
+            None => lanes.push((spec.target.id(), vec![index])),
         }
     }
-    let minor = |index: &usize| {
-        crate::sysroot::parse_major_minor(&plan.builds[*index].python).unwrap_or_default()
-    };
+    // By version only: a free-threaded build keeps its plan place beside its version's.
+    let minor = |index: &usize| plan.builds[*index].python.minor();
     lanes
         .into_iter()
         .map(|(_, mut lane)| {
@@ -104,8 +103,7 @@ pub(super) fn run_all(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> 
 
 fn is_abi3(wheel: &FinishedWheel) -> bool {
     let file_name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
-    crate::wheel::WheelName::parse(&file_name)
-        .is_ok_and(|name| name.abi.iter().any(|abi| abi == "abi3"))
+    crate::wheel::WheelName::parse(&file_name).is_ok_and(|name| super::is_abi3(&name))
 }
 
 /// An identifier a lower version's abi3 wheel already serves: not built again.
@@ -118,5 +116,91 @@ fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel) -> Outcome
             built_as: built_as.to_string(),
         },
         ending: Ending::Finished(wheel.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::tests::plan_of;
+
+    fn identifiers(plan: &Plan, lane: &[usize]) -> Vec<String> {
+        lane.iter()
+            .map(|&index| plan.builds[index].identifier.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_lane_per_target_oldest_cpython_first_in_plan_order_of_targets() {
+        let plan = plan_of("cp312-* cp311-* cp313t-* cp313-*");
+        let lanes: Vec<Vec<String>> = lanes(&plan)
+            .iter()
+            .map(|lane| identifiers(&plan, lane))
+            .collect();
+        assert_eq!(
+            lanes,
+            [
+                [
+                    "cp311-manylinux_aarch64",
+                    "cp312-manylinux_aarch64",
+                    "cp313-manylinux_aarch64",
+                    "cp313t-manylinux_aarch64"
+                ],
+                [
+                    "cp311-manylinux_ppc64le",
+                    "cp312-manylinux_ppc64le",
+                    "cp313-manylinux_ppc64le",
+                    "cp313t-manylinux_ppc64le"
+                ],
+                [
+                    "cp311-macosx_arm64",
+                    "cp312-macosx_arm64",
+                    "cp313-macosx_arm64",
+                    "cp313t-macosx_arm64"
+                ],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_covered_identifier_finishes_with_the_wheel_it_is_served_by() {
+        let wheel = FinishedWheel {
+            path: "/wheelhouse/demo-1.0-cp311-abi3-manylinux_2_17_aarch64.whl".into(),
+            sha256: "00".repeat(32),
+            size: 1234,
+        };
+        assert!(is_abi3(&wheel));
+        let outcome = covered(
+            "cp312-manylinux_aarch64".to_string(),
+            "cp311-manylinux_aarch64",
+            &wheel,
+        );
+        assert_eq!(outcome.identifier, "cp312-manylinux_aarch64");
+        assert_eq!(
+            outcome.test,
+            TestResult::CoveredByAbi3 {
+                built_as: "cp311-manylinux_aarch64".to_string()
+            }
+        );
+        let served = outcome.wheel().expect("a finished identifier");
+        assert_eq!((&served.path, served.size), (&wheel.path, wheel.size));
+        assert_eq!(
+            outcome.times.build + outcome.times.repair,
+            Default::default()
+        );
+    }
+
+    #[test]
+    fn only_an_abi3_wheel_serves_other_versions() {
+        let wheel = |name: &str| FinishedWheel {
+            path: std::path::PathBuf::from("/wheelhouse").join(name),
+            sha256: String::new(),
+            size: 0,
+        };
+        assert!(is_abi3(&wheel("demo-1.0-cp39-abi3-macosx_11_0_arm64.whl")));
+        assert!(!is_abi3(&wheel(
+            "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl"
+        )));
+        assert!(!is_abi3(&wheel("not a wheel name")));
     }
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use crate::target::Platform;
+use crate::target::{OsVersion, Platform};
 use crate::wheel::WheelArchive;
 
 /// Everything a repair may be told, whatever the wheel's platform; each platform's repair
@@ -33,8 +33,9 @@ pub struct RepairRequest {
     /// Linux: the target's system libraries for the symbol check
     /// (`sysroot::system_libraries`).
     pub system_libraries: Option<PathBuf>,
-    /// macOS: the deployment target; else `MACOSX_DEPLOYMENT_TARGET`, else the wheel's tag.
-    pub macos_version: Option<String>,
+    /// macOS: the deployment target (`crosswheel repair` takes `MACOSX_DEPLOYMENT_TARGET`
+    /// where `--macos-version` is not given); `None`: the wheel's tag.
+    pub macos_version: Option<OsVersion>,
     /// macOS: raise the tag to the newest minos instead of failing.
     pub retag: bool,
 }
@@ -72,7 +73,7 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
                 &macos::MacosRepairOptions {
                     lib_paths: request.lib_paths.clone(),
                     exclude: request.exclude.clone(),
-                    macos_version: request.macos_version.clone(),
+                    macos_version: request.macos_version,
                     retag: request.retag,
                     out_dir: request.out_dir.clone(),
                     epoch: request.epoch,

@@ -10,19 +10,18 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use super::{LinuxArch, SysrootError};
+use crate::python_tag::PythonTag;
 
 const RELEASES_TOML: &str = include_str!("../../config/debian/releases.toml");
 
 /// Debian's public archive signing keys, armored; APT reads them as a `Signed-By` file.
 pub(crate) const ARCHIVE_KEYS: &str = include_str!("../../config/debian/archive-keys.asc");
 
-/// The variable that replaces the default mirror.
-pub const MIRROR_VARIABLE: &str = "CROSSWHEEL_DEBIAN_MIRROR";
-
 #[derive(Debug, Deserialize)]
 pub(crate) struct Config {
     default_mirror: String,
-    pub default_python: String,
+    #[serde(deserialize_with = "crate::python_tag::deserialize_version")]
+    pub default_python: PythonTag,
     qemu_release: String,
     pub qemu_package: String,
     pub qemu_keep: Vec<String>,
@@ -37,7 +36,8 @@ pub(crate) struct Config {
 pub(crate) struct Release {
     pub codename: String,
     architectures: Vec<String>,
-    pythons: Vec<String>,
+    #[serde(deserialize_with = "crate::python_tag::deserialize_versions")]
+    pythons: Vec<PythonTag>,
     valid_until: bool,
     roots: Vec<String>,
 }
@@ -61,9 +61,10 @@ pub(crate) fn config() -> &'static Config {
     })
 }
 
-/// The mirror to fetch from: `CROSSWHEEL_DEBIAN_MIRROR` when set, else Debian's own.
-pub fn mirror() -> String {
-    mirror_from(std::env::var(MIRROR_VARIABLE).ok())
+/// Debian's own archive, where no `debian-mirror` (or `CROSSWHEEL_DEBIAN_MIRROR`, read
+/// with the options) names another.
+fn default_mirror() -> String {
+    config().default_mirror.clone()
 }
 
 /// A mirror setting with its trailing slash and spaces dropped; empty or unset: Debian's.
@@ -77,7 +78,7 @@ pub(crate) fn mirror_from(variable: Option<String>) -> String {
 impl Release {
     fn suite(&self) -> Suite {
         Suite {
-            mirror: mirror(),
+            mirror: default_mirror(),
             codename: self.codename.clone(),
             check_valid_until: !self.valid_until,
         }
@@ -92,12 +93,12 @@ impl Release {
 /// from the first release that ships it.
 pub(crate) fn python_packages(
     arch: LinuxArch,
-    version: &str,
+    python: PythonTag,
 ) -> Result<(Suite, Vec<String>), SysrootError> {
-    python_package_sets(arch, version)?
+    python_package_sets(arch, python)?
         .into_iter()
         .next()
-        .ok_or_else(|| unsupported(arch, version))
+        .ok_or_else(|| unsupported(arch, python))
 }
 
 /// Every release that ships CPython `version` for `arch`, in the order to try them: a
@@ -105,34 +106,35 @@ pub(crate) fn python_packages(
 /// with the same CPython is as good a target interpreter.
 pub(crate) fn python_package_sets(
     arch: LinuxArch,
-    version: &str,
+    python: PythonTag,
 ) -> Result<Vec<(Suite, Vec<String>)>, SysrootError> {
+    let version = python.interpreter_version();
     let sets: Vec<(Suite, Vec<String>)> = config()
         .release
         .iter()
-        .filter(|release| release.serves(arch) && release.pythons.iter().any(|p| p == version))
+        .filter(|release| release.serves(arch) && release.pythons.contains(&python))
         .map(|release| {
             let packages = release
                 .roots
                 .iter()
-                .map(|root| root.replace("{pyver}", version))
+                .map(|root| root.replace("{pyver}", &version))
                 .collect();
             (release.suite(), packages)
         })
         .collect();
     if sets.is_empty() {
-        return Err(unsupported(arch, version));
+        return Err(unsupported(arch, python));
     }
     Ok(sets)
 }
 
-pub(crate) fn unsupported(arch: LinuxArch, version: &str) -> SysrootError {
+pub(crate) fn unsupported(arch: LinuxArch, python: PythonTag) -> SysrootError {
     let shipped = shipped_pythons(arch).join(", ");
     SysrootError::UnsupportedPython {
-        version: version.to_string(),
+        version: python.interpreter_version(),
         arch: arch.machine(),
-        // `3.13t`: Debian builds no free-threaded CPython.
-        available: if version.ends_with('t') {
+        // Debian builds no free-threaded CPython.
+        available: if python.is_free_threaded() {
             format!("{shipped}, none of them free-threaded")
         } else {
             shipped
@@ -140,22 +142,24 @@ pub(crate) fn unsupported(arch: LinuxArch, version: &str) -> SysrootError {
     }
 }
 
-/// The suite of the target's system libraries and compiler runtime packages.
-pub(crate) fn system_suite() -> Suite {
-    release_suite(&config().system_release)
-}
-
-fn release_suite(codename: &str) -> Suite {
-    config()
+/// The suite of the target's system libraries and compiler runtime packages, from
+/// `mirror` (the `debian-mirror` option) when given.
+pub(crate) fn system_suite(mirror: Option<&str>) -> Suite {
+    let codename = &config().system_release;
+    let mut suite = config()
         .release
         .iter()
-        .find(|release| release.codename == codename)
+        .find(|release| &release.codename == codename)
         .map(Release::suite)
         .unwrap_or_else(|| Suite {
-            mirror: mirror(),
+            mirror: default_mirror(),
             codename: codename.to_owned(),
             check_valid_until: true,
-        })
+        });
+    if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
+        suite.mirror = mirror_from(Some(mirror.to_string()));
+    }
+    suite
 }
 
 /// The suite whose host-architecture qemu-user package the test stage falls back to.
@@ -167,7 +171,7 @@ pub(crate) fn qemu_suite() -> Suite {
         .find(|release| release.codename == config.qemu_release)
         .map(Release::suite)
         .unwrap_or_else(|| Suite {
-            mirror: mirror(),
+            mirror: default_mirror(),
             codename: config.qemu_release.clone(),
             check_valid_until: true,
         })
@@ -175,24 +179,24 @@ pub(crate) fn qemu_suite() -> Suite {
 
 /// The CPython of the first release serving `arch`, whose root supplies the C library
 /// for a user's own target CPython.
-pub(crate) fn default_python_for(arch: LinuxArch) -> &'static str {
+pub(crate) fn default_python_for(arch: LinuxArch) -> PythonTag {
     let config = config();
-    if python_packages(arch, &config.default_python).is_ok() {
-        return &config.default_python;
+    if python_packages(arch, config.default_python).is_ok() {
+        return config.default_python;
     }
     config
         .release
         .iter()
         .find(|release| release.serves(arch))
-        .and_then(|release| release.pythons.first())
-        .map_or(&config.default_python, String::as_str)
+        .and_then(|release| release.pythons.first().copied())
+        .unwrap_or(config.default_python)
 }
 
 /// Every CPython version Debian ships for `arch`, oldest first: `3.11`.
-pub fn shipped_versions(arch: LinuxArch) -> Vec<String> {
+pub fn shipped_versions(arch: LinuxArch) -> Vec<PythonTag> {
     shipped(arch)
         .into_iter()
-        .map(|(version, _)| version.to_string())
+        .map(|(version, _)| version)
         .collect()
 }
 
@@ -201,36 +205,37 @@ pub fn shipped_versions(arch: LinuxArch) -> Vec<String> {
 pub fn shipped_pythons(arch: LinuxArch) -> Vec<String> {
     shipped(arch)
         .into_iter()
-        .map(|(version, codename)| format!("{version} (Debian {codename})"))
+        .map(|(version, codename)| format!("{} (Debian {codename})", version.version()))
         .collect()
 }
 
 /// (version, release) for every CPython Debian ships for `arch`, oldest first, each named
 /// after the first release that ships it.
-fn shipped(arch: LinuxArch) -> Vec<(&'static str, &'static str)> {
-    let mut found: Vec<((u32, u32), &'static str, &'static str)> = config()
+fn shipped(arch: LinuxArch) -> Vec<(PythonTag, &'static str)> {
+    let mut found: Vec<(PythonTag, &'static str)> = config()
         .release
         .iter()
         .filter(|release| release.serves(arch))
         .flat_map(|release| {
-            release.pythons.iter().filter_map(|version| {
-                let key = super::parse_major_minor(version)?;
-                Some((key, version.as_str(), release.codename.as_str()))
-            })
+            release
+                .pythons
+                .iter()
+                .map(|version| (*version, release.codename.as_str()))
         })
         .collect();
     // Stable: a version stays named after the first release that ships it.
-    found.sort_by_key(|(key, _, _)| *key);
+    found.sort_by_key(|(version, _)| *version);
     found.dedup_by(|a, b| a.0 == b.0);
     found
-        .into_iter()
-        .map(|(_, version, codename)| (version, codename))
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn py(version: &str) -> PythonTag {
+        PythonTag::parse_version(version).unwrap()
+    }
 
     #[test]
     fn bundled_releases_parse_and_name_every_library_by_release() {
@@ -301,35 +306,35 @@ mod tests {
 
     #[test]
     fn each_python_comes_from_the_release_that_ships_it() {
-        let (suite, packages) = python_packages(LinuxArch::Ppc64le, "3.11").unwrap();
+        let (suite, packages) = python_packages(LinuxArch::Ppc64le, py("3.11")).unwrap();
         assert_eq!(suite.codename, "bookworm");
         assert!(suite.check_valid_until);
         assert!(packages.iter().any(|p| p == "libssl3"));
-        let (suite, packages) = python_packages(LinuxArch::Aarch64, "3.13").unwrap();
+        let (suite, packages) = python_packages(LinuxArch::Aarch64, py("3.13")).unwrap();
         assert_eq!(suite.codename, "trixie");
         assert!(packages.iter().any(|p| p == "libssl3t64"));
-        let (suite, _) = python_packages(LinuxArch::Aarch64, "3.14").unwrap();
+        let (suite, _) = python_packages(LinuxArch::Aarch64, py("3.14")).unwrap();
         assert_eq!(suite.codename, "forky");
         assert!(
             !suite.check_valid_until,
             "testing's Release files expire in days"
         );
-        let (suite, packages) = python_packages(LinuxArch::Aarch64, "3.9").unwrap();
+        let (suite, packages) = python_packages(LinuxArch::Aarch64, py("3.9")).unwrap();
         assert_eq!(suite.codename, "bullseye");
         assert!(packages.iter().any(|p| p == "libffi7"));
     }
 
     #[test]
     fn a_python_no_release_ships_for_the_arch_is_refused_naming_those_that_are() {
-        let err = python_packages(LinuxArch::Ppc64le, "3.9").unwrap_err();
+        let err = python_packages(LinuxArch::Ppc64le, py("3.9")).unwrap_err();
         assert_eq!(
             err.to_string(),
             "no ppc64le CPython 3.9: crosswheel runs the CPython Debian ships for ppc64le, which is \
              3.11 (Debian bookworm), 3.13 (Debian trixie), 3.14 (Debian forky), 3.15 (Debian forky); \
              for another, give its root with --target-python (the `target-python` option)"
         );
-        assert!(python_packages(LinuxArch::Aarch64, "3.12").is_err());
-        let free_threaded = python_packages(LinuxArch::Aarch64, "3.13t").unwrap_err();
+        assert!(python_packages(LinuxArch::Aarch64, py("3.12")).is_err());
+        let free_threaded = python_packages(LinuxArch::Aarch64, py("3.13t")).unwrap_err();
         assert!(
             free_threaded
                 .to_string()

@@ -83,17 +83,19 @@ impl SysrootError {
     }
 }
 
+use crate::python_tag::PythonTag;
 pub use crate::target::LinuxArch;
+use crate::target::OsVersion;
 
-/// `MAJOR.MINOR` of the target CPython for wheels that do not name one (py3, abi3).
-pub fn default_target_python() -> &'static str {
-    &config().default_python
+/// The target CPython for wheels that do not name one (py3, abi3).
+pub fn default_target_python() -> PythonTag {
+    config().default_python
 }
 
-/// Whether a target CPython `version` (`3.12`) can be provisioned for `arch`; the error
-/// names the versions that can.
-pub fn check_target_python(arch: LinuxArch, version: &str) -> Result<(), SysrootError> {
-    archive::python_packages(arch, version).map(|_| ())
+/// Whether target CPython `python` can be provisioned for `arch`; the error names the
+/// versions that can.
+pub fn check_target_python(arch: LinuxArch, python: PythonTag) -> Result<(), SysrootError> {
+    archive::python_packages(arch, python).map(|_| ())
 }
 
 /// What to fetch and where to keep it, relative to the cache.
@@ -115,7 +117,7 @@ pub struct TreeSpec {
 
 impl TreeSpec {
     /// The root filesystem able to run target CPython `python` (`3.13`) under qemu-user.
-    pub fn python_sysroot(arch: LinuxArch, python: &str) -> Result<Self, SysrootError> {
+    pub fn python_sysroot(arch: LinuxArch, python: PythonTag) -> Result<Self, SysrootError> {
         let (suite, packages) = archive::python_packages(arch, python)?;
         Ok(Self::python_tree(arch, python, suite, packages))
     }
@@ -123,7 +125,7 @@ impl TreeSpec {
     /// The same tree from each release that ships `python`, in the order to try them.
     pub fn python_sysroot_candidates(
         arch: LinuxArch,
-        python: &str,
+        python: PythonTag,
     ) -> Result<Vec<Self>, SysrootError> {
         Self::python_sysroot_candidates_with(arch, python, &[])
     }
@@ -133,7 +135,7 @@ impl TreeSpec {
     /// every tree in use stay unchanged.
     pub fn python_sysroot_candidates_with(
         arch: LinuxArch,
-        python: &str,
+        python: PythonTag,
         extra: &[String],
     ) -> Result<Vec<Self>, SysrootError> {
         Ok(archive::python_package_sets(arch, python)?
@@ -150,9 +152,15 @@ impl TreeSpec {
             .collect())
     }
 
-    fn python_tree(arch: LinuxArch, python: &str, suite: Suite, packages: Vec<String>) -> Self {
+    fn python_tree(
+        arch: LinuxArch,
+        python: PythonTag,
+        suite: Suite,
+        packages: Vec<String>,
+    ) -> Self {
+        let name = format!("{}-py{}", arch.debian(), python.interpreter_version());
         TreeSpec {
-            cache_subdir: Path::new("sysroots").join(format!("{}-py{python}", arch.debian())),
+            cache_subdir: Path::new("sysroots").join(name),
             debian_arch: arch.debian().to_string(),
             packages,
             with_dependencies: true,
@@ -164,8 +172,8 @@ impl TreeSpec {
 
     /// The target's system libraries (C library, libgcc_s, libstdc++) whose symbols the
     /// repair's symbol check reads.
-    pub fn system_libraries(arch: LinuxArch) -> Self {
-        let suite = archive::system_suite();
+    pub fn system_libraries(arch: LinuxArch, mirror: Option<&str>) -> Self {
+        let suite = archive::system_suite(mirror);
         TreeSpec {
             cache_subdir: Path::new("system-libraries").join(format!(
                 "{}-{}",
@@ -183,8 +191,13 @@ impl TreeSpec {
 
     /// One package of the target, without its dependencies, keeping only `keep` (paths
     /// in the package): a compiler runtime archive for the toolchain.
-    pub fn target_package(arch: LinuxArch, package: &str, keep: &[String]) -> Self {
-        let suite = archive::system_suite();
+    pub fn target_package(
+        arch: LinuxArch,
+        package: &str,
+        keep: &[String],
+        mirror: Option<&str>,
+    ) -> Self {
+        let suite = archive::system_suite(mirror);
         TreeSpec {
             cache_subdir: Path::new("tools").join(format!(
                 "{package}-{}-{}",
@@ -200,16 +213,21 @@ impl TreeSpec {
         }
     }
 
-    /// Debian's static qemu-user binaries for the host, used when none is on PATH.
-    pub fn qemu_user(host: LinuxArch) -> Self {
+    /// Debian's static qemu-user for `host`, used when none is on PATH, from `mirror`
+    /// when given.
+    pub fn qemu_user(host: LinuxArch, mirror: Option<&str>) -> Self {
         let package = config().qemu_package.clone();
+        let mut suite = archive::qemu_suite();
+        if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
+            suite.mirror = archive::mirror_from(Some(mirror.to_string()));
+        }
         TreeSpec {
             cache_subdir: Path::new("tools").join(format!("{package}-{}", host.debian())),
             debian_arch: host.debian().to_string(),
             packages: vec![package],
             with_dependencies: false,
             keep_only: config().qemu_keep.clone(),
-            suite: archive::qemu_suite(),
+            suite,
             alternatives: Vec::new(),
         }
     }
@@ -307,9 +325,13 @@ impl PackageTree {
 }
 
 /// The root of `arch`'s system libraries for the repair's symbol check, fetched into
-/// `cache` on first use (~5 MB).
-pub fn system_libraries(cache: &Path, arch: LinuxArch) -> Result<PathBuf, SysrootError> {
-    Ok(provision(cache, &TreeSpec::system_libraries(arch))?
+/// `cache` on first use (~5 MB) from `mirror` when given.
+pub fn system_libraries(
+    cache: &Path,
+    arch: LinuxArch,
+    mirror: Option<&str>,
+) -> Result<PathBuf, SysrootError> {
+    Ok(provision(cache, &TreeSpec::system_libraries(arch, mirror))?
         .root()
         .to_path_buf())
 }
@@ -459,7 +481,7 @@ pub struct Sysroot {
     prefix: PathBuf,
     python: PathBuf,
     arch: LinuxArch,
-    python_version: String,
+    python_version: PythonTag,
     python_full_version: Option<String>,
     glibc: Option<(u32, u32)>,
     release: Option<String>,
@@ -474,17 +496,17 @@ impl Sysroot {
     pub fn provision(
         cache: &Path,
         arch: LinuxArch,
-        python_version: &str,
+        python_version: PythonTag,
     ) -> Result<Self, SysrootError> {
         Self::provision_from(cache, arch, python_version, None)
     }
 
-    /// [`Sysroot::provision`] from `mirror` (the `debian-mirror` option) when given, else
-    /// from `CROSSWHEEL_DEBIAN_MIRROR` or Debian's own archive.
+    /// [`Sysroot::provision`] from `mirror` (the `debian-mirror` option, whose variable
+    /// is `CROSSWHEEL_DEBIAN_MIRROR`) when given, else from Debian's own archive.
     pub fn provision_from(
         cache: &Path,
         arch: LinuxArch,
-        python_version: &str,
+        python_version: PythonTag,
         mirror: Option<&str>,
     ) -> Result<Self, SysrootError> {
         Self::provision_with(cache, arch, python_version, mirror, &[])
@@ -495,7 +517,7 @@ impl Sysroot {
     pub fn provision_with(
         cache: &Path,
         arch: LinuxArch,
-        python_version: &str,
+        python_version: PythonTag,
         mirror: Option<&str>,
         extra_packages: &[String],
     ) -> Result<Self, SysrootError> {
@@ -517,7 +539,8 @@ impl Sysroot {
                 break;
             };
             tracing::warn!(
-                "the {arch} tree for CPython {python_version} from Debian {release} failed ({detail}); trying Debian {}",
+                "the {arch} tree for CPython {} from Debian {release} failed ({detail}); trying Debian {}",
+                python_version.interpreter_version(),
                 fallback.suite.codename
             );
             release = fallback.suite.codename.clone();
@@ -530,15 +553,16 @@ impl Sysroot {
             python: tree
                 .root()
                 .join("usr/bin")
-                .join(format!("python{python_version}")),
+                .join(format!("python{}", python_version.interpreter_version())),
             arch,
-            python_version: python_version.to_string(),
+            python_version,
             python_full_version: manifest
-                .upstream_version(&format!("python{python_version}-minimal"))
+                .upstream_version(&format!(
+                    "python{}-minimal",
+                    python_version.interpreter_version()
+                ))
                 .map(str::to_string),
-            glibc: manifest
-                .upstream_version("libc6")
-                .and_then(parse_major_minor),
+            glibc: manifest.upstream_version("libc6").and_then(major_minor),
             release: Some(release),
             tree: Some(tree.clone()),
         })
@@ -553,10 +577,10 @@ impl Sysroot {
         cache: &Path,
         folder: &Path,
         arch: LinuxArch,
-        python_version: &str,
+        python_version: PythonTag,
         mirror: Option<&str>,
     ) -> Result<Self, SysrootError> {
-        let name = format!("python{python_version}");
+        let name = format!("python{}", python_version.interpreter_version());
         let python = [
             folder.join("bin").join(&name),
             folder.join("usr/bin").join(&name),
@@ -579,7 +603,7 @@ impl Sysroot {
             prefix,
             python,
             arch,
-            python_version: python_version.to_string(),
+            python_version,
             python_full_version: None,
             glibc,
             release: None,
@@ -611,9 +635,9 @@ impl Sysroot {
         self.tree.as_ref()
     }
 
-    /// `3.11`: the `MAJOR.MINOR` of the interpreter inside.
-    pub fn python_version(&self) -> &str {
-        &self.python_version
+    /// The CPython inside (`python3.11` is `cp311`).
+    pub fn python_version(&self) -> PythonTag {
+        self.python_version
     }
 
     /// The interpreter binary, a target-architecture ELF file.
@@ -638,11 +662,12 @@ impl Sysroot {
 fn refuse_free_threaded_for_gil(
     folder: &Path,
     python: &Path,
-    python_version: &str,
+    tag: PythonTag,
 ) -> Result<(), SysrootError> {
-    if python_version.ends_with('t') {
+    if tag.is_free_threaded() {
         return Ok(());
     }
+    let python_version = tag.version();
     let resolved = std::fs::canonicalize(python).unwrap_or_else(|_| python.to_path_buf());
     let free_threaded = format!("python{python_version}t");
     if resolved
@@ -652,9 +677,7 @@ fn refuse_free_threaded_for_gil(
         return Err(SysrootError::BadTargetPython {
             folder: folder.to_path_buf(),
             detail: format!(
-                "its python{python_version} is the free-threaded {free_threaded}, which cannot run cp{} wheels; set target-python for the free-threaded identifiers only ([[overrides]] select = \"cp{}t-*\")",
-                python_version.replace('.', ""),
-                python_version.replace('.', "")
+                "its python{python_version} is the free-threaded {free_threaded}, which cannot run {tag} wheels; set target-python for the free-threaded identifiers only ([[overrides]] select = \"{tag}t-*\")"
             ),
         });
     }
@@ -697,23 +720,28 @@ fn libc_version_in(root: &Path) -> Option<(u32, u32)> {
                 .position(|b| !(b.is_ascii_digit() || *b == b'.'))
                 .unwrap_or(rest.len());
             let text = String::from_utf8_lossy(&rest[..end]);
-            return parse_major_minor(text.trim_end_matches('.'));
+            return major_minor(text.trim_end_matches('.'));
         }
     }
     None
 }
 
-/// `(2, 36)` from `2.36` or `2.36.1`.
-pub fn parse_major_minor(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.trim().split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
+/// `(2, 36)` from a C library's release, `2.36` or `2.36.1`; a bare `2` is no release.
+fn major_minor(release: &str) -> Option<(u32, u32)> {
+    let release = release.trim();
+    if !release.contains('.') {
+        return None;
+    }
+    OsVersion::parse_release(release).map(|version| (version.major, version.minor))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn py(version: &str) -> PythonTag {
+        PythonTag::parse_version(version).unwrap()
+    }
 
     #[test]
     fn a_free_threaded_tree_is_refused_for_gil_wheels_and_taken_for_free_threaded_ones() {
@@ -722,7 +750,7 @@ mod tests {
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(bin.join("python3.13t"), "").unwrap();
         std::os::unix::fs::symlink("python3.13t", bin.join("python3.13")).unwrap();
-        let err = refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), "3.13")
+        let err = refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), py("3.13"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -733,22 +761,25 @@ mod tests {
         );
         assert!(err.contains("select = \"cp313t-*\""), "{err}");
         assert!(
-            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13t"), "3.13t").is_ok()
+            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13t"), py("3.13t"))
+                .is_ok()
         );
         std::fs::remove_file(bin.join("python3.13")).unwrap();
         std::fs::write(bin.join("python3.13"), "").unwrap();
-        assert!(refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), "3.13").is_ok());
+        assert!(
+            refuse_free_threaded_for_gil(tree.path(), &bin.join("python3.13"), py("3.13")).is_ok()
+        );
     }
 
     #[test]
     fn python_sysroot_lives_under_debian_arch_and_python_version() {
-        let spec = TreeSpec::python_sysroot(LinuxArch::Ppc64le, "3.11").unwrap();
+        let spec = TreeSpec::python_sysroot(LinuxArch::Ppc64le, py("3.11")).unwrap();
         assert_eq!(spec.cache_subdir, Path::new("sysroots/ppc64el-py3.11"));
         assert_eq!(spec.debian_arch, "ppc64el");
         assert_eq!(spec.suite.codename, "bookworm");
         assert!(spec.packages.iter().any(|p| p == "python3.11-minimal"));
         assert!(spec.packages.iter().all(|p| !p.contains('{')));
-        let newer = TreeSpec::python_sysroot(LinuxArch::Aarch64, "3.13").unwrap();
+        let newer = TreeSpec::python_sysroot(LinuxArch::Aarch64, py("3.13")).unwrap();
         assert_eq!(newer.cache_subdir, Path::new("sysroots/arm64-py3.13"));
         assert_eq!(newer.suite.codename, "trixie");
         assert!(newer.packages.iter().any(|p| p == "libpython3.13-stdlib"));
@@ -758,7 +789,8 @@ mod tests {
     fn a_sysroot_with_debian_python_packages_is_a_tree_of_its_own() {
         let extra = ["python3-yaml".to_string(), "python3-numpy".to_string()];
         let specs =
-            TreeSpec::python_sysroot_candidates_with(LinuxArch::Ppc64le, "3.11", &extra).unwrap();
+            TreeSpec::python_sysroot_candidates_with(LinuxArch::Ppc64le, py("3.11"), &extra)
+                .unwrap();
         let spec = &specs[0];
         assert_eq!(
             spec.cache_subdir,
@@ -768,7 +800,7 @@ mod tests {
         assert!(spec.packages.iter().any(|p| p == "python3.11-minimal"));
         assert!(spec.packages.iter().any(|p| p == "python3-numpy"));
         assert!(!spec.alternatives.is_empty());
-        let plain = TreeSpec::python_sysroot(LinuxArch::Ppc64le, "3.11").unwrap();
+        let plain = TreeSpec::python_sysroot(LinuxArch::Ppc64le, py("3.11")).unwrap();
         assert!(plain.alternatives.is_empty());
         let many: Vec<String> = (0..20).map(|i| format!("python3-package{i}")).collect();
         let hashed = tree_name_with(&plain.cache_subdir, &many);
@@ -803,8 +835,8 @@ mod tests {
         assert_eq!(manifest.upstream_version("libc6"), Some("2.36"));
         assert_eq!(manifest.upstream_version("zlib1g"), Some("1.2.13.dfsg"));
         assert_eq!(manifest.upstream_version("libssl3"), None);
-        assert_eq!(parse_major_minor("2.36"), Some((2, 36)));
-        assert_eq!(parse_major_minor("3"), None);
+        assert_eq!(major_minor("2.36"), Some((2, 36)));
+        assert_eq!(major_minor("3"), None);
     }
 
     #[test]
@@ -818,7 +850,7 @@ mod tests {
 
     #[test]
     fn qemu_tree_keeps_only_the_emulators_crosswheel_runs() {
-        let spec = TreeSpec::qemu_user(LinuxArch::X86_64);
+        let spec = TreeSpec::qemu_user(LinuxArch::X86_64, None);
         assert_eq!(spec.cache_subdir, Path::new("tools/qemu-user-static-amd64"));
         assert!(!spec.with_dependencies);
         for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le] {

@@ -68,7 +68,7 @@ pub(crate) fn emulated_env(
         let arch = emulator.sysroot().arch();
         log.note(&format!(
             "the index has no {arch} wheel of {missing}: trying Debian's {package} for CPython {}",
-            emulator.sysroot().python_version()
+            emulator.sysroot().python_version().interpreter_version()
         ))?;
         let mut packages = asked.clone();
         packages.extend(python_packages::with_companions(&package));

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::python_tag::PythonTag;
 use crate::sysroot::{self, LinuxArch, Sysroot, TreeSpec};
 
 use super::TestError;
@@ -42,11 +43,11 @@ pub struct Emulator {
 impl Emulator {
     /// Provisions the target sysroot and finds qemu (fetching it into `cache` when it is
     /// not on PATH). `cpu` overrides [`default_qemu_cpu`].
-    /// qemu-user for `arch` with a sysroot holding CPython `python_version` (`3.11`).
+    /// qemu-user for `arch` with a sysroot holding CPython `python_version`.
     pub fn new(
         cache: &Path,
         arch: LinuxArch,
-        python_version: &str,
+        python_version: PythonTag,
         target_python: Option<&Path>,
         mirror: Option<&str>,
         cpu: Option<String>,
@@ -55,7 +56,7 @@ impl Emulator {
             Some(folder) => Sysroot::user_supplied(cache, folder, arch, python_version, mirror)?,
             None => Sysroot::provision_from(cache, arch, python_version, mirror)?,
         };
-        let qemu = find_qemu(arch, cache)?;
+        let qemu = find_qemu(arch, cache, mirror)?;
         let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));
         let emulator = Emulator { qemu, sysroot, cpu };
         emulator.precompile_stdlib()?;
@@ -101,11 +102,10 @@ impl Emulator {
         if marker.exists() || !self.sysroot.owned() {
             return Ok(());
         }
-        let stdlib = self
-            .sysroot
-            .root()
-            .join("usr/lib")
-            .join(format!("python{}", self.sysroot.python_version()));
+        let stdlib = self.sysroot.root().join("usr/lib").join(format!(
+            "python{}",
+            self.sysroot.python_version().interpreter_version()
+        ));
         tracing::info!(
             "compiling the {} standard library to bytecode under qemu (once per target CPython, ~10 s)",
             self.sysroot.arch()
@@ -181,15 +181,19 @@ impl Emulator {
 }
 
 /// `qemu-<arch>-static` or `qemu-<arch>` from PATH, else Debian's static build fetched
-/// into the cache (its binaries run from any folder).
-pub fn find_qemu(arch: LinuxArch, cache: &Path) -> Result<PathBuf, TestError> {
+/// into the cache (its binaries run from any folder) from `mirror` or Debian's archive.
+pub fn find_qemu(
+    arch: LinuxArch,
+    cache: &Path,
+    mirror: Option<&str>,
+) -> Result<PathBuf, TestError> {
     if let Some(found) = std::env::var_os("PATH").and_then(|path| find_qemu_on_path(arch, &path)) {
         return Ok(found);
     }
     let host = LinuxArch::host().ok_or(TestError::UnsupportedHost {
         arch: std::env::consts::ARCH,
     })?;
-    let tree = sysroot::provision(cache, &TreeSpec::qemu_user(host))?;
+    let tree = sysroot::provision(cache, &TreeSpec::qemu_user(host, mirror))?;
     let qemu = tree
         .root()
         .join("usr/bin")

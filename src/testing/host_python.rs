@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::sysroot::parse_major_minor;
+use crate::target::OsVersion;
 
 use super::venv::PipPlatform;
 use super::{TestError, TestPlatform};
@@ -66,12 +66,14 @@ impl HostPython {
             detail: format!("no {what} version in `{answer}`"),
         };
         match platform {
-            TestPlatform::Linux(arch) => parse_major_minor(&self.libc_version)
-                .map(|glibc| PipPlatform::Manylinux { arch, glibc })
+            TestPlatform::Linux(arch) => OsVersion::parse_release(&self.libc_version)
+                .map(|glibc| PipPlatform::Manylinux {
+                    arch,
+                    glibc: (glibc.major, glibc.minor),
+                })
                 .ok_or_else(|| unreadable("glibc", &self.libc_version)),
-            TestPlatform::MacosArm64 => parse_major_minor(&self.macos_version)
-                .or_else(|| self.macos_version.parse().ok().map(|major| (major, 0)))
-                .map(|(major, _)| PipPlatform::MacosArm64 { major })
+            TestPlatform::MacosArm64 => OsVersion::parse_release(&self.macos_version)
+                .map(|macos| PipPlatform::MacosArm64 { major: macos.major })
                 .ok_or_else(|| unreadable("macOS", &self.macos_version)),
         }
     }

@@ -24,8 +24,8 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::host::shell_quote;
 use crate::options::Environment;
+use crate::python_tag::PythonTag;
 use crate::sysroot::{LinuxArch, SysrootError};
 
 pub use emulator::{
@@ -130,7 +130,7 @@ impl TestError {
 }
 
 /// What to run against a wheel; mirrors the `test-*` options of `[tool.crosswheel]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestSpec {
     /// A shell command; `{project}` and `{package}` both expand to the (shell-quoted)
     /// project folder.
@@ -140,8 +140,8 @@ pub struct TestSpec {
     /// `test-extras`: extras of the wheel installed with it (`wheel.whl[test]`), from the
     /// wheel's own metadata, as cibuildwheel installs them.
     pub test_extras: Vec<String>,
-    /// `MAJOR.MINOR` of the CPython the tests run on; see [`python_version_of_wheel`].
-    pub python_version: String,
+    /// The CPython the tests run on; see [`python_version_of_wheel`].
+    pub python_version: PythonTag,
     /// Files or folders, relative to the project, copied into the folder the command
     /// runs from.
     pub test_sources: Vec<PathBuf>,
@@ -164,11 +164,34 @@ pub struct TestSpec {
     /// `target-python`: the user's own target CPython for an emulated run (a version
     /// Debian does not ship); see [`crate::sysroot::Sysroot::user_supplied`].
     pub target_python: Option<PathBuf>,
-    /// `debian-mirror`: the archive target CPythons come from; `None`: the variable or
-    /// Debian's own (see [`crate::sysroot::archive::mirror`]).
+    /// `debian-mirror`: the archive target CPythons (and qemu-user, when it is not on
+    /// PATH) come from; `None`: Debian's own.
     pub debian_mirror: Option<String>,
     /// `test-timeout`: the test command is killed (with its process group) after this.
     pub timeout: Option<Duration>,
+}
+
+impl Default for TestSpec {
+    /// Nothing to run, on the default target CPython.
+    fn default() -> Self {
+        TestSpec {
+            test_command: String::new(),
+            test_requires: Vec::new(),
+            test_extras: Vec::new(),
+            python_version: crate::sysroot::default_target_python(),
+            test_sources: Vec::new(),
+            project_dir: PathBuf::new(),
+            qemu_cpu: None,
+            cache_dir: PathBuf::new(),
+            log_dir: PathBuf::new(),
+            before_test: None,
+            environment: BTreeMap::new(),
+            test_environment: Environment::default(),
+            target_python: None,
+            debian_mirror: None,
+            timeout: None,
+        }
+    }
 }
 
 /// A test command killed at its `test-timeout`.
@@ -266,7 +289,11 @@ pub fn test_wheel(
     let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
     requirements.extend(spec.test_requires.iter().cloned());
     let env = match emulated_arch {
-        None => TargetEnv::native(&env_root, platform, &spec.python_version)?,
+        None => TargetEnv::native(
+            &env_root,
+            platform,
+            &spec.python_version.interpreter_version(),
+        )?,
         Some(target) => emulated_env(&env_root, target, spec, &project, &requirements, &mut log)?,
     };
 
@@ -290,7 +317,7 @@ pub fn test_wheel(
     fs::create_dir_all(&workdir).map_err(TestError::io("create", &workdir))?;
     copy_test_sources(&project, &spec.test_sources, &workdir)?;
 
-    let command_line = expand_placeholders(&spec.test_command, &project);
+    let command_line = crate::options::fill_project(&spec.test_command, &project);
     let mut command = Command::new("sh");
     command
         .arg("-c")
@@ -335,7 +362,7 @@ fn emulated_env(
     let emulator = Emulator::new(
         &spec.cache_dir,
         target,
-        &spec.python_version,
+        spec.python_version,
         spec.target_python.as_deref(),
         spec.debian_mirror.as_deref(),
         spec.qemu_cpu.clone(),
@@ -481,32 +508,24 @@ fn project_relative_pip_paths(name: &str, value: &str, project: &Path) -> String
         .join(" ")
 }
 
-/// The CPython a wheel needs, from its tags: `3.13` for `cp313-cp313`, `3.13t` (the
-/// free-threaded interpreter, `python3.13t`) for `cp313-cp313t`; for wheels that run on many
-/// versions (`py3-none`, `cp39-abi3`) the default target CPython.
-pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> String {
+/// The CPython a wheel needs, from its tags: 3.13 for `cp313-cp313`, the free-threaded
+/// 3.13t (`python3.13t`) for `cp313-cp313t`; for wheels that run on many versions
+/// (`py3-none`, `cp39-abi3`) the default target CPython.
+pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> PythonTag {
     let version_specific = abi_tags.iter().all(|abi| abi != "abi3" && abi != "none");
     let free_threaded = abi_tags
         .iter()
-        .any(|abi| abi.starts_with("cp3") && abi.ends_with('t'));
+        .filter_map(|abi| PythonTag::parse(abi).ok())
+        .any(PythonTag::is_free_threaded);
     python_tags
         .iter()
         .filter(|_| version_specific)
-        .find_map(|tag| {
-            let digits = tag.strip_prefix("cp")?;
-            let (major, minor) = digits.split_at_checked(1)?;
-            (major == "3" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| format!("{major}.{minor}{}", if free_threaded { "t" } else { "" }))
+        .find_map(|tag| PythonTag::parse(tag).ok())
+        .map(|tag| match tag.free_threaded() {
+            Some(free) if free_threaded => free,
+            _ => tag,
         })
-        .unwrap_or_else(|| crate::sysroot::default_target_python().to_string())
-}
-
-/// Replaces `{project}` and `{package}` with the shell-quoted project folder.
-pub fn expand_placeholders(command: &str, project: &Path) -> String {
-    let quoted = shell_quote(&project.to_string_lossy()).into_owned();
-    command
-        .replace("{project}", &quoted)
-        .replace("{package}", &quoted)
+        .unwrap_or_else(crate::sysroot::default_target_python)
 }
 
 /// Copies each entry to the same relative place under `workdir`.
@@ -585,15 +604,15 @@ mod tests {
     fn a_wheel_names_the_cpython_its_tests_need() {
         let tags = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            python_version_of_wheel(&tags(&["cp313"]), &tags(&["cp313"])),
+            python_version_of_wheel(&tags(&["cp313"]), &tags(&["cp313"])).interpreter_version(),
             "3.13"
         );
         assert_eq!(
-            python_version_of_wheel(&tags(&["cp310"]), &tags(&["cp310"])),
+            python_version_of_wheel(&tags(&["cp310"]), &tags(&["cp310"])).interpreter_version(),
             "3.10"
         );
         assert_eq!(
-            python_version_of_wheel(&tags(&["cp314"]), &tags(&["cp314t"])),
+            python_version_of_wheel(&tags(&["cp314"]), &tags(&["cp314t"])).interpreter_version(),
             "3.14t"
         );
         let default = crate::sysroot::default_target_python();
@@ -625,7 +644,7 @@ mod tests {
     #[test]
     fn placeholders_expand_to_the_quoted_project_folder() {
         assert_eq!(
-            expand_placeholders(
+            crate::options::fill_project(
                 "pytest {project}/tests && ls {package}",
                 Path::new("/src/my proj")
             ),

@@ -40,7 +40,7 @@ pub fn test_or_check(
         )),
         TestPlan::Emulated(arch) => {
             if spec.target_python.is_none() {
-                crate::sysroot::check_target_python(arch, &spec.python_version)?;
+                crate::sysroot::check_target_python(arch, spec.python_version)?;
             }
             Ok(Verdict::Ran(test_wheel(path, platform, spec)?))
         }

@@ -86,7 +86,7 @@ impl TargetEnv {
         let env = TargetEnv {
             root: root.to_path_buf(),
             platform: PipPlatform::Manylinux { arch, glibc },
-            python_version: sysroot.python_version().to_string(),
+            python_version: sysroot.python_version().interpreter_version(),
             interpreter_env: emulator.env(),
             emulated: Some(arch),
             debian: None,
@@ -96,12 +96,8 @@ impl TargetEnv {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        env.create_layout(
-            &home,
-            sysroot
-                .python_full_version()
-                .unwrap_or(sysroot.python_version()),
-        )?;
+        let version = sysroot.python_version().interpreter_version();
+        env.create_layout(&home, sysroot.python_full_version().unwrap_or(&version))?;
 
         let mut script =
             String::from("#!/bin/sh\n# crosswheel: the target CPython under qemu-user\n");

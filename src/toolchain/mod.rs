@@ -72,18 +72,20 @@ pub struct Toolchain {
     pub description: String,
 }
 
-/// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`.
+/// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`;
+/// `debian_mirror` (the `debian-mirror` option) serves the runtime pieces zig lacks.
 pub fn resolve_toolchain(
     kind: ToolchainKind,
     target: &Target,
     cache: &Cache,
     host_python: &Path,
     offline: bool,
+    debian_mirror: Option<&str>,
 ) -> Result<Toolchain, ToolchainError> {
     match kind {
         ToolchainKind::Zig => {
             let zig = ensure_zig(cache, host_python, offline)?;
-            let runtime = runtime::runtime_archive(cache, &zig, target)?;
+            let runtime = runtime::runtime_archive(cache, &zig, target, debian_mirror)?;
             let wrappers = write_zig_wrappers(cache, &zig, target, runtime.as_deref())?;
             Ok(Toolchain {
                 kind,

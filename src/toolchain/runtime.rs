@@ -10,11 +10,13 @@ use crate::io_error::IoError;
 use crate::sysroot::{self, TreeSpec};
 use crate::target::{Target, ZigRuntime};
 
-/// The archive for `target`, built on first use; `None` when zig needs nothing more.
+/// The archive for `target`, built on first use from Debian's package (from `mirror`, the
+/// `debian-mirror` option, when given); `None` when zig needs nothing more.
 pub fn runtime_archive(
     cache: &Cache,
     zig: &Zig,
     target: &Target,
+    mirror: Option<&str>,
 ) -> Result<Option<PathBuf>, ToolchainError> {
     let (Some(runtime), Some(arch)) = (&target.data().zig_runtime, target.linux_arch()) else {
         return Ok(None);
@@ -38,7 +40,7 @@ pub fn runtime_archive(
         package: runtime.package.clone(),
         reason,
     };
-    let spec = TreeSpec::target_package(arch, &runtime.package, &[runtime.archive.clone()]);
+    let spec = TreeSpec::target_package(arch, &runtime.package, &[runtime.archive.clone()], mirror);
     let tree = sysroot::provision(cache.root(), &spec).map_err(|err| failed(err.to_string()))?;
     let source = tree.root().join(&runtime.archive);
     if !source.is_file() {

@@ -27,8 +27,7 @@ pub fn zig_install_command(cache: &Cache, host_python: &Path) -> String {
 /// Finds zig without installing anything: `$CROSSWHEEL_ZIG` first (an explicit zig
 /// executable), then the `ziglang` package in the cache's private venv.
 pub fn find_zig(cache: &Cache) -> Result<Option<Zig>, ToolchainError> {
-    if let Some(exe) = std::env::var_os("CROSSWHEEL_ZIG").filter(|value| !value.is_empty()) {
-        let exe = PathBuf::from(exe);
+    if let Some(exe) = crate::host::zig_override() {
         let version = zig_version(&exe).map_err(|reason| ToolchainError::BrokenZig {
             exe: exe.clone(),
             reason: format!("{reason} (it comes from CROSSWHEEL_ZIG)"),

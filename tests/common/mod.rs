@@ -416,6 +416,7 @@ pub fn zig_cross_env(
         &cache,
         &python.executable,
         false,
+        None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
     let runner = parsed.linux_arch().map(|arch| target_runner(&cache, arch));

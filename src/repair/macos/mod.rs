@@ -16,6 +16,7 @@ use crate::analysis::layout::macos_libs_dir;
 use crate::analysis::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
 use crate::macho::{Version, edit_load_commands, sign_adhoc};
 use crate::repair::rewrite_wheel;
+use crate::target::OsVersion;
 use crate::wheel::{Contents, WheelArchive};
 
 #[derive(Debug, Clone, Default)]
@@ -24,9 +25,9 @@ pub struct MacosRepairOptions {
     pub lib_paths: Vec<PathBuf>,
     /// Install names (or their file names) never vendored.
     pub exclude: Vec<glob::Pattern>,
-    /// Target macOS version; else `MACOSX_DEPLOYMENT_TARGET`; else the
-    /// wheel's own tag. Never below 11.0 for arm64.
-    pub macos_version: Option<String>,
+    /// Target macOS version (`--macos-version`, else `MACOSX_DEPLOYMENT_TARGET`, read by
+    /// the caller); else the wheel's own tag. Never below 11.0 for arm64.
+    pub macos_version: Option<OsVersion>,
     /// Raise the tag to the newest minos instead of failing.
     pub retag: bool,
     pub out_dir: PathBuf,
@@ -50,23 +51,18 @@ pub struct MacosRepairReport {
     pub signed: Vec<String>,
 }
 
-/// The target version the user asked for, if any.
-fn requested_version(options: &MacosRepairOptions) -> Result<Option<Version>> {
-    let (text, source) = match &options.macos_version {
-        Some(text) => (text.clone(), "--macos-version"),
-        None => match std::env::var("MACOSX_DEPLOYMENT_TARGET") {
-            Ok(text) if !text.trim().is_empty() => (text, "MACOSX_DEPLOYMENT_TARGET"),
-            _ => return Ok(None),
-        },
-    };
-    text.parse::<Version>()
-        .map(Some)
-        .with_context(|| format!("{source}={text} is not a macOS version; use e.g. 11.0"))
+/// The deployment target as Mach-O load commands write it (no patch level: none is asked).
+fn macho_version(version: OsVersion) -> Version {
+    Version::new(
+        u16::try_from(version.major).unwrap_or(u16::MAX),
+        u8::try_from(version.minor).unwrap_or(u8::MAX),
+        0,
+    )
 }
 
 pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<MacosRepairReport> {
     let wheel_path = wheel.path().display().to_string();
-    let requested = requested_version(options)?;
+    let requested = options.macos_version.map(macho_version);
     let binaries = wheel_binaries(wheel)?;
     if binaries.is_empty() {
         bail!(
