@@ -62,7 +62,9 @@ fn every_third_party_action_is_pinned_by_commit() {
     for file in files_with_workflows() {
         let text = std::fs::read_to_string(&file).unwrap();
         for (number, line) in text.lines().enumerate() {
-            let Some((_, value)) = line.split_once("uses:") else {
+            // A YAML key (`uses:` or `- uses:`), not prose that mentions one.
+            let key = line.trim_start().trim_start_matches("- ");
+            let Some(value) = key.strip_prefix("uses:") else {
                 continue;
             };
             seen += 1;

@@ -275,6 +275,14 @@ fn linux_graft_of_openblas_carries_a_true_schema_valid_sbom_that_check_enforces(
         "{edges}"
     );
     assert_eq!(read["root"]["purl"], "pkg:pypi/demo@1.0");
+    // The licence the source wheel's METADATA states (the title of its License text).
+    let openblas_component = read["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "libscipy_openblas.so")
+        .unwrap();
+    assert_eq!(openblas_component["licences"], serde_json::json!(["BSD 2-Clause License"]));
 
     let inspect = crosswheel(&["inspect"], &[&repaired]);
     let shown = String::from_utf8_lossy(&inspect.stdout);

@@ -30,16 +30,33 @@ pub fn owner(folder: &Path, relative: &Path) -> Option<Provenance> {
     })
 }
 
-/// PEP 639's `License-Expression`, else a one-line `License` field (longer ones are the
-/// licence's whole text, which names nothing).
+/// PEP 639's `License-Expression`, else the `License` field when it is a name (one line)
+/// or a licence text whose first line is its title (`BSD 2-Clause License`, as
+/// scipy-openblas32 ships), else a `License ::` classifier's last part.
 fn licence(metadata: &str) -> Option<Licence> {
     let headers = WheelMetadata::parse(metadata).ok()?;
     if let Some(expression) = headers.get("License-Expression").filter(|e| !e.is_empty()) {
         return Some(Licence::Expression(expression.to_string()));
     }
-    let name = headers.get("License")?;
-    let one_line = !name.is_empty() && name.len() <= 100 && !metadata_continues(metadata, name);
-    one_line.then(|| Licence::Name(name.to_string()))
+    let named = headers.get("License").filter(|first| {
+        let lower = first.to_ascii_lowercase();
+        let is_title = (lower.contains("license") || lower.contains("licence"))
+            && !lower.starts_with("copyright");
+        !first.is_empty()
+            && first.len() <= 100
+            && (is_title || !metadata_continues(metadata, first))
+    });
+    let classified = || {
+        headers
+            .get_all("Classifier")
+            .filter_map(|classifier| classifier.strip_prefix("License ::"))
+            .filter_map(|rest| rest.rsplit("::").next())
+            .map(str::trim)
+            .find(|name| !name.is_empty())
+    };
+    named
+        .or_else(classified)
+        .map(|name| Licence::Name(name.to_string()))
 }
 
 /// Whether the `License` header whose first line is `first` goes on over more lines.
@@ -94,6 +111,20 @@ mod tests {
             Some(Licence::Expression("BSD-3-Clause".into()))
         );
         assert_eq!(owner(folder.path(), Path::new("elsewhere/libx.so")), None);
+    }
+
+    #[test]
+    fn a_licence_text_gives_its_title_or_else_the_classifier() {
+        let titled = "Metadata-Version: 2.1\nName: x\nVersion: 1\n\
+            License: BSD 2-Clause License\n        \n        Copyright (c) 2021, MacPython\n\n";
+        assert_eq!(
+            licence(titled),
+            Some(Licence::Name("BSD 2-Clause License".into()))
+        );
+        let classified = "Metadata-Version: 2.1\nName: x\nVersion: 1\n\
+            License: Copyright (c) 2011, someone\n        All rights reserved.\n\
+            Classifier: License :: OSI Approved :: BSD License\n\n";
+        assert_eq!(licence(classified), Some(Licence::Name("BSD License".into())));
     }
 
     #[test]
