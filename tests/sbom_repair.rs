@@ -282,7 +282,10 @@ fn linux_graft_of_openblas_carries_a_true_schema_valid_sbom_that_check_enforces(
         .iter()
         .find(|c| c["name"] == "libscipy_openblas.so")
         .unwrap();
-    assert_eq!(openblas_component["licences"], serde_json::json!(["BSD 2-Clause License"]));
+    assert_eq!(
+        openblas_component["licences"],
+        serde_json::json!(["BSD 2-Clause License"])
+    );
 
     let inspect = crosswheel(&["inspect"], &[&repaired]);
     let shown = String::from_utf8_lossy(&inspect.stdout);

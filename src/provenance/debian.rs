@@ -49,7 +49,10 @@ mod tests {
             }
         );
         assert_eq!(
-            owner(tree.path(), Path::new("usr/lib/aarch64-linux-gnu/libz.so.1")),
+            owner(
+                tree.path(),
+                Path::new("usr/lib/aarch64-linux-gnu/libz.so.1")
+            ),
             None
         );
     }

@@ -124,7 +124,10 @@ mod tests {
         let classified = "Metadata-Version: 2.1\nName: x\nVersion: 1\n\
             License: Copyright (c) 2011, someone\n        All rights reserved.\n\
             Classifier: License :: OSI Approved :: BSD License\n\n";
-        assert_eq!(licence(classified), Some(Licence::Name("BSD License".into())));
+        assert_eq!(
+            licence(classified),
+            Some(Licence::Name("BSD License".into()))
+        );
     }
 
     #[test]

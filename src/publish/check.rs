@@ -50,7 +50,10 @@ pub enum CheckError {
     Sdist(#[from] SdistError),
 
     #[error("{}: {source}", path.display())]
-    Sbom { path: PathBuf, source: SbomError },
+    Sbom {
+        path: PathBuf,
+        source: Box<SbomError>,
+    },
 
     #[error("{}: not a distribution: expected a wheel (`.whl`) or an sdist (`.tar.gz`)", path.display())]
     UnknownKind { path: PathBuf },
@@ -249,7 +252,7 @@ fn check_sboms(archive: &WheelArchive) -> Result<(), CheckError> {
     };
     crate::sbom::verify(&sboms, &names, sha256_of).map_err(|source| CheckError::Sbom {
         path: archive.path().to_owned(),
-        source,
+        source: Box::new(source),
     })
 }
 
