@@ -190,7 +190,10 @@ mod tests {
         let actual = {
             use sha2::Digest;
             let digest = sha2::Sha256::digest(std::fs::read(&wheel).unwrap());
-            digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            digest
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
         };
         assert!(error.contains(&actual), "{error}");
     }
