@@ -186,6 +186,11 @@ pub struct UploadArgs {
     /// Treat files the index already has as done.
     #[arg(long = "skip-existing")]
     pub skip_existing: bool,
+    /// Authenticate through Trusted Publishing: trade the CI job's OIDC identity
+    /// (GitHub Actions with `id-token: write`) for a short-lived upload token. Used
+    /// without this flag too when the job can get an OIDC token and TWINE_PASSWORD is unset.
+    #[arg(long = "trusted-publishing")]
+    pub trusted_publishing: bool,
 }
 
 #[derive(Debug, Args)]

@@ -269,12 +269,34 @@ pub(crate) struct Tools {
     pub uv: String,
 }
 
+/// The SHA-256 of every wheel of each [`Tools`] release that may be installed.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ToolHashes {
+    pub ziglang: Vec<String>,
+    pub uv: Vec<String>,
+}
+
+impl ToolHashes {
+    /// The hashes pinned for the tool a requirement (`ziglang==0.17.1`) names.
+    pub fn for_requirement(&self, requirement: &str) -> Option<&[String]> {
+        let name = requirement
+            .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .next()?;
+        match name {
+            "ziglang" => Some(&self.ziglang),
+            "uv" => Some(&self.uv),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
     pub tools: Tools,
+    pub tool_hashes: ToolHashes,
 }
 
 /// All targets, in the order of `config/targets.toml` (the order builds are listed in).

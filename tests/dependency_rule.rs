@@ -16,7 +16,7 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
     (
         "formats: they know nothing of stages or of each other",
         Within::Never,
-        &["elf", "macho", "wheel"],
+        &["elf", "macho", "wheel", "sbom"],
     ),
     (
         "support: the machine, Debian trees, the options",
@@ -26,7 +26,7 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
     (
         "policy and analysis: facts read from wheels and binaries",
         Within::Always,
-        &["manylinux", "analysis", "inspect", "loadcheck"],
+        &["manylinux", "analysis", "inspect", "loadcheck", "provenance"],
     ),
     (
         "stages",

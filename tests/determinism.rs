@@ -135,6 +135,17 @@ fn two_builds_give_identical_wheels_free_of_host_paths() {
         }
     }
 
+    // Each wheel vendors OpenBLAS, so each carries the SBOM the comparison above covered.
+    for (name, bytes) in &first {
+        let has_sbom = contents(bytes)
+            .iter()
+            .any(|(entry, _)| entry.ends_with(".dist-info/sboms/crosswheel.cdx.json"));
+        assert!(
+            has_sbom,
+            "{name} has no .dist-info/sboms/crosswheel.cdx.json"
+        );
+    }
+
     let needles = host_paths(work.path());
     let mut leaks = Vec::new();
     for (name, bytes) in &first {

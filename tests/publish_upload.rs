@@ -149,6 +149,8 @@ fn options(server: &IndexServer, password: &str, skip_existing: bool) -> UploadO
             password: password.into(),
         }),
         skip_existing,
+        trusted_publishing: false,
+        oidc_endpoint: None,
     }
 }
 
@@ -242,6 +244,8 @@ fn refuses_to_upload_a_broken_distribution() {
         repository_url: "http://127.0.0.1:9/".into(),
         credentials: None,
         skip_existing: false,
+        trusted_publishing: false,
+        oidc_endpoint: None,
     };
     let message = upload(&[broken], &options).unwrap_err().to_string();
     assert!(message.starts_with("refusing to upload: "), "{message}");
@@ -257,6 +261,8 @@ fn unreachable_index_names_the_url() {
         repository_url: url.clone(),
         credentials: None,
         skip_existing: false,
+        trusted_publishing: false,
+        oidc_endpoint: None,
     };
     let message = upload(&[wheel], &options).unwrap_err().to_string();
     assert!(

@@ -31,7 +31,11 @@ pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
 }
 
 pub fn run_upload(args: &UploadArgs) -> Result<ExitCode> {
-    let options = UploadOptions::from_env(args.repository_url.clone(), args.skip_existing)?;
+    let options = UploadOptions::from_env(
+        args.repository_url.clone(),
+        args.skip_existing,
+        args.trusted_publishing,
+    )?;
     for outcome in upload(&args.dists, &options)? {
         match outcome {
             UploadOutcome::Uploaded { path } => println!("uploaded {}", path.display()),

@@ -2,3 +2,4 @@
 
 pub mod linux;
 pub mod macos;
+pub mod sbom;

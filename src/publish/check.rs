@@ -8,6 +8,7 @@ use crate::publish::metadata::{
 };
 use crate::publish::rst::check_rst;
 use crate::publish::sdist::{SdistError, read_sdist};
+use crate::sbom::{SbomError, is_sbom_path};
 use crate::wheel::{WheelArchive, WheelError, same_project};
 
 /// The kinds of distribution the index takes.
@@ -47,6 +48,12 @@ pub enum CheckError {
 
     #[error(transparent)]
     Sdist(#[from] SdistError),
+
+    #[error("{}: {source}", path.display())]
+    Sbom {
+        path: PathBuf,
+        source: Box<SbomError>,
+    },
 
     #[error("{}: not a distribution: expected a wheel (`.whl`) or an sdist (`.tar.gz`)", path.display())]
     UnknownKind { path: PathBuf },
@@ -185,6 +192,7 @@ fn check_wheel(path: &Path) -> Result<CheckReport, CheckError> {
         return Err(located.mismatch(stem, archive.name().dist_info_stem()));
     }
     let warnings = located.description(&metadata)?;
+    check_sboms(&archive)?;
     Ok(CheckReport {
         path: path.to_owned(),
         kind: DistributionKind::Wheel,
@@ -219,6 +227,33 @@ fn check_tags(archive: &WheelArchive) -> Result<(), CheckError> {
         });
     }
     Ok(())
+}
+
+/// The wheel's PEP 770 SBOMs against its files: every file they locate is there with the
+/// SHA-256 they give, and every vendored file is located.
+fn check_sboms(archive: &WheelArchive) -> Result<(), CheckError> {
+    let dist_info = archive.dist_info_dir();
+    let names: Vec<&str> = archive.entries().iter().map(|e| e.name.as_str()).collect();
+    let sboms = names
+        .iter()
+        .filter(|name| is_sbom_path(dist_info, name))
+        .map(|name| Ok((name.to_string(), archive.read(name)?)))
+        .collect::<Result<Vec<_>, CheckError>>()?;
+    if sboms.is_empty() {
+        return Ok(());
+    }
+    let sha256_of = |name: &str| -> Result<String, String> {
+        use sha2::{Digest, Sha256};
+        let bytes = archive.read(name).map_err(|err| err.to_string())?;
+        Ok(Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect())
+    };
+    crate::sbom::verify(&sboms, &names, sha256_of).map_err(|source| CheckError::Sbom {
+        path: archive.path().to_owned(),
+        source: Box::new(source),
+    })
 }
 
 fn check_sdist(path: &Path) -> Result<CheckReport, CheckError> {

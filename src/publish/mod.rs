@@ -10,10 +10,12 @@ mod check;
 mod metadata;
 mod rst;
 mod sdist;
+mod trusted;
 mod upload;
 
 pub use check::{CheckError, CheckReport, DistributionKind, check_distribution};
 pub use metadata::{CoreMetadata, KNOWN_METADATA_VERSIONS};
 pub use rst::{RstProblem, check_rst};
 pub use sdist::SdistError;
+pub use trusted::{OidcEndpoint, TrustedPublishingError};
 pub use upload::{Credentials, UploadError, UploadOptions, UploadOutcome, upload};

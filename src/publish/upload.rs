@@ -9,6 +9,7 @@ use sha2::Digest;
 
 use crate::io_error::IoError;
 use crate::publish::check::{CheckError, CheckReport, check_distribution};
+use crate::publish::trusted::{OidcEndpoint, TrustedPublishingError, mint_credentials};
 
 /// Metadata headers and the upload form fields they become; repeated
 /// headers become repeated fields.
@@ -66,23 +67,32 @@ pub struct UploadOptions {
     pub credentials: Option<Credentials>,
     /// Count "file already exists" answers as skipped instead of failing.
     pub skip_existing: bool,
+    /// Upload with a token minted through Trusted Publishing instead of `credentials`.
+    pub trusted_publishing: bool,
+    /// The CI's OIDC token endpoint, when it announces one.
+    pub oidc_endpoint: Option<OidcEndpoint>,
 }
 
 impl UploadOptions {
     /// Options from the command line, completed from the environment the
     /// conventional way: `TWINE_REPOSITORY_URL` when no URL is given,
     /// `TWINE_USERNAME` and `TWINE_PASSWORD` (user name `__token__` when only
-    /// a password, i.e. an API token, is set).
+    /// a password, i.e. an API token, is set). Trusted Publishing is used when asked for,
+    /// and on a CI job that can get an OIDC token when no password is set.
     pub fn from_env(
         repository_url: Option<String>,
         skip_existing: bool,
+        trusted_publishing: bool,
     ) -> Result<Self, UploadError> {
-        Self::from_lookup(repository_url, skip_existing, |key| std::env::var(key).ok())
+        Self::from_lookup(repository_url, skip_existing, trusted_publishing, |key| {
+            std::env::var(key).ok()
+        })
     }
 
     fn from_lookup(
         repository_url: Option<String>,
         skip_existing: bool,
+        trusted_publishing: bool,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, UploadError> {
         let non_empty = |key: &str| lookup(key).filter(|value| !value.is_empty());
@@ -95,14 +105,22 @@ impl UploadOptions {
                 url: repository_url,
             });
         }
-        let credentials = non_empty("TWINE_PASSWORD").map(|password| Credentials {
-            username: non_empty("TWINE_USERNAME").unwrap_or_else(|| "__token__".to_owned()),
-            password,
-        });
+        let password = non_empty("TWINE_PASSWORD");
+        let oidc_endpoint = OidcEndpoint::from_lookup(&lookup);
+        let trusted_publishing =
+            trusted_publishing || (password.is_none() && oidc_endpoint.is_some());
+        let credentials = password
+            .filter(|_| !trusted_publishing)
+            .map(|password| Credentials {
+                username: non_empty("TWINE_USERNAME").unwrap_or_else(|| "__token__".to_owned()),
+                password,
+            });
         Ok(Self {
             repository_url,
             credentials,
             skip_existing,
+            trusted_publishing,
+            oidc_endpoint,
         })
     }
 }
@@ -133,6 +151,9 @@ pub enum UploadError {
 
     #[error("refusing to upload: {0}")]
     Check(#[from] CheckError),
+
+    #[error(transparent)]
+    TrustedPublishing(#[from] TrustedPublishingError),
 
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
@@ -187,9 +208,18 @@ pub fn upload(files: &[PathBuf], opts: &UploadOptions) -> Result<Vec<UploadOutco
         .user_agent(concat!("crosswheel/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
+    let minted = if opts.trusted_publishing {
+        let credentials =
+            mint_credentials(&agent, &opts.repository_url, opts.oidc_endpoint.as_ref())?;
+        tracing::info!("minted a short-lived upload token through Trusted Publishing");
+        Some(credentials)
+    } else {
+        None
+    };
+    let credentials = minted.as_ref().or(opts.credentials.as_ref());
     let mut outcomes = Vec::with_capacity(reports.len());
     for report in &reports {
-        let outcome = upload_one(&agent, report, opts)?;
+        let outcome = upload_one(&agent, report, opts, credentials)?;
         match &outcome {
             UploadOutcome::Uploaded { path } => tracing::info!("uploaded {}", path.display()),
             UploadOutcome::SkippedExisting { path, reason } => {
@@ -208,6 +238,7 @@ fn upload_one(
     agent: &ureq::Agent,
     report: &CheckReport,
     opts: &UploadOptions,
+    credentials: Option<&Credentials>,
 ) -> Result<UploadOutcome, UploadError> {
     let path = &report.path;
     let content = std::fs::read(path).map_err(IoError::at("read", path))?;
@@ -217,7 +248,7 @@ fn upload_one(
         .post(url)
         .header("Content-Type", form.content_type())
         .header("Accept", "text/plain, text/html;q=0.9, */*;q=0.1");
-    if let Some(credentials) = &opts.credentials {
+    if let Some(credentials) = credentials {
         let pair = format!("{}:{}", credentials.username, credentials.password);
         let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
         request = request.header("Authorization", format!("Basic {encoded}"));
@@ -422,6 +453,7 @@ mod tests {
         let options = UploadOptions::from_lookup(
             Some("http://127.0.0.1:1/".into()),
             false,
+            false,
             env(&[("TWINE_REPOSITORY_URL", "http://other/")]),
         )
         .unwrap();
@@ -434,6 +466,7 @@ mod tests {
         let options = UploadOptions::from_lookup(
             None,
             true,
+            false,
             env(&[
                 ("TWINE_REPOSITORY_URL", "https://index/legacy/"),
                 ("TWINE_PASSWORD", "tok"),
@@ -450,14 +483,39 @@ mod tests {
 
     #[test]
     fn requires_a_repository_url() {
-        let error = UploadOptions::from_lookup(None, false, env(&[])).unwrap_err();
+        let error = UploadOptions::from_lookup(None, false, false, env(&[])).unwrap_err();
         assert!(matches!(error, UploadError::NoRepositoryUrl), "{error}");
         let error =
-            UploadOptions::from_lookup(Some("ftp://x".into()), false, env(&[])).unwrap_err();
+            UploadOptions::from_lookup(Some("ftp://x".into()), false, false, env(&[])).unwrap_err();
         assert!(
             matches!(error, UploadError::BadRepositoryUrl { .. }),
             "{error}"
         );
+    }
+
+    #[test]
+    fn an_oidc_endpoint_without_a_password_means_trusted_publishing() {
+        let actions: &'static [(&str, &str)] = &[
+            ("TWINE_REPOSITORY_URL", "https://index/legacy/"),
+            (
+                "ACTIONS_ID_TOKEN_REQUEST_URL",
+                "https://actions/token?api-version=2.0",
+            ),
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "bearer"),
+        ];
+        let options = UploadOptions::from_lookup(None, false, false, env(actions)).unwrap();
+        assert!(options.trusted_publishing);
+        let with_password: &'static [(&str, &str)] = &[
+            ("TWINE_REPOSITORY_URL", "https://index/legacy/"),
+            ("TWINE_PASSWORD", "tok"),
+            ("ACTIONS_ID_TOKEN_REQUEST_URL", "https://actions/token"),
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "bearer"),
+        ];
+        let options = UploadOptions::from_lookup(None, false, false, env(with_password)).unwrap();
+        assert!(!options.trusted_publishing && options.credentials.is_some());
+        // Asked for, it wins over the password.
+        let options = UploadOptions::from_lookup(None, false, true, env(with_password)).unwrap();
+        assert!(options.trusted_publishing && options.credentials.is_none());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod linux;
 pub mod macos;
 mod rewrite;
+pub mod sbom;
 
 pub(crate) use rewrite::rewrite_wheel;
 

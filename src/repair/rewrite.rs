@@ -6,17 +6,20 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::repair::sbom::{Vendored, sbom_entry};
 use crate::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
 
 /// Writes `wheel` into `out_dir` retagged with `platform_tags`: members named in
 /// `replaced` get those bytes, `added` members join them, the WHEEL file carries the
 /// new tags, RECORD is rebuilt by the writer, and every other member is copied raw
-/// (neither recompressed nor rehashed). Returns the new wheel's path.
+/// (neither recompressed nor rehashed). When something was `vendored`, an SBOM describing
+/// it joins them. Returns the new wheel's path.
 pub fn rewrite_wheel<'a>(
     wheel: &'a WheelArchive,
     platform_tags: Vec<String>,
     mut replaced: BTreeMap<String, Vec<u8>>,
     added: Vec<(String, Contents<'a>)>,
+    vendored: &Vendored,
     out_dir: &Path,
     epoch: Option<u64>,
 ) -> Result<PathBuf> {
@@ -50,6 +53,9 @@ pub fn rewrite_wheel<'a>(
             Contents::Raw(wheel.raw_entry(&entry.name)?)
         };
         entries.push((entry.name.clone(), contents));
+    }
+    if let Some(sbom) = sbom_entry(wheel, vendored, &entries, epoch)? {
+        entries.push(sbom);
     }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     write_wheel(out_dir, &new_name, entries, &WriteOptions { epoch })

@@ -256,6 +256,10 @@ fn tree_name_with(plain: &Path, extra: &[String]) -> PathBuf {
 pub struct PackageVersion {
     pub name: String,
     pub version: String,
+    /// The shared libraries it shipped, relative to the tree's root; empty in trees built
+    /// before crosswheel recorded them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,6 +269,13 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The package that shipped the library at `relative` (a path from the tree's root).
+    pub fn owner_of(&self, relative: &str) -> Option<&PackageVersion> {
+        self.packages
+            .iter()
+            .find(|package| package.libraries.iter().any(|path| path == relative))
+    }
+
     /// The upstream part of a package's version: `2.36` from libc6 `2.36-9+deb12u14`.
     pub fn upstream_version(&self, package: &str) -> Option<&str> {
         let version = &self.packages.iter().find(|p| p.name == package)?.version;
@@ -273,6 +284,12 @@ impl Manifest {
             .map_or(version.as_str(), |(_, rest)| rest);
         without_epoch.split(['-', '+', '~']).next()
     }
+}
+
+/// The manifest of the tree rooted at `root`, if `root` is one crosswheel built.
+pub fn tree_manifest(root: &Path) -> Option<Manifest> {
+    let text = fs::read_to_string(root.join(MANIFEST_NAME)).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// A finished tree in the cache.
@@ -380,7 +397,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
         .map_err(SysrootError::io("create a temporary folder in", parent))?;
     let debs = fetch(work.path(), spec)?;
     let root = work.path().join("root");
-    unpack::unpack_all(&debs, &root)?;
+    let libraries = unpack::unpack_all(&debs, &root)?;
     unpack::relativize_absolute_symlinks(&root)?;
     unpack::link_merged_usr(&root)?;
     python_packages::make_alternative_links(&root, &spec.alternatives)?;
@@ -390,7 +407,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     }
     let manifest = Manifest {
         debian_arch: spec.debian_arch.clone(),
-        packages: unpack::package_versions(&debs),
+        packages: unpack::package_versions(&debs, &libraries),
     };
     write_manifest(&root, &manifest)?;
 
@@ -825,10 +842,12 @@ mod tests {
                 PackageVersion {
                     name: "libc6".into(),
                     version: "2.36-9+deb12u14".into(),
+                    libraries: Vec::new(),
                 },
                 PackageVersion {
                     name: "zlib1g".into(),
                     version: "1:1.2.13.dfsg-1".into(),
+                    libraries: Vec::new(),
                 },
             ],
         };

@@ -20,12 +20,16 @@ pub(crate) fn require_dpkg_deb() -> Result<(), SysrootError> {
 }
 
 /// Extracts every package's files (no maintainer scripts run: nothing here needs them to
-/// load a library or start an interpreter).
-pub(crate) fn unpack_all(debs: &[PathBuf], root: &Path) -> Result<(), SysrootError> {
+/// load a library or start an interpreter). Returns, per package, the shared libraries it
+/// shipped (paths relative to the root), so an SBOM can say which package a vendored
+/// library came from.
+pub(crate) fn unpack_all(debs: &[PathBuf], root: &Path) -> Result<Vec<Vec<String>>, SysrootError> {
     fs::create_dir_all(root).map_err(SysrootError::io("create", root))?;
+    let mut libraries = Vec::with_capacity(debs.len());
     for deb in debs {
+        // `-X` is `-x` that also lists what it extracted.
         let output = Command::new("dpkg-deb")
-            .arg("-x")
+            .arg("-X")
             .arg(deb)
             .arg(root)
             .output()
@@ -41,8 +45,22 @@ pub(crate) fn unpack_all(debs: &[PathBuf], root: &Path) -> Result<(), SysrootErr
                     .to_string(),
             });
         }
+        libraries.push(shared_libraries(&String::from_utf8_lossy(&output.stdout)));
     }
-    Ok(())
+    Ok(libraries)
+}
+
+/// The shared libraries among `dpkg-deb -X`'s listing (`./usr/lib/…/libz.so.1.2.13`).
+fn shared_libraries(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .map(|line| line.trim_start_matches("./"))
+        .filter(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            name.starts_with("lib") && (name.ends_with(".so") || name.contains(".so."))
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// Top-level folders that merged-/usr systems keep under `usr/` only.
@@ -153,15 +171,21 @@ pub(crate) fn keep_only(root: &Path, scratch: &Path, keep: &[String]) -> Result<
 
 /// Name and version of each package, from APT's `name_version_arch.deb` file names
 /// (the version is URL-escaped there: `1%3a1.2.13` for epoch 1).
-pub(crate) fn package_versions(debs: &[PathBuf]) -> Vec<PackageVersion> {
+pub(crate) fn package_versions(debs: &[PathBuf], libraries: &[Vec<String>]) -> Vec<PackageVersion> {
     let mut packages: Vec<PackageVersion> = debs
         .iter()
-        .filter_map(|deb| {
+        .enumerate()
+        .filter_map(|(index, deb)| {
             let stem = deb.file_stem()?.to_str()?;
             let mut fields = stem.splitn(3, '_');
             let name = fields.next()?.to_string();
             let version = percent_decode(fields.next()?);
-            Some(PackageVersion { name, version })
+            let libraries = libraries.get(index).cloned().unwrap_or_default();
+            Some(PackageVersion {
+                name,
+                version,
+                libraries,
+            })
         })
         .collect();
     packages.sort_by(|a, b| a.name.cmp(&b.name));
@@ -295,19 +319,36 @@ mod tests {
             PathBuf::from("/x/libc6_2.36-9+deb12u14_arm64.deb"),
             PathBuf::from("/x/not-a-package.deb"),
         ];
+        let libraries = vec![vec!["usr/lib/aarch64-linux-gnu/libz.so.1.2.13".to_string()]];
         assert_eq!(
-            package_versions(&debs),
+            package_versions(&debs, &libraries),
             vec![
                 PackageVersion {
                     name: "libc6".into(),
-                    version: "2.36-9+deb12u14".into()
+                    version: "2.36-9+deb12u14".into(),
+                    libraries: Vec::new(),
                 },
                 PackageVersion {
                     name: "zlib1g".into(),
-                    version: "1:1.2.13.dfsg-1".into()
+                    version: "1:1.2.13.dfsg-1".into(),
+                    libraries: libraries[0].clone(),
                 },
             ]
         );
         assert_eq!(percent_decode("100%"), "100%");
+    }
+
+    #[test]
+    fn the_listing_keeps_shared_libraries_only() {
+        let listing = "./\n./usr/\n./usr/lib/aarch64-linux-gnu/libgfortran.so.5.0.0\n\
+            ./usr/lib/aarch64-linux-gnu/libgfortran.so.5\n./usr/share/doc/libgfortran5/copyright\n\
+            ./usr/lib/python3.11/lib-dynload/_ssl.cpython-311-aarch64-linux-gnu.so\n";
+        assert_eq!(
+            shared_libraries(listing),
+            vec![
+                "usr/lib/aarch64-linux-gnu/libgfortran.so.5.0.0",
+                "usr/lib/aarch64-linux-gnu/libgfortran.so.5",
+            ]
+        );
     }
 }

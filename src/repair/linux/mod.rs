@@ -23,6 +23,7 @@ use crate::analysis::linux::{
 use crate::elf::edit::{ElfEdits, apply_edits};
 use crate::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
 use crate::repair::rewrite_wheel;
+use crate::repair::sbom::Vendored;
 use crate::wheel::{Contents, WheelArchive};
 
 #[derive(Debug, Clone)]
@@ -121,6 +122,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         platform_tags.clone(),
         changes.replaced,
         changes.added,
+        &Vendored::of_linux(&graph),
         &options.out_dir,
         options.epoch,
     )?;

@@ -16,6 +16,7 @@ use crate::analysis::layout::macos_libs_dir;
 use crate::analysis::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
 use crate::macho::{Version, edit_load_commands, sign_adhoc};
 use crate::repair::rewrite_wheel;
+use crate::repair::sbom::Vendored;
 use crate::target::OsVersion;
 use crate::wheel::{Contents, WheelArchive};
 
@@ -120,6 +121,7 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
         platform_tags.clone(),
         replaced,
         entries,
+        &Vendored::of_macos(&plan.graph, &plan.paths),
         &options.out_dir,
         options.epoch,
     )?;
