@@ -231,6 +231,11 @@ pub struct TargetData {
     pub meson_system: String,
     pub meson_cpu_family: String,
     pub meson_cpu: String,
+    /// `little` or `big`, as meson's `[host_machine] endian` spells it.
+    pub endian: String,
+    /// What the meson cross file's `[properties]` say of the target, for builds that cannot
+    /// run a target program to find out (`longdouble_format` for numpy).
+    pub meson_properties: std::collections::BTreeMap<String, MesonValue>,
     pub cmake_system_name: String,
     pub cmake_system_processor: String,
     pub elf_machine: u16,
@@ -242,6 +247,15 @@ pub struct TargetData {
     pub pyconfig_undef: Vec<String>,
     pub pyconfig_define: std::collections::BTreeMap<String, String>,
     pub gcc_packages: Vec<String>,
+}
+
+/// A value of a meson machine file: meson's own types a TOML value can name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum MesonValue {
+    Bool(bool),
+    Int(i64),
+    Text(String),
 }
 
 #[derive(Debug, Deserialize)]
