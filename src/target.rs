@@ -271,6 +271,17 @@ pub(crate) struct LtoFlags {
     pub prefixes: Vec<String>,
 }
 
+/// How the zig wrappers translate one architecture's CPU options (`[cpu_flags.<arch>]`).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CpuFlags {
+    /// `-march` architecture names (`armv8.2-a`) and the zig CPU that means.
+    pub march: std::collections::BTreeMap<String, String>,
+    /// `-mcpu` CPU names (`power9`) zig spells otherwise (`pwr9`).
+    pub cpus: std::collections::BTreeMap<String, String>,
+    /// `+feature` names (`fp16`) zig spells otherwise (`fullfp16`).
+    pub features: std::collections::BTreeMap<String, String>,
+}
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct Tools {
     pub ziglang: String,
@@ -282,6 +293,8 @@ pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
+    /// Keyed by the architecture of the zig triple (`aarch64`, `powerpc64le`).
+    pub cpu_flags: std::collections::BTreeMap<String, CpuFlags>,
     pub tools: Tools,
 }
 
@@ -470,6 +483,12 @@ impl Target {
     /// The `-target` zig understands, OS version included.
     pub fn zig_triple(&self) -> String {
         self.fill(&self.data.zig_triple, "")
+    }
+
+    /// The architecture of the zig triple: `aarch64`, `powerpc64le`.
+    pub fn zig_arch(&self) -> &str {
+        let triple = &self.data.zig_triple;
+        triple.split('-').next().unwrap_or(triple)
     }
 
     /// The GNU triple system cross compilers are prefixed with.

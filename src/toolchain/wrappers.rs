@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ToolchainError, Zig};
+use super::{ToolchainError, Zig, cpu_flags};
 use crate::host::{Cache, shell_quote};
 use crate::target::Target;
 
@@ -103,6 +103,7 @@ fn compiler_script(
 ) -> String {
     let mut script = prologue(zig_cache);
     script.push_str(&scan_arguments());
+    script.push_str(&cpu_flags::functions(target));
     script.push_str(&rewrite_arguments(target));
     script.push_str(&link_flags(target));
     script.push_str(&prefix_maps(zig, cache_root));
@@ -122,7 +123,7 @@ fn compiler_script(
             .iter()
             .map(|flag| shell_quote(flag).into_owned()),
     );
-    script.push_str(&format!("exec {} \"$@\"\n", fixed.join(" ")));
+    script.push_str(&cpu_flags::run(target, &fixed.join(" ")));
     script
 }
 
@@ -150,6 +151,7 @@ fn rewrite_arguments(target: &Target) -> String {
     let mut script = String::from("for arg do\n  shift\n  case \"$arg\" in\n");
     // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
+    script.push_str(&cpu_flags::case_arms(target));
     if !lto_broken.is_empty() {
         let lto = &crate::target::config().lto_flags;
         let patterns: Vec<String> = lto
@@ -374,6 +376,18 @@ mod tests {
     fn ppc64le_compiler_uses_ibm_long_double() {
         let script = script_for("linux-ppc64le", "cc");
         assert!(script.contains("-target powerpc64le-linux-gnu.2.19 -O2 -mabi=ibmlongdouble"));
+    }
+
+    #[test]
+    fn cpu_options_are_translated_from_the_targets_table() {
+        let aarch64 = script_for("linux-aarch64", "cc");
+        assert!(aarch64.contains("      armv8.2-a) cw_base=generic+v8_2a; cw_known=1 ;;\n"));
+        assert!(aarch64.contains("      fp16) cw_feature=fullfp16 ;;\n"));
+        assert!(aarch64.contains("-march=*|-mcpu=*) zig_cpu \"$arg\";"));
+        assert!(!aarch64.contains("pwr9"));
+        let ppc64le = script_for("linux-ppc64le", "cc");
+        assert!(ppc64le.contains("      power9) cw_base=pwr9; cw_known=1 ;;\n"));
+        assert!(ppc64le.contains("-mtune=*) [ -z \"$notes\" ] || printf "));
     }
 
     #[test]
