@@ -223,6 +223,11 @@ pub struct TargetData {
     pub meson_system: String,
     pub meson_cpu_family: String,
     pub meson_cpu: String,
+    /// `little` or `big`, as meson's `[host_machine] endian` spells it.
+    pub endian: String,
+    /// What the meson cross file's `[properties]` say of the target, for builds that cannot
+    /// run a target program to find out (`longdouble_format` for numpy).
+    pub meson_properties: std::collections::BTreeMap<String, MesonValue>,
     pub cmake_system_name: String,
     pub cmake_system_processor: String,
     pub elf_machine: u16,
@@ -250,6 +255,15 @@ pub struct ZigRuntime {
     pub members: Vec<String>,
 }
 
+/// A value of a meson machine file: meson's own types a TOML value can name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum MesonValue {
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct HostCflags {
     pub drop_exact: Vec<String>,
@@ -261,6 +275,17 @@ pub(crate) struct HostCflags {
 pub(crate) struct LtoFlags {
     pub exact: Vec<String>,
     pub prefixes: Vec<String>,
+}
+
+/// How the zig wrappers translate one architecture's CPU options (`[cpu_flags.<arch>]`).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CpuFlags {
+    /// `-march` architecture names (`armv8.2-a`) and the zig CPU that means.
+    pub march: std::collections::BTreeMap<String, String>,
+    /// `-mcpu` CPU names (`power9`) zig spells otherwise (`pwr9`).
+    pub cpus: std::collections::BTreeMap<String, String>,
+    /// `+feature` names (`fp16`) zig spells otherwise (`fullfp16`).
+    pub features: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -295,6 +320,8 @@ pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
+    /// Keyed by the architecture of the zig triple (`aarch64`, `powerpc64le`).
+    pub cpu_flags: std::collections::BTreeMap<String, CpuFlags>,
     pub tools: Tools,
     pub tool_hashes: ToolHashes,
 }
@@ -517,6 +544,12 @@ impl Target {
     /// The `-target` zig understands, OS version included.
     pub fn zig_triple(&self) -> String {
         self.fill(&self.data.zig_triple, "")
+    }
+
+    /// The architecture of the zig triple: `aarch64`, `powerpc64le`.
+    pub fn zig_arch(&self) -> &str {
+        let triple = &self.data.zig_triple;
+        triple.split('-').next().unwrap_or(triple)
     }
 
     /// The GNU triple system cross compilers are prefixed with.

@@ -26,7 +26,13 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
     (
         "policy and analysis: facts read from wheels and binaries",
         Within::Always,
-        &["manylinux", "analysis", "inspect", "loadcheck", "provenance"],
+        &[
+            "manylinux",
+            "analysis",
+            "inspect",
+            "loadcheck",
+            "provenance",
+        ],
     ),
     (
         "stages",

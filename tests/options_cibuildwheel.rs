@@ -575,3 +575,63 @@ fn macosx_deployment_target_of_the_environment_sets_the_macos_target() {
         "13.0"
     );
 }
+
+#[test]
+fn container_project_paths_name_the_project_folder_in_linux_options() {
+    // numpy's own configuration: cibuildwheel's Linux container mounts the project at
+    // /project; crosswheel builds the folder itself.
+    let project = Project::with_pyproject(
+        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\n\
+         before-build = \"bash /project/tools/before.sh {project}\"\n\
+         config-settings = { setup-args = \"-Dpc=/project/.openblas\" }\n\
+         [tool.cibuildwheel.linux]\n\
+         environment = { PKG_CONFIG_PATH = \"/project/.openblas\", OTHER = \"/projects/x\" }\n\
+         [tool.cibuildwheel.macos]\n\
+         environment = { PKG_CONFIG_PATH = \"/project/.openblas\" }\n",
+    );
+    let plan = project.plan(&[]);
+    let folder = std::path::absolute(project.path()).unwrap();
+    let folder = folder.to_string_lossy();
+    let linux = plan
+        .builds
+        .iter()
+        .find(|build| build.identifier == "cp311-manylinux_aarch64")
+        .unwrap();
+    let literal = |build: &crosswheel::options::BuildSpec, name: &str| -> String {
+        let assignment = build
+            .options
+            .environment
+            .assignments
+            .iter()
+            .find(|a| a.name == name)
+            .unwrap();
+        match &assignment.value[..] {
+            [crosswheel::options::EnvPart::Literal(text)] => text.clone(),
+            other => panic!("{name}: {other:?}"),
+        }
+    };
+    assert_eq!(
+        literal(linux, "PKG_CONFIG_PATH"),
+        format!("{folder}/.openblas")
+    );
+    assert_eq!(literal(linux, "OTHER"), "/projects/x");
+    assert_eq!(
+        linux.options.before_build.as_deref(),
+        Some(format!("bash {folder}/tools/before.sh {folder}").as_str())
+    );
+    assert_eq!(
+        linux.options.config_settings,
+        [("setup-args".to_string(), format!("-Dpc={folder}/.openblas"))]
+    );
+    // On macOS cibuildwheel builds on the host: /project is whatever it is there.
+    let macos = plan
+        .builds
+        .iter()
+        .find(|build| build.identifier == "cp311-macosx_arm64")
+        .unwrap();
+    assert_eq!(literal(macos, "PKG_CONFIG_PATH"), "/project/.openblas");
+    assert_eq!(
+        macos.options.before_build.as_deref(),
+        Some(format!("bash /project/tools/before.sh {folder}").as_str())
+    );
+}

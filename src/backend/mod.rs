@@ -43,7 +43,7 @@ use wheel_checks::{check_compiled, exec_format_hint, wheel_platform_matches};
 
 use crate::crossenv::CrossEnv;
 use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache};
-use crate::toolchain::{DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, wrapper_notices};
+use crate::toolchain::{DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, wrapper_errors, wrapper_notices};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -74,6 +74,8 @@ pub enum BuildError {
         requires: String,
         output: String,
     },
+    #[error("{refusal}; full log: {}", .log.display())]
+    WrapperRefused { refusal: String, log: Box<PathBuf> },
     #[error("the backend's wheel {wheel} is not a readable wheel: {message}")]
     BadBuiltWheel { wheel: PathBuf, message: String },
     #[error("cannot unpack target wheel {wheel}: {message}")]
@@ -223,6 +225,14 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let built = run_build_wheel(&cross_run, request, &project, log);
     for notice in wrapper_notices(&wrapper_notes) {
         tracing::warn!("{notice}");
+    }
+    // A compile the wrappers broke may have been a probe the build took for a missing CPU
+    // feature: its wheel would be slower than upstream's without a word.
+    if let Some(refusal) = wrapper_errors(&wrapper_notes).into_iter().next() {
+        return Err(BuildError::WrapperRefused {
+            refusal,
+            log: Box::new(log_path_of(request, &project)),
+        });
     }
     let path = built?;
     Ok(BuiltWheel {

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::target::MesonValue;
 use crate::toolchain::Toolchain;
 
 /// Flags the user set in the environment. Meson ignores `CFLAGS` & co for the host machine
@@ -33,6 +34,14 @@ impl UserFlags {
 
 fn meson_string(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+fn meson_value(value: &MesonValue) -> String {
+    match value {
+        MesonValue::Bool(flag) => flag.to_string(),
+        MesonValue::Int(number) => number.to_string(),
+        MesonValue::Text(text) => meson_string(text),
+    }
 }
 
 fn meson_array(items: impl IntoIterator<Item = String>) -> String {
@@ -85,11 +94,17 @@ pub(crate) fn meson_cross_file(
         text.push_str("kernel = 'linux'\n");
     }
     text.push_str(&format!(
-        "cpu_family = {}\ncpu = {}\nendian = 'little'\n",
+        "cpu_family = {}\ncpu = {}\nendian = {}\n",
         meson_string(&data.meson_cpu_family),
-        meson_string(&data.meson_cpu)
+        meson_string(&data.meson_cpu),
+        meson_string(&data.endian)
     ));
     text.push_str("\n[properties]\nneeds_exe_wrapper = true\n");
+    // Answers a build would otherwise run a target program for: the only source of them
+    // for macOS, and no qemu start-up per check for Linux.
+    for (name, value) in &data.meson_properties {
+        text.push_str(&format!("{name} = {}\n", meson_value(value)));
+    }
     let c_args = flags.cppflags.iter().chain(&flags.cflags).cloned();
     let cpp_args = flags.cppflags.iter().chain(&flags.cxxflags).cloned();
     text.push_str("\n[built-in options]\n");
@@ -222,6 +237,76 @@ mod tests {
             text.contains("exe_wrapper = '/e/bin/run-program'"),
             "{text}"
         );
+    }
+
+    /// The `[properties]` section of a cross file, as `name = value` lines.
+    fn properties(text: &str) -> Vec<&str> {
+        let section = text.split("[properties]\n").nth(1).unwrap_or_default();
+        section
+            .lines()
+            .take_while(|line| !line.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn macos_cross_file_answers_what_numpy_would_run_a_program_for() {
+        // No exe_wrapper: no macOS program runs here, so the properties are the answers.
+        let text = meson_cross_file(
+            &toolchain("macos-arm64"),
+            Path::new("/py"),
+            None,
+            None,
+            &UserFlags::default(),
+        );
+        assert_eq!(
+            properties(&text),
+            [
+                "needs_exe_wrapper = true",
+                "longdouble_format = 'IEEE_DOUBLE_LE'"
+            ],
+            "{text}"
+        );
+        assert!(!text.contains("\nexe_wrapper ="), "{text}");
+        assert!(
+            text.contains("cpu = 'arm64'\nendian = 'little'\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn linux_cross_files_keep_their_exe_wrapper_and_carry_the_properties() {
+        for (target, format) in [
+            ("linux-aarch64", "IEEE_QUAD_LE"),
+            ("linux-ppc64le", "IBM_DOUBLE_DOUBLE_LE"),
+        ] {
+            let text = meson_cross_file(
+                &toolchain(target),
+                Path::new("/py"),
+                None,
+                Some(Path::new("/e/bin/run-program")),
+                &UserFlags::default(),
+            );
+            assert!(
+                text.contains("exe_wrapper = '/e/bin/run-program'"),
+                "{text}"
+            );
+            assert_eq!(
+                properties(&text),
+                [
+                    "needs_exe_wrapper = true".to_string(),
+                    format!("longdouble_format = '{format}'")
+                ],
+                "{text}"
+            );
+            assert!(text.contains("endian = 'little'\n"), "{text}");
+        }
+    }
+
+    #[test]
+    fn meson_values_keep_their_type() {
+        assert_eq!(meson_value(&MesonValue::Bool(false)), "false");
+        assert_eq!(meson_value(&MesonValue::Int(16)), "16");
+        assert_eq!(meson_value(&MesonValue::Text("it's".into())), "'it\\'s'");
     }
 
     #[test]

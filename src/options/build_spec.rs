@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::target::{OsVersion, Target, ToolchainKind};
 
+use super::container;
 use super::error::{OptionsError, Origin};
 use super::identifiers::{self, Platform, PythonTag, TargetData};
 use super::notes::Notes;
@@ -62,10 +63,34 @@ impl BuildSettings<'_> {
         Some(self.setting(key).text()).filter(|text| !text.is_empty())
     }
 
-    /// A command, with `{project}` and `{package}` filled as cibuildwheel fills them.
+    /// A command, with `{project}` and `{package}` filled as cibuildwheel fills them and,
+    /// for Linux, `/project` paths naming the project.
     fn command(&self, key: &'static str) -> Option<String> {
-        self.text(key)
-            .map(|command| super::fill_project(&command, self.project_dir))
+        self.text(key).map(|command| {
+            let command = self.container_paths(&command, true);
+            super::fill_project(&command, self.project_dir)
+        })
+    }
+
+    /// The project folder, absolute, and shell-quoted.
+    fn project_texts(&self) -> (String, String) {
+        let project = std::path::absolute(self.project_dir)
+            .unwrap_or_else(|_| self.project_dir.to_path_buf())
+            .to_string_lossy()
+            .into_owned();
+        let quoted = crate::host::shell_quote(&project).into_owned();
+        (project, quoted)
+    }
+
+    /// For a Linux build, `text` with the paths of cibuildwheel's container (`/project`)
+    /// naming the project folder, shell-quoted when `text` is shell code; macOS builds
+    /// run on the host in cibuildwheel too, so their values stay as they are.
+    fn container_paths(&self, text: &str, shell: bool) -> String {
+        if self.platform != Platform::Linux {
+            return text.to_string();
+        }
+        let (project, quoted) = self.project_texts();
+        container::project_paths(text, if shell { &quoted } else { &project }, true)
     }
 
     /// A path, relative to the project.
@@ -118,7 +143,10 @@ pub(super) fn build_spec(
         build.setting("config-settings"),
         &build_frontend,
         project_dir,
-    );
+    )
+    .into_iter()
+    .map(|(key, value)| (key, build.container_paths(&value, false)))
+    .collect();
     let repair = repair_command(build.get("repair-wheel-command"), project_dir);
     let toolchain = toolchain(build.get("toolchain"), platform)?;
     let (test_requires, test_groups_problem) = test_requirements(
@@ -182,7 +210,13 @@ fn environment_assignments(
             .map(|value| EnvAssignment::literal(name, &value))
     });
     let mut assignments: Vec<EnvAssignment> = passed.collect();
-    assignments.extend(build.setting("environment").environment().assignments);
+    let configured = build.setting("environment").environment().assignments;
+    if build.platform == Platform::Linux {
+        let (project, quoted) = build.project_texts();
+        assignments.extend(container::environment(configured, &project, &quoted));
+    } else {
+        assignments.extend(configured);
+    }
     assignments
 }
 

@@ -11,6 +11,7 @@
 
 mod build_spec;
 mod cibw;
+mod container;
 mod document;
 mod error;
 mod frontend;

@@ -1,6 +1,7 @@
 //! Compilers for the targets: zig (default, from the `ziglang` package in a private venv)
 //! or a system cross gcc, presented to build systems as plain `cc`/`c++`/`ar`/`ranlib`.
 
+mod cpu_flags;
 mod doctor;
 mod gcc;
 mod macos_sdk;
@@ -10,6 +11,7 @@ mod zig;
 
 use std::path::{Path, PathBuf};
 
+pub use cpu_flags::{CPU_FLAGS_ERROR, wrapper_errors};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
 pub use macos_sdk::{MacosSdk, find_macos_sdk};

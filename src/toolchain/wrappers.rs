@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ToolchainError, Zig};
+use super::{ToolchainError, Zig, cpu_flags};
 use crate::host::{Cache, shell_quote};
 use crate::target::Target;
 
@@ -128,6 +128,7 @@ impl CompilerScript<'_> {
         } = *self;
         let mut script = prologue(zig_cache);
         script.push_str(&scan_arguments());
+        script.push_str(&cpu_flags::functions(target));
         script.push_str(&rewrite_arguments(target));
         script.push_str(&link_flags(target));
         if let Some(runtime) = runtime {
@@ -161,7 +162,7 @@ fn exec_line(zig: &Zig, target: &Target, driver: &str) -> String {
             .iter()
             .map(|flag| shell_quote(flag).into_owned()),
     );
-    format!("exec {} \"$@\"\n", fixed.join(" "))
+    cpu_flags::run(target, &fixed.join(" "))
 }
 
 /// Sets `link` (whether this call links) and `debug` (whether the build asked for debug
@@ -188,6 +189,7 @@ fn rewrite_arguments(target: &Target) -> String {
     let mut script = String::from("for arg do\n  shift\n  case \"$arg\" in\n");
     // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
+    script.push_str(&cpu_flags::case_arms(target));
     if !lto_broken.is_empty() {
         let lto = &crate::target::config().lto_flags;
         let patterns: Vec<String> = lto
@@ -429,6 +431,18 @@ mod tests {
         let exec = script.find("exec ").expect("the script execs zig");
         assert!(script.find(add).is_some_and(|at| at < exec), "{script}");
         assert!(!script_for("linux-ppc64le", "c++").contains("libcrosswheel-runtime"));
+    }
+
+    #[test]
+    fn cpu_options_are_translated_from_the_targets_table() {
+        let aarch64 = script_for("linux-aarch64", "cc");
+        assert!(aarch64.contains("      armv8.2-a) cw_base=generic+v8_2a; cw_known=1 ;;\n"));
+        assert!(aarch64.contains("      fp16) cw_feature=fullfp16 ;;\n"));
+        assert!(aarch64.contains("-march=*|-mcpu=*) zig_cpu \"$arg\";"));
+        assert!(!aarch64.contains("pwr9"));
+        let ppc64le = script_for("linux-ppc64le", "cc");
+        assert!(ppc64le.contains("      power9) cw_base=pwr9; cw_known=1 ;;\n"));
+        assert!(ppc64le.contains("-mtune=*) [ -z \"$notes\" ] || printf "));
     }
 
     #[test]
