@@ -40,7 +40,12 @@ pub fn runtime_archive(
         package: runtime.package.clone(),
         reason,
     };
-    let spec = TreeSpec::target_package(arch, &runtime.package, &[runtime.archive.clone()], mirror);
+    let spec = TreeSpec::target_package(
+        arch,
+        &runtime.package,
+        std::slice::from_ref(&runtime.archive),
+        mirror,
+    );
     let tree = sysroot::provision(cache.root(), &spec).map_err(|err| failed(err.to_string()))?;
     let source = tree.root().join(&runtime.archive);
     if !source.is_file() {
