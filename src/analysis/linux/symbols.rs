@@ -31,6 +31,25 @@ pub use crate::manylinux::BoundImport;
 /// extension's own DT_NEEDED entries say.
 const INTERPRETER_LIBRARIES: [&str; 2] = ["libc.so.6", "libm.so.6"];
 
+/// Symbols whose unversioned imports bind on every system of a manylinux tag, whatever
+/// glibc version defined them upstream (`config/symbol-backports.toml`).
+fn backported(symbol: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Backports {
+        unversioned: Vec<String>,
+    }
+    static BACKPORTS: std::sync::OnceLock<Backports> = std::sync::OnceLock::new();
+    BACKPORTS
+        .get_or_init(|| {
+            toml::from_str(include_str!("../../../config/symbol-backports.toml"))
+                // Compiled in; the unit test below parses it.
+                .unwrap_or_else(|err| panic!("config/symbol-backports.toml is invalid: {err}"))
+        })
+        .unversioned
+        .iter()
+        .any(|name| name == symbol)
+}
+
 /// The interpreter exports CPython's C API, whose names all start with `Py` or `_Py`.
 fn interpreter_provides(symbol: &str) -> bool {
     symbol.starts_with("Py") || symbol.starts_with("_Py")
@@ -262,11 +281,11 @@ impl Scope {
             let found = match &import.version {
                 Some(version) => self.defines_at(&import.name, version),
                 None => match self.unversioned_definition(&import.name) {
-                    Some(Some(binding)) => {
+                    Some(Some(binding)) if !backported(&import.name) => {
                         bound.insert(binding);
                         true
                     }
-                    Some(None) => true,
+                    Some(_) => true,
                     None => false,
                 },
             };
@@ -350,6 +369,12 @@ mod tests {
         assert_eq!(compare_versions("GLIBC_2.3.4", "GLIBC_2.17"), Less);
         assert_eq!(compare_versions("GLIBC_2.32", "GLIBC_2.17"), Greater);
         assert_eq!(compare_versions("GLIBC_2.17", "GLIBC_2.17"), Equal);
+    }
+
+    #[test]
+    fn symbols_backported_to_the_manylinux2014_glibc_are_not_held_to_their_upstream_version() {
+        assert!(backported("__parse_hwcap_and_convert_at_platform"));
+        assert!(!backported("__snprintfieee128"));
     }
 
     #[test]
