@@ -18,6 +18,7 @@ pub mod logging;
 pub mod macho;
 pub mod manylinux;
 pub mod options;
+pub mod package_name;
 pub mod pipeline;
 pub mod provenance;
 pub mod publish;

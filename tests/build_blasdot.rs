@@ -19,7 +19,7 @@ const EM_PPC64: u16 = 21;
 const CPU_TYPE_ARM64: u32 = 0x0100_000c;
 
 fn build_python() -> BuildPython {
-    BuildPython::find("3.11")
+    BuildPython::find(crosswheel::python_tag::PythonTag::parse("cp311").unwrap())
         .unwrap_or_else(|err| panic!("these tests need CPython 3.11 on PATH: {err}"))
 }
 

@@ -109,7 +109,9 @@ print("Py_GIL_DISABLED 1" in open(sysconfig.get_config_h_filename()).read())
 
 #[test]
 fn a_free_threaded_environment_describes_the_t_abi_to_the_build_but_not_to_pip() {
-    let python = match crosswheel::host::BuildPython::find("3.13") {
+    let python = match crosswheel::host::BuildPython::find(
+        crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
+    ) {
         Ok(python) => python.targeting(true),
         // CI has pyenv's CPythons; a machine with only its distribution's says what it skips.
         Err(error) => {

@@ -11,7 +11,14 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
     (
         "foundation: the platform model, the Python tag, errors, logging, the flags",
         Within::Never,
-        &["target", "python_tag", "io_error", "logging", "cli"],
+        &[
+            "target",
+            "python_tag",
+            "package_name",
+            "io_error",
+            "logging",
+            "cli",
+        ],
     ),
     (
         "formats: they know nothing of stages or of each other",

@@ -30,7 +30,9 @@ fn example(name: &str) -> PathBuf {
 /// failure; elsewhere (a machine with only its distribution's Python) the test says what it
 /// skips.
 fn host_python_313() -> bool {
-    match crosswheel::host::BuildPython::find("3.13") {
+    match crosswheel::host::BuildPython::find(
+        crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
+    ) {
         Ok(_) => true,
         Err(error) => {
             assert!(

@@ -36,7 +36,8 @@ fn build(out: &Path, identifier: &str, env: &[(&str, &str)]) -> Output {
 /// failure; elsewhere (a user's machine with only the distribution's Python) the test
 /// says what it skips.
 fn host_python(version: &str) -> bool {
-    if crosswheel::host::BuildPython::find(version).is_ok() {
+    let tag = crosswheel::python_tag::PythonTag::parse_version(version).unwrap();
+    if crosswheel::host::BuildPython::find(tag).is_ok() {
         return true;
     }
     assert!(

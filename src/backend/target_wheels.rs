@@ -26,17 +26,12 @@ fn header_packages() -> &'static std::collections::BTreeMap<String, HeaderPackag
     })
 }
 
-/// The PEP 503 normalized project name a requirement string starts with.
+/// The normalized project a requirement names; empty for text that is not a requirement,
+/// which then matches no package.
 fn requirement_name(requirement: &str) -> String {
-    requirement
-        .trim()
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .map(|c| match c {
-            '_' | '.' => '-',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect()
+    crate::package_name::requirement_name(requirement)
+        .map(|name| name.to_string())
+        .unwrap_or_default()
 }
 
 /// Build requirements whose headers must be the target's (numpy) and that the user's

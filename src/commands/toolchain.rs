@@ -43,7 +43,7 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
     let cache = Cache::from_env()?;
     let tag = PythonTag::parse_version(&args.python)
         .map_err(|message| anyhow::anyhow!("--python: {message}"))?;
-    let python = BuildPython::find(&tag.version())?.targeting(tag.is_free_threaded());
+    let python = BuildPython::find(tag.with_gil())?.targeting(tag.is_free_threaded());
     let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
     let toolchain = resolve_toolchain(
         kind,

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::python_tag::PythonTag;
+
 /// A host CPython that cannot be found, installed or used.
 #[derive(Debug, thiserror::Error)]
 pub enum PythonError {
@@ -103,12 +105,15 @@ impl BuildPython {
         Ok(probed)
     }
 
-    /// Finds CPython `version` (`3.11`; `3.13t` for a free-threaded one): `python3.X` on PATH, else the one
+    /// Finds the CPython `python` names (`cp311`: `python3.11`; `cp313t`: the free-threaded
+    /// `python3.13t`): `python3.X` on PATH, else the one
     /// `uv python find` names when uv is installed, else the newest pyenv install of that
     /// version — so an unusable pyenv shim on PATH (a version pyenv has but has not
     /// activated) does not hide an interpreter that is there. The first candidate that
     /// runs and reports `version` wins.
-    pub fn find(version: &str) -> Result<BuildPython, PythonError> {
+    pub fn find(python: PythonTag) -> Result<BuildPython, PythonError> {
+        let version = python.interpreter_version();
+        let version = version.as_str();
         let name = format!("python{version}");
         let finders: [&dyn Fn() -> Option<PathBuf>; 3] = [
             &|| super::find_on_path(&name),
@@ -117,7 +122,7 @@ impl BuildPython {
         ];
         let mut first_error = None;
         for exe in finders.iter().filter_map(|finder| finder()) {
-            match BuildPython::probe_version(&exe, version) {
+            match BuildPython::probe_version(&exe, python) {
                 Ok(python) => return Ok(python),
                 Err(error) => {
                     first_error.get_or_insert(error);
@@ -134,11 +139,13 @@ impl BuildPython {
     /// is off, installs one with `uv python install` (uv from PATH, or installed into
     /// crosswheel's cache from PyPI like zig).
     pub fn find_or_install(
-        version: &str,
+        python: PythonTag,
         cache: &super::Cache,
         offline: bool,
     ) -> Result<BuildPython, PythonError> {
-        let missing = match BuildPython::find(version) {
+        let version = python.interpreter_version();
+        let version = version.as_str();
+        let missing = match BuildPython::find(python) {
             Err(missing @ PythonError::NotFound { .. }) if !offline => missing,
             other => return other,
         };
@@ -168,26 +175,31 @@ impl BuildPython {
         }
         let exe = find_with_uv_at(&uv, version)
             .ok_or_else(|| install_failed("uv installed it but cannot find it".to_string()))?;
-        BuildPython::probe_version(&exe, version)
+        BuildPython::probe_version(&exe, python)
     }
 
-    /// `version` is `3.13`, or `3.13t` for the free-threaded interpreter of that name.
-    fn probe_version(exe: &Path, version: &str) -> Result<BuildPython, PythonError> {
+    /// The interpreter at `exe`, if it is CPython 3.X of `wanted`; for a free-threaded tag it
+    /// must also be the free-threaded build (a GIL tag accepts either: see [`Self::targeting`]).
+    fn probe_version(exe: &Path, wanted: PythonTag) -> Result<BuildPython, PythonError> {
         let python = BuildPython::probe(exe)?;
-        let found = format!(
-            "{}.{}{}",
-            python.version.0,
-            python.version.1,
-            if version.ends_with('t') {
-                &python.abiflags
-            } else {
-                ""
-            }
-        );
-        if found != version {
+        let abi_differs = wanted.is_free_threaded() && python.abiflags != wanted.abiflags();
+        if python.version != (3, wanted.minor()) || abi_differs {
+            let found = format!(
+                "{}.{}{}",
+                python.version.0,
+                python.version.1,
+                if wanted.is_free_threaded() {
+                    python.abiflags.as_str()
+                } else {
+                    ""
+                }
+            );
             return Err(PythonError::Probe {
                 python: exe.to_path_buf(),
-                reason: format!("it reports version {found}, expected {version}"),
+                reason: format!(
+                    "it reports version {found}, expected {}",
+                    wanted.interpreter_version()
+                ),
             });
         }
         Ok(python)

@@ -100,12 +100,6 @@ impl BuildSettings<'_> {
 
     /// A duration option's whole seconds (checked when the value was read); `None` where
     /// it is unset or empty.
-    fn seconds(&self, key: &'static str) -> Option<std::time::Duration> {
-        self.text(key)
-            .and_then(|seconds| seconds.parse().ok())
-            .map(std::time::Duration::from_secs)
-    }
-
     /// Whether `test-skip` matches this build.
     fn test_skipped(&self) -> Result<bool, OptionsError> {
         Ok(self
@@ -155,7 +149,9 @@ pub(super) fn build_spec(
         groups,
         notes,
     );
-    let build_verbosity = build_verbosity(build.text("build-verbosity"), &build_frontend);
+    // cibuildwheel passes both build-verbosity's flags and the frontend's args on.
+    let build_verbosity =
+        build.setting("build-verbosity").verbosity() + build_frontend.parsed.verbosity;
     let dependency_versions = dependency_versions(build.get("dependency-versions"), project_dir)?;
     let options = BuildOptions {
         build_frontend,
@@ -178,9 +174,9 @@ pub(super) fn build_spec(
         qemu_cpu: build.text("qemu-cpu"),
         target_python: build.project_path("target-python"),
         macos_sdk: build.project_path("macos-sdk"),
-        require_tests: build.setting("require-tests").text() == "true",
+        require_tests: build.setting("require-tests").flag(),
         debian_mirror: build.text("debian-mirror"),
-        test_timeout: build.seconds("test-timeout"),
+        test_timeout: build.setting("test-timeout").duration(),
         target_requires: build.list("target-requires"),
         build_verbosity,
         test_environment: build.setting("test-environment").environment(),
@@ -267,16 +263,6 @@ fn repair_command(located: Option<Located>, project_dir: &Path) -> RepairCommand
             command => RepairCommand::Command(super::fill_project(&command, project_dir)),
         },
     }
-}
-
-/// `build-verbosity` (0 where unset or not a number) plus the verbosity flags among the
-/// frontend's args.
-fn build_verbosity(level: Option<String>, build_frontend: &BuildFrontend) -> i64 {
-    level
-        .and_then(|level| level.parse::<i64>().ok())
-        .unwrap_or(0)
-        // cibuildwheel passes both build-verbosity's flags and the frontend's args on.
-        + build_frontend.parsed.verbosity
 }
 
 /// `test-requires` plus the requirements of the `test-groups`, each once; a group that

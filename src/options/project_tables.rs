@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::package_name::normalize;
+
 /// `[dependency-groups]`, by normalised group name.
 #[derive(Debug, Default)]
 pub(crate) struct DependencyGroups {
@@ -17,24 +19,6 @@ pub(crate) struct DependencyGroups {
 enum GroupItem {
     Requirement(String),
     Include(String),
-}
-
-/// PEP 503 name normalisation, which PEP 735 uses for group names.
-fn normalise(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut separator = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            separator = true;
-        } else {
-            if separator && !out.is_empty() {
-                out.push('-');
-            }
-            separator = false;
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 impl DependencyGroups {
@@ -86,7 +70,7 @@ impl DependencyGroups {
                     }
                 }
             }
-            groups.groups.insert(normalise(name), parsed);
+            groups.groups.insert(normalize(name), parsed);
         }
         groups
     }
@@ -109,7 +93,7 @@ impl DependencyGroups {
         if let Some(problem) = &self.problem {
             return Err(format!("{}: {problem}", self.path.display()));
         }
-        let key = normalise(name);
+        let key = normalize(name);
         if stack.contains(&key) {
             return Err(format!(
                 "dependency group `{name}` of {} includes itself ({})",

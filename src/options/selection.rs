@@ -157,8 +157,7 @@ fn enabled_groups(sources: &Sources) -> Vec<String> {
     // cibuildwheel 2.x's `free-threaded-support = true`, now `enable = cpython-freethreading`.
     if sources
         .setting("free-threaded-support", Platform::Linux, None)
-        .text()
-        == "true"
+        .flag()
     {
         groups.push("cpython-freethreading".to_string());
     }

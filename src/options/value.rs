@@ -18,6 +18,11 @@ pub(crate) enum Setting {
     Frontend(BuildFrontend),
     /// `macos-deployment-target`, checked against arm64's floor when it was read.
     OsVersion(OsVersion),
+    Bool(bool),
+    /// A timeout; `None` is "no limit" (`0`, `none` or empty).
+    Duration(Option<std::time::Duration>),
+    /// `build-verbosity`, already clamped to cibuildwheel's -3..=3.
+    Verbosity(i64),
 }
 
 impl Setting {
@@ -30,6 +35,9 @@ impl Setting {
             Setting::Text(text) => text.split_whitespace().map(String::from).collect(),
             Setting::OsVersion(version) => vec![version.to_string()],
             Setting::Pairs(_) | Setting::Env(_) | Setting::Frontend(_) => Vec::new(),
+            Setting::Bool(_) | Setting::Duration(_) | Setting::Verbosity(_) => {
+                vec![self.text()]
+            }
         }
     }
 
@@ -39,7 +47,33 @@ impl Setting {
             Setting::List(items) => items.join(" "),
             Setting::Frontend(frontend) => frontend.to_string(),
             Setting::OsVersion(version) => version.to_string(),
+            Setting::Bool(flag) => flag.to_string(),
+            Setting::Duration(limit) => {
+                limit.map_or_else(String::new, |limit| limit.as_secs().to_string())
+            }
+            Setting::Verbosity(level) => level.to_string(),
             Setting::Pairs(_) | Setting::Env(_) => String::new(),
+        }
+    }
+
+    /// A boolean option's value; false for any other kind.
+    pub(crate) fn flag(&self) -> bool {
+        matches!(self, Setting::Bool(true))
+    }
+
+    /// A duration option's limit; `None` when unlimited or another kind.
+    pub(crate) fn duration(&self) -> Option<std::time::Duration> {
+        match self {
+            Setting::Duration(limit) => *limit,
+            _ => None,
+        }
+    }
+
+    /// `build-verbosity`; 0 for another kind (an unset option has its default, 0).
+    pub(crate) fn verbosity(&self) -> i64 {
+        match self {
+            Setting::Verbosity(level) => *level,
+            _ => 0,
         }
     }
 
@@ -137,14 +171,14 @@ pub(crate) fn parse_text(kind: Kind, text: &str) -> Result<Setting, String> {
                 .trim()
                 .parse::<i64>()
                 .map_err(|_| format!("`{}` is not an integer from -3 to 3", text.trim()))?;
-            Ok(Setting::Text(verbosity(level).to_string()))
+            Ok(Setting::Verbosity(verbosity(level)))
         }
-        Kind::Duration => Ok(Setting::Text(
-            parse_duration(text)?.map_or_else(String::new, |seconds| seconds.to_string()),
+        Kind::Duration => Ok(Setting::Duration(
+            parse_duration(text)?.map(std::time::Duration::from_secs),
         )),
         Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => Ok(Setting::Text("true".to_string())),
-            "false" | "0" | "no" | "" => Ok(Setting::Text("false".to_string())),
+            "true" | "1" | "yes" => Ok(Setting::Bool(true)),
+            "false" | "0" | "no" | "" => Ok(Setting::Bool(false)),
             other => Err(format!("`{other}` is not true or false")),
         },
         Kind::DependencyVersions => Ok(Setting::Text(text.trim().to_string())),

@@ -3,9 +3,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::publish::metadata::{
-    CoreMetadata, KNOWN_METADATA_VERSIONS, is_valid_project_name, normalize_project_name,
-};
+use crate::package_name::normalize;
+use crate::publish::metadata::{CoreMetadata, KNOWN_METADATA_VERSIONS, is_valid_project_name};
 use crate::publish::rst::check_rst;
 use crate::publish::sdist::{SdistError, read_sdist};
 use crate::sbom::{SbomError, is_sbom_path};
@@ -264,7 +263,7 @@ fn check_sdist(path: &Path) -> Result<CheckReport, CheckError> {
         metadata_file: &sdist.pkg_info_entry,
     };
     let (name, version) = located.required_fields(&metadata)?;
-    let agrees = normalize_project_name(name) == normalize_project_name(&sdist.file_name_project)
+    let agrees = normalize(name) == normalize(&sdist.file_name_project)
         && version.eq_ignore_ascii_case(&sdist.file_name_version);
     if !agrees {
         return Err(located.mismatch(

@@ -109,18 +109,6 @@ fn unfold_continuation(line: &str) -> &str {
     trimmed.strip_prefix('|').unwrap_or(trimmed)
 }
 
-/// PEP 503 normalisation: lower case, runs of `-`, `_`, `.` become one `-`.
-pub(crate) fn normalize_project_name(name: &str) -> String {
-    let mut normalized = String::with_capacity(name.len());
-    for part in name.split(['-', '_', '.']).filter(|part| !part.is_empty()) {
-        if !normalized.is_empty() {
-            normalized.push('-');
-        }
-        normalized.push_str(&part.to_lowercase());
-    }
-    normalized
-}
-
 /// A valid project name (core metadata `Name`): ASCII letters and digits,
 /// with `.`, `_`, `-` allowed inside.
 pub(crate) fn is_valid_project_name(name: &str) -> bool {
@@ -163,12 +151,6 @@ mod tests {
             metadata.get_all("Classifier").collect::<Vec<_>>(),
             ["A", "B", "C"]
         );
-    }
-
-    #[test]
-    fn normalizes_project_names_like_pep_503() {
-        assert_eq!(normalize_project_name("Zope.Interface"), "zope-interface");
-        assert_eq!(normalize_project_name("a__b-.c"), "a-b-c");
     }
 
     #[test]

@@ -94,23 +94,9 @@ pub fn version_in_name(name: &str) -> Option<String> {
 pub fn pypi_purl(package: &Package) -> String {
     format!(
         "pkg:pypi/{}@{}",
-        normalize(&package.name),
+        crate::package_name::normalize(&package.name),
         encode(&package.version)
     )
-}
-
-fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 /// Percent-encodes what a purl segment cannot carry (`+` in Debian versions, `:` epochs).

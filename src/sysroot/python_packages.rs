@@ -42,21 +42,7 @@ fn config() -> &'static Config {
     })
 }
 
-/// A distribution name as the index compares them: `PyYAML`, `pyyaml`, `Py_Yaml` all
-/// become `pyyaml`; `zope.interface` becomes `zope-interface`.
-pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
+pub use crate::package_name::normalize;
 
 /// The Debian package providing distribution `name` for Debian's python3.
 pub fn debian_package(name: &str) -> String {

@@ -12,6 +12,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::package_name::requirement_name;
 use crate::sysroot::python_packages::{
     self, DIST_PACKAGES, ProvidedDistribution, debian_package, normalize,
 };
@@ -51,6 +52,7 @@ pub(crate) fn emulated_env(
         let Some(name) = requirement_name(&missing) else {
             return Ok(env);
         };
+        let name = name.as_ref();
         if let Some(debian) = env.debian()
             && let Some(provided) = debian.provides(name)
         {
@@ -213,6 +215,7 @@ pub(crate) fn requirement_sources(
         let Some(name) = requirement_name(requirement) else {
             continue;
         };
+        let name = name.as_ref();
         named.push(normalize(name));
         let source = debian
             .and_then(|debian| debian.source_of(name))
@@ -309,19 +312,6 @@ pub(crate) fn missing_distribution(pip_output: &[String]) -> Option<String> {
     })
 }
 
-/// The distribution name a requirement starts with (`numpy` of `numpy[x]>=2; ...`);
-/// `None` for a path or URL.
-pub(crate) fn requirement_name(requirement: &str) -> Option<&str> {
-    let requirement = requirement.trim();
-    if requirement.contains('/') || requirement.ends_with(".whl") {
-        return None;
-    }
-    let end = requirement
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .unwrap_or(requirement.len());
-    Some(&requirement[..end]).filter(|name| !name.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,24 +325,6 @@ mod tests {
         ];
         assert_eq!(missing_distribution(&output).as_deref(), Some("numpy>=2"));
         assert_eq!(missing_distribution(&output[..1]), None);
-    }
-
-    #[test]
-    fn requirement_names_are_read_before_extras_and_specifiers() {
-        assert_eq!(requirement_name("numpy"), Some("numpy"));
-        assert_eq!(requirement_name("PyYAML>=6"), Some("PyYAML"));
-        assert_eq!(
-            requirement_name("pytest[testing] ; python_version>'3'"),
-            Some("pytest")
-        );
-        assert_eq!(
-            requirement_name("zope.interface==6"),
-            Some("zope.interface")
-        );
-        assert_eq!(
-            requirement_name("/w/a-1-cp311-cp311-linux_aarch64.whl[test]"),
-            None
-        );
     }
 
     #[test]

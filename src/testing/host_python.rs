@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::python_tag::PythonTag;
 use crate::target::OsVersion;
 
 use super::venv::PipPlatform;
@@ -19,8 +20,8 @@ pub(crate) struct HostPython {
 }
 
 impl HostPython {
-    pub fn find(version: &str) -> Result<Self, TestError> {
-        let name = format!("python{version}");
+    pub fn find(python: PythonTag) -> Result<Self, TestError> {
+        let name = format!("python{}", python.interpreter_version());
         let probe = "import os, platform, sys\n\
                      print(os.path.realpath(sys.executable))\n\
                      print(platform.python_version())\n\
@@ -31,7 +32,7 @@ impl HostPython {
             detail,
         };
         // The interpreter the build stage would use for this version (PATH, uv, pyenv).
-        let executable = crate::host::BuildPython::find(version)
+        let executable = crate::host::BuildPython::find(python)
             .map_err(|err| missing(err.to_string()))?
             .executable;
         let output = Command::new(&executable)

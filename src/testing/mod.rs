@@ -289,11 +289,7 @@ pub fn test_wheel(
     let mut requirements = vec![with_extras(&wheel, &spec.test_extras)];
     requirements.extend(spec.test_requires.iter().cloned());
     let env = match emulated_arch {
-        None => TargetEnv::native(
-            &env_root,
-            platform,
-            &spec.python_version.interpreter_version(),
-        )?,
+        None => TargetEnv::native(&env_root, platform, spec.python_version)?,
         Some(target) => emulated_env(&env_root, target, spec, &project, &requirements, &mut log)?,
     };
 

@@ -10,13 +10,14 @@
 use std::path::Path;
 
 use crate::host::shell_quote;
+use crate::python_tag::PythonTag;
 
 /// Names a user may call pip by.
-pub(crate) fn names(python_version: &str) -> [String; 3] {
+pub(crate) fn names(python: PythonTag) -> [String; 3] {
     [
         "pip".to_string(),
         "pip3".to_string(),
-        format!("pip{python_version}"),
+        format!("pip{}", python.interpreter_version()),
     ]
 }
 
@@ -116,6 +117,9 @@ mod tests {
             std::fs::read_to_string(&log).unwrap(),
             "-m pip --python /venv/bin/python list\n"
         );
-        assert_eq!(names("3.11"), ["pip", "pip3", "pip3.11"]);
+        assert_eq!(
+            names(PythonTag::parse("cp311").unwrap()),
+            ["pip", "pip3", "pip3.11"]
+        );
     }
 }

@@ -12,6 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::python_tag::PythonTag;
 use crate::sysroot::LinuxArch;
 
 use super::TestPlatform;
@@ -60,7 +61,7 @@ impl PipPlatform {
 pub(crate) struct TargetEnv {
     root: PathBuf,
     platform: PipPlatform,
-    python_version: String,
+    python: PythonTag,
     /// Variables the interpreter needs in every process that may start it.
     interpreter_env: Vec<(&'static str, String)>,
     /// The emulated architecture; `None` when the interpreter runs natively.
@@ -86,7 +87,7 @@ impl TargetEnv {
         let env = TargetEnv {
             root: root.to_path_buf(),
             platform: PipPlatform::Manylinux { arch, glibc },
-            python_version: sysroot.python_version().interpreter_version(),
+            python: sysroot.python_version(),
             interpreter_env: emulator.env(),
             emulated: Some(arch),
             debian: None,
@@ -121,14 +122,14 @@ impl TargetEnv {
     pub fn native(
         root: &Path,
         platform: TestPlatform,
-        python_version: &str,
+        python: PythonTag,
     ) -> Result<Self, TestError> {
-        let host = HostPython::find(python_version)?;
+        let host = HostPython::find(python)?;
         let platform = host.pip_platform(platform)?;
         let env = TargetEnv {
             root: root.to_path_buf(),
             platform,
-            python_version: python_version.to_string(),
+            python,
             interpreter_env: Vec::new(),
             emulated: None,
             debian: None,
@@ -157,7 +158,7 @@ impl TargetEnv {
     pub fn site_packages(&self) -> PathBuf {
         self.root
             .join("lib")
-            .join(format!("python{}", self.python_version))
+            .join(format!("python{}", self.python.interpreter_version()))
             .join("site-packages")
     }
 
@@ -371,13 +372,10 @@ impl TargetEnv {
                 }
             }
         }
-        // `3.13t` names the free-threaded interpreter; pip takes its version and ABI apart.
-        let nodot = self.python_version.replace('.', "");
-        let version = self.python_version.trim_end_matches('t');
         args.extend([
-            format!("--python-version={version}"),
+            format!("--python-version={}", self.python.version()),
             "--implementation=cp".to_string(),
-            format!("--abi=cp{nodot}"),
+            format!("--abi={}", self.python),
         ]);
         args
     }
@@ -397,7 +395,7 @@ impl TargetEnv {
     fn link_versioned_names(&self) -> Result<(), TestError> {
         for name in [
             "python3".to_string(),
-            format!("python{}", self.python_version),
+            format!("python{}", self.python.interpreter_version()),
         ] {
             let link = self.bin().join(name);
             std::os::unix::fs::symlink("python", &link).map_err(TestError::io("create", &link))?;
@@ -417,7 +415,7 @@ impl TargetEnv {
             &self.site_packages(),
             &self.platform_args(),
         );
-        for name in super::pip_shim::names(&self.python_version) {
+        for name in super::pip_shim::names(self.python) {
             write_executable(&self.bin().join(name), &text)?;
         }
         Ok(())
@@ -513,7 +511,7 @@ mod tests {
         TargetEnv {
             root: "/tmp/venv".into(),
             platform,
-            python_version: "3.11".into(),
+            python: PythonTag::parse("cp311").unwrap(),
             interpreter_env: Vec::new(),
             emulated: None,
             debian: None,

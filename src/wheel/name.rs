@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::package_name::normalize;
 use crate::wheel::WheelError;
 
 /// A parsed wheel file name:
@@ -122,26 +123,8 @@ pub fn same_project(dist_info_stem: &str, name: &WheelName) -> bool {
     let Some((project, version)) = dist_info_stem.rsplit_once('-') else {
         return false;
     };
-    normalize_project(project) == normalize_project(&name.distribution)
+    normalize(project) == normalize(&name.distribution)
         && escape_version(version) == escape_version(&name.version)
-}
-
-/// PEP 503 normalisation: lower case, runs of `-`, `_`, `.` become one `-`.
-fn normalize_project(project: &str) -> String {
-    let mut normalized = String::with_capacity(project.len());
-    let mut in_separator_run = false;
-    for c in project.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !in_separator_run {
-                normalized.push('-');
-            }
-            in_separator_run = true;
-        } else {
-            normalized.extend(c.to_lowercase());
-            in_separator_run = false;
-        }
-    }
-    normalized
 }
 
 fn escape_version(version: &str) -> String {

@@ -46,7 +46,7 @@ impl Reader<'_> {
                 let text = self.scalar_text(key, value)?;
                 value::parse_text(kind, &text).map_err(invalid)
             }
-            (DeValue::Boolean(flag), Kind::Bool) => Ok(Setting::Text(flag.to_string())),
+            (DeValue::Boolean(flag), Kind::Bool) => Ok(Setting::Bool(*flag)),
             (DeValue::Table(table), Kind::DependencyVersions) => {
                 self.read_dependency_versions(key, table)
             }
