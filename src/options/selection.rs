@@ -85,10 +85,10 @@ fn select(
             continue;
         }
         let archs = sources.setting("archs", platform, None).list();
-        let mut pythons = python_tags(sources, platform)?;
+        let mut pythons = python_tags(sources, platform);
         add_enabled_pythons(&mut pythons, &extra_pythons);
-        let build = sources.selector("build", platform)?;
-        let skip = sources.selector("skip", platform)?;
+        let build = sources.selector("build", platform);
+        let skip = sources.selector("skip", platform);
         let mut chosen: Vec<&TargetData> = Vec::new();
         for name in &archs {
             let lower = name.to_ascii_lowercase();
@@ -222,10 +222,9 @@ fn next_cpython(sources: &Sources) -> Option<PythonTag> {
         .defaults
         .global
         .get("python")
-        .map(|found| found.setting.list())
+        .map(|found| found.setting.pythons())
         .unwrap_or_default()
-        .iter()
-        .filter_map(|tag| PythonTag::parse(tag).ok())
+        .into_iter()
         .max()?;
     PythonTag::parse(&format!("cp3{}", newest.minor() + 1)).ok()
 }
@@ -293,19 +292,9 @@ fn platform_filter(env: &impl EnvSource) -> Result<Option<Platform>, OptionsErro
     })
 }
 
-fn python_tags(sources: &Sources, platform: Platform) -> Result<Vec<PythonTag>, OptionsError> {
-    let Some(located) = sources.get("python", platform, None) else {
-        return Ok(Vec::new());
-    };
-    located
-        .setting
-        .list()
-        .iter()
-        .map(|tag| PythonTag::parse(tag))
-        .collect::<Result<_, _>>()
-        .map_err(|message| OptionsError::InvalidValue {
-            origin: located.origin,
-            key: "python".to_string(),
-            message,
-        })
+fn python_tags(sources: &Sources, platform: Platform) -> Vec<PythonTag> {
+    sources
+        .get("python", platform, None)
+        .map(|located| located.setting.pythons())
+        .unwrap_or_default()
 }

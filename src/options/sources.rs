@@ -131,19 +131,9 @@ impl Sources {
             .map_or(Setting::List(Vec::new()), |located| located.setting)
     }
 
-    pub(super) fn selector(
-        &self,
-        key: &'static str,
-        platform: Platform,
-    ) -> Result<Selector, OptionsError> {
-        let Some(located) = self.get(key, platform, None) else {
-            return Ok(Selector::empty());
-        };
-        Selector::new(&located.setting.list()).map_err(|message| OptionsError::InvalidValue {
-            origin: located.origin,
-            key: key.to_string(),
-            message,
-        })
+    /// A selector option; one that selects nothing where unset.
+    pub(super) fn selector(&self, key: &'static str, platform: Platform) -> Selector {
+        self.setting(key, platform, None).selector()
     }
 }
 

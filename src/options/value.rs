@@ -23,6 +23,10 @@ pub(crate) enum Setting {
     Duration(Option<std::time::Duration>),
     /// `build-verbosity`, already clamped to cibuildwheel's -3..=3.
     Verbosity(i64),
+    /// `python`: CPython tags, checked when read.
+    Pythons(Vec<PythonTag>),
+    /// `build`, `skip`, `test-skip`: compiled when read.
+    Selector(Selector),
 }
 
 impl Setting {
@@ -38,6 +42,8 @@ impl Setting {
             Setting::Bool(_) | Setting::Duration(_) | Setting::Verbosity(_) => {
                 vec![self.text()]
             }
+            Setting::Pythons(tags) => tags.iter().map(PythonTag::to_string).collect(),
+            Setting::Selector(selector) => selector.patterns().to_vec(),
         }
     }
 
@@ -52,7 +58,24 @@ impl Setting {
                 limit.map_or_else(String::new, |limit| limit.as_secs().to_string())
             }
             Setting::Verbosity(level) => level.to_string(),
+            Setting::Pythons(_) | Setting::Selector(_) => self.list().join(" "),
             Setting::Pairs(_) | Setting::Env(_) => String::new(),
+        }
+    }
+
+    /// A `python` option's tags; none for another kind.
+    pub(crate) fn pythons(&self) -> Vec<PythonTag> {
+        match self {
+            Setting::Pythons(tags) => tags.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A selector option's patterns; one that selects nothing for another kind.
+    pub(crate) fn selector(&self) -> Selector {
+        match self {
+            Setting::Selector(selector) => selector.clone(),
+            _ => Selector::empty(),
         }
     }
 
@@ -213,11 +236,7 @@ pub(crate) fn parse_list(kind: Kind, items: Vec<String>) -> Result<Setting, Stri
         Kind::Command => Ok(Setting::Text(join_commands(
             items.iter().map(|item| item.trim()),
         ))),
-        Kind::Selector => {
-            let patterns = split_items(items);
-            Selector::new(&patterns)?;
-            Ok(Setting::List(patterns))
-        }
+        Kind::Selector => Ok(Setting::Selector(Selector::new(&split_items(items))?)),
         Kind::Archs => {
             let names: Vec<String> = items
                 .iter()
@@ -247,13 +266,12 @@ pub(crate) fn parse_list(kind: Kind, items: Vec<String>) -> Result<Setting, Stri
             }
             Ok(Setting::List(groups))
         }
-        Kind::Python => {
-            let tags = split_items(items);
-            for tag in &tags {
-                PythonTag::parse(tag)?;
-            }
-            Ok(Setting::List(tags))
-        }
+        Kind::Python => Ok(Setting::Pythons(
+            split_items(items)
+                .iter()
+                .map(|tag| PythonTag::parse(tag))
+                .collect::<Result<_, _>>()?,
+        )),
         _ => Ok(Setting::List(items)),
     }
 }
@@ -275,6 +293,15 @@ pub(crate) fn inherit(previous: Option<&Setting>, next: Setting, rule: Inherit) 
         (Setting::List(mut a), Setting::List(b)) => {
             a.extend(b);
             Setting::List(a)
+        }
+        (Setting::Pythons(mut a), Setting::Pythons(b)) => {
+            a.extend(b);
+            Setting::Pythons(a)
+        }
+        (Setting::Selector(a), Setting::Selector(b)) => {
+            let patterns = [a.patterns(), b.patterns()].concat();
+            // Both halves compiled when they were read; so does their union.
+            Setting::Selector(Selector::new(&patterns).unwrap_or(b))
         }
         (Setting::Pairs(mut a), Setting::Pairs(b)) => {
             a.extend(b);
@@ -359,10 +386,24 @@ mod tests {
     #[test]
     fn python_tags_are_checked() {
         assert_eq!(
-            parse_text(Kind::Python, "cp310 cp311").unwrap(),
-            list(&["cp310", "cp311"])
+            parse_text(Kind::Python, "cp310 cp311").unwrap().pythons(),
+            [
+                PythonTag::parse("cp310").unwrap(),
+                PythonTag::parse("cp311").unwrap()
+            ]
         );
         assert!(parse_text(Kind::Python, "3.11").is_err());
+    }
+
+    #[test]
+    fn selectors_are_compiled_when_read() {
+        let selector = parse_text(Kind::Selector, "cp3{10,11}-* *-macosx_*")
+            .unwrap()
+            .selector();
+        assert!(selector.matches("cp311-manylinux_aarch64"));
+        assert!(selector.matches("cp313-macosx_arm64"));
+        assert!(!selector.matches("cp312-manylinux_aarch64"));
+        assert!(parse_text(Kind::Selector, "cp3{10").is_err());
     }
 
     #[test]
