@@ -132,6 +132,12 @@ pub(super) fn build_spec(
     let macos_deployment_target =
         macos_deployment_target(deployment_target, platform, &mut assignments, notes);
     let build_frontend = build_frontend(build.get("build-frontend"))?;
+    if !build_frontend.parsed.without_effect.is_empty() {
+        notes.push(format!(
+            "build-frontend args {} accepted: they change only the frontend's own output, which crosswheel does not show",
+            build_frontend.parsed.without_effect.join(" ")
+        ));
+    }
     let config_settings = config_settings(
         build.setting("config-settings"),
         &build_frontend,

@@ -2,8 +2,9 @@
 //! hooks itself, so what an arg means has to be carried over: config settings go to the
 //! backend, isolation and the dependency check change how the build environment is made,
 //! verbosity flags add to `build-verbosity`, and pip's or uv's index options go to the
-//! installer that fills the build environment. An arg with no meaning for a cross build is
-//! an error naming it, never dropped.
+//! installer that fills the build environment. Args that change only the frontend's own
+//! output (colour, progress bars) are accepted and named in one note; an arg that would
+//! change the build and cannot be honoured is an error naming it, never dropped.
 
 use super::types::FrontendName;
 pub use crate::host::Installer;
@@ -24,6 +25,9 @@ pub struct FrontendArgs {
     pub verbosity: i64,
     /// Options for the installer (`--index-url X`, `--constraint X`, ...), in its own spelling.
     pub installer_args: Vec<String>,
+    /// Args accepted that change nothing crosswheel builds (`--no-progress`), as written:
+    /// said once in the run's notes.
+    pub without_effect: Vec<String>,
 }
 
 /// Index options pip and uv spell alike; `true` when the option takes a value.
@@ -77,10 +81,24 @@ const UV_INSTALLER_OPTIONS: &[(&str, bool)] = &[
     ("--link-mode", true),
     ("--native-tls", false),
     ("--allow-insecure-host", true),
+    // uv's own configuration files (uv.toml, `[tool.uv]`) are not read: what `uv build
+    // --no-config` asks, `uv pip install --no-config` does for the build environment.
+    ("--no-config", false),
 ];
 
 /// `uv build`'s constraints on the build requirements: `--constraint` for `uv pip install`.
 const UV_BUILD_CONSTRAINTS: &[&str] = &["--build-constraint", "--build-constraints", "-b"];
+
+/// Args that shape only the frontend's own terminal output; `true` when the arg takes a
+/// value. crosswheel prints its own progress, so honouring them changes nothing built.
+const OUTPUT_ONLY: &[(&str, bool)] = &[
+    ("--no-progress", false),
+    ("--progress-bar", true),
+    ("--color", true),
+    ("--no-color", false),
+    ("--disable-pip-version-check", false),
+    ("--no-python-downloads", false),
+];
 
 /// pip args whose meaning crosswheel always has: it builds the project alone (`--no-deps`)
 /// through PEP 517 (`--use-pep517`).
@@ -98,6 +116,7 @@ pub(crate) fn without_args(name: FrontendName) -> FrontendArgs {
         config_settings: Vec::new(),
         verbosity: 0,
         installer_args: Vec::new(),
+        without_effect: Vec::new(),
     }
 }
 
@@ -124,6 +143,14 @@ pub(crate) fn parse(name: FrontendName, args: &[String]) -> Result<FrontendArgs,
             continue;
         }
         if read_common(flag, &mut parsed) || read_short_flags(name, flag, &mut parsed) {
+            continue;
+        }
+        if let Some(&(_, takes_value)) = OUTPUT_ONLY.iter().find(|(known, _)| *known == flag) {
+            let written = match (takes_value, inline.is_some()) {
+                (true, false) => format!("{flag} {}", value(flag)?),
+                _ => arg.clone(),
+            };
+            parsed.without_effect.push(written);
             continue;
         }
         match name {
@@ -309,6 +336,46 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn uvs_no_config_reaches_the_installer_as_bottleneck_asks() {
+        // bottleneck 1.6.1: `build-frontend = "uv; args: --no-config"`.
+        let args = parsed(FrontendName::Uv, "--no-config").unwrap();
+        assert_eq!(args.installer_args, ["--no-config"]);
+        assert!(args.without_effect.is_empty());
+    }
+
+    #[test]
+    fn output_only_args_are_accepted_and_kept_for_the_note() {
+        let args = parsed(
+            FrontendName::Pip,
+            "--no-color --progress-bar off --disable-pip-version-check",
+        )
+        .unwrap();
+        assert_eq!(
+            args.without_effect,
+            [
+                "--no-color",
+                "--progress-bar off",
+                "--disable-pip-version-check"
+            ]
+        );
+        let uv = parsed(FrontendName::BuildUv, "--color=never --no-progress").unwrap();
+        assert_eq!(uv.without_effect, ["--color=never", "--no-progress"]);
+        assert_eq!(
+            uv,
+            FrontendArgs {
+                without_effect: uv.without_effect.clone(),
+                ..without_args(FrontendName::BuildUv)
+            }
+        );
+    }
+
+    #[test]
+    fn an_arg_that_would_change_the_build_is_still_an_error() {
+        let err = parsed(FrontendName::Build, "--sdist").unwrap_err();
+        assert!(err.contains("--sdist"), "{err}");
     }
 
     #[test]
