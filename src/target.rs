@@ -277,6 +277,15 @@ pub(crate) struct LtoFlags {
     pub prefixes: Vec<String>,
 }
 
+/// GCC-only optimisation options zig's clang refuses (`[gcc_only_flags]`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct GccOnlyFlags {
+    /// Spellings under `prefixes` that clang accepts; they are kept.
+    pub keep: Vec<String>,
+    pub exact: Vec<String>,
+    pub prefixes: Vec<String>,
+}
+
 /// How the zig wrappers translate one architecture's CPU options (`[cpu_flags.<arch>]`).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct CpuFlags {
@@ -320,6 +329,7 @@ pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
+    pub gcc_only_flags: GccOnlyFlags,
     /// Keyed by the architecture of the zig triple (`aarch64`, `powerpc64le`).
     pub cpu_flags: std::collections::BTreeMap<String, CpuFlags>,
     pub tools: Tools,

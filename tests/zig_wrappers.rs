@@ -1,6 +1,7 @@
 //! What crosswheel's zig compiler wrappers do to real compiles and links: link-time
 //! optimisation is kept where zig can link it and dropped, with one notice for the build,
-//! where it cannot; linked outputs carry no debug info unless the build asked for it.
+//! where it cannot; GCC-only pass options are dropped with one notice; linked outputs carry
+//! no debug info unless the build asked for it.
 
 mod common;
 
@@ -104,6 +105,35 @@ fn lto_is_turned_off_with_one_notice_where_zig_cannot_link_it() {
             );
         }
     }
+}
+
+#[test]
+fn greenlets_gcc_only_flag_is_dropped_with_one_notice_and_clangs_spellings_kept() {
+    // greenlet 3.5.6's setup.py, on ppc64le: `error: unknown clang option` before this.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.c"), "int h(int x) { return x + 1; }\n").unwrap();
+    let cc = wrapper("linux-ppc64le", false);
+    let flags = [
+        "-O2",
+        "-fno-tree-dominator-opts",
+        "-fno-tree-vectorize",
+        "-fipa-pta",
+    ];
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &[&flags[..], &["-c", "a.c", "-o", "a.o"]].concat(),
+    );
+    assert!(dir.path().join("a.o").is_file());
+    let notices = wrapper_notices(notes.path());
+    assert_eq!(
+        notices,
+        [
+            "linux-ppc64le: -fno-tree-dominator-opts -fipa-pta dropped: GCC-only optimisation options that zig's clang refuses (clang has no such passes)"
+        ]
+    );
 }
 
 const CXX_SOURCE: &str = "#include <sstream>\n#include <stdexcept>\n\

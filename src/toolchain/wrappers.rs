@@ -186,10 +186,11 @@ fn scan_arguments() -> String {
 fn rewrite_arguments(target: &Target) -> String {
     let macos = target.is_macos();
     let lto_broken = &target.data().zig_lto_broken;
-    let mut script = String::from("for arg do\n  shift\n  case \"$arg\" in\n");
+    let mut script = String::from("cw_gcc_only=\nfor arg do\n  shift\n  case \"$arg\" in\n");
     // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
     script.push_str(&cpu_flags::case_arms(target));
+    script.push_str(&gcc_only_arms());
     if !lto_broken.is_empty() {
         let lto = &crate::target::config().lto_flags;
         let patterns: Vec<String> = lto
@@ -226,6 +227,14 @@ fn rewrite_arguments(target: &Target) -> String {
         );
     }
     script.push_str("  set -- \"$@\" \"$arg\"\ndone\n");
+    let gcc_only = format!(
+        "{}:%s dropped: GCC-only optimisation options that zig's clang refuses (clang has no such passes)",
+        target.id()
+    );
+    script.push_str(&format!(
+        "if [ -n \"$cw_gcc_only\" ] && [ -n \"$notes\" ]; then printf {} \"$cw_gcc_only\" > \"$notes/gcc-only.notice\"; fi\n",
+        shell_quote(&format!("{gcc_only}\\n"))
+    ));
     if !lto_broken.is_empty() {
         let notice = format!(
             "{}: link-time optimisation (-flto) turned off: {lto_broken}",
@@ -237,6 +246,23 @@ fn rewrite_arguments(target: &Target) -> String {
         ));
     }
     script
+}
+
+/// `case` arms that keep what clang accepts of GCC's pass options and drop the rest
+/// (`[gcc_only_flags]`), remembering them for the build's notice.
+fn gcc_only_arms() -> String {
+    let flags = &crate::target::config().gcc_only_flags;
+    let dropped: Vec<String> = flags
+        .exact
+        .iter()
+        .cloned()
+        .chain(flags.prefixes.iter().map(|prefix| format!("{prefix}*")))
+        .collect();
+    format!(
+        "    {}) ;;\n    {}) cw_gcc_only=\"$cw_gcc_only $arg\"; continue ;;\n",
+        flags.keep.join("|"),
+        dropped.join("|")
+    )
 }
 
 /// Flags added to link (and, for a macOS SDK, compile) command lines.
@@ -386,7 +412,21 @@ mod tests {
             )));
             assert!(script.contains("> \"$notes/lto.notice\""));
         }
-        assert!(!script_for("linux-aarch64", "c++").contains("lto"));
+        let aarch64 = script_for("linux-aarch64", "c++");
+        assert!(!aarch64.contains("lto=1") && !aarch64.contains("lto.notice"));
+    }
+
+    #[test]
+    fn gcc_only_pass_options_are_dropped_with_a_notice_and_clangs_own_spellings_kept() {
+        let script = script_for("linux-ppc64le", "cc");
+        assert!(
+            script.contains("    -ftree-vectorize|-fno-tree-vectorize|-ftree-slp-vectorize|-fno-tree-slp-vectorize|-ftree-vrp|-fno-tree-vrp) ;;\n"),
+            "{script}"
+        );
+        assert!(script.contains("|-ftree-*|-fno-tree-*|-fipa-*|-fno-ipa-*|-flto-partition=*) cw_gcc_only=\"$cw_gcc_only $arg\"; continue ;;"));
+        assert!(script.contains("> \"$notes/gcc-only.notice\""));
+        // The keep arm comes first, so clang's spellings never reach the drop arm.
+        assert!(script.find("-fno-tree-vrp) ;;").unwrap() < script.find("-ftree-*").unwrap());
     }
 
     #[test]
