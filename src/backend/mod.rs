@@ -39,7 +39,7 @@ use build_log::{BuildLog, log_path_of};
 use cross_vars::{cross_variables, prepend_path};
 use settings::settings_map;
 use source_copy::copy_source_tree;
-use wheel_checks::{check_compiled, exec_format_hint, wheel_platform_matches};
+use wheel_checks::{check_compiled, exec_format_hint, sdk_header_hint, wheel_platform_matches};
 
 use crate::crossenv::CrossEnv;
 use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache};
@@ -337,7 +337,12 @@ fn run_build_wheel(
         (true, Some(name)) => name.to_string(),
         _ => {
             let mut failure = log.failure(outcome.status, &outcome.output);
-            if let Some(hint) = exec_format_hint(&outcome.output, request.cross_env) {
+            let has_sdk = request.environment.contains_key("SDKROOT");
+            let hints = [
+                exec_format_hint(&outcome.output, request.cross_env),
+                sdk_header_hint(&outcome.output, target, has_sdk),
+            ];
+            for hint in hints.into_iter().flatten() {
                 failure.excerpt.push('\n');
                 failure.excerpt.push_str(&hint);
             }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{BuildError, driver};
 use crate::crossenv::CrossEnv;
+use crate::target::Target;
 
 /// As cibuildwheel: a platform build whose wheel comes out pure lost its extensions (a
 /// failed optional build the project fell back from) or needs no platform build at all;
@@ -89,6 +90,41 @@ pub(super) fn exec_format_hint(output: &str, cross_env: &CrossEnv) -> Option<Str
     })
 }
 
+/// `config/macos-sdk-headers.toml`.
+#[derive(Debug, serde::Deserialize)]
+struct SdkHeaders {
+    folders: Vec<String>,
+    headers: Vec<String>,
+}
+
+fn sdk_headers() -> &'static SdkHeaders {
+    static HEADERS: std::sync::OnceLock<SdkHeaders> = std::sync::OnceLock::new();
+    HEADERS.get_or_init(|| {
+        toml::from_str(include_str!("../../config/macos-sdk-headers.toml"))
+            .expect("config/macos-sdk-headers.toml is valid")
+    })
+}
+
+/// A hint for a macOS build without an SDK that failed on a system header zig's bundled
+/// headers lack (`'netinet/tcp_fsm.h' file not found`): Apple's SDK has it.
+pub(super) fn sdk_header_hint(output: &str, target: &Target, has_sdk: bool) -> Option<String> {
+    if !target.is_macos() || has_sdk {
+        return None;
+    }
+    let known = sdk_headers();
+    let header = output.lines().find_map(|line| {
+        let (_, rest) = line.split_once("fatal error: '")?;
+        let (header, _) = rest.split_once("' file not found")?;
+        let in_sdk_folder = header
+            .split_once('/')
+            .is_some_and(|(folder, _)| known.folders.iter().any(|known| known == folder));
+        (in_sdk_folder || known.headers.iter().any(|known| known == header)).then_some(header)
+    })?;
+    Some(format!(
+        "crosswheel: `{header}` is a header of Apple's macOS SDK that zig's bundled macOS headers lack: give the build an SDK with the `macos-sdk` option (or SDKROOT), a MacOSX*.sdk folder from Xcode or the Command Line Tools"
+    ))
+}
+
 /// `name-1.0-cp311-cp311-linux_aarch64.whl` matches `linux_aarch64`; a pure wheel matches
 /// any target.
 pub(super) fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
@@ -102,6 +138,31 @@ pub(super) fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PSUTIL: &str = "psutil/arch/osx/net.c:12:10: fatal error: 'netinet/tcp_fsm.h' file not found\n   12 | #include <netinet/tcp_fsm.h>\n";
+
+    #[test]
+    fn a_macos_system_header_zig_lacks_names_apples_sdk_and_the_option() {
+        let macos = Target::parse("macos-arm64").unwrap();
+        let hint = sdk_header_hint(PSUTIL, &macos, false).unwrap();
+        assert!(
+            hint.contains("`netinet/tcp_fsm.h`") && hint.contains("`macos-sdk`"),
+            "{hint}"
+        );
+        let libproc = "x.c:1:10: fatal error: 'libproc.h' file not found";
+        assert!(sdk_header_hint(libproc, &macos, false).is_some());
+    }
+
+    #[test]
+    fn no_sdk_hint_with_an_sdk_for_linux_or_for_a_librarys_header() {
+        let macos = Target::parse("macos-arm64").unwrap();
+        assert_eq!(sdk_header_hint(PSUTIL, &macos, true), None);
+        let linux = Target::parse("linux-aarch64").unwrap();
+        assert_eq!(sdk_header_hint(PSUTIL, &linux, false), None);
+        // A library's header is the target library's business, not the SDK's.
+        let ffi = "c/_cffi_backend.c:15:10: fatal error: 'ffi.h' file not found";
+        assert_eq!(sdk_header_hint(ffi, &macos, false), None);
+    }
 
     #[test]
     fn wheel_platform_check_reads_compressed_tag_sets() {
