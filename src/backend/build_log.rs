@@ -56,11 +56,31 @@ impl BuildLog {
     }
 
     pub(super) fn failure(&self, status: String, output: &str) -> Box<Failure> {
+        let mut excerpt = driver::error_excerpt(output);
+        if let Some(kept) = self.keep_meson_log(output) {
+            excerpt.push_str(&format!("\nmeson's log: {}", kept.display()));
+        }
         Box::new(Failure {
             status,
-            excerpt: driver::error_excerpt(output),
+            excerpt,
             log: self.path.clone(),
         })
+    }
+
+    /// meson's own log of a failed configure, which meson names (`A full log can be found
+    /// at .../meson-logs/meson-log.txt`) in a build folder that is gone after the run: a
+    /// copy beside crosswheel's log, so the path a message gives still exists.
+    fn keep_meson_log(&self, output: &str) -> Option<PathBuf> {
+        let meson_log = output.lines().rev().find_map(|line| {
+            let path = line.trim().strip_prefix("A full log can be found at ")?;
+            Some(PathBuf::from(path.trim_end_matches('.')))
+        })?;
+        let kept = self.path.with_extension("meson-log.txt");
+        // Copied then renamed, so a half-written copy never carries the name.
+        let partial = self.path.with_extension("meson-log.txt.partial");
+        std::fs::copy(&meson_log, &partial).ok()?;
+        std::fs::rename(&partial, &kept).ok()?;
+        Some(kept)
     }
 }
 
@@ -72,4 +92,55 @@ fn write_log(path: &Path, text: &str) -> Result<(), BuildError> {
             source,
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_meson_configure_keeps_mesons_log_beside_crosswheels() {
+        let dir = tempfile::tempdir().unwrap();
+        let build = dir.path().join("build/cp311/meson-logs");
+        std::fs::create_dir_all(&build).unwrap();
+        std::fs::write(build.join("meson-log.txt"), "Build started\nERROR: x\n").unwrap();
+        let log = BuildLog {
+            path: dir.path().join("logs/numpy-linux-aarch64-cp311.log"),
+            text: String::new(),
+            shown: false,
+        };
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let output = format!(
+            "ERROR: Problem encountered\n\nA full log can be found at {}\n",
+            build.join("meson-log.txt").display()
+        );
+        let failure = log.failure("exit status: 1".into(), &output);
+        let kept = dir
+            .path()
+            .join("logs/numpy-linux-aarch64-cp311.meson-log.txt");
+        assert!(
+            failure
+                .excerpt
+                .ends_with(&format!("meson's log: {}", kept.display())),
+            "{}",
+            failure.excerpt
+        );
+        std::fs::remove_dir_all(dir.path().join("build")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&kept).unwrap(),
+            "Build started\nERROR: x\n"
+        );
+    }
+
+    #[test]
+    fn without_a_meson_log_the_excerpt_is_the_logs_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = BuildLog {
+            path: dir.path().join("x.log"),
+            text: String::new(),
+            shown: false,
+        };
+        let failure = log.failure("exit status: 1".into(), "x.c:1:1: error: boom\n");
+        assert!(!failure.excerpt.contains("meson"), "{}", failure.excerpt);
+    }
 }

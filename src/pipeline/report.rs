@@ -127,15 +127,19 @@ fn problem_lines(problem: &str) -> Vec<String> {
     if let Some(first_error) = rest
         .iter()
         .map(|line| line.trim())
-        .find(|line| line.contains("error:") || line.contains("Error:"))
+        // meson says `meson.build:444:4: ERROR: ...`.
+        .find(|line| {
+            ["error:", "Error:", "ERROR:"]
+                .iter()
+                .any(|e| line.contains(e))
+        })
     {
         out.push(format!("first error: {first_error}"));
     }
-    if let Some(log) = rest
-        .iter()
-        .find_map(|line| line.trim().strip_prefix("full log: "))
-    {
-        out.push(format!("full log: {log}"));
+    for kept in ["full log: ", "meson's log: "] {
+        if let Some(log) = rest.iter().find_map(|line| line.trim().strip_prefix(kept)) {
+            out.push(format!("{kept}{log}"));
+        }
     }
     out
 }
@@ -231,6 +235,23 @@ pub fn wheel_folders(outcomes: &[Outcome]) -> Vec<std::path::PathBuf> {
 mod tests {
     use super::*;
     use crate::pipeline::{Stage, StageTimes};
+
+    #[test]
+    fn a_meson_failure_is_summarised_by_its_first_error_line_and_both_logs() {
+        let problem = "building numpy for linux-aarch64 with zig failed (meson-python exited with exit status: 1):\n\
+            Run-time dependency openblas found: NO\n\
+            ../numpy/meson.build:212:4: ERROR: Problem encountered: No BLAS library detected!\n\
+            meson's log: /c/logs/numpy-linux-aarch64-cp311.meson-log.txt\n  full log: /c/logs/numpy-linux-aarch64-cp311.log";
+        assert_eq!(
+            problem_lines(problem),
+            [
+                "error: building numpy for linux-aarch64 with zig failed (meson-python exited with exit status: 1)",
+                "first error: ../numpy/meson.build:212:4: ERROR: Problem encountered: No BLAS library detected!",
+                "full log: /c/logs/numpy-linux-aarch64-cp311.log",
+                "meson's log: /c/logs/numpy-linux-aarch64-cp311.meson-log.txt",
+            ]
+        );
+    }
 
     #[test]
     fn a_timed_out_suite_is_summarised_as_a_timeout_not_a_failure() {
