@@ -345,6 +345,19 @@ pub fn test_wheel(
     })
 }
 
+/// Whether this run has not yet warned about `arch`'s binfmt_misc handler.
+fn first_binfmt_warning(arch: LinuxArch) -> bool {
+    static WARNED: std::sync::Mutex<Vec<LinuxArch>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if warned.contains(&arch) {
+        return false;
+    }
+    warned.push(arch);
+    true
+}
+
 /// The venv on a target CPython under qemu, on a tree with Debian's Python packages when
 /// the index lacks target wheels of some requirements (see [`debian::emulated_env`]).
 fn emulated_env(
@@ -365,8 +378,11 @@ fn emulated_env(
     )?;
     if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target) {
         // Not fatal: the venv's python launches itself through qemu, so Python
-        // subprocesses work; only other target programs need the kernel's help.
-        tracing::warn!("{problem}");
+        // subprocesses work; only other target programs need the kernel's help. Every
+        // test log says so; the terminal once per run and architecture.
+        if first_binfmt_warning(target) {
+            tracing::warn!("{problem}");
+        }
         log.note(&format!("warning: {problem}"))?;
     }
     log.note(&format!(
@@ -595,6 +611,15 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn the_binfmt_warning_reaches_the_terminal_once_per_run_and_architecture() {
+        // No other unit test starts an emulated environment, so ppc64le is this test's own.
+        let arch = LinuxArch::Ppc64le;
+        let first = first_binfmt_warning(arch);
+        assert!(!first_binfmt_warning(arch), "a second warning for {arch:?}");
+        assert!(first, "the first warning for {arch:?} was swallowed");
+    }
 
     #[test]
     fn a_wheel_names_the_cpython_its_tests_need() {
