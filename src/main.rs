@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", crosswheel::logging::one_line(&error));
-            ExitCode::FAILURE
+            ExitCode::from(commands::exit_code(&error))
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::options::{
     CliOverrides, MatrixJobs, Plan, ProcessEnv, env_var_warnings, github_matrix, identifiers_json,
     identifiers_text, resolve,
 };
-use crate::pipeline::{PipelineOptions, report, run};
+use crate::pipeline::{FatalError, PipelineOptions, WheelsThisRun, report, run};
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     let mut cli = CliOverrides {
@@ -51,6 +51,7 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         &PipelineOptions {
             offline: args.offline,
             jobs: jobs(args.jobs)?,
+            wheels: WheelsThisRun::default(),
         },
     )?;
     print!("{}", report::summary(&outcomes));
@@ -62,10 +63,12 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     }
     let failed = outcomes.iter().filter(|o| !o.succeeded()).count();
     if failed > 0 {
-        bail!(
-            "{failed} of {} builds failed (see the summary above)",
-            outcomes.len()
-        );
+        return Err(FatalError::BuildsFailed {
+            failed,
+            total: outcomes.len(),
+            code: report::exit_code_of(&outcomes),
+        }
+        .into());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand: each turns parsed arguments into calls to the
 //! stage modules and prints the result. Errors carry `anyhow` context.
 
+pub use crate::pipeline::exit_code;
+
 pub mod build;
 pub mod help;
 pub mod inspect;

@@ -3,6 +3,7 @@
 //! reach the wheelhouse. Stages exchange plain data (paths, `Target`); a
 //! failing identifier does not stop the others.
 
+mod exit;
 mod extensions;
 mod hooks;
 mod identifier;
@@ -11,6 +12,7 @@ mod progress;
 pub mod report;
 mod schedule;
 
+pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 
 use std::collections::BTreeMap;
@@ -35,6 +37,8 @@ pub struct PipelineOptions {
     pub offline: bool,
     /// How many identifiers build at once.
     pub jobs: usize,
+    /// The wheel names this run made, so a second wheel of one name is an error.
+    pub wheels: WheelsThisRun,
 }
 
 /// Runs every identifier of `plan`, `options.jobs` at a time. A failing identifier never
@@ -220,11 +224,11 @@ fn single_wheel_in(dir: &Path) -> Result<PathBuf> {
         .collect();
     match wheels.as_slice() {
         [one] => Ok(one.clone()),
-        [] => bail!("repair-wheel-command left no wheel in {{dest_dir}}"),
-        _ => bail!(
-            "repair-wheel-command left {} wheels in {{dest_dir}}; expected one",
-            wheels.len()
-        ),
+        [] => Err(FatalError::RepairLeftNoWheel.into()),
+        _ => Err(FatalError::RepairLeftWheels {
+            count: wheels.len(),
+        }
+        .into()),
     }
 }
 

@@ -144,6 +144,15 @@ fn problem_lines(problem: &str) -> Vec<String> {
     out
 }
 
+/// The exit code of a run with failed builds: the first failure's own code where
+/// cibuildwheel gives it one (a wheel built twice: 6), else 1.
+pub fn exit_code_of(outcomes: &[Outcome]) -> u8 {
+    super::exit::first_code(outcomes.iter().filter_map(|outcome| match &outcome.ending {
+        Ending::Failed { error, .. } => Some(error),
+        Ending::Finished(_) => None,
+    }))
+}
+
 /// The plain-text table printed at the end of every run.
 pub fn summary(outcomes: &[Outcome]) -> String {
     use std::fmt::Write as _;
