@@ -80,7 +80,9 @@ fn a_wheel_name_built_twice_in_one_run_exits_with_6_and_keeps_the_first() {
     let text = all_output(&output);
     assert_eq!(output.status.code(), Some(6), "{text}");
     assert!(
-        text.contains("a wheel named spam-0.1-cp311-cp311-linux_aarch64.whl was already generated in this run"),
+        text.contains(
+            "a wheel named spam-0.1-cp311-cp311-linux_aarch64.whl was already generated in this run"
+        ),
         "{text}"
     );
     let kept = project
@@ -104,5 +106,8 @@ fn a_repair_command_that_leaves_no_wheel_exits_with_8() {
     let output = build(project.path(), &[]);
     let text = all_output(&output);
     assert_eq!(output.status.code(), Some(8), "{text}");
-    assert!(text.contains("repair-wheel-command left no wheel"), "{text}");
+    assert!(
+        text.contains("repair-wheel-command left no wheel"),
+        "{text}"
+    );
 }

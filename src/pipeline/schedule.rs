@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::outcome::{Ending, FinishedWheel, Outcome, StageTimes, TestResult};
 use super::{PipelineOptions, report, run_and_report};
 use crate::host::Cache;
-use crate::options::Plan;
+use crate::options::{BuildSpec, Plan};
 
 /// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
 fn lanes(plan: &Plan) -> Vec<Vec<usize>> {
@@ -59,7 +59,7 @@ pub(super) fn run_all(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> 
         let mut abi3: Option<(String, FinishedWheel)> = None;
         for &index in lane {
             let spec = &plan.builds[index];
-            let outcome = match &abi3 {
+            let outcome = match serving_abi3(spec, abi3.as_ref()) {
                 Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
                 None if concurrent => {
                     let (outcome, output) =
@@ -106,6 +106,16 @@ fn is_abi3(wheel: &FinishedWheel) -> bool {
     crate::wheel::WheelName::parse(&file_name).is_ok_and(|name| super::is_abi3(&name))
 }
 
+/// The abi3 wheel an earlier identifier of the lane built, if it serves `spec`: never a
+/// free-threaded one, since no free-threaded CPython loads an abi3 wheel (cibuildwheel
+/// builds `cp3XXt` identifiers separately for the same reason).
+fn serving_abi3<'a>(
+    spec: &BuildSpec,
+    abi3: Option<&'a (String, FinishedWheel)>,
+) -> Option<&'a (String, FinishedWheel)> {
+    abi3.filter(|_| !spec.python.is_free_threaded())
+}
+
 /// An identifier a lower version's abi3 wheel already serves: not built again.
 fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel) -> Outcome {
     tracing::info!("{identifier}: served by the abi3 wheel built as {built_as}; not built again");
@@ -128,6 +138,26 @@ mod tests {
         lane.iter()
             .map(|&index| plan.builds[index].identifier.clone())
             .collect()
+    }
+
+    #[test]
+    fn an_abi3_wheel_serves_later_gil_builds_but_never_a_free_threaded_one() {
+        let plan = plan_of("cp310-* cp312-* cp314t-*");
+        let wheel = FinishedWheel {
+            path: "/w/spam-1.0-cp310-abi3-manylinux_2_17_aarch64.whl".into(),
+            sha256: String::new(),
+            size: 0,
+        };
+        let built = ("cp310-manylinux_aarch64".to_string(), wheel);
+        let spec = |identifier: &str| {
+            plan.builds
+                .iter()
+                .find(|spec| spec.identifier == identifier)
+                .unwrap()
+        };
+        assert!(serving_abi3(spec("cp312-manylinux_aarch64"), Some(&built)).is_some());
+        assert!(serving_abi3(spec("cp314t-manylinux_aarch64"), Some(&built)).is_none());
+        assert!(serving_abi3(spec("cp312-manylinux_aarch64"), None).is_none());
     }
 
     #[test]
