@@ -2,7 +2,7 @@
 //! as under cibuildwheel: setup.py checks `CIBUILDWHEEL` at import, which happens first in
 //! `get_requires_for_build_wheel` (cibuildwheel's test_0_basic and test_environment).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

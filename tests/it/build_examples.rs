@@ -3,7 +3,7 @@
 //! Needs python3.11 on PATH and network access on the first run (meson-python, ninja,
 //! scikit-build-core, cmake); later runs use crosswheel's cache.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

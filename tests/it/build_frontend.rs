@@ -7,7 +7,7 @@
 //! - `build; args: --no-isolation`: the build python's own environment too, but build
 //!   checks the requirements first: a venv without scipy-openblas32 is one error naming it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

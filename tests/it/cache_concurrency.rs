@@ -10,7 +10,7 @@
 //! Needs python3.11 and pip able to fetch `ziglang`, setuptools and
 //! scipy-openblas32 (pip's own cache makes repeated runs cheap).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! `test-environment` and `environment` values show up in the emulated test's own output;
 //! `CIBW_BUILD` picks the identifier, as in a cibuildwheel workflow.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -10,7 +10,7 @@
 //! Needs python3 (3.11 or newer, for tomllib) and network access on the first run (the
 //! sdists, build and test requirements); later runs use the caches.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -9,7 +9,7 @@
 //! The build test needs what `crosswheel build examples/blasdot` needs (python3.11,
 //! network access on the first run; later runs use crosswheel's cache).
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! `static_assert`s with that target's zig wrapper. Needs zig (installed into crosswheel's
 //! cache on first use) and, for the Linux targets' exe_wrapper, qemu-user.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -3,12 +3,12 @@
 //! For every target and every kind of build interpreter on this machine — the
 //! distribution's CPython, whose `pyconfig.h` is a multiarch wrapper that dispatches on
 //! the compiler's target, and a CPython with a plain header (pyenv or uv) — the target's
-//! cross compiler compiles `tests/support/pyconfig_probe.c` against the environment's
+//! cross compiler compiles `tests/it/common/pyconfig_probe.c` against the environment's
 //! headers: `static_assert`s that every size, alignment and byte-order answer of
 //! `pyconfig.h` is the target's. Needs zig (installed into crosswheel's cache on first
 //! use) and network access on the first run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -19,7 +19,7 @@ const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
 
 fn compile_probe(python: &BuildPython, target_name: &str, out_dir: &Path) -> Result<(), String> {
     let env = common::zig_cross_env(python, target_name);
-    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pyconfig_probe.c");
+    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/pyconfig_probe.c");
     let object = out_dir.join(format!("{target_name}.o"));
     let output = Command::new(&env.toolchain().cc)
         .arg("-c")

@@ -4,7 +4,7 @@
 //! starts with `sys.executable`; the build tools that detect their own machine (meson,
 //! pip, ...) still see the build machine. Needs zig (fetched into the cache on first use).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -6,6 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::common::sources;
+
 /// Lowest first; the second field says whether modules of the layer may name each other.
 const LAYERS: &[(&str, Within, &[&str])] = &[
     (
@@ -88,17 +90,6 @@ fn named_modules(source: &str) -> BTreeSet<String> {
         }
     }
     named
-}
-
-fn sources(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, found);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
-            found.push(path);
-        }
-    }
 }
 
 /// `src/options/mod.rs` → `options`; `src/target.rs` → `target`; `src/main.rs` → `main`.

@@ -10,7 +10,7 @@
 //! Needs what `crosswheel build examples/blasdot` needs (python3.11, qemu for the
 //! test stage, network access on the first run).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Read;

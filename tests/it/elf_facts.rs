@@ -1,7 +1,7 @@
 //! ELF facts of real aarch64 and ppc64le libraries, checked against an
 //! independent reader (pyelftools, which the reference auditor uses).
 
-mod common;
+use crate::common;
 
 use common::fixture;
 use std::io::Read;

@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use crate::common::sources;
+
 /// Folders whose reads are the configuration layer itself.
 const CONFIGURATION: [&str; 2] = ["src/options/", "src/host/"];
 
@@ -110,17 +112,6 @@ fn env_reads(source: &str) -> Vec<String> {
         }
     }
     found
-}
-
-fn sources(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, found);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
-            found.push(path);
-        }
-    }
 }
 
 #[test]

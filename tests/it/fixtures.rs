@@ -1,7 +1,7 @@
 //! The fixture set itself: the first loud signal when `scripts/fetch-fixtures` was
 //! skipped, and a guard against a lock line that does not say what it pins.
 
-mod common;
+use crate::common;
 
 use rayon::prelude::*;
 

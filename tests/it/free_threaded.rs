@@ -9,7 +9,7 @@
 //! They need a host CPython 3.13 (pyenv or uv); CI has it and fails without it, elsewhere
 //! they say so and skip.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

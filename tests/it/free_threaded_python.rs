@@ -4,7 +4,7 @@
 //! test stage runs a user-supplied target interpreter. Debian ships no such build, so
 //! this is what proves cp313t wheels really work.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! failure where one exists, else inlined as hex; `fuzz/README.md` logs the run
 //! that found it.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 

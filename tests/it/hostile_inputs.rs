@@ -11,7 +11,7 @@
 //! Mach-O cases also go through the library API (parse, edit, verify), so each
 //! defect is known to be caught where it should be.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

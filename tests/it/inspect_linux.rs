@@ -1,7 +1,7 @@
 //! `crosswheel inspect --json` on real wheels reads what auditwheel reads:
 //! the same policy tag and the same vendored libraries.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! `inspect` on real macOS wheels: per-slice facts, resolution, signatures.
 
-mod common;
+use crate::common;
 
 use crosswheel::inspect::macos::{Resolution, SignatureReport, inspect, render};
 use crosswheel::wheel::WheelArchive;

@@ -1,6 +1,6 @@
 //! The static macOS arm64 load check on real wheels that load on a Mac.
 
-mod common;
+use crate::common;
 
 use crosswheel::loadcheck::check_macos_wheel;
 use crosswheel::wheel::WheelArchive;

@@ -1,13 +1,12 @@
 //! Malformed and lying Mach-O files: each gives one clear error (or an
 //! Invalid signature status), never a panic.
 
-mod macho_support;
 
 use crosswheel::macho::{
     LoadCommandEdit, MachOError, MachOFile, SignatureStatus, edit_load_commands, sign_adhoc,
     verify_signature,
 };
-use macho_support::*;
+use crate::common::macho::*;
 
 // ---- malformed inputs: one clear error, never a panic ----
 

@@ -4,10 +4,9 @@
 //! crosswheel's, and compared with the originals field by field. The page
 //! hashes must be Apple's own for every page the re-signing did not touch.
 
-mod macho_support;
 
 use crosswheel::macho::{MachOFile, SignatureStatus, sign_adhoc, verify_signature};
-use macho_support::*;
+use crate::common::macho::*;
 
 const WHEELS: &[&str] = &[
     "numpy-2.2.6-cp311-cp311-macosx_11_0_arm64.whl",

@@ -1,7 +1,6 @@
 //! Mach-O facts, signatures, edits and signing on binaries from real macOS
 //! wheels, checked against LLVM's own readers.
 
-mod macho_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -11,7 +10,7 @@ use crosswheel::macho::{
     Arch, LibraryOrdinal, LoadCommandEdit, MachOError, MachOFile, SignatureStatus,
     edit_load_commands, sign_adhoc, verify_signature,
 };
-use macho_support::*;
+use crate::common::macho::*;
 
 const NUMPY: &str = "numpy-2.2.6-cp311-cp311-macosx_11_0_arm64.whl";
 const NUMPY_ACCELERATE: &str = "numpy-2.2.6-cp311-cp311-macosx_14_0_arm64.whl";

@@ -1,13 +1,12 @@
 //! Edits, signing and malformed-input handling on small Mach-O images built
 //! with zig, checked against llvm-otool.
 
-mod macho_support;
 
 use crosswheel::macho::{
     LibraryOrdinal, LoadCommandEdit, MachOError, MachOFile, SignatureStatus, Version,
     edit_load_commands, sign_adhoc, verify_signature,
 };
-use macho_support::*;
+use crate::common::macho::*;
 
 fn valid_adhoc(bytes: &[u8]) -> bool {
     let file = MachOFile::parse(bytes).unwrap();

@@ -3,7 +3,7 @@
 //! SDKROOT), and without one the build fails naming the framework and the option. The SDK
 //! here is a small one of text stubs, laid out as Apple's are.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! The manylinux judgement against the reference auditor (`auditwheel`), on
 //! real aarch64 and ppc64le wheels and on the reference's own policy data.
 
-mod common;
+use crate::common;
 
 use common::fixture;
 use std::collections::{BTreeMap, BTreeSet};

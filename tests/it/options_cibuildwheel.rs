@@ -4,48 +4,10 @@
 //! cross build is said once, and every problem is reported in one run.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use crosswheel::options::{CliOverrides, OptionsError, Plan, env_var_warnings, resolve};
+use crosswheel::options::{CliOverrides, OptionsError, Plan, env_var_warnings};
 
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn with_pyproject(pyproject: &str) -> Project {
-        let dir = tempfile::tempdir().expect("create a temporary project folder");
-        std::fs::write(dir.path().join("pyproject.toml"), pyproject).expect("write pyproject.toml");
-        Project { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn resolve(&self, cli: &CliOverrides, env: &[(&str, &str)]) -> Result<Plan, OptionsError> {
-        let env: BTreeMap<String, String> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        resolve(self.path(), cli, &env)
-    }
-
-    fn plan(&self, env: &[(&str, &str)]) -> Plan {
-        self.resolve(&CliOverrides::default(), env)
-            .unwrap_or_else(|err| panic!("resolving the options failed: {err}"))
-    }
-
-    fn error(&self, env: &[(&str, &str)]) -> OptionsError {
-        match self.resolve(&CliOverrides::default(), env) {
-            Ok(plan) => panic!(
-                "expected an error, got {:?}",
-                plan.identifiers().collect::<Vec<_>>()
-            ),
-            Err(err) => err,
-        }
-    }
-}
+use crate::common::project::Project;
 
 fn ids(plan: &Plan) -> Vec<&str> {
     plan.identifiers().collect()

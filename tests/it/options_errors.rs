@@ -1,26 +1,13 @@
 //! Mistakes in the configuration are reported with the file, the line, the key and a way out.
 
-use std::collections::BTreeMap;
+use crosswheel::options::{CliOverrides, OptionsError, Origin};
 
-use crosswheel::options::{CliOverrides, OptionsError, Origin, resolve};
+use crate::common::project::Project;
 
 fn error_for(pyproject: &str, cli: &CliOverrides, env: &[(&str, &str)]) -> (OptionsError, String) {
-    let dir = tempfile::tempdir().expect("create a temporary project folder");
-    std::fs::write(dir.path().join("pyproject.toml"), pyproject).expect("write pyproject.toml");
-    let env: BTreeMap<String, String> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    match resolve(dir.path(), cli, &env) {
-        Ok(plan) => panic!(
-            "expected an error, got builds {:?}",
-            plan.identifiers().collect::<Vec<_>>()
-        ),
-        Err(err) => {
-            let message = err.to_string();
-            (err, message)
-        }
-    }
+    let err = Project::with_pyproject(pyproject).error_with(cli, env);
+    let message = err.to_string();
+    (err, message)
 }
 
 fn file_error(pyproject: &str) -> (OptionsError, String) {

@@ -9,32 +9,7 @@ use crosswheel::options::{
 };
 use crosswheel::target::ToolchainKind;
 
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn with_pyproject(pyproject: &str) -> Project {
-        let dir = tempfile::tempdir().expect("create a temporary project folder");
-        std::fs::write(dir.path().join("pyproject.toml"), pyproject).expect("write pyproject.toml");
-        Project { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn plan(&self, cli: &CliOverrides, env: &[(&str, &str)]) -> Plan {
-        let env: BTreeMap<String, String> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        match resolve(self.path(), cli, &env) {
-            Ok(plan) => plan,
-            Err(err) => panic!("resolving the options failed: {err}"),
-        }
-    }
-}
+use crate::common::project::Project;
 
 fn build<'p>(plan: &'p Plan, identifier: &str) -> &'p BuildSpec {
     plan.builds
@@ -71,7 +46,7 @@ test-requires = "pytest"
 #[test]
 fn platform_tables_replace_top_level_values_for_their_platform_only() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
 
     let aarch64 = &build(&plan, "cp311-manylinux_aarch64").options;
     assert_eq!(
@@ -95,7 +70,7 @@ fn platform_tables_replace_top_level_values_for_their_platform_only() {
 #[test]
 fn top_level_values_reach_every_build() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     assert_eq!(plan.builds.len(), 3);
     for spec in &plan.builds {
         assert_eq!(
@@ -116,7 +91,7 @@ fn top_level_values_reach_every_build() {
 #[test]
 fn environment_table_keeps_file_order_and_variable_references() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     let environment = &build(&plan, "cp311-manylinux_ppc64le").options.environment;
     let names: Vec<&str> = environment
         .assignments
@@ -136,7 +111,7 @@ fn environment_table_keeps_file_order_and_variable_references() {
 #[test]
 fn test_command_placeholders_are_filled_and_quoted() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     let options = &build(&plan, "cp311-macosx_arm64").options;
     let command =
         options.test_command_for(Path::new("/src/my project"), Path::new("/src/my project"));
@@ -167,7 +142,7 @@ config-settings = "builddir=build-mac"
 #[test]
 fn overrides_apply_to_the_builds_they_select() {
     let project = Project::with_pyproject(OVERRIDES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
 
     let old = &build(&plan, "cp310-manylinux_aarch64").options;
     assert_eq!(old.test_command.as_deref(), Some("python -m unittest"));
@@ -182,7 +157,7 @@ fn overrides_apply_to_the_builds_they_select() {
 #[test]
 fn overrides_inherit_by_appending_or_prepending() {
     let project = Project::with_pyproject(OVERRIDES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     let mac = &build(&plan, "cp311-macosx_arm64").options;
     assert_eq!(mac.before_build.as_deref(), Some("echo base && echo macos"));
     let settings: Vec<(&str, &str)> = mac
@@ -203,7 +178,7 @@ fn overrides_inherit_by_appending_or_prepending() {
 #[test]
 fn later_overrides_win_and_both_apply_to_one_build() {
     let project = Project::with_pyproject(OVERRIDES);
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     let both = &build(&plan, "cp310-macosx_arm64").options;
     assert_eq!(both.qemu_cpu.as_deref(), Some("max"));
     assert_eq!(both.test_command.as_deref(), Some("python -m unittest"));
@@ -216,9 +191,7 @@ fn later_overrides_win_and_both_apply_to_one_build() {
 #[test]
 fn environment_variables_beat_pyproject_and_overrides() {
     let project = Project::with_pyproject(OVERRIDES);
-    let plan = project.plan(
-        &CliOverrides::default(),
-        &[
+    let plan = project.plan(&[
             ("CROSSWHEEL_TEST_COMMAND", "echo from-env"),
             ("CROSSWHEEL_BUILD", "cp310-*"),
         ],
@@ -235,9 +208,7 @@ fn environment_variables_beat_pyproject_and_overrides() {
 #[test]
 fn platform_specific_variables_beat_general_ones_on_their_platform() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
-    let plan = project.plan(
-        &CliOverrides::default(),
-        &[
+    let plan = project.plan(&[
             ("CROSSWHEEL_TEST_COMMAND", "echo general"),
             ("CROSSWHEEL_TEST_COMMAND_LINUX", "echo linux"),
         ],
@@ -263,9 +234,7 @@ fn command_line_beats_environment_variables() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let mut cli = CliOverrides::default();
     cli.set("archs", "ppc64le").set("toolchain", "gcc");
-    let plan = project.plan(
-        &cli,
-        &[
+    let plan = project.plan_with(&cli, &[
             ("CROSSWHEEL_ARCHS", "aarch64 arm64"),
             ("CROSSWHEEL_TOOLCHAIN", "zig"),
         ],
@@ -280,9 +249,7 @@ fn command_line_beats_environment_variables() {
 #[test]
 fn empty_variables_do_not_wipe_configured_lists_but_do_clear_commands() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
-    let plan = project.plan(
-        &CliOverrides::default(),
-        &[
+    let plan = project.plan(&[
             ("CROSSWHEEL_TEST_REQUIRES", ""),
             ("CROSSWHEEL_TEST_COMMAND", ""),
         ],
@@ -296,22 +263,20 @@ fn empty_variables_do_not_wipe_configured_lists_but_do_clear_commands() {
 #[test]
 fn repair_is_builtin_unless_replaced_or_disabled() {
     let default = Project::with_pyproject("[tool.crosswheel]\nbuild = \"cp311-*\"\n");
-    let plan = default.plan(&CliOverrides::default(), &[]);
+    let plan = default.plan(&[]);
     assert_eq!(plan.builds[0].options.repair, RepairCommand::Builtin);
 
     let custom = Project::with_pyproject(
         "[tool.crosswheel]\nbuild = \"cp311-*\"\nrepair-wheel-command = \"repairwheel -o {dest_dir} {wheel}\"\n",
     );
-    let plan = custom.plan(&CliOverrides::default(), &[]);
+    let plan = custom.plan(&[]);
     let repair = &plan.builds[0].options.repair;
     assert_eq!(
         repair.command_for("dist/a.whl", "wheelhouse").as_deref(),
         Some("repairwheel -o wheelhouse dist/a.whl")
     );
 
-    let plan = custom.plan(
-        &CliOverrides::default(),
-        &[("CROSSWHEEL_REPAIR_WHEEL_COMMAND", "")],
+    let plan = custom.plan(&[("CROSSWHEEL_REPAIR_WHEEL_COMMAND", "")],
     );
     assert_eq!(plan.builds[0].options.repair, RepairCommand::Skip);
 }
@@ -326,7 +291,7 @@ environment = 'OPT="-O3 -g0" LIB=$PREFIX/lib'
 environment-pass = ["CI_TOKEN", "NOT_SET_ANYWHERE"]
 "#,
     );
-    let plan = project.plan(&CliOverrides::default(), &[("CI_TOKEN", "s3cret")]);
+    let plan = project.plan(&[("CI_TOKEN", "s3cret")]);
     let environment = &plan.builds[0].options.environment;
     let names: Vec<&str> = environment
         .assignments
@@ -359,7 +324,7 @@ test-sources = "tests 'data files'"
 output-dir = "dist/wheels"
 "#,
     );
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     let options = &plan.builds[0].options;
     assert_eq!(options.build_frontend.name, FrontendName::Pip);
     assert_eq!(options.build_frontend.args, ["--no-build-isolation"]);
@@ -369,7 +334,7 @@ output-dir = "dist/wheels"
 
     let mut cli = CliOverrides::default();
     cli.set("output-dir", "out");
-    let plan = project.plan(&cli, &[]);
+    let plan = project.plan_with(&cli, &[]);
     assert_eq!(plan.builds[0].options.output_dir, PathBuf::from("out"));
 }
 
@@ -386,7 +351,7 @@ fn config_file_flag_replaces_pyproject() {
         config_file: Some(other.clone()),
         ..CliOverrides::default()
     };
-    let plan = project.plan(&cli, &[]);
+    let plan = project.plan_with(&cli, &[]);
     assert_eq!(
         plan.identifiers().collect::<Vec<_>>(),
         ["cp312-macosx_arm64"]
@@ -441,7 +406,7 @@ fn gcc_can_be_chosen_for_linux_alone() {
     let project = Project::with_pyproject(
         "[tool.crosswheel]\nbuild = \"cp311-*\"\n[tool.crosswheel.linux]\ntoolchain = \"gcc\"\n",
     );
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     assert_eq!(
         build(&plan, "cp311-manylinux_aarch64").options.toolchain,
         ToolchainKind::Gcc
@@ -457,7 +422,7 @@ fn test_timeout_is_read_per_build_in_seconds_or_with_a_unit() {
     let project = Project::with_pyproject(
         "[tool.crosswheel]\nbuild = \"cp311-*\"\ntest-timeout = 90\n\n[tool.crosswheel.linux]\ntest-timeout = \"30m\"\n",
     );
-    let plan = project.plan(&CliOverrides::default(), &[]);
+    let plan = project.plan(&[]);
     let seconds = |id: &str| {
         build(&plan, id)
             .options
@@ -466,15 +431,13 @@ fn test_timeout_is_read_per_build_in_seconds_or_with_a_unit() {
     };
     assert_eq!(seconds("cp311-manylinux_aarch64"), Some(1800));
     assert_eq!(seconds("cp311-macosx_arm64"), Some(90));
-    let plan = project.plan(
-        &CliOverrides::default(),
-        &[("CROSSWHEEL_TEST_TIMEOUT", "1h30m")],
+    let plan = project.plan(&[("CROSSWHEEL_TEST_TIMEOUT", "1h30m")],
     );
     assert_eq!(
         build(&plan, "cp311-macosx_arm64").options.test_timeout,
         Some(std::time::Duration::from_secs(5400))
     );
     let unset = Project::with_pyproject("[tool.crosswheel]\nbuild = \"cp311-*\"\n");
-    let plan = unset.plan(&CliOverrides::default(), &[]);
+    let plan = unset.plan(&[]);
     assert!(plan.builds.iter().all(|b| b.options.test_timeout.is_none()));
 }

@@ -9,18 +9,14 @@ use crosswheel::options::{
 };
 use serde_json::Value;
 
+use crate::common::project::Project;
+
 fn resolve_with(
     pyproject: &str,
     cli: &CliOverrides,
     env: &[(&str, &str)],
 ) -> Result<Plan, OptionsError> {
-    let dir = tempfile::tempdir().expect("create a temporary project folder");
-    std::fs::write(dir.path().join("pyproject.toml"), pyproject).expect("write pyproject.toml");
-    let env: BTreeMap<String, String> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    resolve(dir.path(), cli, &env)
+    Project::with_pyproject(pyproject).resolve(cli, env)
 }
 
 fn selected(pyproject: &str, cli: &CliOverrides, env: &[(&str, &str)]) -> Vec<String> {

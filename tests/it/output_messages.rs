@@ -1,7 +1,7 @@
 //! What a newcomer reads: one clear line per problem, each cause once, real durations,
 //! where the wheels are, and nothing created for a project that does not exist.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

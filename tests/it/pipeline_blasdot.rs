@@ -3,7 +3,7 @@
 //! pyproject.toml alone; a failing test or a wheel dyld would refuse keeps
 //! that wheel out of the wheelhouse, fails the run and says why.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! real target CPython under qemu-user where their own pytest suites run.
 //! Only wheels whose suites passed reach the wheelhouse.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! targets; the wheel's manylinux tag is whatever its symbols allow (gcc links
 //! against the cross libc's glibc 2.36, so nothing is assumed).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

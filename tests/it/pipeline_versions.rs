@@ -7,7 +7,7 @@
 //! among pyenv's versions). CI has them and fails without them; a machine with only its
 //! distribution's Python says so and skips (see [`host_python`]).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -16,12 +16,11 @@ fn metadata(headers: &str, description: &str) -> String {
     format!("{headers}\n{description}")
 }
 
+const GOOD_HEADERS: &str = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nSummary: A demo\n\
+    Description-Content-Type: text/x-rst\n";
+
 fn good_metadata() -> String {
-    metadata(
-        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nSummary: A demo\n\
-         Description-Content-Type: text/x-rst\n",
-        GOOD_DESCRIPTION,
-    )
+    metadata(GOOD_HEADERS, GOOD_DESCRIPTION)
 }
 
 /// Writes `file_name` into `dir` with the given WHEEL and METADATA files
@@ -41,22 +40,38 @@ fn wheel(dir: &Path, file_name: &str, wheel_file: &str, metadata: &str) -> PathB
     write_wheel(dir, &name, entries, &WriteOptions::default()).expect("writing the test wheel")
 }
 
-fn check_error(path: &Path) -> String {
+/// The check's one-line error about `path`, naming the file; otherwise what is wrong.
+fn rejection(path: &Path) -> Result<String, String> {
     match check_distribution(path) {
-        Ok(report) => panic!("{} passed the check: {report:?}", path.display()),
+        Ok(report) => Err(format!("{} passed the check: {report:?}", path.display())),
         Err(error) => {
             let message = error.to_string();
-            assert!(
-                !message.contains('\n'),
-                "message is not one line: {message}"
-            );
-            assert!(
-                message.contains(&path.display().to_string()),
-                "message does not name the file: {message}"
-            );
-            message
+            if message.contains('\n') {
+                return Err(format!("message is not one line: {message}"));
+            }
+            if !message.contains(&path.display().to_string()) {
+                return Err(format!("message does not name the file: {message}"));
+            }
+            Ok(message)
         }
     }
+}
+
+fn check_error(path: &Path) -> String {
+    rejection(path).unwrap_or_else(|problem| panic!("{problem}"))
+}
+
+/// Panics listing every case whose error was not `says` (`(case, outcome, says)`).
+fn assert_rejections(outcomes: Vec<(&str, Result<String, String>, &str)>) {
+    let wrong: Vec<String> = outcomes
+        .into_iter()
+        .filter_map(|(case, outcome, says)| match outcome {
+            Ok(message) if message.contains(says) => None,
+            Ok(message) => Some(format!("{case}: expected `{says}` in: {message}")),
+            Err(problem) => Some(format!("{case}: {problem}")),
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -76,17 +91,156 @@ fn accepts_a_good_wheel() {
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
 
+/// A wheel of `file_name` with these WHEEL and METADATA files (headers, then description).
+struct WheelCase {
+    case: &'static str,
+    file_name: &'static str,
+    wheel_file: &'static str,
+    headers: &'static str,
+    description: &'static str,
+    /// For a good wheel, the `pyversion` the check reports; for a bad one, what its one
+    /// line error says.
+    expect: &'static str,
+}
+
+const GOOD_WHEELS: &[WheelCase] = &[
+    WheelCase {
+        case: "compressed tag sets in any order",
+        file_name: "demo-1.0-py2.py3-none-any.whl",
+        wheel_file: "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py2-none-any\n",
+        headers: GOOD_HEADERS,
+        description: GOOD_DESCRIPTION,
+        expect: "py2.py3",
+    },
+    WheelCase {
+        case: "a METADATA name equal after normalization",
+        file_name: "zope_interface-5.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: Zope.Interface\nVersion: 5.0\nDescription-Content-Type: text/plain\n",
+        description: "Text.\n",
+        expect: "py3",
+    },
+    WheelCase {
+        case: "text that is bad reStructuredText, declared as Markdown",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/markdown; charset=UTF-8; variant=GFM\n",
+        description: "Demo package\n=====\n",
+        expect: "py3",
+    },
+    WheelCase {
+        case: "text that is bad reStructuredText, declared as plain",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/plain\n",
+        description: "Demo package\n=====\n",
+        expect: "py3",
+    },
+];
+
+const BAD_WHEELS: &[WheelCase] = &[
+    WheelCase {
+        case: "a tag of the file name missing from WHEEL",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: "Wheel-Version: 1.0\nTag: py2-none-any\n",
+        headers: GOOD_HEADERS,
+        description: GOOD_DESCRIPTION,
+        expect: "tag `py3-none-any` is in the file name but not in `demo-1.0.dist-info/WHEEL`",
+    },
+    WheelCase {
+        case: "a tag of WHEEL missing from the file name",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py3-none-manylinux_2_17_aarch64\n",
+        headers: GOOD_HEADERS,
+        description: GOOD_DESCRIPTION,
+        expect: "lists tag `py3-none-manylinux_2_17_aarch64`, which the file name does not",
+    },
+    WheelCase {
+        case: "METADATA without a name",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nVersion: 1.0\n",
+        description: "",
+        expect: "METADATA` is malformed: required field `Name` is missing",
+    },
+    WheelCase {
+        case: "an unknown Metadata-Version",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.0\nName: demo\nVersion: 1.0\n",
+        description: "",
+        expect: "declares Metadata-Version `2.0`, which is not one of 1.0, 1.1",
+    },
+    WheelCase {
+        case: "METADATA without a Metadata-Version",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Name: demo\nVersion: 1.0\n",
+        description: "",
+        expect: "has no `Metadata-Version` field",
+    },
+    WheelCase {
+        case: "a METADATA name other than the file name's",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: other\nVersion: 1.0\n",
+        description: "",
+        expect: "says `other-1.0` but the file name says `demo-1.0`",
+    },
+    WheelCase {
+        case: "a METADATA version other than the file name's",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: demo\nVersion: 1.1\n",
+        description: "",
+        expect: "says `demo-1.1` but the file name says `demo-1.0`",
+    },
+    WheelCase {
+        case: "a reStructuredText description with a short underline",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/x-rst\n",
+        description: "Demo package\n=====\n\nUse :func:`demo.run`.\n",
+        expect: "the long description does not render as reStructuredText: line 2: Title underline too short. \
+                 (and 1 more problem)",
+    },
+    WheelCase {
+        case: "an unknown Description-Content-Type",
+        file_name: "demo-1.0-py3-none-any.whl",
+        wheel_file: GOOD_WHEEL_FILE,
+        headers: "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/html\n",
+        description: "<b>x</b>\n",
+        expect: "Description-Content-Type `text/html` is not",
+    },
+];
+
+fn write_case(dir: &Path, case: &WheelCase) -> PathBuf {
+    let text = metadata(case.headers, case.description);
+    wheel(dir, case.file_name, case.wheel_file, &text)
+}
+
 #[test]
-fn accepts_compressed_tag_sets_in_any_order() {
+fn accepts_good_wheels() {
     let dir = tempfile::tempdir().unwrap();
-    let wheel_file = "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py2-none-any\n";
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py2.py3-none-any.whl",
-        wheel_file,
-        &good_metadata(),
-    );
-    assert_eq!(check_distribution(&path).unwrap().pyversion, "py2.py3");
+    for good in GOOD_WHEELS {
+        let path = write_case(dir.path(), good);
+        let report = check_distribution(&path)
+            .unwrap_or_else(|error| panic!("{}: refused: {error}", good.case));
+        assert_eq!(report.pyversion, good.expect, "{}", good.case);
+    }
+}
+
+#[test]
+fn rejects_wheels_broken_in_one_way() {
+    let outcomes = BAD_WHEELS
+        .iter()
+        .map(|bad| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = write_case(dir.path(), bad);
+            (bad.case, rejection(&path), bad.expect)
+        })
+        .collect();
+    assert_rejections(outcomes);
 }
 
 #[test]
@@ -108,208 +262,6 @@ fn warns_when_description_content_type_is_missing() {
         report.warnings[0].contains("no Description-Content-Type"),
         "{:?}",
         report.warnings
-    );
-}
-
-#[test]
-fn rejects_tag_in_file_name_missing_from_wheel_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let wheel_file = "Wheel-Version: 1.0\nTag: py2-none-any\n";
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        wheel_file,
-        &good_metadata(),
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains(
-            "tag `py3-none-any` is in the file name but not in `demo-1.0.dist-info/WHEEL`"
-        ),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_wheel_file_tag_missing_from_file_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let wheel_file =
-        "Wheel-Version: 1.0\nTag: py3-none-any\nTag: py3-none-manylinux_2_17_aarch64\n";
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        wheel_file,
-        &good_metadata(),
-    );
-    let message = check_error(&path);
-    assert!(
-        message
-            .contains("lists tag `py3-none-manylinux_2_17_aarch64`, which the file name does not"),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_metadata_without_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata("Metadata-Version: 2.1\nVersion: 1.0\n", "");
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("METADATA` is malformed: required field `Name` is missing"),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_unknown_metadata_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata("Metadata-Version: 2.0\nName: demo\nVersion: 1.0\n", "");
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("declares Metadata-Version `2.0`, which is not one of 1.0, 1.1"),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_metadata_without_metadata_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata("Name: demo\nVersion: 1.0\n", "");
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("has no `Metadata-Version` field"),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_metadata_name_that_differs_from_file_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata("Metadata-Version: 2.1\nName: other\nVersion: 1.0\n", "");
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("says `other-1.0` but the file name says `demo-1.0`"),
-        "{message}"
-    );
-}
-
-#[test]
-fn accepts_metadata_name_equal_after_normalization() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata(
-        "Metadata-Version: 2.1\nName: Zope.Interface\nVersion: 5.0\nDescription-Content-Type: text/plain\n",
-        "Text.\n",
-    );
-    let path = wheel(
-        dir.path(),
-        "zope_interface-5.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    check_distribution(&path).unwrap();
-}
-
-#[test]
-fn rejects_metadata_version_that_differs_from_file_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata("Metadata-Version: 2.1\nName: demo\nVersion: 1.1\n", "");
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("says `demo-1.1` but the file name says `demo-1.0`"),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_rst_description_with_short_underline() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata(
-        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/x-rst\n",
-        "Demo package\n=====\n\nUse :func:`demo.run`.\n",
-    );
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains(
-            "the long description does not render as reStructuredText: line 2: Title underline too short. \
-             (and 1 more problem)"
-        ),
-        "{message}"
-    );
-}
-
-#[test]
-fn accepts_the_same_text_declared_as_markdown_or_plain() {
-    let dir = tempfile::tempdir().unwrap();
-    for content_type in ["text/markdown; charset=UTF-8; variant=GFM", "text/plain"] {
-        let text = metadata(
-            &format!(
-                "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: {content_type}\n"
-            ),
-            "Demo package\n=====\n",
-        );
-        let path = wheel(
-            dir.path(),
-            "demo-1.0-py3-none-any.whl",
-            GOOD_WHEEL_FILE,
-            &text,
-        );
-        check_distribution(&path).unwrap();
-    }
-}
-
-#[test]
-fn rejects_unknown_description_content_type() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = metadata(
-        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: text/html\n",
-        "<b>x</b>\n",
-    );
-    let path = wheel(
-        dir.path(),
-        "demo-1.0-py3-none-any.whl",
-        GOOD_WHEEL_FILE,
-        &text,
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("Description-Content-Type `text/html` is not"),
-        "{message}"
     );
 }
 
@@ -395,60 +347,70 @@ fn accepts_a_good_sdist() {
     assert_eq!(report.metadata.version(), Some("1.0"));
 }
 
-#[test]
-fn rejects_sdist_without_pkg_info() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = sdist(dir.path(), "demo-1.0.tar.gz", &[("demo-1.0/setup.py", "")]);
-    let message = check_error(&path);
-    assert!(message.contains("no `demo-1.0/PKG-INFO`"), "{message}");
+/// An sdist `demo-1.0.tar.gz` broken in one way.
+struct BadSdist {
+    case: &'static str,
+    /// The `Name` of its `demo-1.0/PKG-INFO` (the good one's otherwise), none without one.
+    pkg_info_name: Option<&'static str>,
+    /// Members after PKG-INFO.
+    members: &'static [(&'static str, &'static str)],
+    /// Cut in half after writing.
+    truncated: bool,
+    says: &'static str,
 }
 
-#[test]
-fn rejects_sdist_member_with_parent_dir_component() {
-    let dir = tempfile::tempdir().unwrap();
-    let info = pkg_info();
-    let path = sdist(
-        dir.path(),
-        "demo-1.0.tar.gz",
-        &[("demo-1.0/PKG-INFO", &info), ("demo-1.0/../evil", "")],
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("unsafe member name `demo-1.0/../evil`"),
-        "{message}"
-    );
-}
+const BAD_SDISTS: &[BadSdist] = &[
+    BadSdist {
+        case: "no PKG-INFO",
+        pkg_info_name: None,
+        members: &[("demo-1.0/setup.py", "")],
+        truncated: false,
+        says: "no `demo-1.0/PKG-INFO`",
+    },
+    BadSdist {
+        case: "a member with a parent folder component",
+        pkg_info_name: Some("demo"),
+        members: &[("demo-1.0/../evil", "")],
+        truncated: false,
+        says: "unsafe member name `demo-1.0/../evil`",
+    },
+    BadSdist {
+        case: "a PKG-INFO naming another project",
+        pkg_info_name: Some("other"),
+        members: &[],
+        truncated: false,
+        says: "says `other-1.0` but the file name says `demo-1.0`",
+    },
+    BadSdist {
+        case: "truncated",
+        pkg_info_name: Some("demo"),
+        members: &[],
+        truncated: true,
+        says: "not a gzip-compressed tar archive or truncated",
+    },
+];
 
 #[test]
-fn rejects_sdist_whose_pkg_info_names_another_project() {
-    let dir = tempfile::tempdir().unwrap();
-    let info = pkg_info().replace("Name: demo", "Name: other");
-    let path = sdist(
-        dir.path(),
-        "demo-1.0.tar.gz",
-        &[("demo-1.0/PKG-INFO", &info)],
-    );
-    let message = check_error(&path);
-    assert!(
-        message.contains("says `other-1.0` but the file name says `demo-1.0`"),
-        "{message}"
-    );
-}
-
-#[test]
-fn rejects_truncated_sdist() {
-    let dir = tempfile::tempdir().unwrap();
-    let info = pkg_info();
-    let path = sdist(
-        dir.path(),
-        "demo-1.0.tar.gz",
-        &[("demo-1.0/PKG-INFO", &info)],
-    );
-    let bytes = std::fs::read(&path).unwrap();
-    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    let message = check_error(&path);
-    assert!(
-        message.contains("not a gzip-compressed tar archive or truncated"),
-        "{message}"
-    );
+fn rejects_sdists_broken_in_one_way() {
+    let outcomes = BAD_SDISTS
+        .iter()
+        .map(|bad| {
+            let dir = tempfile::tempdir().unwrap();
+            let info = bad
+                .pkg_info_name
+                .map(|name| pkg_info().replace("Name: demo", &format!("Name: {name}")));
+            let mut members: Vec<(&str, &str)> = info
+                .iter()
+                .map(|info| ("demo-1.0/PKG-INFO", info.as_str()))
+                .collect();
+            members.extend_from_slice(bad.members);
+            let path = sdist(dir.path(), "demo-1.0.tar.gz", &members);
+            if bad.truncated {
+                let bytes = std::fs::read(&path).unwrap();
+                std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+            }
+            (bad.case, rejection(&path), bad.says)
+        })
+        .collect();
+    assert_rejections(outcomes);
 }

@@ -3,7 +3,7 @@
 //! with the audience, mint-token and upload endpoints. Each failure the exchange can meet
 //! ends the upload with its own one-line reason, and no token ever reaches the output.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

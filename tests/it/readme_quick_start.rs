@@ -6,7 +6,7 @@
 //! is tested. `cargo run --release --` is this test's own crosswheel binary (a nested
 //! cargo would wait for the lock the running `cargo test` holds). Needs network access.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

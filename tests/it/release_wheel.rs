@@ -5,7 +5,7 @@
 //! The wheel tests build the host wheel once per process (a release build of crosswheel
 //! linked with zig), so the first of them takes minutes on a cold cache.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

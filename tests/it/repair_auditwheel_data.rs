@@ -4,7 +4,7 @@
 //! policy verdict auditwheel's own tests assert, or what docs/repair.md says crosswheel
 //! does instead and why.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crosswheel::elf::facts::{ElfFacts, is_elf};
 
-const TABLE: &str = include_str!("data/peers/auditwheel.toml");
+const TABLE: &str = include_str!("../data/peers/auditwheel.toml");
 const SDIST: &str = "auditwheel-6.8.2.tar.gz";
 
 #[derive(Debug, Deserialize)]
@@ -151,47 +151,21 @@ fn run(case: &Case, data: &BTreeMap<String, Vec<u8>>) -> Observed {
 fn repairs_agree_with_auditwheels_bundled_wheels() {
     let table: Table = toml::from_str(TABLE).expect("tests/data/peers/auditwheel.toml parses");
     let data = common::sdist_members(SDIST, "tests");
-    let mut agree = 0;
-    let mut documented = 0;
-    let mut problems = Vec::new();
-    for case in &table.case {
+    let cases = table.case.iter().map(|case| {
         let observed = run(case, &data);
-        if let Some(says) = &case.says
-            && !observed.stderr.contains(says.as_str())
-        {
-            problems.push(format!(
-                "{}: crosswheel did not say `{says}`; it printed: {}",
-                case.id,
-                observed.stderr.trim()
-            ));
+        common::PeerCase {
+            id: case.id.clone(),
+            says: case.says.clone(),
+            differs: case.differs.clone(),
+            peer_outcome: format!("{:?}", case.auditwheel),
+            agrees: observed.matches(&case.auditwheel),
+            as_documented: case
+                .crosswheel
+                .as_ref()
+                .is_some_and(|expected| observed.matches(expected)),
+            observed: observed.describe(),
+            stderr: observed.stderr,
         }
-        if observed.matches(&case.auditwheel) {
-            agree += 1;
-            if case.differs.is_some() {
-                problems.push(format!(
-                    "{}: agrees with auditwheel now; drop `differs`",
-                    case.id
-                ));
-            }
-            continue;
-        }
-        match (&case.differs, &case.crosswheel) {
-            (Some(section), Some(expected)) if observed.matches(expected) => {
-                common::assert_docs_section(section);
-                documented += 1;
-            }
-            _ => problems.push(format!(
-                "{}: auditwheel gives {:?}, crosswheel {}",
-                case.id,
-                case.auditwheel,
-                observed.describe()
-            )),
-        }
-    }
-    let summary = format!(
-        "auditwheel's bundled wheels: {agree} of {} verdicts agree, {documented} differ as documented",
-        table.case.len()
-    );
-    eprintln!("{summary}");
-    assert!(problems.is_empty(), "{summary}\n{}", problems.join("\n"));
+    });
+    common::assert_agrees_with_peer("auditwheel", "auditwheel's bundled wheels", "verdicts", cases);
 }

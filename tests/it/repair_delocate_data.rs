@@ -4,7 +4,7 @@
 //! and must reach what delocate reaches, or what docs/repair.md says crosswheel does
 //! instead and why.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -16,7 +16,7 @@ use crosswheel::analysis::macos::wheel_binaries;
 use crosswheel::macho::{LoadCommandEdit, edit_load_commands};
 use crosswheel::wheel::WheelArchive;
 
-const TABLE: &str = include_str!("data/peers/delocate.toml");
+const TABLE: &str = include_str!("../data/peers/delocate.toml");
 const SDIST: &str = "delocate-0.13.0.tar.gz";
 
 #[derive(Debug, Deserialize)]
@@ -282,47 +282,21 @@ fn run(case: &Case, data: &BTreeMap<String, Vec<u8>>) -> Observed {
 fn repairs_agree_with_delocates_test_data() {
     let table: Table = toml::from_str(TABLE).expect("tests/data/peers/delocate.toml parses");
     let data = common::sdist_members(SDIST, "delocate/tests/data");
-    let mut agree = 0;
-    let mut documented = 0;
-    let mut problems = Vec::new();
-    for case in &table.case {
+    let cases = table.case.iter().map(|case| {
         let observed = run(case, &data);
-        if let Some(says) = &case.says
-            && !observed.stderr.contains(says.as_str())
-        {
-            problems.push(format!(
-                "{}: crosswheel did not say `{says}`; it printed: {}",
-                case.id,
-                observed.stderr.trim()
-            ));
+        common::PeerCase {
+            id: case.id.clone(),
+            says: case.says.clone(),
+            differs: case.differs.clone(),
+            peer_outcome: format!("{:?}", case.delocate),
+            agrees: observed.matches(&case.delocate),
+            as_documented: case
+                .crosswheel
+                .as_ref()
+                .is_some_and(|expected| observed.matches(expected)),
+            observed: observed.describe(),
+            stderr: observed.stderr,
         }
-        if observed.matches(&case.delocate) {
-            agree += 1;
-            if case.differs.is_some() {
-                problems.push(format!(
-                    "{}: agrees with delocate now; drop `differs`",
-                    case.id
-                ));
-            }
-            continue;
-        }
-        match (&case.differs, &case.crosswheel) {
-            (Some(section), Some(expected)) if observed.matches(expected) => {
-                common::assert_docs_section(section);
-                documented += 1;
-            }
-            _ => problems.push(format!(
-                "{}: delocate gives {:?}, crosswheel {}",
-                case.id,
-                case.delocate,
-                observed.describe()
-            )),
-        }
-    }
-    let summary = format!(
-        "delocate's test data: {agree} of {} cases agree, {documented} differ as documented",
-        table.case.len()
-    );
-    eprintln!("{summary}");
-    assert!(problems.is_empty(), "{summary}\n{}", problems.join("\n"));
+    });
+    common::assert_agrees_with_peer("delocate", "delocate's test data", "cases", cases);
 }

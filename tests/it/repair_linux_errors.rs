@@ -1,7 +1,7 @@
 //! Bad input to `crosswheel repair` gets one clear error line, a non-zero
 //! exit, and no output file.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

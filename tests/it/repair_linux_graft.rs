@@ -4,7 +4,7 @@
 //! libgfortran it needs), and the repaired files load and compute under
 //! qemu-user with the target's glibc.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,7 +74,7 @@ fn zig_cache() -> PathBuf {
 }
 
 fn target_libc(arch: &Arch) -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/target-libc.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/target-libc.sh");
     let output = Command::new("bash")
         .arg(script)
         .arg(arch.name)
@@ -210,7 +210,7 @@ fn graft_and_run(arch: &Arch) {
 
     // The proof: load everything under qemu with the target's glibc and compute.
     let sysroot = target_libc(arch);
-    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/loader.c");
+    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/loader.c");
     zig(
         arch,
         &[

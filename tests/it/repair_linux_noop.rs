@@ -1,7 +1,7 @@
 //! `crosswheel repair` on real, already repaired manylinux wheels: nothing
 //! that matters changes, and the output is a pure function of the input.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

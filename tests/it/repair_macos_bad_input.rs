@@ -1,7 +1,7 @@
 //! Damaged Mach-O files inside a wheel: one clear line naming the wheel
 //! entry, no panic, and no output wheel.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! macOS repair: the dylib found in DIR is vendored and referenced with
 //! `@loader_path`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

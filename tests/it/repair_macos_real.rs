@@ -1,7 +1,7 @@
 //! The macOS repair on real PyPI wheels: what already follows the rules
 //! stays byte-identical, what does not is fixed and says so.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! the real scipy-openblas32 dylibs, wrapped in wheels, repaired, then read
 //! back with our parser, LLVM's otool and the static load check.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,7 +10,7 @@
 //! Needs python3 with ziglang, and cyclonedx-python-lib[json-validation] in the test venv
 //! (scripts/test-requirements.txt); fails loudly without.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -195,7 +195,7 @@ fn assert_every_vendored_file_listed(
 fn read_with_cyclonedx(sbom: &serde_json::Value, scratch: &Path) -> serde_json::Value {
     let path = scratch.join("sbom.cdx.json");
     std::fs::write(&path, serde_json::to_vec(sbom).unwrap()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/cyclonedx_read.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/cyclonedx_read.py");
     let output = Command::new("python3")
         .arg(script)
         .arg(&path)
@@ -381,7 +381,7 @@ fn the_schema_validator_rejects_what_the_schema_forbids() {
     let path = work.path().join("broken.json");
     std::fs::write(&path, broken.to_string()).unwrap();
     let output = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/cyclonedx_read.py"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/cyclonedx_read.py"))
         .arg(&path)
         .arg(fixture(SCHEMA_WHEEL))
         .output()

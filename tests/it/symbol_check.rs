@@ -6,14 +6,12 @@
 //! crosswheel's own wrapper (which links them from the target's libgcc), and C++ on zig's
 //! libc++ (whose long double printing needs glibc 2.32's `__*ieee128` functions).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crosswheel::host::Cache;
-use crosswheel::target::{Target, ToolchainKind};
-use crosswheel::toolchain::resolve_toolchain;
 
 const LONG_DOUBLE_SOURCE: &str = "long double scale(long double a, long double b) \
     { return a * b + a / b - (long double)(long long)a; }\n\
@@ -21,26 +19,6 @@ const LONG_DOUBLE_SOURCE: &str = "long double scale(long double a, long double b
 
 const CXX_SOURCE: &str = "#include <sstream>\n\
     extern \"C\" int digits(int x) { std::ostringstream s; s << x; return (int)s.str().size(); }\n";
-
-/// crosswheel's zig wrapper for ppc64le (`c++` when `cxx`), installed as builds get it.
-fn wrapper(cxx: bool) -> PathBuf {
-    let python = common::distribution_python();
-    let cache = Cache::from_env().expect("a cache directory");
-    let toolchain = resolve_toolchain(
-        ToolchainKind::Zig,
-        &Target::parse("linux-ppc64le").unwrap(),
-        &cache,
-        &python.executable,
-        false,
-        None,
-    )
-    .unwrap_or_else(|err| panic!("zig toolchain for ppc64le: {err}"));
-    if cxx {
-        toolchain.cxx.unwrap()
-    } else {
-        toolchain.cc
-    }
-}
 
 fn run_ok(program: &Path, args: &[&str], dir: &Path) -> Output {
     let output = Command::new(program)
@@ -150,7 +128,7 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
          printf(\"%.25Lg %lld\\n\", x, truncated(x * 1e10L)); return 0; }\n",
     )
     .unwrap();
-    let cc = wrapper(false);
+    let cc = common::zig_wrapper("linux-ppc64le", false);
     run_ok(
         &cc,
         &["-shared", "-fPIC", "ldbl.c", "-o", "libldbl.so"],
@@ -217,7 +195,7 @@ fn an_unversioned_glibc_import_tags_the_wheel_with_the_glibc_that_has_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("digits.cpp"), CXX_SOURCE).unwrap();
     run_ok(
-        &wrapper(true),
+        &common::zig_wrapper("linux-ppc64le", true),
         &["-shared", "-fPIC", "digits.cpp", "-o", "digits.so"],
         dir.path(),
     );

@@ -3,7 +3,7 @@
 //! x86_64 Linux machine (its `npy_endian.h` includes `<endian.h>`, which macOS lacks).
 //! Needs zig and network access on the first run (numpy for the host and the target).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

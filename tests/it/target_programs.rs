@@ -8,7 +8,7 @@
 //! Needs zig, qemu-user (fetched into the cache when not on PATH) and network access on
 //! the first run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

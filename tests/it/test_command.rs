@@ -3,7 +3,7 @@
 //! macOS arm64 wheels anywhere but on an arm64 Mac — by a static load check that
 //! says it executed nothing.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -2,7 +2,7 @@
 //! within moments of its limit, and what it printed last names the test it was in.
 //! Needs the markupsafe fixture, apt-get, dpkg-deb and qemu-user.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! says so. Needs the markupsafe fixture, network (pip's index and Debian's archive on
 //! first use), apt-get, dpkg-deb and qemu-user.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;

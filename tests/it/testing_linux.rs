@@ -3,7 +3,7 @@
 //! Needs the fixture wheels (see `fixture`), network for pytest on first use, apt-get,
 //! dpkg-deb and qemu-user.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! Debian's archive with Debian's keys (config/debian/) and pass the example's tests
 //! under qemu on both Linux targets. Needs root, unshare, network access.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,31 +6,12 @@
 //! zig still refuses leaves an error for the build stage; host CPU names and `-mtune` are
 //! dropped with a notice. Needs zig (installed into crosswheel's cache on first use).
 
-mod common;
+use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use crosswheel::host::Cache;
-use crosswheel::target::{Target, ToolchainKind};
-use crosswheel::toolchain::{
-    WRAPPER_NOTES_VAR, resolve_toolchain, wrapper_errors, wrapper_notices,
-};
-
-fn wrapper(target: &str) -> PathBuf {
-    let python = common::distribution_python();
-    let cache = Cache::from_env().expect("a cache directory");
-    resolve_toolchain(
-        ToolchainKind::Zig,
-        &Target::parse(target).unwrap(),
-        &cache,
-        &python.executable,
-        false,
-        None,
-    )
-    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"))
-    .cc
-}
+use crosswheel::toolchain::{WRAPPER_NOTES_VAR, wrapper_errors, wrapper_notices};
 
 /// Compiles `source` with `flags` in `dir`, leaving notes in `notes`.
 fn compile(cc: &Path, dir: &Path, notes: &Path, source: &str, flags: &[&str]) -> Output {
@@ -113,7 +94,7 @@ fn every_cpu_flag_real_builds_pass_compiles_what_it_enables() {
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     for &(target, flags, source, baseline_has_it) in CASES {
-        let cc = wrapper(target);
+        let cc = common::zig_wrapper(target, false);
         let notes = tempfile::tempdir().unwrap();
         let with = compile(&cc, dir.path(), notes.path(), source, flags);
         if !with.status.success() {
@@ -138,7 +119,7 @@ fn every_cpu_flag_real_builds_pass_compiles_what_it_enables() {
 fn host_cpu_names_and_tuning_are_dropped_with_a_notice() {
     let dir = tempfile::tempdir().unwrap();
     let notes = tempfile::tempdir().unwrap();
-    let cc = wrapper("linux-aarch64");
+    let cc = common::zig_wrapper("linux-aarch64", false);
     for flags in [
         &["-march=native"][..],
         &["-mcpu=native", "-mtune=cortex-a72"],
@@ -163,7 +144,7 @@ fn host_cpu_names_and_tuning_are_dropped_with_a_notice() {
 fn a_translated_flag_zig_refuses_is_an_error_for_the_build_not_a_missing_feature() {
     let dir = tempfile::tempdir().unwrap();
     let notes = tempfile::tempdir().unwrap();
-    let cc = wrapper("linux-aarch64");
+    let cc = common::zig_wrapper("linux-aarch64", false);
     let output = compile(
         &cc,
         dir.path(),

@@ -2,34 +2,12 @@
 //! optimisation is kept where zig can link it and dropped, with one notice for the build,
 //! where it cannot; linked outputs carry no debug info unless the build asked for it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
 
-use crosswheel::host::Cache;
-use crosswheel::target::{Target, ToolchainKind};
-use crosswheel::toolchain::{WRAPPER_NOTES_VAR, resolve_toolchain, wrapper_notices};
-
-/// The real wrapper of `target` (`cc` or `c++`), installed the way builds get it.
-fn wrapper(target: &str, cxx: bool) -> std::path::PathBuf {
-    let python = common::distribution_python();
-    let cache = Cache::from_env().expect("a cache directory");
-    let toolchain = resolve_toolchain(
-        ToolchainKind::Zig,
-        &Target::parse(target).unwrap(),
-        &cache,
-        &python.executable,
-        false,
-        None,
-    )
-    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    if cxx {
-        toolchain.cxx.unwrap()
-    } else {
-        toolchain.cc
-    }
-}
+use crosswheel::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
 
 /// Runs `compiler args` in `dir` as inside a build whose notes folder is `notes`.
 fn run(compiler: &Path, dir: &Path, notes: &Path, args: &[&str]) {
@@ -58,7 +36,7 @@ fn lto_build(target: &str, dir: &Path, notes: &Path, lto: &str) -> Vec<u8> {
     )
     .unwrap();
     std::fs::write(dir.join("b.c"), "int g(int x) { return x * 3; }\n").unwrap();
-    let cc = wrapper(target, false);
+    let cc = common::zig_wrapper(target, false);
     run(&cc, dir, notes, &["-fPIC", lto, "-c", "a.c", "-o", "a.o"]);
     run(&cc, dir, notes, &["-fPIC", lto, "-c", "b.c", "-o", "b.o"]);
     let mut link = vec!["-shared", lto, "a.o", "b.o", "-o", "lib.so"];
@@ -114,7 +92,7 @@ const CXX_SOURCE: &str = "#include <sstream>\n#include <stdexcept>\n\
 /// returns its bytes.
 fn cxx_library(dir: &Path, notes: &Path, compile_flags: &[&str]) -> Vec<u8> {
     std::fs::write(dir.join("p.cpp"), CXX_SOURCE).unwrap();
-    let cxx = wrapper("linux-aarch64", true);
+    let cxx = common::zig_wrapper("linux-aarch64", true);
     let mut compile = vec!["-fPIC", "-c", "p.cpp", "-o", "p.o"];
     compile.extend(compile_flags);
     run(&cxx, dir, notes, &compile);
@@ -207,7 +185,7 @@ fn a_macos_link_with_a_response_file_of_python_symbols_leaves_them_to_the_interp
     .unwrap();
     std::fs::write(dir.path().join("python.sym"), "-U _PyLong_FromLong\n").unwrap();
     run(
-        &wrapper("macos-arm64", false),
+        &common::zig_wrapper("macos-arm64", false),
         dir.path(),
         &notes,
         &["-shared", "ext.c", "-Wl,@python.sym", "-o", "ext.so"],

@@ -8,12 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-#[path = "../common/mod.rs"]
-mod common;
-
 /// A fixture wheel pinned in tests/fixtures.lock; panics with the fetch command when
 /// it is missing.
-pub use common::fixture;
+pub use super::fixture;
 
 /// Every `.so`/`.dylib` member of a wheel, with its bytes.
 pub fn wheel_binaries(wheel: &Path) -> Vec<(String, Vec<u8>)> {

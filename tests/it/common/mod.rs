@@ -5,13 +5,13 @@
 //! missing panics with the command that fixes it, so a green run always means the
 //! test really ran.
 
-// Each test binary includes this module and uses only part of it.
-#![allow(dead_code)]
-
+pub mod macho;
 mod peer_data;
-// Only the peer-data tests use these; the allow above does not cover imports.
-#[allow(unused_imports)]
-pub use peer_data::{assert_docs_section, crosswheel_under_test, sdist_members};
+pub mod project;
+
+pub use peer_data::{
+    PeerCase, assert_agrees_with_peer, assert_docs_section, crosswheel_under_test, sdist_members,
+};
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use sha2::{Digest, Sha256};
 
 /// The lock is compiled in, so tests always check against the lock they were built with.
-const LOCK: &str = include_str!("../fixtures.lock");
+const LOCK: &str = include_str!("../../fixtures.lock");
 const LOCK_PATH: &str = "tests/fixtures.lock";
 const FETCH_HINT: &str = "run `scripts/fetch-fixtures`";
 
@@ -192,8 +192,8 @@ fn lowercase_hex(bytes: &[u8]) -> String {
 }
 
 /// What `scripts/build-target-cpython` builds from; compiled in, like the wheel lock.
-const TARGET_CPYTHON_LOCK: &str = include_str!("../target-cpython.lock");
-const TARGET_CPYTHON_SCRIPT: &str = include_str!("../../scripts/build-target-cpython");
+const TARGET_CPYTHON_LOCK: &str = include_str!("../../target-cpython.lock");
+const TARGET_CPYTHON_SCRIPT: &str = include_str!("../../../scripts/build-target-cpython");
 const BUILD_TARGET_CPYTHON_HINT: &str =
     "run `scripts/build-target-cpython` (it builds one in about 6 minutes on 2 cores)";
 
@@ -256,6 +256,18 @@ fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
         .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+/// Every `.rs` file below `dir`, appended to `found` in the order the folders list them.
+pub fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            found.push(path);
+        }
+    }
 }
 
 /// Extract every entry of `wheel` below `dir` (created if needed).
@@ -399,18 +411,18 @@ pub fn build_pythons() -> Vec<crosswheel::host::BuildPython> {
     pythons
 }
 
-/// The zig cross environment of `target` (`linux-aarch64`) for `python`, from crosswheel's
-/// usual cache (zig installed on first use).
-pub fn zig_cross_env(
+/// crosswheel's zig toolchain for `target` (`linux-aarch64`) and `python`, from crosswheel's
+/// usual cache, as builds get it (zig installed on first use).
+pub fn zig_toolchain(
     python: &crosswheel::host::BuildPython,
     target: &str,
-) -> crosswheel::crossenv::CrossEnv {
+) -> crosswheel::toolchain::Toolchain {
     use crosswheel::host::Cache;
     use crosswheel::target::ToolchainKind;
     use crosswheel::toolchain::resolve_toolchain;
     let parsed = crosswheel::target::Target::parse(target).unwrap();
     let cache = Cache::from_env().expect("a cache directory");
-    let toolchain = resolve_toolchain(
+    resolve_toolchain(
         ToolchainKind::Zig,
         &parsed,
         &cache,
@@ -418,7 +430,31 @@ pub fn zig_cross_env(
         false,
         None,
     )
-    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
+    .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"))
+}
+
+/// The real zig compiler wrapper of `target`, `c++` when `cxx`, else `cc`, installed for
+/// the distribution's CPython the way builds get it.
+pub fn zig_wrapper(target: &str, cxx: bool) -> PathBuf {
+    let toolchain = zig_toolchain(&distribution_python(), target);
+    if cxx {
+        toolchain
+            .cxx
+            .unwrap_or_else(|| panic!("the zig toolchain for {target} has no C++ compiler"))
+    } else {
+        toolchain.cc
+    }
+}
+
+/// The zig cross environment of `target` (`linux-aarch64`) for `python`, from crosswheel's
+/// usual cache (zig installed on first use).
+pub fn zig_cross_env(
+    python: &crosswheel::host::BuildPython,
+    target: &str,
+) -> crosswheel::crossenv::CrossEnv {
+    let toolchain = zig_toolchain(python, target);
+    let parsed = crosswheel::target::Target::parse(target).unwrap();
+    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
     let runner = parsed.linux_arch().map(|arch| target_runner(&cache, arch));
     crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))

@@ -84,3 +84,73 @@ pub fn crosswheel_under_test() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(crosswheel_bin)
 }
+
+/// One case of a peer's test data as crosswheel ran it, reduced to what
+/// [`assert_agrees_with_peer`] judges.
+pub struct PeerCase {
+    pub id: String,
+    /// What crosswheel must print (the case's `says`).
+    pub says: Option<String>,
+    /// The docs section (`docs/repair.md#...`) of a documented difference (`differs`).
+    pub differs: Option<String>,
+    /// What the peer reaches, as the table states it.
+    pub peer_outcome: String,
+    /// crosswheel reached the peer's outcome.
+    pub agrees: bool,
+    /// crosswheel reached the case's own `crosswheel` outcome.
+    pub as_documented: bool,
+    /// What crosswheel reached, for the failure message.
+    pub observed: String,
+    pub stderr: String,
+}
+
+/// Every case agrees with `peer` (`"auditwheel"`), or differs on purpose where the docs
+/// section its `differs` names says so; a case that agrees again must drop `differs`.
+/// Prints `{title}: N of M {noun} agree, K differ as documented`.
+pub fn assert_agrees_with_peer(
+    peer: &str,
+    title: &str,
+    noun: &str,
+    cases: impl IntoIterator<Item = PeerCase>,
+) {
+    let mut count = 0;
+    let mut agree = 0;
+    let mut documented = 0;
+    let mut problems = Vec::new();
+    for case in cases {
+        count += 1;
+        if let Some(says) = &case.says
+            && !case.stderr.contains(says.as_str())
+        {
+            problems.push(format!(
+                "{}: crosswheel did not say `{says}`; it printed: {}",
+                case.id,
+                case.stderr.trim()
+            ));
+        }
+        if case.agrees {
+            agree += 1;
+            if case.differs.is_some() {
+                problems.push(format!(
+                    "{}: agrees with {peer} now; drop `differs`",
+                    case.id
+                ));
+            }
+            continue;
+        }
+        match &case.differs {
+            Some(section) if case.as_documented => {
+                assert_docs_section(section);
+                documented += 1;
+            }
+            _ => problems.push(format!(
+                "{}: {peer} gives {}, crosswheel {}",
+                case.id, case.peer_outcome, case.observed
+            )),
+        }
+    }
+    let summary =
+        format!("{title}: {agree} of {count} {noun} agree, {documented} differ as documented");
+    eprintln!("{summary}");
+    assert!(problems.is_empty(), "{summary}\n{}", problems.join("\n"));
+}

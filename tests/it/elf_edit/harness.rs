@@ -114,7 +114,7 @@ pub fn zig_cc(target: Target, args: &[&std::ffi::OsStr]) {
     );
 }
 
-/// Debian's glibc for the target, from tests/support/target-libc.sh (cached).
+/// Debian's glibc for the target, from tests/it/common/target-libc.sh (cached).
 pub fn sysroot(target: Target) -> PathBuf {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     // Two tests of one arch must not unpack the same sysroot at once.
@@ -122,7 +122,7 @@ pub fn sysroot(target: Target) -> PathBuf {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/target-libc.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/target-libc.sh");
     let output = Command::new("bash")
         .arg(&script)
         .arg(target.name)

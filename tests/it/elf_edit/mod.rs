@@ -4,10 +4,9 @@
 //!
 //! Needs: the fixture wheels (`scripts/fetch-fixtures`), `python3 -m ziglang`,
 //! qemu-aarch64-static / qemu-ppc64le-static, binutils' readelf, apt-get and
-//! dpkg-deb (for `tests/support/target-libc.sh`). A missing piece fails the test.
+//! dpkg-deb (for `tests/it/common/target-libc.sh`). A missing piece fails the test.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod harness;
 
 use std::collections::BTreeMap;
@@ -36,7 +35,7 @@ const LIBS_RUNPATH: &str = "$ORIGIN/../pkg.libs";
 /// The vectors `dotext_check()` multiplies; the C source is generated from them.
 const DOTEXT_X: [f64; 3] = [1.5, -2.0, 4.0];
 const DOTEXT_Y: [f64; 3] = [2.0, 0.25, 3.0];
-/// The vectors `loader --ddot` passes (see tests/support/loader.c).
+/// The vectors `loader --ddot` passes (see tests/it/common/loader.c).
 const LOADER_X: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
 const LOADER_Y: [f64; 4] = [5.0, 6.0, 7.0, 8.0];
 
@@ -248,7 +247,7 @@ fn library_chain_loads_after_relayout(target: Target) {
     let inner = build.join("libinner.so");
     let outer = build.join("libouter.so");
     let loader = build.join("loader");
-    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/loader.c");
+    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/loader.c");
     zig_cc(
         target,
         &[
@@ -499,7 +498,7 @@ fn build_test_programs(target: Target, dir: &Path) -> TestPrograms {
     );
 
     let loader = build.join("loader");
-    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/loader.c");
+    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/loader.c");
     zig_cc(
         target,
         &[
