@@ -1,12 +1,11 @@
 //! Malformed and lying Mach-O files: each gives one clear error (or an
 //! Invalid signature status), never a panic.
 
-
+use crate::common::macho::*;
 use crosswheel::macho::{
     LoadCommandEdit, MachOError, MachOFile, SignatureStatus, edit_load_commands, sign_adhoc,
     verify_signature,
 };
-use crate::common::macho::*;
 
 // ---- malformed inputs: one clear error, never a panic ----
 

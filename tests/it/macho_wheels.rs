@@ -1,16 +1,15 @@
 //! Mach-O facts, signatures, edits and signing on binaries from real macOS
 //! wheels, checked against LLVM's own readers.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::common::macho::*;
 use crosswheel::macho::{
     Arch, LibraryOrdinal, LoadCommandEdit, MachOError, MachOFile, SignatureStatus,
     edit_load_commands, sign_adhoc, verify_signature,
 };
-use crate::common::macho::*;
 
 const NUMPY: &str = "numpy-2.2.6-cp311-cp311-macosx_11_0_arm64.whl";
 const NUMPY_ACCELERATE: &str = "numpy-2.2.6-cp311-cp311-macosx_14_0_arm64.whl";

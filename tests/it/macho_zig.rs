@@ -1,12 +1,11 @@
 //! Edits, signing and malformed-input handling on small Mach-O images built
 //! with zig, checked against llvm-otool.
 
-
+use crate::common::macho::*;
 use crosswheel::macho::{
     LibraryOrdinal, LoadCommandEdit, MachOError, MachOFile, SignatureStatus, Version,
     edit_load_commands, sign_adhoc, verify_signature,
 };
-use crate::common::macho::*;
 
 fn valid_adhoc(bytes: &[u8]) -> bool {
     let file = MachOFile::parse(bytes).unwrap();

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::options::{CliOverrides, OptionsError, Plan, env_var_warnings};
+use crosswheel::options::{CliOverrides, Plan, env_var_warnings};
 
 use crate::common::project::Project;
 

@@ -192,10 +192,9 @@ fn later_overrides_win_and_both_apply_to_one_build() {
 fn environment_variables_beat_pyproject_and_overrides() {
     let project = Project::with_pyproject(OVERRIDES);
     let plan = project.plan(&[
-            ("CROSSWHEEL_TEST_COMMAND", "echo from-env"),
-            ("CROSSWHEEL_BUILD", "cp310-*"),
-        ],
-    );
+        ("CROSSWHEEL_TEST_COMMAND", "echo from-env"),
+        ("CROSSWHEEL_BUILD", "cp310-*"),
+    ]);
     assert_eq!(
         plan.identifiers().collect::<Vec<_>>(),
         ["cp310-manylinux_aarch64", "cp310-macosx_arm64"]
@@ -209,10 +208,9 @@ fn environment_variables_beat_pyproject_and_overrides() {
 fn platform_specific_variables_beat_general_ones_on_their_platform() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let plan = project.plan(&[
-            ("CROSSWHEEL_TEST_COMMAND", "echo general"),
-            ("CROSSWHEEL_TEST_COMMAND_LINUX", "echo linux"),
-        ],
-    );
+        ("CROSSWHEEL_TEST_COMMAND", "echo general"),
+        ("CROSSWHEEL_TEST_COMMAND_LINUX", "echo linux"),
+    ]);
     assert_eq!(
         build(&plan, "cp311-manylinux_aarch64")
             .options
@@ -234,7 +232,9 @@ fn command_line_beats_environment_variables() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let mut cli = CliOverrides::default();
     cli.set("archs", "ppc64le").set("toolchain", "gcc");
-    let plan = project.plan_with(&cli, &[
+    let plan = project.plan_with(
+        &cli,
+        &[
             ("CROSSWHEEL_ARCHS", "aarch64 arm64"),
             ("CROSSWHEEL_TOOLCHAIN", "zig"),
         ],
@@ -250,10 +250,9 @@ fn command_line_beats_environment_variables() {
 fn empty_variables_do_not_wipe_configured_lists_but_do_clear_commands() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let plan = project.plan(&[
-            ("CROSSWHEEL_TEST_REQUIRES", ""),
-            ("CROSSWHEEL_TEST_COMMAND", ""),
-        ],
-    );
+        ("CROSSWHEEL_TEST_REQUIRES", ""),
+        ("CROSSWHEEL_TEST_COMMAND", ""),
+    ]);
     let macos = &build(&plan, "cp311-macosx_arm64").options;
     assert_eq!(macos.test_requires, ["pytest"]);
     assert_eq!(macos.test_command, None);
@@ -276,8 +275,7 @@ fn repair_is_builtin_unless_replaced_or_disabled() {
         Some("repairwheel -o wheelhouse dist/a.whl")
     );
 
-    let plan = custom.plan(&[("CROSSWHEEL_REPAIR_WHEEL_COMMAND", "")],
-    );
+    let plan = custom.plan(&[("CROSSWHEEL_REPAIR_WHEEL_COMMAND", "")]);
     assert_eq!(plan.builds[0].options.repair, RepairCommand::Skip);
 }
 
@@ -431,8 +429,7 @@ fn test_timeout_is_read_per_build_in_seconds_or_with_a_unit() {
     };
     assert_eq!(seconds("cp311-manylinux_aarch64"), Some(1800));
     assert_eq!(seconds("cp311-macosx_arm64"), Some(90));
-    let plan = project.plan(&[("CROSSWHEEL_TEST_TIMEOUT", "1h30m")],
-    );
+    let plan = project.plan(&[("CROSSWHEEL_TEST_TIMEOUT", "1h30m")]);
     assert_eq!(
         build(&plan, "cp311-macosx_arm64").options.test_timeout,
         Some(std::time::Duration::from_secs(5400))

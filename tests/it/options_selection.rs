@@ -1,11 +1,8 @@
 //! Which builds run: identifiers, `build`/`skip`, `archs`, `python`, `requires-python`,
 //! `--only`, and the CI outputs derived from the selection.
 
-use std::collections::BTreeMap;
-
 use crosswheel::options::{
-    CliOverrides, MatrixJobs, OptionsError, Plan, github_matrix, identifiers_json,
-    identifiers_text, resolve,
+    CliOverrides, MatrixJobs, OptionsError, Plan, github_matrix, identifiers_json, identifiers_text,
 };
 use serde_json::Value;
 

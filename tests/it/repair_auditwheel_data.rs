@@ -167,5 +167,10 @@ fn repairs_agree_with_auditwheels_bundled_wheels() {
             stderr: observed.stderr,
         }
     });
-    common::assert_agrees_with_peer("auditwheel", "auditwheel's bundled wheels", "verdicts", cases);
+    common::assert_agrees_with_peer(
+        "auditwheel",
+        "auditwheel's bundled wheels",
+        "verdicts",
+        cases,
+    );
 }

@@ -1,6 +1,5 @@
 //! Shared by the `macho_*` integration tests: fixture wheels, zig builds and
 //! independent readings of Mach-O files by LLVM's tools.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::io::Read;

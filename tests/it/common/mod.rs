@@ -9,9 +9,7 @@ pub mod macho;
 mod peer_data;
 pub mod project;
 
-pub use peer_data::{
-    PeerCase, assert_agrees_with_peer, assert_docs_section, crosswheel_under_test, sdist_members,
-};
+pub use peer_data::{PeerCase, assert_agrees_with_peer, crosswheel_under_test, sdist_members};
 
 use std::fs::File;
 use std::io::{self, Read};

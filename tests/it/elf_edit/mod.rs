@@ -6,7 +6,6 @@
 //! qemu-aarch64-static / qemu-ppc64le-static, binutils' readelf, apt-get and
 //! dpkg-deb (for `tests/it/common/target-libc.sh`). A missing piece fails the test.
 
-use crate::common;
 mod harness;
 
 use std::collections::BTreeMap;
