@@ -41,6 +41,7 @@ environment = { CIBW_TEST_VAR = "a b c" }
 "#;
 
 #[test]
+#[ignore = "slow: builds a real project with zig"]
 fn get_requires_for_build_wheel_sees_cibuildwheel_and_the_environment_option() {
     let project = tempfile::tempdir().expect("project folder");
     let record = project.path().join("hooks.jsonl");

@@ -152,6 +152,7 @@ fn assert_linux_extension(target: &str, platform_tag: &str, ext_suffix: &str, ma
 }
 
 #[test]
+#[ignore = "slow: builds examples/blasdot with zig"]
 fn blasdot_for_linux_aarch64_is_an_aarch64_extension_needing_openblas() {
     assert_linux_extension(
         "linux-aarch64",
@@ -162,6 +163,7 @@ fn blasdot_for_linux_aarch64_is_an_aarch64_extension_needing_openblas() {
 }
 
 #[test]
+#[ignore = "slow: builds examples/blasdot with zig"]
 fn blasdot_for_linux_ppc64le_is_a_ppc64le_extension_needing_openblas() {
     assert_linux_extension(
         "linux-ppc64le",
@@ -172,6 +174,7 @@ fn blasdot_for_linux_ppc64le_is_a_ppc64le_extension_needing_openblas() {
 }
 
 #[test]
+#[ignore = "slow: builds examples/blasdot with zig"]
 fn blasdot_for_macos_arm64_is_an_arm64_bundle_needing_openblas() {
     let out = tempfile::tempdir().unwrap();
     let built =
@@ -211,6 +214,7 @@ fn blasdot_for_macos_arm64_is_an_arm64_bundle_needing_openblas() {
 }
 
 #[test]
+#[ignore = "slow: builds examples/blasdot with zig"]
 fn c_syntax_error_names_the_target_and_shows_the_compiler_message() {
     let project = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -248,6 +252,7 @@ fn c_syntax_error_names_the_target_and_shows_the_compiler_message() {
 }
 
 #[test]
+#[ignore = "slow: builds examples/blasdot with zig"]
 fn offline_without_zig_fails_with_the_install_command() {
     if std::env::var_os("CROSSWHEEL_ZIG").is_some() {
         panic!("unset CROSSWHEEL_ZIG: it would stand in for the missing zig");

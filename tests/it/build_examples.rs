@@ -79,6 +79,7 @@ fn elf_machine(data: &[u8]) -> u16 {
 }
 
 #[test]
+#[ignore = "slow: builds the examples with zig"]
 fn meson_python_example_for_linux_aarch64() {
     let out = tempfile::tempdir().unwrap();
     let built = build("mesonproj", "linux-aarch64", out.path());
@@ -93,6 +94,7 @@ fn meson_python_example_for_linux_aarch64() {
 }
 
 #[test]
+#[ignore = "slow: builds the examples with zig"]
 fn meson_python_example_for_linux_ppc64le() {
     let out = tempfile::tempdir().unwrap();
     let built = build("mesonproj", "linux-ppc64le", out.path());
@@ -106,6 +108,7 @@ fn meson_python_example_for_linux_ppc64le() {
 }
 
 #[test]
+#[ignore = "slow: builds the examples with zig"]
 fn meson_python_example_for_macos_arm64() {
     let out = tempfile::tempdir().unwrap();
     let built = build("mesonproj", "macos-arm64", out.path());
@@ -122,6 +125,7 @@ fn meson_python_example_for_macos_arm64() {
 }
 
 #[test]
+#[ignore = "slow: builds the examples with zig"]
 fn scikit_build_core_example_for_linux_aarch64() {
     let out = tempfile::tempdir().unwrap();
     let built = build("cmakeproj", "linux-aarch64", out.path());
@@ -136,6 +140,7 @@ fn scikit_build_core_example_for_linux_aarch64() {
 }
 
 #[test]
+#[ignore = "slow: builds the examples with zig"]
 fn scikit_build_core_example_for_macos_arm64() {
     let out = tempfile::tempdir().unwrap();
     let built = build("cmakeproj", "macos-arm64", out.path());

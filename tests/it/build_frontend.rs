@@ -95,6 +95,7 @@ fn venv_with(dir: &Path, packages: &[&str]) -> std::path::PathBuf {
 }
 
 #[test]
+#[ignore = "slow: builds blasdot with zig through pip and uv"]
 fn build_uv_installs_the_requirements_with_uv_into_an_isolated_environment() {
     let project = project_with("\"build[uv]\"");
     let (output, all) = build(project.path(), None);
@@ -112,6 +113,7 @@ fn build_uv_installs_the_requirements_with_uv_into_an_isolated_environment() {
 }
 
 #[test]
+#[ignore = "slow: builds blasdot with zig through pip and uv"]
 fn pip_without_build_isolation_runs_in_the_build_pythons_own_environment() {
     let scratch = tempfile::tempdir().unwrap();
     // blasdot's setup.py imports scipy_openblas32 on the host to list its requirements.
@@ -132,6 +134,7 @@ fn pip_without_build_isolation_runs_in_the_build_pythons_own_environment() {
 }
 
 #[test]
+#[ignore = "slow: builds blasdot with zig through pip and uv"]
 fn build_without_isolation_checks_the_requirements_first() {
     let scratch = tempfile::tempdir().unwrap();
     let venv = venv_with(scratch.path(), &["setuptools>=77"]);

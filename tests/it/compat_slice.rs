@@ -19,6 +19,7 @@ const PROJECTS: [&str; 3] = ["markupsafe", "bitarray", "xxhash"];
 const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
 
 #[test]
+#[ignore = "slow: builds real projects from the package index, tests them under qemu"]
 fn the_cheapest_corpus_projects_build_and_pass_their_own_tests_on_every_target() {
     let python = common::require_tool("python3", "apt-get install python3");
     let report_dir = tempfile::tempdir().expect("a temporary folder");

@@ -270,6 +270,7 @@ fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
     let numpy = common::fixture(NUMPY_LINUX);
     let dir = tempfile::tempdir().expect("temp dir");
@@ -302,6 +303,7 @@ fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
 }
 
 #[test]
+#[ignore = "slow: real builds of blasdot with zig"]
 fn build_killed_at_any_moment_leaves_no_partial_wheel() {
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
     let dir = tempfile::tempdir().expect("temp dir");

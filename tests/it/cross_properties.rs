@@ -33,6 +33,7 @@ fn string_entry<'a>(cross_file: &'a str, name: &str) -> &'a str {
 }
 
 #[test]
+#[ignore = "slow: compiles with zig, runs under qemu"]
 fn every_targets_cross_file_properties_match_its_compiler() {
     let python = common::distribution_python();
     let out = tempfile::tempdir().unwrap();

@@ -43,6 +43,7 @@ fn ask(env: &CrossEnv, program_name: &str, script: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "slow: zig cross environments"]
 fn a_setup_script_in_a_linux_aarch64_environment_sees_linux_aarch64() {
     let env = common::zig_cross_env(&common::distribution_python(), "linux-aarch64");
     assert_eq!(
@@ -59,6 +60,7 @@ fn a_setup_script_in_a_linux_aarch64_environment_sees_linux_aarch64() {
 }
 
 #[test]
+#[ignore = "slow: zig cross environments"]
 fn a_setup_script_in_a_macos_environment_sees_darwin_arm64() {
     let env = common::zig_cross_env(&common::distribution_python(), "macos-arm64");
     assert_eq!(
@@ -75,6 +77,7 @@ fn a_setup_script_in_a_macos_environment_sees_darwin_arm64() {
 }
 
 #[test]
+#[ignore = "slow: zig cross environments"]
 fn a_sys_executable_subprocess_of_the_build_sees_the_target_too() {
     let env = common::zig_cross_env(&common::distribution_python(), "linux-ppc64le");
     let spawn = format!(
@@ -85,6 +88,7 @@ fn a_sys_executable_subprocess_of_the_build_sees_the_target_too() {
 }
 
 #[test]
+#[ignore = "slow: zig cross environments"]
 fn build_tools_that_detect_their_own_machine_see_the_build_machine() {
     let env = common::zig_cross_env(&common::distribution_python(), "macos-arm64");
     let host_machine = std::env::consts::ARCH;
@@ -108,6 +112,7 @@ print("Py_GIL_DISABLED 1" in open(sysconfig.get_config_h_filename()).read())
 "#;
 
 #[test]
+#[ignore = "slow: zig cross environments"]
 fn a_free_threaded_environment_describes_the_t_abi_to_the_build_but_not_to_pip() {
     let python = match crosswheel::host::BuildPython::find("3.13") {
         Ok(python) => python.targeting(true),

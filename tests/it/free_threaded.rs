@@ -119,6 +119,7 @@ fn is_free_threaded_code(imports: &BTreeSet<String>) -> bool {
 }
 
 #[test]
+#[ignore = "slow: free-threaded builds with zig, tested under qemu"]
 fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
     if !host_python_313() {
         return;
@@ -185,6 +186,7 @@ fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
 }
 
 #[test]
+#[ignore = "slow: free-threaded builds with zig, tested under qemu"]
 fn the_same_host_cpython_builds_the_gil_abi_beside_it() {
     if !host_python_313() {
         return;
@@ -311,6 +313,7 @@ print(f"gilfree: {sys.version.split()[0]}{sys.abiflags} free-threaded={free_thre
 }
 
 #[test]
+#[ignore = "slow: free-threaded builds with zig, tested under qemu"]
 fn a_free_threaded_wheel_runs_without_the_gil_on_a_real_free_threaded_cpython_under_qemu() {
     if !host_python_313() {
         return;

@@ -36,6 +36,7 @@ fn succeed(command: &mut Command) -> String {
 }
 
 #[test]
+#[ignore = "slow: the built free-threaded target CPython under qemu"]
 fn it_is_a_free_threaded_cpython_313_for_aarch64_with_the_gil_off() {
     let tree = common::free_threaded_target_python();
     let report = succeed(under_qemu(&tree.join("bin/python3.13t")).args([
@@ -68,6 +69,7 @@ fn it_is_a_free_threaded_cpython_313_for_aarch64_with_the_gil_off() {
 }
 
 #[test]
+#[ignore = "slow: the built free-threaded target CPython under qemu"]
 fn its_sysconfig_gives_extensions_no_flags_into_the_deleted_build_folder() {
     let tree = common::free_threaded_target_python();
     // What setuptools and meson read to compile and link an extension for it: every
@@ -84,6 +86,7 @@ fn its_sysconfig_gives_extensions_no_flags_into_the_deleted_build_folder() {
 }
 
 #[test]
+#[ignore = "slow: the built free-threaded target CPython under qemu"]
 fn a_venv_it_makes_installs_a_wheel_and_runs_code_needing_zlib_ssl_and_ctypes() {
     let tree = common::free_threaded_target_python();
     let work = tempfile::tempdir().unwrap();

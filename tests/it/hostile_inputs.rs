@@ -434,6 +434,7 @@ fn repetitive_two_megabytes() -> Entry {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn crosswheel_max_ratio_lowers_the_compression_ratio_limit() {
     let wheel = linux_wheel(vec![repetitive_two_megabytes()]);
     inspect_succeeds(&wheel, &[]);
@@ -447,6 +448,7 @@ fn crosswheel_max_ratio_lowers_the_compression_ratio_limit() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn crosswheel_max_uncompressed_lowers_the_total_size_limit() {
     let wheel = linux_wheel(vec![repetitive_two_megabytes()]);
     inspect_succeeds(&wheel, &[]);
@@ -460,6 +462,7 @@ fn crosswheel_max_uncompressed_lowers_the_total_size_limit() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn crosswheel_max_uncompressed_can_raise_the_limit_too() {
     let wheel = linux_wheel(vec![Entry::file("demo/zeros.bin", vec![0u8; 16 << 20])]);
     inspect_succeeds(&wheel, &[("CROSSWHEEL_MAX_RATIO", "100000")]);
@@ -568,12 +571,14 @@ fn wheel_with_extension(elf: Vec<u8>) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn the_unmodified_extension_is_accepted() {
     // Guards the cases below: each fails because of its one defect.
     inspect_succeeds(&wheel_with_extension(small_linux_extension()), &[]);
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn refuses_elf_whose_program_headers_are_cut_off() {
     let mut elf = small_linux_extension();
     let phoff = read_u64(&elf, 0x20) as usize;
@@ -585,6 +590,7 @@ fn refuses_elf_whose_program_headers_are_cut_off() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn refuses_elf_claiming_more_program_headers_than_the_file_holds() {
     let mut elf = small_linux_extension();
     elf[0x38..0x3a].copy_from_slice(&u16::MAX.to_le_bytes());
@@ -593,6 +599,7 @@ fn refuses_elf_claiming_more_program_headers_than_the_file_holds() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn refuses_elf_whose_dynamic_section_lies_past_the_end_of_the_file() {
     let mut elf = small_linux_extension();
     let header = dynamic_program_header(&elf);
@@ -603,6 +610,7 @@ fn refuses_elf_whose_dynamic_section_lies_past_the_end_of_the_file() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn refuses_elf_whose_dynamic_section_runs_off_the_end_of_the_file() {
     let mut elf = small_linux_extension();
     let header = dynamic_program_header(&elf);

@@ -18,6 +18,7 @@ fn valid_adhoc(bytes: &[u8]) -> bool {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn zig_outputs_are_linker_signed_and_verify() {
     let built = built();
     for bytes in [&built.libfoo, &built.extension, &built.old_target] {
@@ -33,6 +34,7 @@ fn zig_outputs_are_linker_signed_and_verify() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn extension_facts_match_otool_and_imports_bind_to_the_right_library() {
     let bytes = &built().extension;
     let file = MachOFile::parse(bytes).unwrap();
@@ -68,6 +70,7 @@ fn extension_facts_match_otool_and_imports_bind_to_the_right_library() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn install_name_and_rpath_edits_then_signing_verify_and_otool_agrees() {
     let edited = edit_load_commands(
         &built().extension,
@@ -113,6 +116,7 @@ fn install_name_and_rpath_edits_then_signing_verify_and_otool_agrees() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn minos_edit_raises_10_15_to_11_0_and_keeps_the_sdk() {
     let original = &built().old_target;
     let before = otool_thin(&write("old-before.dylib", original));
@@ -131,6 +135,7 @@ fn minos_edit_raises_10_15_to_11_0_and_keeps_the_sdk() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn huge_install_name_exhausts_header_padding_with_a_relink_hint() {
     let bytes = &built().libfoo;
     let padding = MachOFile::parse(bytes).unwrap().slices[0].header_padding;
@@ -149,6 +154,7 @@ fn huge_install_name_exhausts_header_padding_with_a_relink_hint() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn a_name_that_exactly_fills_the_padding_fits() {
     let bytes = &built().libfoo;
     let slice = &MachOFile::parse(bytes).unwrap().slices[0];
@@ -172,6 +178,7 @@ fn a_name_that_exactly_fills_the_padding_fits() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn edits_that_find_nothing_or_carry_bad_names_are_errors() {
     let bytes = &built().extension;
     for edit in [
@@ -192,6 +199,7 @@ fn edits_that_find_nothing_or_carry_bad_names_are_errors() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn adding_an_existing_rpath_does_not_duplicate_it() {
     let edited = edit_load_commands(
         &built().extension,
@@ -205,6 +213,7 @@ fn adding_an_existing_rpath_does_not_duplicate_it() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn signing_a_30_mb_dylib_verifies_and_reports_its_timing() {
     let dir = &built().dir;
     let path = zig_dylib(
@@ -238,6 +247,7 @@ fn signing_a_30_mb_dylib_verifies_and_reports_its_timing() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O files"]
 fn old_deployment_target_gets_sha1_and_sha256_code_directories_that_both_verify() {
     // macOS before 10.11.4 only knows SHA-1 page hashes, so the signer adds a
     // SHA-1 CodeDirectory first and a SHA-256 one in the alternate slot.

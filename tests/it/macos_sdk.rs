@@ -106,6 +106,7 @@ fn text(output: &Output) -> String {
 }
 
 #[test]
+#[ignore = "slow: builds with zig against a macOS SDK"]
 fn extension_links_core_foundation_from_the_sdk_the_option_names() {
     let work = tempfile::tempdir().unwrap();
     let sdk = make_sdk(work.path());
@@ -135,6 +136,7 @@ fn extension_links_core_foundation_from_the_sdk_the_option_names() {
 }
 
 #[test]
+#[ignore = "slow: builds with zig against a macOS SDK"]
 fn sdkroot_names_the_sdk_too() {
     let work = tempfile::tempdir().unwrap();
     let sdk = make_sdk(work.path());
@@ -146,6 +148,7 @@ fn sdkroot_names_the_sdk_too() {
 }
 
 #[test]
+#[ignore = "slow: builds with zig against a macOS SDK"]
 fn without_an_sdk_the_failure_names_the_framework_and_the_option() {
     let work = tempfile::tempdir().unwrap();
     let project = make_project(work.path());
@@ -165,6 +168,7 @@ fn without_an_sdk_the_failure_names_the_framework_and_the_option() {
 }
 
 #[test]
+#[ignore = "slow: builds with zig against a macOS SDK"]
 fn a_folder_that_is_no_sdk_is_refused_in_one_line() {
     let work = tempfile::tempdir().unwrap();
     let project = make_project(work.path());

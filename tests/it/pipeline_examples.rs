@@ -66,6 +66,7 @@ fn assert_suites_ran_under_emulation(stdout: &str, stderr: &str, tests: usize) {
 }
 
 #[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
 fn meson_python_example_passes_its_suite_on_aarch64_and_ppc64le() {
     let (wheels, stdout, stderr) = build_linux_wheels("mesonproj");
     assert_eq!(
@@ -79,6 +80,7 @@ fn meson_python_example_passes_its_suite_on_aarch64_and_ppc64le() {
 }
 
 #[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
 fn scikit_build_core_example_passes_its_suite_on_aarch64_and_ppc64le() {
     let (wheels, stdout, stderr) = build_linux_wheels("cmakeproj");
     assert_eq!(

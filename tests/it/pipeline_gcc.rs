@@ -55,6 +55,7 @@ fn build_with_gcc(identifier: &str, compiler: &str, apt: &str) {
 }
 
 #[test]
+#[ignore = "slow: the whole pipeline with cross gcc and qemu"]
 fn cross_gcc_builds_an_aarch64_wheel_tagged_by_its_symbols() {
     build_with_gcc(
         "cp311-manylinux_aarch64",
@@ -64,6 +65,7 @@ fn cross_gcc_builds_an_aarch64_wheel_tagged_by_its_symbols() {
 }
 
 #[test]
+#[ignore = "slow: the whole pipeline with cross gcc and qemu"]
 fn cross_gcc_builds_a_ppc64le_wheel_tagged_by_its_symbols() {
     build_with_gcc(
         "cp311-manylinux_ppc64le",

@@ -55,6 +55,7 @@ fn summary_row<'a>(stdout: &'a str, identifier: &str) -> &'a str {
 }
 
 #[test]
+#[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn a_cp313_wheel_is_built_with_cpython_313_and_tested_on_debian_13s() {
     if !host_python("3.13") {
         return;
@@ -80,6 +81,7 @@ fn a_cp313_wheel_is_built_with_cpython_313_and_tested_on_debian_13s() {
 }
 
 #[test]
+#[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn a_version_without_a_target_cpython_is_kept_untested_with_a_line_saying_so() {
     if !host_python("3.12") {
         return;
@@ -137,6 +139,7 @@ fn a_version_without_a_target_cpython_is_kept_untested_with_a_line_saying_so() {
 /// on the host CPython of its version, repaired, and tested on Debian's CPython of the
 /// same version (bookworm's 3.11, trixie's 3.13) under qemu.
 #[test]
+#[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn blasdot_is_built_and_tested_for_two_cpython_versions_on_both_linux_targets() {
     if !host_python("3.13") {
         return;
@@ -177,6 +180,7 @@ fn blasdot_is_built_and_tested_for_two_cpython_versions_on_both_linux_targets() 
 /// wheel serves the later versions (which are not built again) and is tested on the newest
 /// of them that has a target CPython (Debian 13's 3.13 here, not the 3.11 it was built on).
 #[test]
+#[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
     let project = tempfile::tempdir().expect("tempdir");
     let write = |name: &str, text: &str| std::fs::write(project.path().join(name), text).unwrap();
@@ -237,6 +241,7 @@ fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
 /// machine without access to uv's Python builds — one error naming the commands that
 /// install it. Here the only CPythons are the distribution's (fresh HOME, no pyenv).
 #[test]
+#[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn a_missing_host_cpython_is_installed_with_uv_or_named_in_one_error() {
     let home = tempfile::tempdir().expect("tempdir");
     let out = tempfile::tempdir().expect("tempdir");

@@ -155,6 +155,7 @@ fn options(server: &IndexServer, password: &str, skip_existing: bool) -> UploadO
 }
 
 #[test]
+#[ignore = "slow: a pypiserver and pip installs"]
 fn uploads_skips_existing_and_pip_installs_the_uploaded_wheel() {
     let server = IndexServer::start();
     let dist = tempfile::tempdir().unwrap();
@@ -217,6 +218,7 @@ fn uploads_skips_existing_and_pip_installs_the_uploaded_wheel() {
 }
 
 #[test]
+#[ignore = "slow: a pypiserver and pip installs"]
 fn wrong_password_is_a_clear_403() {
     let server = IndexServer::start();
     let dist = tempfile::tempdir().unwrap();
@@ -235,6 +237,7 @@ fn wrong_password_is_a_clear_403() {
 }
 
 #[test]
+#[ignore = "slow: a pypiserver and pip installs"]
 fn refuses_to_upload_a_broken_distribution() {
     let dist = tempfile::tempdir().unwrap();
     let broken = dist.path().join(format!("{MODULE}-1.0-py3-none-any.whl"));
@@ -253,6 +256,7 @@ fn refuses_to_upload_a_broken_distribution() {
 }
 
 #[test]
+#[ignore = "slow: a pypiserver and pip installs"]
 fn unreachable_index_names_the_url() {
     let dist = tempfile::tempdir().unwrap();
     let wheel = demo_wheel(dist.path(), "nowhere");

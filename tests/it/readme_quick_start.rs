@@ -46,6 +46,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
+#[ignore = "slow: the README's quick start: a real build, tests under qemu"]
 fn readmes_main_job_command_builds_and_tests_blasdot_with_the_distributions_python_on_a_fresh_home()
 {
     let commands = quick_start_commands();

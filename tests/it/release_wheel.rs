@@ -105,6 +105,7 @@ fn fresh_venv(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[ignore = "slow: builds crosswheel's release wheel (cargo, zig)"]
 fn release_script_builds_a_manylinux2014_binary_wheel_for_the_host() {
     let wheel = host_wheel();
     let file_name = wheel.file_name().unwrap_or_default().to_string_lossy();
@@ -174,6 +175,7 @@ fn release_script_builds_a_manylinux2014_binary_wheel_for_the_host() {
 }
 
 #[test]
+#[ignore = "slow: builds crosswheel's release wheel (cargo, zig)"]
 fn release_wheel_installs_with_pip_and_runs_as_a_command_and_as_a_module() {
     let wheel = host_wheel();
     let venv = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
@@ -192,6 +194,7 @@ fn release_wheel_installs_with_pip_and_runs_as_a_command_and_as_a_module() {
 }
 
 #[test]
+#[ignore = "slow: builds crosswheel's release wheel (cargo, zig)"]
 fn launcher_finds_the_executable_of_a_pip_target_install() {
     let wheel = host_wheel();
     let target = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
@@ -208,6 +211,7 @@ fn launcher_finds_the_executable_of_a_pip_target_install() {
 }
 
 #[test]
+#[ignore = "slow: builds crosswheel's release wheel (cargo, zig)"]
 fn release_wheel_passes_crosswheel_check() {
     let wheel = host_wheel();
     run(Command::new(common::crosswheel_bin())
@@ -216,6 +220,7 @@ fn release_wheel_passes_crosswheel_check() {
 }
 
 #[test]
+#[ignore = "slow: builds crosswheel's release wheel (cargo, zig)"]
 fn release_wheels_are_byte_identical_when_rebuilt() {
     let first = std::fs::read(host_wheel()).unwrap_or_else(|error| panic!("{error}"));
     let second = build_host_wheel("second");

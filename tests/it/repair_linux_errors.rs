@@ -132,6 +132,7 @@ fn a_record_hash_mismatch_is_rejected() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn an_unparseable_elf_file_is_rejected() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut broken = b"\x7fELF\x02\x01\x01".to_vec();
@@ -146,6 +147,7 @@ fn an_unparseable_elf_file_is_rejected() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn a_missing_library_is_named_with_the_binary_that_needs_it() {
     // psycopg2's extension without the libraries its wheel vendors.
     let source = fixture(
@@ -177,6 +179,7 @@ fn a_missing_library_is_named_with_the_binary_that_needs_it() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn an_impossible_plat_is_refused_with_the_reason() {
     let wheel =
         fixture("pillow-13.0.0-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl");
@@ -188,6 +191,7 @@ fn an_impossible_plat_is_refused_with_the_reason() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn a_plat_for_another_architecture_is_refused() {
     let wheel =
         fixture("pillow-13.0.0-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl");

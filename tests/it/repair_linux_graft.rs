@@ -250,11 +250,13 @@ fn graft_and_run(arch: &Arch) {
 }
 
 #[test]
+#[ignore = "slow: zig-built libraries loaded under qemu"]
 fn aarch64_extension_linking_openblas_is_grafted_and_computes_under_qemu() {
     graft_and_run(&AARCH64);
 }
 
 #[test]
+#[ignore = "slow: zig-built libraries loaded under qemu"]
 fn ppc64le_extension_linking_openblas_is_grafted_and_computes_under_qemu() {
     graft_and_run(&PPC64LE);
 }

@@ -61,6 +61,7 @@ fn contents(wheel: &Path) -> (BTreeMap<String, Vec<u8>>, Vec<String>) {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn repairing_a_repaired_wheel_keeps_every_file_and_record_line() {
     let out = tempfile::tempdir().expect("tempdir");
     for name in ALREADY_REPAIRED {
@@ -96,6 +97,7 @@ fn repairing_a_repaired_wheel_keeps_every_file_and_record_line() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn repairing_twice_with_one_source_date_epoch_gives_identical_bytes() {
     let first = tempfile::tempdir().expect("tempdir");
     let second = tempfile::tempdir().expect("tempdir");
@@ -115,6 +117,7 @@ fn repairing_twice_with_one_source_date_epoch_gives_identical_bytes() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn repair_never_modifies_its_input() {
     let input = fixture(ALREADY_REPAIRED[0]);
     let before = common::sha256_of(&input).expect("hash");
@@ -124,6 +127,7 @@ fn repair_never_modifies_its_input() {
 }
 
 #[test]
+#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
 fn repaired_wheels_keep_the_policy_auditwheel_finds() {
     let out = tempfile::tempdir().expect("tempdir");
     for name in ALREADY_REPAIRED {

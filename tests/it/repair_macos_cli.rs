@@ -14,6 +14,7 @@ use crosswheel::wheel::WheelArchive;
 const SOURCE: &str = "extern char *scipy_openblas_get_corename(void);\nconst char *PyInit__blas(void) { return scipy_openblas_get_corename(); }\n";
 
 #[test]
+#[ignore = "slow: a zig-built dylib"]
 fn cli_repair_vendors_a_lib_path_dylib_into_a_macos_wheel() {
     let work = tempfile::tempdir().unwrap();
     common::unzip_to(

@@ -146,6 +146,7 @@ fn otool(wheel: &Path, scratch: &Path) -> String {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn openblas_0_3_34_is_vendored_with_loader_path_references_and_no_absolute_rpaths() {
     let work = tempfile::tempdir().unwrap();
     let lib_dir = openblas_lib_dir(
@@ -226,6 +227,7 @@ fn openblas_0_3_34_is_vendored_with_loader_path_references_and_no_absolute_rpath
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn openblas_0_3_33_brings_its_gfortran_runtime_along_transitively() {
     let work = tempfile::tempdir().unwrap();
     let lib_dir = openblas_lib_dir(
@@ -289,6 +291,7 @@ fn openblas_0_3_33_brings_its_gfortran_runtime_along_transitively() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn extension_for_macos_12_is_rejected_without_retag_and_tagged_12_with_it() {
     let work = tempfile::tempdir().unwrap();
     let lib_dir = openblas_lib_dir(
@@ -348,6 +351,7 @@ fn extension_for_macos_12_is_rejected_without_retag_and_tagged_12_with_it() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn extension_for_macos_10_15_is_raised_to_the_arm64_floor() {
     let work = tempfile::tempdir().unwrap();
     let lib_dir = openblas_lib_dir(
@@ -379,6 +383,7 @@ fn extension_for_macos_10_15_is_raised_to_the_arm64_floor() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn exhausted_header_padding_is_an_error_naming_the_file_and_the_linker_flag() {
     let work = tempfile::tempdir().unwrap();
     let lib_dir = openblas_lib_dir(
@@ -407,6 +412,7 @@ const STUB_WITHOUT_FOO: &str = "int bar(void) { return 2; }\n";
 const USES_FOO: &str = "extern int foo(void);\nextern int bar(void);\nint PyInit__use(void) { return foo() + bar(); }\n";
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn vendored_dylib_lacking_an_imported_symbol_fails_the_load_check_by_name() {
     let work = tempfile::tempdir().unwrap();
     let (full, partial) = (work.path().join("full"), work.path().join("partial"));
@@ -474,6 +480,7 @@ fn vendored_dylib_lacking_an_imported_symbol_fails_the_load_check_by_name() {
 }
 
 #[test]
+#[ignore = "slow: zig-built Mach-O extensions"]
 fn extension_linked_in_a_build_tree_gets_its_file_name_as_install_id() {
     let work = tempfile::tempdir().unwrap();
     let build_path = format!("build/lib.macosx-11.0-arm64-cpython-311/blasext/{EXTENSION}");

@@ -64,6 +64,7 @@ fn repair(wheel: &Path, out: &Path) -> Output {
 }
 
 #[test]
+#[ignore = "slow: zig ppc64le builds run under qemu"]
 fn a_helper_no_loaded_library_defines_keeps_the_wheel_from_being_written() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ldbl.c"), LONG_DOUBLE_SOURCE).unwrap();
@@ -117,6 +118,7 @@ fn a_helper_no_loaded_library_defines_keeps_the_wheel_from_being_written() {
 }
 
 #[test]
+#[ignore = "slow: zig ppc64le builds run under qemu"]
 fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ldbl.c"), LONG_DOUBLE_SOURCE).unwrap();
@@ -191,6 +193,7 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
 }
 
 #[test]
+#[ignore = "slow: zig ppc64le builds run under qemu"]
 fn an_unversioned_glibc_import_tags_the_wheel_with_the_glibc_that_has_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("digits.cpp"), CXX_SOURCE).unwrap();

@@ -133,6 +133,7 @@ fn emulated_machine(cache: &Path, arch: LinuxArch) -> String {
 }
 
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn arm64_sysroot_is_fetched_once_and_runs_python_as_aarch64() {
     let (cache, sysroot) = provision_cold_then_warm(LinuxArch::Aarch64);
     assert!(
@@ -158,6 +159,7 @@ fn arm64_sysroot_is_fetched_once_and_runs_python_as_aarch64() {
 }
 
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
     let (cache, sysroot) = provision_cold_then_warm(LinuxArch::Ppc64le);
     // The loader is reached through lib64/ld64.so.2, an absolute link in the package.
@@ -185,6 +187,7 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 }
 
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
     let cache = cache_root();
     let emulator = Emulator::new(&cache, LinuxArch::Aarch64, py311(), None, None, None)
@@ -206,6 +209,7 @@ fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
 }
 
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
     let cache = cache_root();
     let host = LinuxArch::host().expect("a supported host");

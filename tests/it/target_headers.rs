@@ -47,6 +47,7 @@ PyMODINIT_FUNC PyInit__npext(void) {
 }
 
 #[test]
+#[ignore = "slow: a zig build against the target headers"]
 fn a_numpy_c_api_extension_for_macos_compiles_against_the_target_numpy() {
     let python = common::distribution_python();
     let env = common::zig_cross_env(&python, "macos-arm64");

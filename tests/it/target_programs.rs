@@ -41,6 +41,7 @@ fn run_program(env: &CrossEnv, args: &[&std::ffi::OsStr]) -> std::process::Outpu
 }
 
 #[test]
+#[ignore = "slow: zig builds run under qemu"]
 fn target_programs_run_under_qemu_and_report_the_targets_machine() {
     for (target, machine) in [("linux-aarch64", "aarch64"), ("linux-ppc64le", "ppc64le")] {
         let env = common::zig_cross_env(&common::distribution_python(), target);
@@ -57,6 +58,7 @@ fn target_programs_run_under_qemu_and_report_the_targets_machine() {
 }
 
 #[test]
+#[ignore = "slow: zig builds run under qemu"]
 fn the_build_python_runs_as_it_is() {
     let python = common::distribution_python();
     let env = common::zig_cross_env(&python, "linux-aarch64");
@@ -76,6 +78,7 @@ fn the_build_python_runs_as_it_is() {
 }
 
 #[test]
+#[ignore = "slow: zig builds run under qemu"]
 fn a_macos_program_is_named_and_refused() {
     let env = common::zig_cross_env(&common::distribution_python(), "macos-arm64");
     let dir = tempfile::tempdir().unwrap();
@@ -133,6 +136,7 @@ setup(
 }
 
 #[test]
+#[ignore = "slow: zig builds run under qemu"]
 fn a_build_that_falls_back_to_a_wheel_without_its_extension_fails_with_the_compiler_error() {
     let python = common::distribution_python();
     let env = common::zig_cross_env(&python, "linux-aarch64");
@@ -204,6 +208,7 @@ setup(
 }
 
 #[test]
+#[ignore = "slow: zig builds run under qemu"]
 fn a_wheel_without_an_extension_the_other_linux_wheel_has_is_failed_and_kept_apart() {
     let project = tempfile::tempdir().unwrap();
     optional_accelerator_project(project.path());

@@ -29,6 +29,7 @@ fn text(output: &Output) -> String {
 }
 
 #[test]
+#[ignore = "slow: qemu, Debian CPython"]
 fn a_linux_aarch64_wheel_runs_its_test_command_under_emulation() {
     let wheel = fixture(
         "markupsafe-3.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
@@ -47,6 +48,7 @@ fn a_linux_aarch64_wheel_runs_its_test_command_under_emulation() {
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
+#[ignore = "slow: a test venv with pip"]
 fn a_wheel_for_the_hosts_own_platform_runs_natively() {
     let wheel = fixture(
         "markupsafe-3.0.4-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl",
@@ -61,6 +63,7 @@ fn a_wheel_for_the_hosts_own_platform_runs_natively() {
 }
 
 #[test]
+#[ignore = "slow: qemu, Debian CPython"]
 fn a_failing_test_command_fails_the_run_and_names_the_wheel() {
     let wheel = fixture(
         "markupsafe-3.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
@@ -125,6 +128,7 @@ fn a_wheel_for_a_platform_without_a_runner_is_a_one_line_error() {
 /// mirror this suite was written against lists a ppc64el libc6 for Debian 13 whose .deb
 /// it does not serve, so that sysroot cannot be provisioned there.)
 #[test]
+#[ignore = "slow: qemu, Debian CPython"]
 fn a_cp313_wheel_is_tested_on_cpython_313_under_emulation() {
     let name = "markupsafe-3.0.4-cp313-cp313-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl";
     let check = "python -c 'import sys, platform, markupsafe._speedups; \
@@ -151,6 +155,7 @@ fn a_cpython_debian_does_not_ship_is_a_clear_error() {
 /// Real cp313 and cp314 wheels from PyPI pass their own self-test on Debian's CPython of
 /// their version (trixie's 3.13, forky's 3.14) under qemu, on both Linux targets.
 #[test]
+#[ignore = "slow: qemu, Debian CPythons"]
 fn real_cp313_and_cp314_wheels_pass_their_own_suites_on_both_linux_targets() {
     let check = "python -c 'import sys, platform, bitarray; \
                  result = bitarray.test(verbosity=0); \
@@ -179,6 +184,7 @@ fn real_cp313_and_cp314_wheels_pass_their_own_suites_on_both_linux_targets() {
 /// that the test owns, marked so the test command can tell it is the one that ran. The
 /// user's folder is never written to.
 #[test]
+#[ignore = "slow: qemu, Debian CPython"]
 fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
     use crosswheel::sysroot::{LinuxArch, Sysroot};
     let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
@@ -251,6 +257,7 @@ fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
 /// The Debian archive is the one the user names: a mirror that cannot be reached is one
 /// error naming it and the variable, and nothing of the host's APT configuration is used.
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn the_debian_mirror_variable_chooses_where_target_cpythons_come_from() {
     let cache = tempfile::tempdir().unwrap();
     let logs = tempfile::tempdir().unwrap();

@@ -49,6 +49,7 @@ fn spec(
 }
 
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn numpy_without_a_ppc64le_wheel_comes_from_debian_and_its_dot_works_under_qemu() {
     common::require_tool("apt-get", "run on a Debian or Ubuntu host");
     let project = tempfile::tempdir().expect("project folder");
@@ -84,6 +85,7 @@ fn numpy_without_a_ppc64le_wheel_comes_from_debian_and_its_dot_works_under_qemu(
 }
 
 #[test]
+#[ignore = "slow: Debian downloads, qemu"]
 fn a_requirement_debian_is_too_old_for_is_named_with_debians_version() {
     common::require_tool("apt-get", "run on a Debian or Ubuntu host");
     let project = tempfile::tempdir().expect("project folder");

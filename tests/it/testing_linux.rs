@@ -93,6 +93,7 @@ fn log_text(outcome: &TestOutcome) -> String {
 }
 
 #[test]
+#[ignore = "slow: test runs under qemu with Debian CPythons"]
 fn markupsafe_c_speedups_pass_under_aarch64_emulation() {
     let project = project_with_tests(LinuxArch::Aarch64, "");
     let logs = tempfile::tempdir().expect("log folder");
@@ -105,6 +106,7 @@ fn markupsafe_c_speedups_pass_under_aarch64_emulation() {
 }
 
 #[test]
+#[ignore = "slow: test runs under qemu with Debian CPythons"]
 fn markupsafe_c_speedups_pass_under_ppc64le_emulation() {
     let project = project_with_tests(LinuxArch::Ppc64le, "");
     let logs = tempfile::tempdir().expect("log folder");
@@ -116,6 +118,7 @@ fn markupsafe_c_speedups_pass_under_ppc64le_emulation() {
 }
 
 #[test]
+#[ignore = "slow: test runs under qemu with Debian CPythons"]
 fn injected_failure_is_reported_as_not_passed_with_pytest_output_in_the_log() {
     let failing = "\n\ndef test_injected_failure():\n    assert 1 + 1 == 3, \"injected failure\"\n";
     let project = project_with_tests(LinuxArch::Aarch64, failing);
@@ -131,6 +134,7 @@ fn injected_failure_is_reported_as_not_passed_with_pytest_output_in_the_log() {
 }
 
 #[test]
+#[ignore = "slow: test runs under qemu with Debian CPythons"]
 fn markupsafe_c_speedups_pass_natively_on_the_host_architecture() {
     let host = LinuxArch::host().expect("a supported host");
     let project = project_with_tests(host, "");
@@ -143,6 +147,7 @@ fn markupsafe_c_speedups_pass_natively_on_the_host_architecture() {
 }
 
 #[test]
+#[ignore = "slow: test runs under qemu with Debian CPythons"]
 fn uninstallable_requirement_is_an_error_naming_the_log() {
     let project = project_with_tests(LinuxArch::Aarch64, "");
     let logs = tempfile::tempdir().expect("log folder");
@@ -205,6 +210,7 @@ fn sdist_only_project(dir: &Path) {
 }
 
 #[test]
+#[ignore = "slow: test runs under qemu with Debian CPythons"]
 fn requirement_published_only_as_source_is_installed_by_pip_under_emulation() {
     let links = tempfile::tempdir().expect("find-links folder");
     sdist_only_project(links.path());

@@ -87,6 +87,7 @@ fn zig() -> PathBuf {
 }
 
 #[test]
+#[ignore = "slow: a real build on an emulated Ubuntu host"]
 fn an_ubuntu_host_with_a_fresh_cache_builds_and_tests_blasdot_on_both_linux_targets() {
     require_root_and_unshare();
     let look = UbuntuLook::new();

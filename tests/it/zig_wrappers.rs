@@ -50,6 +50,7 @@ fn lto_build(target: &str, dir: &Path, notes: &Path, lto: &str) -> Vec<u8> {
 const LLVM_BITCODE: &[u8] = b"BC\xc0\xde";
 
 #[test]
+#[ignore = "slow: real zig compiles and links"]
 fn thin_lto_stays_on_for_aarch64_linux() {
     let dir = tempfile::tempdir().unwrap();
     let notes = tempfile::tempdir().unwrap();
@@ -62,6 +63,7 @@ fn thin_lto_stays_on_for_aarch64_linux() {
 }
 
 #[test]
+#[ignore = "slow: real zig compiles and links"]
 fn lto_is_turned_off_with_one_notice_where_zig_cannot_link_it() {
     for (target, reason) in [
         ("linux-ppc64le", "R_PPC64_REL16_HA"),
@@ -109,6 +111,7 @@ fn has_section(elf: &[u8], name: &str) -> bool {
 }
 
 #[test]
+#[ignore = "slow: real zig compiles and links"]
 fn cxx_library_carries_no_debug_info_unless_the_build_compiled_with_g() {
     let dir = tempfile::tempdir().unwrap();
     let notes = tempfile::tempdir().unwrap();
@@ -147,6 +150,7 @@ fn two_extension_project(root: &Path, extra: &str) -> std::path::PathBuf {
 }
 
 #[test]
+#[ignore = "slow: real zig compiles and links"]
 fn a_ppc64le_build_asking_for_thin_lto_builds_and_says_once_that_it_is_off() {
     let work = tempfile::tempdir().unwrap();
     let project = two_extension_project(work.path(), "-flto=thin");
@@ -173,6 +177,7 @@ fn a_ppc64le_build_asking_for_thin_lto_builds_and_says_once_that_it_is_off() {
 }
 
 #[test]
+#[ignore = "slow: real zig compiles and links"]
 fn a_macos_link_with_a_response_file_of_python_symbols_leaves_them_to_the_interpreter() {
     // nanobind links extensions with `-Wl,@darwin-ld-cpython.sym`, `-U _Py...` lines.
     let dir = tempfile::tempdir().unwrap();

@@ -42,11 +42,13 @@ const LOADER_Y: [f64; 4] = [5.0, 6.0, 7.0, 8.0];
 const INNER_VALUE: f64 = 2.75;
 
 #[test]
+#[ignore = "slow: zig-built loader under qemu"]
 fn aarch64_renamed_openblas_loads_through_edited_needed_and_runpath() {
     renamed_openblas_loads_through_edited_needed_and_runpath(AARCH64);
 }
 
 #[test]
+#[ignore = "slow: zig-built loader under qemu"]
 fn ppc64le_renamed_openblas_loads_through_edited_needed_and_runpath() {
     renamed_openblas_loads_through_edited_needed_and_runpath(PPC64LE);
 }
@@ -115,6 +117,7 @@ fn renamed_openblas_loads_through_edited_needed_and_runpath(target: Target) {
 }
 
 #[test]
+#[ignore = "slow: zig-built loader under qemu"]
 fn aarch64_renaming_vendored_gfortran_renames_its_version_needs() {
     let work = tempfile::tempdir().expect("create temp dir");
     let built = build_test_programs(AARCH64, work.path());
@@ -175,6 +178,7 @@ fn aarch64_renaming_vendored_gfortran_renames_its_version_needs() {
 }
 
 #[test]
+#[ignore = "slow: zig-built loader under qemu"]
 fn long_runpath_moves_dynstr_of_ppc64le_openblas_to_a_new_load_segment() {
     let work = tempfile::tempdir().expect("create temp dir");
     let built = build_test_programs(PPC64LE, work.path());
@@ -216,11 +220,13 @@ fn long_runpath_moves_dynstr_of_ppc64le_openblas_to_a_new_load_segment() {
 }
 
 #[test]
+#[ignore = "slow: zig-built libraries"]
 fn x86_64_library_chain_loads_natively_after_relayout() {
     library_chain_loads_after_relayout(X86_64);
 }
 
 #[test]
+#[ignore = "slow: zig-built libraries under qemu"]
 fn armhf_32bit_library_chain_loads_after_relayout() {
     library_chain_loads_after_relayout(ARMHF);
 }
