@@ -2,6 +2,10 @@
 //! linked once, not once per test file. Each file of this folder is a module; what they
 //! share (the pinned fixtures, tool lookups, wheel builders, the helper programs they
 //! compile or run) is in `common/`.
+//!
+//! Plain `cargo test` runs the fast tier; tests marked `#[ignore = "slow: ..."]` (zig, qemu,
+//! Debian downloads, real builds) are the slow tier, which `scripts/test` adds with
+//! `--include-ignored`. Which test goes where, and why: docs/testing.md.
 
 mod common;
 

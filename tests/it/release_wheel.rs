@@ -239,7 +239,8 @@ fn release_wheels_are_byte_identical_when_rebuilt() {
 /// Ignored by default: it needs the Rust standard libraries of both targets
 /// (`rustup target add aarch64-unknown-linux-gnu aarch64-apple-darwin`), which a fresh
 /// machine with only the host toolchain cannot fetch. Run it with
-/// `cargo test --release --test release_wheel -- --ignored`.
+/// `cargo test --release --test it release_script_cross_builds -- --ignored`; `scripts/test`
+/// skips it by name.
 #[test]
 #[ignore = "needs `rustup target add aarch64-unknown-linux-gnu aarch64-apple-darwin`"]
 fn release_script_cross_builds_wheels_that_work_on_linux_aarch64_and_macos_arm64() {
