@@ -270,7 +270,7 @@ fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment
 }
 
 #[test]
-#[ignore = "slow: Debian's system libraries for the symbol check (a download on first use)"]
+#[ignore = "slow: kills many repairs of a large wheel; Debian's system libraries for the symbol check"]
 fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
     let numpy = common::fixture(NUMPY_LINUX);
     let dir = tempfile::tempdir().expect("temp dir");
