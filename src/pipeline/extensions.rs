@@ -96,3 +96,164 @@ fn fail(plan: &Plan, outcome: &mut Outcome, index: usize, message: String) {
         kept_apart,
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::pipeline::outcome::{FinishedWheel, StageTimes};
+    use crate::pipeline::tests::plan_of;
+    use crate::wheel::{Contents, WheelName, WriteOptions, write_wheel};
+
+    /// The finished outcome of `identifier`: a wheel `file_name` in `dir` holding `binaries`.
+    fn finished(dir: &Path, identifier: &str, file_name: &str, binaries: &[&str]) -> Outcome {
+        let name = WheelName::parse(file_name).unwrap();
+        let bytes = |data: &[u8]| Contents::Bytes {
+            data: data.to_vec(),
+            mode: 0o755,
+        };
+        let mut entries = vec![
+            (
+                "demo-1.0.dist-info/WHEEL".to_string(),
+                bytes(
+                    format!("Wheel-Version: 1.0\nTag: {}\n", name.tags().join("\nTag: "))
+                        .as_bytes(),
+                ),
+            ),
+            (
+                "demo-1.0.dist-info/METADATA".to_string(),
+                bytes(b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"),
+            ),
+        ];
+        entries.extend(
+            binaries
+                .iter()
+                .map(|binary| (binary.to_string(), bytes(b"\x7fELF"))),
+        );
+        let path = write_wheel(dir, &name, entries, &WriteOptions::default()).unwrap();
+        Outcome {
+            identifier: identifier.to_string(),
+            times: StageTimes::default(),
+            test: TestResult::NotRun,
+            ending: Ending::Finished(FinishedWheel {
+                path,
+                sha256: String::new(),
+                size: 0,
+            }),
+        }
+    }
+
+    /// One outcome per build of `plan`, in plan order: (identifier, wheel file, binaries).
+    fn outcomes(plan: &Plan, dir: &Path, wheels: &[(&str, &str, &[&str])]) -> Vec<Outcome> {
+        plan.builds
+            .iter()
+            .map(|spec| {
+                let (identifier, file_name, binaries) = wheels
+                    .iter()
+                    .find(|(identifier, _, _)| *identifier == spec.identifier)
+                    .unwrap();
+                finished(dir, identifier, file_name, binaries)
+            })
+            .collect()
+    }
+
+    const SPEEDUPS_AARCH64: &str = "demo/_speedups.cpython-311-aarch64-linux-gnu.so";
+
+    #[test]
+    fn a_wheel_lacking_a_module_its_platforms_other_wheel_has_fails_and_is_kept_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan_of("cp311-manylinux_aarch64 cp311-manylinux_ppc64le cp311-macosx_arm64");
+        let mut outcomes = outcomes(
+            &plan,
+            dir.path(),
+            &[
+                (
+                    "cp311-manylinux_aarch64",
+                    "demo-1.0-cp311-cp311-manylinux_2_17_aarch64.whl",
+                    &[SPEEDUPS_AARCH64],
+                ),
+                (
+                    "cp311-manylinux_ppc64le",
+                    "demo-1.0-cp311-cp311-manylinux_2_17_ppc64le.whl",
+                    &[],
+                ),
+                // Another platform: compared only with macOS wheels.
+                (
+                    "cp311-macosx_arm64",
+                    "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl",
+                    &[],
+                ),
+            ],
+        );
+        fail_wheels_missing_extensions(&plan, &mut outcomes);
+        let ended: Vec<(&str, bool)> = outcomes
+            .iter()
+            .map(|outcome| (outcome.identifier.as_str(), outcome.succeeded()))
+            .collect();
+        assert_eq!(
+            ended,
+            [
+                ("cp311-manylinux_aarch64", true),
+                ("cp311-manylinux_ppc64le", false),
+                ("cp311-macosx_arm64", true),
+            ]
+        );
+        let Ending::Failed {
+            stage,
+            error,
+            kept_apart,
+        } = &outcomes[1].ending
+        else {
+            unreachable!()
+        };
+        assert_eq!(*stage, Stage::Build);
+        assert!(
+            error.to_string().starts_with(
+                "the wheel lacks `demo/_speedups` that the cp311-manylinux_aarch64 wheel has: its build left it out"
+            ),
+            "{error}"
+        );
+        let kept_apart = kept_apart.as_ref().expect("the wheel is kept apart");
+        assert!(
+            kept_apart
+                .join("demo-1.0-cp311-cp311-manylinux_2_17_ppc64le.whl")
+                .is_file()
+        );
+        assert!(
+            !dir.path()
+                .join("demo-1.0-cp311-cp311-manylinux_2_17_ppc64le.whl")
+                .exists()
+        );
+    }
+
+    #[test]
+    fn vendored_libraries_and_free_threaded_builds_are_not_compared_as_modules() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan_of("cp313-manylinux_aarch64 cp313t-manylinux_aarch64");
+        let mut outcomes = outcomes(
+            &plan,
+            dir.path(),
+            &[
+                (
+                    "cp313-manylinux_aarch64",
+                    "demo-1.0-cp313-cp313-manylinux_2_17_aarch64.whl",
+                    &[
+                        "demo/_speedups.cpython-313-aarch64-linux-gnu.so",
+                        "demo.libs/libfoo-1a2b3c4d.so",
+                    ],
+                ),
+                // Leaves out what the GIL build has: its project may keep it for GIL builds.
+                (
+                    "cp313t-manylinux_aarch64",
+                    "demo-1.0-cp313-cp313t-manylinux_2_17_aarch64.whl",
+                    &[],
+                ),
+            ],
+        );
+        fail_wheels_missing_extensions(&plan, &mut outcomes);
+        assert!(outcomes.iter().all(Outcome::succeeded));
+        let modules = extension_modules(&outcomes[0].wheel().unwrap().path).unwrap();
+        assert_eq!(modules.into_iter().collect::<Vec<_>>(), ["demo/_speedups"]);
+    }
+}

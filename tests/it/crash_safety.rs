@@ -1,0 +1,362 @@
+//! Killing crosswheel at any moment never leaves a partial wheel behind.
+//!
+//! `repair` of a large real wheel and a whole `build` are SIGKILLed at several
+//! moments. After every kill the output folder may hold only complete wheels
+//! (each passes `python3 -m zipfile -t` and `crosswheel inspect`), no leftover
+//! anywhere below it may carry a `.whl` name, and the next run into the same
+//! folder succeeds.
+//!
+//! The build test needs what `crosswheel build examples/blasdot` needs (python3.11,
+//! network access on the first run; later runs use crosswheel's cache).
+
+use crate::common;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NUMPY_LINUX: &str =
+    "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
+
+/// Starts crosswheel in its own process group, so that the helpers it spawns
+/// (build backends, compilers, emulators) can be cleaned up after the kill.
+fn spawn(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Child {
+    let mut command = Command::new(common::crosswheel_bin());
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.spawn().expect("start crosswheel")
+}
+
+/// When to kill.
+#[derive(Clone, Copy)]
+enum Moment {
+    /// This long after the start.
+    Elapsed(Duration),
+    /// This long after a new file of the given kind appears in the given place:
+    /// the moments when intermediate or final output is being written.
+    AfterNewFile(Place, FileKind, Duration),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// The output folder.
+    Output,
+    /// crosswheel's own temporary folder (its `TMPDIR`).
+    Temporary,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum FileKind {
+    Any,
+    Wheel,
+}
+
+impl FileKind {
+    fn matches(self, file: &Path) -> bool {
+        match self {
+            FileKind::Any => true,
+            FileKind::Wheel => file.extension().is_some_and(|extension| extension == "whl"),
+        }
+    }
+}
+
+impl std::fmt::Display for Moment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Moment::Elapsed(delay) => write!(f, "{} ms after the start", delay.as_millis()),
+            Moment::AfterNewFile(place, kind, delay) => {
+                write!(
+                    f,
+                    "{} ms after a new {kind:?} file appeared in the {place:?} folder",
+                    delay.as_millis()
+                )
+            }
+        }
+    }
+}
+
+/// The folders a run writes to.
+struct Folders {
+    output: PathBuf,
+    temporary: PathBuf,
+}
+
+impl Folders {
+    fn get(&self, place: Place) -> &Path {
+        match place {
+            Place::Output => &self.output,
+            Place::Temporary => &self.temporary,
+        }
+    }
+}
+
+/// Sends SIGKILL to crosswheel alone (not to its children: a real crash leaves
+/// them running) at `moment`. Returns whether it was still running then.
+fn kill_at(child: &mut Child, started: Instant, moment: Moment, folders: &Folders) -> bool {
+    match moment {
+        Moment::Elapsed(delay) => std::thread::sleep(delay.saturating_sub(started.elapsed())),
+        Moment::AfterNewFile(place, kind, delay) => {
+            let watched = folders.get(place);
+            let existing = files_below(watched);
+            loop {
+                if child.try_wait().expect("poll crosswheel").is_some() {
+                    break;
+                }
+                let appeared = files_below(watched)
+                    .into_iter()
+                    .any(|file| kind.matches(&file) && !existing.contains(&file));
+                if appeared {
+                    std::thread::sleep(delay);
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+    }
+    let running = child.try_wait().expect("poll crosswheel").is_none();
+    if running {
+        child.kill().expect("SIGKILL crosswheel");
+    }
+    child.wait().expect("reap crosswheel");
+    running
+}
+
+/// Kills whatever crosswheel left running in its process group.
+fn kill_orphans(child: &Child) {
+    // The group may be empty already; only a missing `kill` binary is an error.
+    let status = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status()
+        .expect("run kill");
+    if status.success() {
+        // Let the kernel tear the processes down before the folder is inspected.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .map(|entry| entry.into_path())
+        .collect()
+}
+
+/// The wheels of `dir` are complete and nothing else below it is named `*.whl`.
+/// Returns the wheels.
+fn assert_only_complete_wheels(dir: &Path, moment: &str) -> Vec<PathBuf> {
+    let mut wheels = Vec::new();
+    for file in files_below(dir) {
+        if file.extension().is_none_or(|extension| extension != "whl") {
+            continue;
+        }
+        assert_eq!(
+            file.parent(),
+            Some(dir),
+            "{moment}: a leftover below the output folder has a wheel name: {}",
+            file.display()
+        );
+        assert_wheel_is_complete(&file, moment);
+        wheels.push(file);
+    }
+    wheels
+}
+
+fn assert_wheel_is_complete(wheel: &Path, moment: &str) {
+    let python = common::require_tool("python3", "apt-get install python3");
+    let zip_test = Command::new(python)
+        .args(["-m", "zipfile", "-t"])
+        .arg(wheel)
+        .output()
+        .expect("run python3 -m zipfile");
+    let report = String::from_utf8_lossy(&zip_test.stdout);
+    assert!(
+        zip_test.status.success() && !report.contains("corrupted"),
+        "{moment}: {} fails `python3 -m zipfile -t`: {report}{}",
+        wheel.display(),
+        String::from_utf8_lossy(&zip_test.stderr)
+    );
+    let inspect = Command::new(common::crosswheel_bin())
+        .arg("inspect")
+        .arg(wheel)
+        .output()
+        .expect("run crosswheel inspect");
+    assert!(
+        inspect.status.success(),
+        "{moment}: crosswheel inspect refuses {}: {}",
+        wheel.display(),
+        String::from_utf8_lossy(&inspect.stderr)
+    );
+}
+
+/// Runs `args` to completion, checks it succeeds, and returns how long it took.
+fn run_to_completion(args: &[&std::ffi::OsStr], env: &[(&str, &str)], what: &str) -> Duration {
+    let started = Instant::now();
+    let mut command = Command::new(common::crosswheel_bin());
+    command.args(args).stdin(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("run crosswheel");
+    assert!(
+        output.status.success(),
+        "{what} failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    started.elapsed()
+}
+
+fn elapsed_ms(milliseconds: &[u64]) -> impl Iterator<Item = Moment> + '_ {
+    milliseconds
+        .iter()
+        .map(|&ms| Moment::Elapsed(Duration::from_millis(ms)))
+}
+
+/// Kills `args` at each moment, checks the output folder after each kill, then
+/// checks that an uninterrupted run into the same folder succeeds and yields
+/// exactly one complete wheel. Returns how many kills landed while crosswheel
+/// still ran.
+fn survive_kills(args: &[&std::ffi::OsStr], folders: &Folders, moments: &[Moment]) -> usize {
+    let env = [(
+        "TMPDIR",
+        folders.temporary.to_str().expect("UTF-8 temp path"),
+    )];
+    std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
+    let mut interrupted = 0;
+    for &moment in moments {
+        let started = Instant::now();
+        let mut child = spawn(args, &env);
+        let was_running = kill_at(&mut child, started, moment, folders);
+        interrupted += usize::from(was_running);
+        let label = format!(
+            "after SIGKILL {moment} ({} ms after the start)",
+            started.elapsed().as_millis()
+        );
+        eprintln!(
+            "{label}: {}",
+            if was_running {
+                "killed"
+            } else {
+                "had already finished"
+            }
+        );
+        assert_only_complete_wheels(&folders.output, &label);
+        kill_orphans(&child);
+        assert_only_complete_wheels(
+            &folders.output,
+            &format!("{label}, once its children were gone"),
+        );
+    }
+    run_to_completion(args, &env, "the run after the kills");
+    let wheels = assert_only_complete_wheels(&folders.output, "after the final run");
+    assert_eq!(
+        wheels.len(),
+        1,
+        "one wheel expected in {}: {wheels:?}",
+        folders.output.display()
+    );
+    interrupted
+}
+
+#[test]
+#[ignore = "slow: kills many repairs of a large wheel; Debian's system libraries for the symbol check"]
+fn repair_killed_at_any_moment_leaves_no_partial_wheel() {
+    let numpy = common::fixture(NUMPY_LINUX);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folders = Folders {
+        output: dir.path().join("wheelhouse"),
+        temporary: dir.path().join("tmp"),
+    };
+    let args = [
+        "repair".as_ref(),
+        numpy.as_os_str(),
+        "-w".as_ref(),
+        folders.output.as_os_str(),
+    ];
+    let mut moments: Vec<Moment> = elapsed_ms(&[5, 20, 50, 100, 200]).collect();
+    // The repair writes its wheel at the very end, into a temporary file beside the output.
+    moments.extend(
+        [0, 1, 5, 20, 50].map(|ms| {
+            Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))
+        }),
+    );
+    let interrupted = survive_kills(&args, &folders, &moments);
+    // A release repair of numpy takes a few hundred milliseconds, so a late
+    // moment can miss it; what matters is that enough kills land mid-run and
+    // that none of them left a partial wheel (checked in survive_kills).
+    assert!(
+        interrupted >= moments.len() / 2,
+        "only {interrupted} of {} kills hit a running repair",
+        moments.len()
+    );
+}
+
+#[test]
+#[ignore = "slow: real builds of blasdot with zig"]
+fn build_killed_at_any_moment_leaves_no_partial_wheel() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The build's temporary folder on another file system (a tmpfs) when there is
+    // one, so that the final move into the output folder is a copy, not a rename.
+    let temporary_root = Path::new("/dev/shm");
+    let temporary = if temporary_root.is_dir() {
+        tempfile::tempdir_in(temporary_root)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("temp dir");
+    let folders = Folders {
+        output: dir.path().join("wheelhouse"),
+        temporary: temporary.path().join("tmp"),
+    };
+    let args = [
+        "build".as_ref(),
+        project.as_os_str(),
+        "--only".as_ref(),
+        "cp311-manylinux_aarch64".as_ref(),
+        "-w".as_ref(),
+        folders.output.as_os_str(),
+    ];
+    // The first run also warms the caches, so that the kills below hit the
+    // build, repair and test stages rather than downloads.
+    std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
+    let full_run = run_to_completion(
+        &args,
+        &[("TMPDIR", folders.temporary.to_str().expect("UTF-8"))],
+        "an uninterrupted build",
+    );
+    let first = assert_only_complete_wheels(&folders.output, "after the first build");
+    assert_eq!(first.len(), 1);
+    std::fs::remove_dir_all(&folders.output).expect("empty the output folder");
+
+    let mut moments: Vec<Moment> = elapsed_ms(&[50, 500]).collect();
+    moments.extend([0.3, 0.6].map(|fraction| Moment::Elapsed(full_run.mul_f64(fraction))));
+    // The backend's wheel, then the repaired one, appear in the temporary folder;
+    // the final copy goes through a temporary file in the output folder.
+    moments.extend([0, 100, 1000].map(|ms| {
+        Moment::AfterNewFile(Place::Temporary, FileKind::Wheel, Duration::from_millis(ms))
+    }));
+    moments.extend(
+        [0, 2].map(|ms| {
+            Moment::AfterNewFile(Place::Output, FileKind::Any, Duration::from_millis(ms))
+        }),
+    );
+    let interrupted = survive_kills(&args, &folders, &moments);
+    // The final copy takes microseconds: the last two kills may come too late.
+    assert!(
+        interrupted >= moments.len() - 2,
+        "only {interrupted} of {} kills hit a running build (an uninterrupted run took {full_run:?})",
+        moments.len()
+    );
+}

@@ -1,0 +1,113 @@
+//! The cross environment's headers describe the target, whatever CPython builds.
+//!
+//! For every target and every kind of build interpreter on this machine — the
+//! distribution's CPython, whose `pyconfig.h` is a multiarch wrapper that dispatches on
+//! the compiler's target, and a CPython with a plain header (pyenv or uv) — the target's
+//! cross compiler compiles `tests/it/common/pyconfig_probe.c` against the environment's
+//! headers: `static_assert`s that every size, alignment and byte-order answer of
+//! `pyconfig.h` is the target's. Needs zig (installed into crosswheel's cache on first
+//! use) and network access on the first run.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+use crosswheel::host::BuildPython;
+
+const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
+
+fn compile_probe(python: &BuildPython, target_name: &str, out_dir: &Path) -> Result<(), String> {
+    let env = common::zig_cross_env(python, target_name);
+    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/pyconfig_probe.c");
+    let object = out_dir.join(format!("{target_name}.o"));
+    let output = Command::new(&env.toolchain().cc)
+        .arg("-c")
+        .arg(format!("-I{}", env.python_include_dir.display()))
+        .arg(&probe)
+        .arg("-o")
+        .arg(&object)
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", env.toolchain().cc.display()));
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
+
+#[test]
+#[ignore = "slow: compiles with zig against the target headers"]
+fn every_target_compiles_the_pyconfig_probe_with_every_kind_of_build_python() {
+    let out = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for python in common::build_pythons() {
+        for target in TARGETS {
+            if let Err(stderr) = compile_probe(&python, target, out.path()) {
+                failures.push(format!(
+                    "{target} with {}:\n{stderr}",
+                    python.executable.display()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "slow: compiles with zig against the target headers"]
+fn the_distribution_pythons_multiarch_wrapper_never_reaches_the_target() {
+    let python = common::distribution_python();
+    for target_name in TARGETS {
+        let env = common::zig_cross_env(&python, target_name);
+        let header = std::fs::read_to_string(env.python_include_dir.join("pyconfig.h")).unwrap();
+        assert!(
+            !header.contains("multiarch location"),
+            "{target_name}: the wrapper was copied"
+        );
+        assert!(
+            header.contains("#define SIZEOF_LONG 8"),
+            "{target_name}: not a real pyconfig.h"
+        );
+        assert!(
+            header.contains("/* #undef HAVE_GCC_ASM_FOR_X64 */"),
+            "{target_name}: x86_64's answer kept"
+        );
+    }
+}
+
+#[test]
+#[ignore = "slow: compiles with zig against the target headers"]
+fn target_sysconfig_compiler_flags_carry_no_debug_info_flag() {
+    let python = common::distribution_python();
+    let env = common::zig_cross_env(&python, "linux-aarch64");
+    let module = env
+        .sysconfig_dir
+        .join(format!("{}.py", env.sysconfigdata_name));
+    let script = "import runpy, sys\nv = runpy.run_path(sys.argv[1])['build_time_vars']\n\
+         for key in ['CFLAGS', 'OPT', 'BASECFLAGS', 'CONFIGURE_CFLAGS', 'PY_CFLAGS', 'CFLAGS_NODIST',\n\
+         'PY_CFLAGS_NODIST', 'PY_CORE_CFLAGS', 'PY_STDMODULE_CFLAGS', 'PY_BUILTIN_MODULE_CFLAGS']:\n    \
+         print(key, repr(v.get(key, '')))\n";
+    let output = std::process::Command::new(&python.executable)
+        .args(["-c", script])
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let listing = String::from_utf8(output.stdout).unwrap();
+    // Debian's CPython is built with -g, as manylinux's is: every one of these has it.
+    for line in listing.lines() {
+        let flags = line
+            .split_once(' ')
+            .map_or("", |(_, flags)| flags.trim_matches('\''));
+        assert!(
+            !flags.split_whitespace().any(|flag| flag.starts_with("-g")),
+            "{line}"
+        );
+    }
+    assert_eq!(listing.lines().count(), 10, "{listing}");
+}

@@ -1,0 +1,166 @@
+//! The same project built twice gives the same bytes, and nothing of the build
+//! host leaks into the wheels.
+//!
+//! Two full pipeline runs (`crosswheel build examples/blasdot`: build, repair,
+//! test) into different folders, with the same SOURCE_DATE_EPOCH, must produce
+//! byte-identical wheels; no file inside any wheel may mention the home folder,
+//! crosswheel's cache, the project folder, the output folders or the build's
+//! temporary folders.
+//!
+//! Needs what `crosswheel build examples/blasdot` needs (python3.11, qemu for the
+//! test stage, network access on the first run).
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every target crosswheel builds.
+const ARCHS: &str = "aarch64 ppc64le arm64";
+/// 2024-01-01T00:00:00Z.
+const SOURCE_DATE_EPOCH: &str = "1704067200";
+
+fn blasdot() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot")
+}
+
+fn build_into(out_dir: &Path) {
+    let output = Command::new(common::crosswheel_bin())
+        .arg("build")
+        .arg(blasdot())
+        .args(["--archs", ARCHS, "-w"])
+        .arg(out_dir)
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        .output()
+        .expect("run crosswheel build");
+    assert!(
+        output.status.success(),
+        "crosswheel build failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// File name -> bytes of every wheel directly in `dir`.
+fn wheels_in(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("read the output folder")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "whl"))
+        .map(|path| {
+            let name = path
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned();
+            (name, std::fs::read(&path).expect("read wheel"))
+        })
+        .collect()
+}
+
+/// Entry name -> decompressed contents.
+fn contents(wheel: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(wheel)).expect("a zip archive");
+    (0..archive.len())
+        .map(|index| {
+            let mut entry = archive.by_index(index).expect("entry");
+            let name = entry.name().expect("UTF-8 entry name").into_owned();
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).expect("decompress entry");
+            (name, data)
+        })
+        .collect()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// Host paths that must never appear inside a wheel.
+fn host_paths(work_dir: &Path) -> Vec<String> {
+    let mut paths = vec![
+        blasdot().display().to_string(),
+        env!("CARGO_MANIFEST_DIR").to_string(),
+        work_dir.display().to_string(),
+        // The build copies the project into `<temp>/crosswheel-build-XXXX`.
+        std::env::temp_dir()
+            .join("crosswheel-build-")
+            .display()
+            .to_string(),
+    ];
+    let cache = crosswheel::host::Cache::from_env().expect("crosswheel's cache folder");
+    paths.push(cache.root().display().to_string());
+    if let Some(home) = std::env::var_os("HOME").filter(|home| Path::new(home) != Path::new("/")) {
+        // `/root/` with the slash: the bare word is too common in binaries.
+        paths.push(format!("{}/", Path::new(&home).display()));
+    }
+    paths
+}
+
+#[test]
+#[ignore = "slow: builds blasdot twice with zig"]
+fn two_builds_give_identical_wheels_free_of_host_paths() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let (first_dir, second_dir) = (work.path().join("a"), work.path().join("b"));
+    build_into(&first_dir);
+    build_into(&second_dir);
+
+    let first = wheels_in(&first_dir);
+    let second = wheels_in(&second_dir);
+    let expected_count = ARCHS.split_whitespace().count();
+    assert_eq!(
+        first.len(),
+        expected_count,
+        "one wheel per target expected: {:?}",
+        first.keys()
+    );
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        second.keys().collect::<Vec<_>>(),
+        "the two runs named their wheels differently"
+    );
+    for (name, bytes) in &first {
+        if second[name] != *bytes {
+            let differing: Vec<String> = contents(bytes)
+                .into_iter()
+                .zip(contents(&second[name]))
+                .filter(|(a, b)| a != b)
+                .map(|((entry, _), _)| entry)
+                .collect();
+            panic!("{name} differs between the two runs; differing entries: {differing:?}");
+        }
+    }
+
+    // Each wheel vendors OpenBLAS, so each carries the SBOM the comparison above covered.
+    for (name, bytes) in &first {
+        let has_sbom = contents(bytes)
+            .iter()
+            .any(|(entry, _)| entry.ends_with(".dist-info/sboms/crosswheel.cdx.json"));
+        assert!(
+            has_sbom,
+            "{name} has no .dist-info/sboms/crosswheel.cdx.json"
+        );
+    }
+
+    let needles = host_paths(work.path());
+    let mut leaks = Vec::new();
+    for (name, bytes) in &first {
+        for (entry, data) in contents(bytes) {
+            for needle in &needles {
+                if contains(&data, needle.as_bytes()) {
+                    leaks.push(format!("{name}: {entry} contains `{needle}`"));
+                }
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "host paths inside the wheels:\n{}",
+        leaks.join("\n")
+    );
+}

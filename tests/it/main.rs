@@ -1,0 +1,84 @@
+//! The integration tests: one test binary, so the library and its dependencies are
+//! linked once, not once per test file. Each file of this folder is a module; what they
+//! share (the pinned fixtures, tool lookups, wheel builders, the helper programs they
+//! compile or run) is in `common/`.
+//!
+//! Plain `cargo test` runs the fast tier; tests marked `#[ignore = "slow: ..."]` (zig, qemu,
+//! Debian downloads, real builds) are the slow tier, which `scripts/test` adds with
+//! `--include-ignored`. Which test goes where, and why: docs/testing.md.
+
+mod common;
+
+mod actions_pinned;
+mod backend_hook_environment;
+mod build_blasdot;
+mod build_examples;
+mod build_frontend;
+mod cache_concurrency;
+mod cibuildwheel_build;
+mod cibuildwheel_corpus;
+mod compat_slice;
+mod crash_safety;
+mod cross_properties;
+mod crossenv_headers;
+mod crossenv_reports_target;
+mod dependency_rule;
+mod determinism;
+mod elf_edit;
+mod elf_facts;
+mod env_reads;
+mod exit_codes;
+mod fixtures;
+mod free_threaded;
+mod free_threaded_python;
+mod hostile_fuzz_regressions;
+mod hostile_inputs;
+mod inspect_linux;
+mod inspect_macos;
+mod loadcheck_macos_real;
+mod macho_malformed;
+mod macho_sign_real;
+mod macho_wheels;
+mod macho_zig;
+mod macos_sdk;
+mod manylinux_policy;
+mod options_cibuildwheel;
+mod options_consumed;
+mod options_docs;
+mod options_errors;
+mod options_pyproject;
+mod options_selection;
+mod output_messages;
+mod pipeline_blasdot;
+mod pipeline_examples;
+mod pipeline_gcc;
+mod pipeline_versions;
+mod publish_check;
+mod publish_trusted;
+mod publish_upload;
+mod readme_quick_start;
+mod release_wheel;
+mod repair_auditwheel_data;
+mod repair_delocate_data;
+mod repair_linux_errors;
+mod repair_linux_graft;
+mod repair_linux_noop;
+mod repair_macos_bad_input;
+mod repair_macos_cli;
+mod repair_macos_real;
+mod repair_macos_zig;
+mod sbom_repair;
+mod symbol_check;
+mod sysroot_provision;
+mod target_headers;
+mod target_programs;
+mod test_command;
+mod test_timeout;
+mod testing_debian_requirements;
+mod testing_linux;
+mod ubuntu_host;
+mod wheel_archive;
+mod wheel_real;
+mod wheel_writer;
+mod zig_cpu_flags;
+mod zig_wrappers;

@@ -1,0 +1,230 @@
+//! What crosswheel's zig compiler wrappers do to real compiles and links: link-time
+//! optimisation is kept where zig can link it and dropped, with one notice for the build,
+//! where it cannot; GCC-only pass options are dropped with one notice; linked outputs carry
+//! no debug info unless the build asked for it.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+use crosswheel::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
+
+/// Runs `compiler args` in `dir` as inside a build whose notes folder is `notes`.
+fn run(compiler: &Path, dir: &Path, notes: &Path, args: &[&str]) {
+    let output = Command::new(compiler)
+        .args(args)
+        .current_dir(dir)
+        .env(WRAPPER_NOTES_VAR, notes)
+        .env_remove("CFLAGS")
+        .env_remove("CXXFLAGS")
+        .env_remove("LDFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{} {args:?}: {}",
+        compiler.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Compiles two files with `lto` and links them into `lib.so`; returns the first object.
+fn lto_build(target: &str, dir: &Path, notes: &Path, lto: &str) -> Vec<u8> {
+    std::fs::write(
+        dir.join("a.c"),
+        "int g(int);\nint h(int x) { return g(x) + 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.c"), "int g(int x) { return x * 3; }\n").unwrap();
+    let cc = common::zig_wrapper(target, false);
+    run(&cc, dir, notes, &["-fPIC", lto, "-c", "a.c", "-o", "a.o"]);
+    run(&cc, dir, notes, &["-fPIC", lto, "-c", "b.c", "-o", "b.o"]);
+    let mut link = vec!["-shared", lto, "a.o", "b.o", "-o", "lib.so"];
+    if target.starts_with("macos") {
+        link.extend(["-undefined", "dynamic_lookup"]);
+    }
+    run(&cc, dir, notes, &link);
+    std::fs::read(dir.join("a.o")).unwrap()
+}
+
+const LLVM_BITCODE: &[u8] = b"BC\xc0\xde";
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn thin_lto_stays_on_for_aarch64_linux() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    let object = lto_build("linux-aarch64", dir.path(), notes.path(), "-flto=thin");
+    assert!(
+        object.starts_with(LLVM_BITCODE),
+        "the object is no LTO bitcode"
+    );
+    assert_eq!(wrapper_notices(notes.path()), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn lto_is_turned_off_with_one_notice_where_zig_cannot_link_it() {
+    for (target, reason) in [
+        ("linux-ppc64le", "R_PPC64_REL16_HA"),
+        ("macos-arm64", "LTO requires using LLD"),
+    ] {
+        for lto in ["-flto=thin", "-flto"] {
+            let dir = tempfile::tempdir().unwrap();
+            let notes = tempfile::tempdir().unwrap();
+            let object = lto_build(target, dir.path(), notes.path(), lto);
+            assert!(!object.starts_with(LLVM_BITCODE), "{target} {lto}: bitcode");
+            let notices = wrapper_notices(notes.path());
+            assert_eq!(notices.len(), 1, "{target} {lto}: {notices:?}");
+            assert!(
+                notices[0].starts_with(&format!(
+                    "{target}: link-time optimisation (-flto) turned off: "
+                )) && notices[0].contains(reason),
+                "{notices:?}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn greenlets_gcc_only_flag_is_dropped_with_one_notice_and_clangs_spellings_kept() {
+    // greenlet 3.5.6's setup.py, on ppc64le: `error: unknown clang option` before this.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.c"), "int h(int x) { return x + 1; }\n").unwrap();
+    let cc = common::zig_wrapper("linux-ppc64le", false);
+    let flags = [
+        "-O2",
+        "-fno-tree-dominator-opts",
+        "-fno-tree-vectorize",
+        "-fipa-pta",
+    ];
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &[&flags[..], &["-c", "a.c", "-o", "a.o"]].concat(),
+    );
+    assert!(dir.path().join("a.o").is_file());
+    let notices = wrapper_notices(notes.path());
+    assert_eq!(
+        notices,
+        [
+            "linux-ppc64le: -fno-tree-dominator-opts -fipa-pta dropped: GCC-only optimisation options that zig's clang refuses (clang has no such passes)"
+        ]
+    );
+}
+
+const CXX_SOURCE: &str = "#include <sstream>\n#include <stdexcept>\n\
+    extern \"C\" int f(int x) { std::ostringstream s; s << x;\n\
+    if (x < 0) throw std::runtime_error(s.str()); return (int)s.str().size(); }\n";
+
+/// Links a C++ shared library for aarch64 Linux (compiled with `compile_flags`) and
+/// returns its bytes.
+fn cxx_library(dir: &Path, notes: &Path, compile_flags: &[&str]) -> Vec<u8> {
+    std::fs::write(dir.join("p.cpp"), CXX_SOURCE).unwrap();
+    let cxx = common::zig_wrapper("linux-aarch64", true);
+    let mut compile = vec!["-fPIC", "-c", "p.cpp", "-o", "p.o"];
+    compile.extend(compile_flags);
+    run(&cxx, dir, notes, &compile);
+    run(&cxx, dir, notes, &["-shared", "p.o", "-o", "p.so"]);
+    std::fs::read(dir.join("p.so")).unwrap()
+}
+
+fn has_section(elf: &[u8], name: &str) -> bool {
+    let parsed = goblin::elf::Elf::parse(elf).unwrap();
+    parsed
+        .section_headers
+        .iter()
+        .any(|header| parsed.shdr_strtab.get_at(header.sh_name) == Some(name))
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn cxx_library_carries_no_debug_info_unless_the_build_compiled_with_g() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    let release = cxx_library(dir.path(), notes.path(), &[]);
+    assert!(!has_section(&release, ".debug_info"));
+    assert!(
+        release.len() < 1_000_000,
+        "{} bytes: zig's libc++ is not stripped of its DWARF",
+        release.len()
+    );
+
+    let debug_notes = tempfile::tempdir().unwrap();
+    let debug = cxx_library(dir.path(), debug_notes.path(), &["-g"]);
+    assert!(has_section(&debug, ".debug_info"));
+}
+
+/// A setuptools project with two extensions compiled with `extra` flags.
+fn two_extension_project(root: &Path, extra: &str) -> std::path::PathBuf {
+    let setup_py = format!(
+        "from setuptools import Extension, setup\nflags = {extra:?}.split()\n\
+         setup(packages=['ltodemo'], ext_modules=[\n    \
+         Extension('ltodemo._a', ['a.c'], extra_compile_args=flags, extra_link_args=flags),\n    \
+         Extension('ltodemo._b', ['b.c'], extra_compile_args=flags, extra_link_args=flags)])\n"
+    );
+    let sources: Vec<(String, String)> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let source = format!(
+                "#include <Python.h>\nstatic struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"_{name}\", NULL, -1, NULL}};\n\
+                 PyMODINIT_FUNC PyInit__{name}(void) {{ return PyModule_Create(&m); }}\n"
+            );
+            (format!("{name}.c"), source)
+        })
+        .collect();
+    common::setuptools_project(root, "ltodemo", &setup_py, &sources)
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn a_ppc64le_build_asking_for_thin_lto_builds_and_says_once_that_it_is_off() {
+    let work = tempfile::tempdir().unwrap();
+    let project = two_extension_project(work.path(), "-flto=thin");
+    let output = Command::new(common::crosswheel_bin())
+        .arg("build")
+        .arg(&project)
+        .args(["--only", "cp311-manylinux_ppc64le", "-w"])
+        .arg(work.path().join("wheelhouse"))
+        .env("CIBW_TEST_SKIP", "*")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{said}");
+    let notices: Vec<&str> = said
+        .lines()
+        .filter(|line| line.contains("link-time optimisation (-flto) turned off"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{said}");
+    assert!(notices[0].contains("linux-ppc64le") && notices[0].contains("R_PPC64_REL16_HA"));
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn a_macos_link_with_a_response_file_of_python_symbols_leaves_them_to_the_interpreter() {
+    // nanobind links extensions with `-Wl,@darwin-ld-cpython.sym`, `-U _Py...` lines.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        dir.path().join("ext.c"),
+        "void *PyLong_FromLong(long);\nvoid *answer(void) { return PyLong_FromLong(42); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("python.sym"), "-U _PyLong_FromLong\n").unwrap();
+    run(
+        &common::zig_wrapper("macos-arm64", false),
+        dir.path(),
+        &notes,
+        &["-shared", "ext.c", "-Wl,@python.sym", "-o", "ext.so"],
+    );
+    assert!(dir.path().join("ext.so").is_file());
+}
