@@ -541,6 +541,15 @@ impl Target {
         self.data.platform == Platform::Macos
     }
 
+    /// Whether this machine executes the target's programs itself: a Linux target of the
+    /// architecture crosswheel runs on (x86_64 here), whose programs need no qemu-user.
+    pub fn runs_natively_here(&self) -> bool {
+        cfg!(target_os = "linux")
+            && self
+                .linux_arch()
+                .is_some_and(|arch| Some(arch) == LinuxArch::host())
+    }
+
     /// The `-target` zig understands, OS version included.
     pub fn zig_triple(&self) -> String {
         self.fill(&self.data.zig_triple, "")
@@ -640,7 +649,43 @@ mod tests {
 
     #[test]
     fn bundled_config_parses() {
-        assert_eq!(config().target.len(), 3);
+        let ids: Vec<&str> = config().target.iter().map(|t| t.id.as_str()).collect();
+        for id in [
+            "linux-aarch64",
+            "linux-ppc64le",
+            "linux-x86_64",
+            "macos-arm64",
+        ] {
+            assert!(ids.contains(&id), "{id} missing from {ids:?}");
+        }
+    }
+
+    #[test]
+    fn every_linux_target_is_a_known_architecture_with_its_elf_machine() {
+        for data in targets().iter().filter(|t| t.platform == Platform::Linux) {
+            let arch = LinuxArch::parse(&data.arch)
+                .unwrap_or_else(|| panic!("{}: `{}` is no LinuxArch", data.id, data.arch));
+            assert_eq!(arch.machine(), data.arch, "{}", data.id);
+            assert_eq!(arch.elf_machine(), data.elf_machine, "{}", data.id);
+            assert_eq!(data.platform_tag, format!("linux_{}", data.arch));
+            assert_eq!(
+                data.identifier_platform(),
+                format!("manylinux_{}", data.arch)
+            );
+        }
+    }
+
+    #[test]
+    fn linux_x86_64_builds_against_manylinux2014s_glibc() {
+        let target = Target::parse("manylinux-x86_64").unwrap();
+        assert_eq!(target.zig_triple(), "x86_64-linux-gnu.2.17");
+        assert_eq!(target.ext_suffix("311"), ".cpython-311-x86_64-linux-gnu.so");
+        assert_eq!(
+            target.sysconfigdata_name(""),
+            "_sysconfigdata__linux_x86_64-linux-gnu"
+        );
+        assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
+        assert_eq!(target.compatible_manylinux_platforms().len(), 2);
     }
 
     #[test]

@@ -38,7 +38,15 @@ mod tests {
     #[test]
     fn bundled_targets_parse() {
         let ids: Vec<&str> = targets().iter().map(|t| t.id.as_str()).collect();
-        assert_eq!(ids, ["linux-aarch64", "linux-ppc64le", "macos-arm64"]);
+        assert_eq!(
+            ids,
+            [
+                "linux-aarch64",
+                "linux-ppc64le",
+                "linux-x86_64",
+                "macos-arm64"
+            ]
+        );
     }
 
     #[test]
@@ -50,6 +58,7 @@ mod tests {
             [
                 "cp311-manylinux_aarch64",
                 "cp311-manylinux_ppc64le",
+                "cp311-manylinux_x86_64",
                 "cp311-macosx_arm64"
             ]
         );
@@ -60,7 +69,11 @@ mod tests {
         let (python, target) = parse_identifier("cp39-macosx_arm64").unwrap();
         assert_eq!(python.version(), "3.9");
         assert_eq!(target.id, "macos-arm64");
-        assert!(parse_identifier("cp311-manylinux_x86_64").is_err());
+        assert_eq!(
+            parse_identifier("cp311-manylinux_x86_64").unwrap().1.id,
+            "linux-x86_64"
+        );
+        assert!(parse_identifier("cp311-musllinux_x86_64").is_err());
         assert!(parse_identifier("cp311").is_err());
     }
 

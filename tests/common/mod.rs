@@ -419,7 +419,11 @@ pub fn zig_cross_env(
         None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    let runner = parsed.linux_arch().map(|arch| target_runner(&cache, arch));
+    // A target this machine runs itself needs no emulator, as in the pipeline.
+    let runner = parsed
+        .linux_arch()
+        .filter(|_| !parsed.runs_natively_here())
+        .map(|arch| target_runner(&cache, arch));
     crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
 }
