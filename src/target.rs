@@ -117,10 +117,11 @@ pub enum LinuxArch {
     X86_64,
     Aarch64,
     Ppc64le,
+    S390x,
 }
 
 impl LinuxArch {
-    pub const ALL: [LinuxArch; 3] = [Self::X86_64, Self::Aarch64, Self::Ppc64le];
+    pub const ALL: [LinuxArch; 4] = [Self::X86_64, Self::Aarch64, Self::Ppc64le, Self::S390x];
 
     /// The architecture a glibc Linux wheel's platform tag names: `manylinux_2_17_aarch64`,
     /// `manylinux2014_ppc64le`, `linux_x86_64`; `None` for any other tag (musllinux, macOS).
@@ -139,6 +140,7 @@ impl LinuxArch {
             "x86_64" | "amd64" => Some(Self::X86_64),
             "aarch64" | "arm64" => Some(Self::Aarch64),
             "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
+            "s390x" => Some(Self::S390x),
             _ => None,
         }
     }
@@ -155,6 +157,7 @@ impl LinuxArch {
             "aarch64" => Some(Self::Aarch64),
             // Rust names both endiannesses `powerpc64`.
             "powerpc64" if little_endian => Some(Self::Ppc64le),
+            "s390x" => Some(Self::S390x),
             _ => None,
         }
     }
@@ -165,6 +168,7 @@ impl LinuxArch {
             Self::X86_64 => "x86_64",
             Self::Aarch64 => "aarch64",
             Self::Ppc64le => "ppc64le",
+            Self::S390x => "s390x",
         }
     }
 
@@ -174,15 +178,38 @@ impl LinuxArch {
             Self::X86_64 => "amd64",
             Self::Aarch64 => "arm64",
             Self::Ppc64le => "ppc64el",
+            Self::S390x => "s390x",
         }
     }
 
-    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64).
+    /// Whether the architecture stores words most significant byte first (s390x).
+    pub fn big_endian(self) -> bool {
+        matches!(self, Self::S390x)
+    }
+
+    /// `EI_CLASS` and `EI_DATA` of the architecture's ELF files (2 = 64-bit; 1 = little-,
+    /// 2 = big-endian).
+    pub fn elf_ident(self) -> [u8; 2] {
+        [2, if self.big_endian() { 2 } else { 1 }]
+    }
+
+    /// `e_machine` as the architecture's ELF files store it, in their byte order.
+    pub fn elf_machine_bytes(self) -> [u8; 2] {
+        if self.big_endian() {
+            self.elf_machine().to_be_bytes()
+        } else {
+            self.elf_machine().to_le_bytes()
+        }
+    }
+
+    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64,
+    /// EM_S390).
     pub fn elf_machine(self) -> u16 {
         match self {
             Self::X86_64 => 62,
             Self::Aarch64 => 183,
             Self::Ppc64le => 21,
+            Self::S390x => 22,
         }
     }
 }

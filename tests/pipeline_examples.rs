@@ -125,6 +125,21 @@ const LINUX_CASES: &[LinuxCase] = &[
         runs: "passed (native)",
         tests: 4,
     },
+    // Big-endian: Debian's s390x CPython under qemu-s390x.
+    LinuxCase {
+        example: "cmakeproj",
+        arch: "s390x",
+        wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_17_s390x.manylinux2014_s390x.whl",
+        runs: "passed (emulated)",
+        tests: 3,
+    },
+    LinuxCase {
+        example: "mesonproj",
+        arch: "s390x",
+        wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_17_s390x.manylinux2014_s390x.whl",
+        runs: "passed (emulated)",
+        tests: 4,
+    },
 ];
 
 /// `auditwheel show --json`'s most compatible policy for a wheel (`manylinux_2_17_x86_64`).
@@ -196,4 +211,14 @@ fn scikit_build_core_example_passes_its_suite_on_x86_64_natively() {
 #[test]
 fn meson_python_example_passes_its_suite_on_x86_64_natively() {
     passes_on("mesonproj", "x86_64");
+}
+
+#[test]
+fn scikit_build_core_example_passes_its_suite_on_s390x() {
+    passes_on("cmakeproj", "s390x");
+}
+
+#[test]
+fn meson_python_example_passes_its_suite_on_s390x() {
+    passes_on("mesonproj", "s390x");
 }

@@ -707,6 +707,7 @@ fn has_loader(root: &Path, arch: LinuxArch) -> bool {
         LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],
         LinuxArch::Ppc64le => &["lib64/ld64.so.2", "usr/lib64/ld64.so.2"],
         LinuxArch::X86_64 => &["lib64/ld-linux-x86-64.so.2"],
+        LinuxArch::S390x => &["lib/ld64.so.1", "usr/lib/ld64.so.1"],
     };
     loaders.iter().any(|loader| root.join(loader).exists())
 }
