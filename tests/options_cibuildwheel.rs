@@ -199,6 +199,7 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
             "cp311-manylinux_aarch64",
             "cp311-manylinux_ppc64le",
             "cp311-manylinux_x86_64",
+            "cp311-manylinux_s390x",
             "cp311-macosx_arm64"
         ]
     );

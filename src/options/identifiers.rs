@@ -44,6 +44,7 @@ mod tests {
                 "linux-aarch64",
                 "linux-ppc64le",
                 "linux-x86_64",
+                "linux-s390x",
                 "macos-arm64"
             ]
         );
@@ -59,6 +60,7 @@ mod tests {
                 "cp311-manylinux_aarch64",
                 "cp311-manylinux_ppc64le",
                 "cp311-manylinux_x86_64",
+                "cp311-manylinux_s390x",
                 "cp311-macosx_arm64"
             ]
         );
