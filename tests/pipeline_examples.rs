@@ -197,10 +197,28 @@ fn passes_on(example: &str, arch: &str) {
         .next()
         .unwrap();
     let most_compatible = platform_tags.split('.').next().unwrap();
-    assert_eq!(
-        auditwheel_tag(&out.path().join(case.wheel)),
-        most_compatible
-    );
+    let wheel = out.path().join(case.wheel);
+    assert_eq!(auditwheel_tag(&wheel), most_compatible);
+    // inspect and check know the platform too.
+    for command in ["inspect", "check"] {
+        let output = Command::new(crosswheel_bin())
+            .arg(command)
+            .arg(&wheel)
+            .output()
+            .expect("run crosswheel");
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "crosswheel {command}: {printed}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if command == "inspect" {
+            assert!(
+                printed.contains(&format!("policy: {most_compatible} ({platform_tags})")),
+                "{printed}"
+            );
+        }
+    }
 }
 
 #[test]
