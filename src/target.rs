@@ -117,10 +117,11 @@ pub enum LinuxArch {
     X86_64,
     Aarch64,
     Ppc64le,
+    S390x,
 }
 
 impl LinuxArch {
-    pub const ALL: [LinuxArch; 3] = [Self::X86_64, Self::Aarch64, Self::Ppc64le];
+    pub const ALL: [LinuxArch; 4] = [Self::X86_64, Self::Aarch64, Self::Ppc64le, Self::S390x];
 
     /// The architecture a glibc Linux wheel's platform tag names: `manylinux_2_17_aarch64`,
     /// `manylinux2014_ppc64le`, `linux_x86_64`; `None` for any other tag (musllinux, macOS).
@@ -139,6 +140,7 @@ impl LinuxArch {
             "x86_64" | "amd64" => Some(Self::X86_64),
             "aarch64" | "arm64" => Some(Self::Aarch64),
             "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
+            "s390x" => Some(Self::S390x),
             _ => None,
         }
     }
@@ -155,6 +157,7 @@ impl LinuxArch {
             "aarch64" => Some(Self::Aarch64),
             // Rust names both endiannesses `powerpc64`.
             "powerpc64" if little_endian => Some(Self::Ppc64le),
+            "s390x" => Some(Self::S390x),
             _ => None,
         }
     }
@@ -165,6 +168,7 @@ impl LinuxArch {
             Self::X86_64 => "x86_64",
             Self::Aarch64 => "aarch64",
             Self::Ppc64le => "ppc64le",
+            Self::S390x => "s390x",
         }
     }
 
@@ -174,15 +178,38 @@ impl LinuxArch {
             Self::X86_64 => "amd64",
             Self::Aarch64 => "arm64",
             Self::Ppc64le => "ppc64el",
+            Self::S390x => "s390x",
         }
     }
 
-    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64).
+    /// Whether the architecture stores words most significant byte first (s390x).
+    pub fn big_endian(self) -> bool {
+        matches!(self, Self::S390x)
+    }
+
+    /// `EI_CLASS` and `EI_DATA` of the architecture's ELF files (2 = 64-bit; 1 = little-,
+    /// 2 = big-endian).
+    pub fn elf_ident(self) -> [u8; 2] {
+        [2, if self.big_endian() { 2 } else { 1 }]
+    }
+
+    /// `e_machine` as the architecture's ELF files store it, in their byte order.
+    pub fn elf_machine_bytes(self) -> [u8; 2] {
+        if self.big_endian() {
+            self.elf_machine().to_be_bytes()
+        } else {
+            self.elf_machine().to_le_bytes()
+        }
+    }
+
+    /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64,
+    /// EM_S390).
     pub fn elf_machine(self) -> u16 {
         match self {
             Self::X86_64 => 62,
             Self::Aarch64 => 183,
             Self::Ppc64le => 21,
+            Self::S390x => 22,
         }
     }
 }
@@ -551,6 +578,15 @@ impl Target {
         self.data.platform == Platform::Macos
     }
 
+    /// Whether this machine executes the target's programs itself: a Linux target of the
+    /// architecture crosswheel runs on (x86_64 here), whose programs need no qemu-user.
+    pub fn runs_natively_here(&self) -> bool {
+        cfg!(target_os = "linux")
+            && self
+                .linux_arch()
+                .is_some_and(|arch| Some(arch) == LinuxArch::host())
+    }
+
     /// The `-target` zig understands, OS version included.
     pub fn zig_triple(&self) -> String {
         self.fill(&self.data.zig_triple, "")
@@ -650,7 +686,43 @@ mod tests {
 
     #[test]
     fn bundled_config_parses() {
-        assert_eq!(config().target.len(), 3);
+        let ids: Vec<&str> = config().target.iter().map(|t| t.id.as_str()).collect();
+        for id in [
+            "linux-aarch64",
+            "linux-ppc64le",
+            "linux-x86_64",
+            "macos-arm64",
+        ] {
+            assert!(ids.contains(&id), "{id} missing from {ids:?}");
+        }
+    }
+
+    #[test]
+    fn every_linux_target_is_a_known_architecture_with_its_elf_machine() {
+        for data in targets().iter().filter(|t| t.platform == Platform::Linux) {
+            let arch = LinuxArch::parse(&data.arch)
+                .unwrap_or_else(|| panic!("{}: `{}` is no LinuxArch", data.id, data.arch));
+            assert_eq!(arch.machine(), data.arch, "{}", data.id);
+            assert_eq!(arch.elf_machine(), data.elf_machine, "{}", data.id);
+            assert_eq!(data.platform_tag, format!("linux_{}", data.arch));
+            assert_eq!(
+                data.identifier_platform(),
+                format!("manylinux_{}", data.arch)
+            );
+        }
+    }
+
+    #[test]
+    fn linux_x86_64_builds_against_manylinux2014s_glibc() {
+        let target = Target::parse("manylinux-x86_64").unwrap();
+        assert_eq!(target.zig_triple(), "x86_64-linux-gnu.2.17");
+        assert_eq!(target.ext_suffix("311"), ".cpython-311-x86_64-linux-gnu.so");
+        assert_eq!(
+            target.sysconfigdata_name(""),
+            "_sysconfigdata__linux_x86_64-linux-gnu"
+        );
+        assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
+        assert_eq!(target.compatible_manylinux_platforms().len(), 2);
     }
 
     #[test]

@@ -163,7 +163,10 @@ impl CrossEnv {
                     &self.toolchain,
                     &python.executable,
                     pkg_config.as_deref(),
-                    self.runner.as_ref().map(|_| self.run_program.as_path()),
+                    // run-program runs the target's programs: under the runner's qemu,
+                    // or as they are when this machine is the target's own.
+                    (self.runner.is_some() || self.target.runs_natively_here())
+                        .then_some(self.run_program.as_path()),
                     flags,
                 ),
             ),

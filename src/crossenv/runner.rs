@@ -49,6 +49,8 @@ pub(crate) fn run_program_script(target: &Target, runner: Option<&TargetRunner>)
              echo \"crosswheel: $1 is {description}, which cannot run on this Linux build machine: build it for the build machine (meson: native: true) or give the build the answer it computes\" >&2\n  \
              exit 126\nfi\n"
         ));
+    } else if target.runs_natively_here() {
+        script.push_str("# The target is this machine's own: its programs run as they are.\n");
     } else {
         let machine = target.data().elf_machine;
         let run = match runner {
@@ -68,8 +70,14 @@ pub(crate) fn run_program_script(target: &Target, runner: Option<&TargetRunner>)
                 "  echo \"crosswheel: $1 is {description} and no qemu-user for it was available when the cross environment was made (see the build log's first lines)\" >&2\n  exit 126\n"
             ),
         };
+        // e_machine in the file's own byte order (od would read it in the host's).
+        let machine = match target.data().endian.as_str() {
+            "big" => machine.to_be_bytes(),
+            _ => machine.to_le_bytes(),
+        };
+        let machine_hex = format!("{:02x}{:02x}", machine[0], machine[1]);
         script.push_str(&format!(
-            "if [ \"$magic\" = 7f454c46 ] && [ \"$(od -An -tu2 -j18 -N2 \"$program\" | tr -d ' \\n')\" = {machine} ]; then\n{run}fi\n"
+            "if [ \"$magic\" = 7f454c46 ] && [ \"$(od -An -tx1 -j18 -N2 \"$program\" | tr -d ' \\n')\" = {machine_hex} ]; then\n{run}fi\n"
         ));
     }
     script.push_str("exec \"$@\"\n");
@@ -79,4 +87,32 @@ pub(crate) fn run_program_script(target: &Target, runner: Option<&TargetRunner>)
 /// Where the script lives inside an environment.
 pub(crate) fn run_program_path(env_root: &Path) -> PathBuf {
     env_root.join("bin").join("run-program")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_of_the_build_machines_own_architecture_run_without_qemu() {
+        let target = Target::parse("linux-x86_64").unwrap();
+        let script = run_program_script(&target, None);
+        if target.runs_natively_here() {
+            assert!(!script.contains("exit 126"), "{script}");
+        } else {
+            assert!(script.contains("= 3e00 ]"), "{script}");
+        }
+        assert!(script.ends_with("exec \"$@\"\n"));
+    }
+
+    #[test]
+    fn programs_of_another_architecture_without_qemu_fail_naming_themselves() {
+        let target = Target::parse("linux-ppc64le").unwrap();
+        let script = run_program_script(&target, None);
+        assert!(script.contains("= 1500 ]"), "{script}");
+        assert!(
+            script.contains("a linux-ppc64le program and no qemu-user"),
+            "{script}"
+        );
+    }
 }

@@ -213,7 +213,11 @@ impl ElfFacts {
             endianness,
             file_type: elf.header.e_type,
             flags,
-            interpreter: elf.interpreter.map(str::to_owned),
+            // goblin keeps PT_INTERP's padding NULs when p_filesz counts more than one
+            // (Debian's s390x libc.so.6).
+            interpreter: elf
+                .interpreter
+                .map(|path| path.trim_end_matches('\0').to_owned()),
             soname: None,
             needed: Vec::new(),
             rpath: Vec::new(),

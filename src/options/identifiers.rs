@@ -38,7 +38,16 @@ mod tests {
     #[test]
     fn bundled_targets_parse() {
         let ids: Vec<&str> = targets().iter().map(|t| t.id.as_str()).collect();
-        assert_eq!(ids, ["linux-aarch64", "linux-ppc64le", "macos-arm64"]);
+        assert_eq!(
+            ids,
+            [
+                "linux-aarch64",
+                "linux-ppc64le",
+                "linux-x86_64",
+                "linux-s390x",
+                "macos-arm64"
+            ]
+        );
     }
 
     #[test]
@@ -50,6 +59,8 @@ mod tests {
             [
                 "cp311-manylinux_aarch64",
                 "cp311-manylinux_ppc64le",
+                "cp311-manylinux_x86_64",
+                "cp311-manylinux_s390x",
                 "cp311-macosx_arm64"
             ]
         );
@@ -60,7 +71,11 @@ mod tests {
         let (python, target) = parse_identifier("cp39-macosx_arm64").unwrap();
         assert_eq!(python.version(), "3.9");
         assert_eq!(target.id, "macos-arm64");
-        assert!(parse_identifier("cp311-manylinux_x86_64").is_err());
+        assert_eq!(
+            parse_identifier("cp311-manylinux_x86_64").unwrap().1.id,
+            "linux-x86_64"
+        );
+        assert!(parse_identifier("cp311-musllinux_x86_64").is_err());
         assert!(parse_identifier("cp311").is_err());
     }
 

@@ -1,6 +1,7 @@
 //! Output for CI: `--print-build-identifiers` and `crosswheel matrix`, a GitHub Actions
 //! `strategy.matrix` that fans the builds out to Linux runners and adds a native test job
-//! on an arm64 macOS runner for each macOS build that has tests (docs/configuration.md).
+//! on an arm64 macOS runner for each macOS build that has tests (docs/configuration.md);
+//! each entry names the runner that executes its target natively, if GitHub has one.
 
 use std::sync::OnceLock;
 
@@ -29,6 +30,8 @@ struct Runners {
     build_runner: String,
     macos_test_runner: String,
     linux_arm64_test_runner: String,
+    /// Identifier platform (`manylinux_x86_64`) → the runner that executes it natively.
+    native_runners: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +69,7 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
                 "python": python,
                 "os": os,
                 "artifact": format!("wheel-{}", build.identifier),
+                "native-runner": runners.native_runners.get(&build.target.data().identifier_platform()),
             })
         };
         if matches!(jobs, MatrixJobs::All | MatrixJobs::Build) {
@@ -132,5 +136,28 @@ mod tests {
     fn bundled_runners_parse() {
         assert!(!runners().build_runner.is_empty());
         assert!(!runners().macos_test_runner.is_empty());
+    }
+
+    #[test]
+    fn every_native_runner_names_a_target() {
+        let platforms: Vec<String> = crate::target::targets()
+            .iter()
+            .map(crate::target::TargetData::identifier_platform)
+            .collect();
+        for (platform, runner) in &runners().native_runners {
+            assert!(!runner.is_empty(), "{platform}");
+            assert!(
+                platforms.contains(platform),
+                "{platform} is no target's identifier platform"
+            );
+        }
+        assert_eq!(
+            runners()
+                .native_runners
+                .get("manylinux_x86_64")
+                .map(String::as_str),
+            Some("ubuntu-latest")
+        );
+        assert!(!runners().native_runners.contains_key("manylinux_ppc64le"));
     }
 }

@@ -9,6 +9,7 @@
 //! [`Target`] (OS version applied), the [`PythonTag`] and typed options, and no stage reads
 //! them back out of strings.
 
+mod archs;
 mod build_spec;
 mod cibw;
 mod container;

@@ -2,6 +2,7 @@
 //! with the `python` versions (and those the `enable` groups add), kept by `build`, `skip`,
 //! the platform filter and the project's `requires-python`.
 
+use super::archs;
 use super::cibw;
 use super::error::{OptionsError, Origin};
 use super::identifiers::{self, Platform, PythonTag, TargetData, targets};
@@ -91,17 +92,23 @@ fn select(
         let skip = sources.selector("skip", platform);
         let mut chosen: Vec<&TargetData> = Vec::new();
         for name in &archs {
-            let lower = name.to_ascii_lowercase();
-            let every = matches!(lower.as_str(), "auto" | "auto64" | "native" | "all");
-            let matching: Vec<&TargetData> = targets()
-                .iter()
-                .filter(|target| target.platform == platform && (every || target.is_named(name)))
-                .collect();
-            if matching.is_empty() {
-                push_new(&mut not_built, name);
-            } else {
-                built_names.insert(lower);
-                chosen.extend(matching);
+            let picked = archs::pick(name, platform);
+            if !picked.targets.is_empty() {
+                built_names.insert(name.to_ascii_lowercase());
+                chosen.extend(picked.targets);
+            }
+            for missing in &picked.missing {
+                // An architecture of this platform is reported as the identifier platform it
+                // would have built (`macosx_x86_64`, `manylinux_i686` of `auto`); any other
+                // name only if no platform builds it (`arm64` is macOS's, `AMD64` nobody's).
+                if is_platform_arch(missing, platform) {
+                    push_new(
+                        &mut not_built,
+                        &format!("{}_{missing}", platform.identifier_prefix()),
+                    );
+                } else if !archs::is_keyword(name) {
+                    push_new(&mut not_built, name);
+                }
             }
         }
         for target in chosen {
@@ -117,11 +124,11 @@ fn select(
     not_built.retain(|name| !built_names.contains(&name.to_ascii_lowercase()));
     if !not_built.is_empty() {
         notes.push(format!(
-            "not built here: {} (crosswheel builds {}; `auto`, `auto64`, `native` and `all` mean all of them)",
+            "not built here: {} (crosswheel builds {}; docs/configuration.md says what `auto`, `auto64`, `auto32`, `native` and `all` build)",
             not_built.join(", "),
             targets()
                 .iter()
-                .map(|target| target.arch.as_str())
+                .map(|target| target.identifier_platform())
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -131,6 +138,17 @@ fn select(
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
     Ok(selected)
+}
+
+/// Whether cibuildwheel knows `arch` as an architecture of `platform` (`universal2` of
+/// macOS, `i686` of Linux).
+fn is_platform_arch(arch: &str, platform: Platform) -> bool {
+    cibw::arch_platform(platform.name()).is_some_and(|known| {
+        known
+            .names
+            .iter()
+            .any(|name| name.eq_ignore_ascii_case(arch))
+    })
 }
 
 /// The `enable` groups: the configured value, with `CROSSWHEEL_ENABLE` / `CIBW_ENABLE`

@@ -334,8 +334,7 @@ fn split_items(items: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// The `archs` keywords: each means every target crosswheel builds for the platform
-/// (`auto32` means none: crosswheel builds no 32-bit target).
+/// The `archs` keywords (what each builds: `[archs-keywords]` of config/defaults.toml).
 pub(crate) const ARCHS_KEYWORDS: [&str; 5] = ["auto", "auto64", "native", "all", "auto32"];
 
 /// An `archs` value: a keyword, a crosswheel target, or an architecture cibuildwheel knows

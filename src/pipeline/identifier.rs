@@ -220,6 +220,9 @@ impl Identifier<'_> {
     /// When it cannot be had (offline, no mirror), the build goes on and such a program
     /// fails naming itself.
     fn target_runner(&self) -> Option<TargetRunner> {
+        if self.spec.target.runs_natively_here() {
+            return None;
+        }
         let arch = self.spec.target.linux_arch()?;
         let gil = self.spec.python.with_gil();
         let python = match crate::sysroot::check_target_python(arch, gil) {

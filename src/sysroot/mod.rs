@@ -221,8 +221,16 @@ impl TreeSpec {
         if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
             suite.mirror = archive::mirror_from(Some(mirror.to_string()));
         }
+        // Named after the emulators kept too: a tree made before a target was added lacks
+        // its emulator and must not be taken for the current one.
+        let keep = config().qemu_keep.join("\n");
+        let kept = crate::host::cache_key(&[keep.as_bytes()]);
         TreeSpec {
-            cache_subdir: Path::new("tools").join(format!("{package}-{}", host.debian())),
+            cache_subdir: Path::new("tools").join(format!(
+                "{package}-{}-{}",
+                host.debian(),
+                kept.get(..12).unwrap_or(&kept)
+            )),
             debian_arch: host.debian().to_string(),
             packages: vec![package],
             with_dependencies: false,
@@ -707,6 +715,7 @@ fn has_loader(root: &Path, arch: LinuxArch) -> bool {
         LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],
         LinuxArch::Ppc64le => &["lib64/ld64.so.2", "usr/lib64/ld64.so.2"],
         LinuxArch::X86_64 => &["lib64/ld-linux-x86-64.so.2"],
+        LinuxArch::S390x => &["lib/ld64.so.1", "usr/lib/ld64.so.1"],
     };
     loaders.iter().any(|loader| root.join(loader).exists())
 }
@@ -870,9 +879,10 @@ mod tests {
     #[test]
     fn qemu_tree_keeps_only_the_emulators_crosswheel_runs() {
         let spec = TreeSpec::qemu_user(LinuxArch::X86_64, None);
-        assert_eq!(spec.cache_subdir, Path::new("tools/qemu-user-static-amd64"));
+        let name = spec.cache_subdir.to_string_lossy().into_owned();
+        assert!(name.starts_with("tools/qemu-user-static-amd64-"), "{name}");
         assert!(!spec.with_dependencies);
-        for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le] {
+        for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le, LinuxArch::S390x] {
             let binary = format!("usr/bin/qemu-{}-static", arch.machine());
             assert!(
                 spec.keep_only.contains(&binary),

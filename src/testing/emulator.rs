@@ -28,7 +28,7 @@ pub const BINFMT_MISC_DIR: &str = "/proc/sys/fs/binfmt_misc";
 pub fn default_qemu_cpu(arch: LinuxArch) -> Option<&'static str> {
     match arch {
         LinuxArch::Aarch64 => Some("cortex-a72"),
-        LinuxArch::Ppc64le | LinuxArch::X86_64 => None,
+        LinuxArch::Ppc64le | LinuxArch::X86_64 | LinuxArch::S390x => None,
     }
 }
 
@@ -283,7 +283,7 @@ pub fn binfmt_status(arch: LinuxArch, binfmt_dir: &Path) -> BinfmtStatus {
     }
     let handlers: Vec<(String, bool)> = entries
         .into_iter()
-        .filter(|(_, text)| handles_elf_machine(text, arch.elf_machine()))
+        .filter(|(_, text)| handles_elf_machine(text, arch))
         .map(|(name, text)| (name, text.lines().next().map(str::trim) == Some("enabled")))
         .collect();
     match handlers
@@ -301,9 +301,9 @@ pub fn binfmt_status(arch: LinuxArch, binfmt_dir: &Path) -> BinfmtStatus {
     }
 }
 
-/// Whether a binfmt_misc entry's magic matches 64-bit little-endian ELF files of
-/// `machine`: bytes 4–5 (class, data) and 18–19 (e_machine) of the ELF header.
-fn handles_elf_machine(entry: &str, machine: u16) -> bool {
+/// Whether a binfmt_misc entry's magic matches the ELF files of `arch`: bytes 4–5 (class,
+/// data) and 18–19 (e_machine, in the file's byte order) of the ELF header.
+fn handles_elf_machine(entry: &str, arch: LinuxArch) -> bool {
     let Some(magic) = entry.lines().find_map(|line| line.strip_prefix("magic ")) else {
         return false;
     };
@@ -311,11 +311,10 @@ fn handles_elf_machine(entry: &str, machine: u16) -> bool {
     let Some(bytes) = decode_hex(magic.trim()) else {
         return false;
     };
-    let [lo, hi] = machine.to_le_bytes();
     offset_zero
         && bytes.get(..4) == Some(b"\x7fELF".as_slice())
-        && bytes.get(4..6) == Some([2u8, 1].as_slice())
-        && bytes.get(18..20) == Some([lo, hi].as_slice())
+        && bytes.get(4..6) == Some(arch.elf_ident().as_slice())
+        && bytes.get(18..20) == Some(arch.elf_machine_bytes().as_slice())
 }
 
 fn decode_hex(text: &str) -> Option<Vec<u8>> {
@@ -338,6 +337,17 @@ mod tests {
     use super::*;
 
     const AARCH64_ENTRY: &str = "enabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: PF\noffset 0\nmagic 7f454c460201010000000000000000000200b700\nmask ffffffffffffff00fffffffffffffffffeffffff\n";
+
+    /// Debian's qemu-user-static registration for s390x: big-endian e_machine 0x0016.
+    const S390X_ENTRY: &str = "enabled\ninterpreter /usr/libexec/qemu-binfmt/s390x-binfmt-P\nflags: PF\noffset 0\nmagic 7f454c4602020100000000000000000000020016\nmask ffffffffffffff00fffffffffffffffffffeffff\n";
+
+    #[test]
+    fn binfmt_entries_are_matched_in_their_architectures_byte_order() {
+        assert!(handles_elf_machine(S390X_ENTRY, LinuxArch::S390x));
+        assert!(!handles_elf_machine(S390X_ENTRY, LinuxArch::Ppc64le));
+        assert!(handles_elf_machine(AARCH64_ENTRY, LinuxArch::Aarch64));
+        assert!(!handles_elf_machine(AARCH64_ENTRY, LinuxArch::S390x));
+    }
 
     fn fake_binfmt(entries: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,8 @@ const CIBUILDWHEEL: &str = r#"
 [tool.cibuildwheel]
 build = "cp3*-*"
 skip = ["pp*", "*-musllinux*"]
-archs = ["auto64"]
+# The runner's own architecture plus an emulated one, as cibuildwheel users write it.
+archs = ["auto64", "aarch64"]
 manylinux-aarch64-image = "manylinux_2_28"
 build-verbosity = 1
 # crosswheel's extension: the build links the target's OpenBLAS.

@@ -8,7 +8,13 @@ use crate::common;
 
 use std::process::Command;
 
-const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
+/// Every target of config/targets.toml.
+fn targets() -> Vec<&'static str> {
+    crosswheel::target::targets()
+        .iter()
+        .map(|target| target.id.as_str())
+        .collect()
+}
 
 /// The size and mantissa digits (`LDBL_MANT_DIG`) of `long double` for each of numpy's
 /// format names: what makes one format distinct from the others of its size.
@@ -18,6 +24,8 @@ fn long_double_layout(format: &str) -> (usize, u32) {
         "IEEE_QUAD_LE" => (16, 113),
         "IBM_DOUBLE_DOUBLE_LE" => (16, 106),
         "INTEL_EXTENDED_16_BYTES_LE" => (16, 64),
+        "INTEL_EXTENDED_12_BYTES_LE" => (12, 64),
+        "IEEE_QUAD_BE" => (16, 113),
         other => panic!("a format numpy does not know: {other}"),
     }
 }
@@ -38,7 +46,7 @@ fn every_targets_cross_file_properties_match_its_compiler() {
     let python = common::distribution_python();
     let out = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
-    for target in TARGETS {
+    for target in targets() {
         let env = common::zig_cross_env(&python, target);
         let cross_file = std::fs::read_to_string(&env.meson_cross_file).unwrap();
         let format = string_entry(&cross_file, "longdouble_format");

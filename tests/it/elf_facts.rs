@@ -1,4 +1,4 @@
-//! ELF facts of real aarch64 and ppc64le libraries, checked against an
+//! ELF facts of real aarch64, ppc64le and (big-endian) s390x libraries, checked against an
 //! independent reader (pyelftools, which the reference auditor uses).
 
 use crate::common;
@@ -100,6 +100,7 @@ fn header_machine_name(machine: u16) -> &'static str {
     match machine {
         183 => "EM_AARCH64",
         21 => "EM_PPC64",
+        22 => "EM_S390",
         other => panic!("unexpected machine {other} in the fixtures"),
     }
 }
@@ -177,5 +178,53 @@ fn reads_vendored_runpath_and_glibc_versions_of_psycopg2_aarch64() {
     assert!(
         versions.get("GLIBC").is_some_and(|v| v.contains("2.17")),
         "{versions:?}"
+    );
+}
+
+/// Debian's s390x glibc, libgcc_s and zlib (tests/support/target-libc.sh, cached).
+fn debian_s390x_libraries() -> Vec<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/target-libc.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg("s390x")
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "{} s390x failed:\n{}",
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let root = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    ["libc.so.6", "libgcc_s.so.1", "libz.so.1", "libm.so.6"]
+        .iter()
+        .map(|name| root.join("lib/s390x-linux-gnu").join(name))
+        .collect()
+}
+
+#[test]
+fn reads_debians_big_endian_s390x_libraries_like_pyelftools() {
+    let paths = debian_s390x_libraries();
+    let reference = read_with_pyelftools(&paths);
+    for (path, expected) in paths.iter().zip(&reference) {
+        let data = std::fs::read(path).expect("the library is readable");
+        let facts =
+            ElfFacts::parse(&data).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        assert_eq!(facts.arch, Some("s390x"), "{}", path.display());
+        assert_eq!(facts.endianness, Endianness::Big);
+        assert_eq!(&our_facts_as_json(&facts), expected, "{}", path.display());
+    }
+    let libz = std::fs::read(&paths[2]).unwrap();
+    let facts = ElfFacts::parse(&libz).unwrap();
+    assert_eq!(facts.soname.as_deref(), Some("libz.so.1"));
+    assert_eq!(facts.needed, ["libc.so.6"]);
+    assert!(
+        facts
+            .version_requirements
+            .iter()
+            .any(|need| need.file == "libc.so.6"
+                && need.versions.iter().any(|v| v.starts_with("GLIBC_2."))),
+        "{:?}",
+        facts.version_requirements
     );
 }

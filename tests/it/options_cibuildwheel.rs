@@ -64,8 +64,10 @@ fn cibuildwheel_table_is_read_without_a_crosswheel_one_and_said_so() {
         ids(&plan),
         [
             "cp311-manylinux_aarch64",
+            "cp311-manylinux_x86_64",
             "cp311-macosx_arm64",
             "cp312-manylinux_aarch64",
+            "cp312-manylinux_x86_64",
             "cp312-macosx_arm64"
         ]
     );
@@ -104,7 +106,7 @@ fn architectures_crosswheel_does_not_build_are_kept_and_named() {
     let plan = project.plan(&[]);
     let line = note(&plan, "not built here").unwrap_or_else(|| panic!("{:?}", plan.notes));
     assert!(
-        line.starts_with("not built here: x86_64, i686, universal2 ("),
+        line.starts_with("not built here: manylinux_i686, macosx_x86_64, macosx_universal2 ("),
         "{line}"
     );
 }
@@ -122,21 +124,64 @@ fn crosswheel_table_wins_wholesale() {
 }
 
 #[test]
-fn archs_keywords_mean_every_target_of_the_platform() {
-    for keyword in ["auto", "auto64", "native", "all", "AUTO64"] {
+fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
+    let plan_of = |archs: &str| {
         let project = Project::with_pyproject(&format!(
-            "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = \"{keyword}\"\n"
+            "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = {archs}\n"
         ));
+        project.plan(&[])
+    };
+    for keyword in ["auto64", "native", "NATIVE"] {
         assert_eq!(
-            ids(&project.plan(&[])),
-            [
-                "cp311-manylinux_aarch64",
-                "cp311-manylinux_ppc64le",
-                "cp311-macosx_arm64"
-            ],
+            ids(&plan_of(&format!("\"{keyword}\""))),
+            ["cp311-manylinux_x86_64", "cp311-macosx_arm64"],
             "{keyword}"
         );
     }
+    // ubuntu-latest's `auto` adds i686, which crosswheel does not build yet.
+    let auto = plan_of("\"auto\"");
+    assert_eq!(ids(&auto), ["cp311-manylinux_x86_64", "cp311-macosx_arm64"]);
+    assert!(
+        note(&auto, "not built here: manylinux_i686 (").is_some(),
+        "{:?}",
+        auto.notes
+    );
+    // The common cibuildwheel spelling: the runner's own architectures plus emulated ones.
+    assert_eq!(
+        ids(&plan_of("[\"auto64\", \"aarch64\"]")),
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-manylinux_x86_64",
+            "cp311-macosx_arm64"
+        ]
+    );
+    assert_eq!(
+        ids(&plan_of("\"all\"")),
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-manylinux_ppc64le",
+            "cp311-manylinux_x86_64",
+            "cp311-manylinux_s390x",
+            "cp311-macosx_arm64"
+        ]
+    );
+}
+
+#[test]
+fn a_project_without_archs_gets_the_three_cross_targets() {
+    let project = Project::with_pyproject("[tool.cibuildwheel]\nbuild = \"cp311-*\"\n");
+    assert_eq!(
+        ids(&project.plan(&[])),
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-manylinux_ppc64le",
+            "cp311-macosx_arm64"
+        ]
+    );
+}
+
+#[test]
+fn archs_on_the_command_line_pick_targets() {
     let project = Project::with_pyproject("[tool.cibuildwheel]\nbuild = \"cp311-*\"\n");
     let cli = {
         let mut cli = CliOverrides::default();
@@ -154,7 +199,7 @@ fn archs_keywords_mean_every_target_of_the_platform() {
     let plan = project.resolve(&cli, &[]).unwrap();
     assert!(plan.builds.is_empty());
     assert!(
-        note(&plan, "not built here: auto32").is_some(),
+        note(&plan, "not built here: manylinux_i686").is_some(),
         "{:?}",
         plan.notes
     );

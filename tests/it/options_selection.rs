@@ -156,7 +156,7 @@ fn only_builds_exactly_one_identifier_ignoring_build_skip_archs_and_python() {
 
 #[test]
 fn only_rejects_unknown_identifiers() {
-    for bad in ["cp311-manylinux_x86_64", "cp311", "pp310-macosx_arm64"] {
+    for bad in ["cp311-musllinux_x86_64", "cp311", "pp310-macosx_arm64"] {
         let err = resolve_with(TWO_PYTHONS, &only(bad), &[]).unwrap_err();
         assert!(
             matches!(err, OptionsError::BadOnly { .. }),
@@ -254,6 +254,35 @@ fn matrix_has_one_linux_build_job_per_identifier_and_native_tests_for_macos() {
             .unwrap()["artifact"]
     );
     assert_eq!(entries.len(), builds.len() + tests.len());
+    // Every entry names the runner that executes its target natively; ppc64le has none.
+    let native_runner = |identifier: &str| {
+        builds
+            .iter()
+            .find(|b| b["identifier"] == identifier)
+            .unwrap()["native-runner"]
+            .clone()
+    };
+    assert_eq!(native_runner("cp311-manylinux_aarch64"), "ubuntu-24.04-arm");
+    assert_eq!(native_runner("cp311-manylinux_ppc64le"), Value::Null);
+    assert_eq!(native_runner("cp311-macosx_arm64"), "macos-14");
+}
+
+#[test]
+fn matrix_says_x86_64_runs_natively_on_the_build_runner() {
+    let cli = {
+        let mut cli = CliOverrides::default();
+        cli.set("archs", "x86_64");
+        cli
+    };
+    let plan = resolve_with(TWO_PYTHONS, &cli, &[]).unwrap();
+    let matrix = github_matrix(&plan, MatrixJobs::All);
+    let entries = matrix_entries(&matrix);
+    assert!(!entries.is_empty());
+    for entry in entries {
+        assert_eq!(entry["job"], "build", "{entry:?}");
+        assert_eq!(entry["os"], "ubuntu-latest");
+        assert_eq!(entry["native-runner"], "ubuntu-latest");
+    }
 }
 
 #[test]

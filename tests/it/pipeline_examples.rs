@@ -1,7 +1,8 @@
 //! The meson-python and scikit-build-core examples go through the whole
 //! pipeline like blasdot: cross-built with zig, repaired, then installed into a
-//! real target CPython under qemu-user where their own pytest suites run.
-//! Only wheels whose suites passed reach the wheelhouse.
+//! real target CPython — under qemu-user, or natively for x86_64 — where their own
+//! pytest suites run. Only wheels whose suites passed reach the wheelhouse, and the
+//! reference auditor (`auditwheel show`) gives each the tag crosswheel gave it.
 
 use crate::common;
 
@@ -19,13 +20,19 @@ fn example(name: &str) -> PathBuf {
 /// Runs `crosswheel build` for the Linux identifiers of one example and returns
 /// the wheel names in the wheelhouse and the run's stdout and stderr.
 fn build_linux_wheels(name: &str) -> (Vec<String>, String, String) {
+    build_for_archs(name, "aarch64 ppc64le").0
+}
+
+/// `crosswheel build` of one example's cp311 wheels for `archs`: the wheel names, stdout and
+/// stderr, and the wheelhouse (kept until the caller drops it).
+fn build_for_archs(name: &str, archs: &str) -> ((Vec<String>, String, String), tempfile::TempDir) {
     let out = tempfile::tempdir().expect("tempdir");
     let output = Command::new(crosswheel_bin())
         .arg("build")
         .arg(example(name))
         .arg("-w")
         .arg(out.path())
-        .args(["--archs", "aarch64 ppc64le"])
+        .args(["--archs", archs])
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .output()
         .expect("run crosswheel build");
@@ -35,7 +42,7 @@ fn build_linux_wheels(name: &str) -> (Vec<String>, String, String) {
         output.status.success(),
         "build of {name} failed:\n{stdout}\n{stderr}"
     );
-    (common::wheel_names_in(out.path()), stdout, stderr)
+    ((common::wheel_names_in(out.path()), stdout, stderr), out)
 }
 
 fn assert_suites_ran_under_emulation(stdout: &str, stderr: &str, tests: usize) {
@@ -91,4 +98,147 @@ fn scikit_build_core_example_passes_its_suite_on_aarch64_and_ppc64le() {
         ]
     );
     assert_suites_ran_under_emulation(&stdout, &stderr, 3);
+}
+
+/// One example on one Linux target: the `--archs` value, the wheel its cp311 build gets,
+/// how the test stage runs it on this x86_64 machine, and how many tests its suite has.
+struct LinuxCase {
+    example: &'static str,
+    arch: &'static str,
+    wheel: &'static str,
+    runs: &'static str,
+    tests: usize,
+}
+
+const LINUX_CASES: &[LinuxCase] = &[
+    // zig's glibc 2.17 stubs; the symbols the extensions use are older still, so the tag
+    // is the oldest x86_64 policy, as auditwheel judges it too.
+    LinuxCase {
+        example: "cmakeproj",
+        arch: "x86_64",
+        wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_5_x86_64.manylinux1_x86_64.whl",
+        runs: "passed (native)",
+        tests: 3,
+    },
+    LinuxCase {
+        example: "mesonproj",
+        arch: "x86_64",
+        wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_5_x86_64.manylinux1_x86_64.whl",
+        runs: "passed (native)",
+        tests: 4,
+    },
+    // Big-endian: Debian's s390x CPython under qemu-s390x.
+    LinuxCase {
+        example: "cmakeproj",
+        arch: "s390x",
+        wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_17_s390x.manylinux2014_s390x.whl",
+        runs: "passed (emulated)",
+        tests: 3,
+    },
+    LinuxCase {
+        example: "mesonproj",
+        arch: "s390x",
+        wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_17_s390x.manylinux2014_s390x.whl",
+        runs: "passed (emulated)",
+        tests: 4,
+    },
+];
+
+/// `auditwheel show --json`'s most compatible policy for a wheel (`manylinux_2_17_x86_64`).
+fn auditwheel_tag(wheel: &Path) -> String {
+    let output = Command::new("auditwheel")
+        .args(["show", "--json"])
+        .arg(wheel)
+        .output()
+        .unwrap_or_else(|err| {
+            panic!("cannot run auditwheel ({err}): scripts/setup-test-env installs it")
+        });
+    assert!(
+        output.status.success(),
+        "auditwheel show {}: {}",
+        wheel.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    json["overall_tag"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no overall_tag in {json}"))
+        .to_string()
+}
+
+/// Builds, repairs and tests `example` for one Linux architecture: the wheel's name, the
+/// summary row and pytest's own result line say it passed there, and auditwheel agrees
+/// with its tag.
+fn passes_on(example: &str, arch: &str) {
+    let case = LINUX_CASES
+        .iter()
+        .find(|case| case.example == example && case.arch == arch)
+        .unwrap_or_else(|| panic!("no case for {example} on {arch}"));
+    let started = std::time::Instant::now();
+    let ((wheels, stdout, stderr), out) = build_for_archs(example, arch);
+    eprintln!(
+        "{example} cp311 {arch}: build + repair + test in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(wheels, [case.wheel]);
+    let identifier = format!("cp311-manylinux_{arch}");
+    let row = stdout
+        .lines()
+        .find(|line| line.starts_with(&identifier))
+        .unwrap_or_else(|| panic!("no summary row for {identifier}:\n{stdout}"));
+    assert!(row.contains(case.runs), "{row}");
+    let result = format!("{} passed in ", case.tests);
+    assert!(
+        stderr.lines().any(|line| line.contains(&result)),
+        "pytest's result line missing:\n{stderr}"
+    );
+    let platform_tags = case
+        .wheel
+        .trim_end_matches(".whl")
+        .rsplit('-')
+        .next()
+        .unwrap();
+    let most_compatible = platform_tags.split('.').next().unwrap();
+    let wheel = out.path().join(case.wheel);
+    assert_eq!(auditwheel_tag(&wheel), most_compatible);
+    // inspect and check know the platform too.
+    for command in ["inspect", "check"] {
+        let output = Command::new(crosswheel_bin())
+            .arg(command)
+            .arg(&wheel)
+            .output()
+            .expect("run crosswheel");
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "crosswheel {command}: {printed}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if command == "inspect" {
+            assert!(
+                printed.contains(&format!("policy: {most_compatible} ({platform_tags})")),
+                "{printed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn scikit_build_core_example_passes_its_suite_on_x86_64_natively() {
+    passes_on("cmakeproj", "x86_64");
+}
+
+#[test]
+fn meson_python_example_passes_its_suite_on_x86_64_natively() {
+    passes_on("mesonproj", "x86_64");
+}
+
+#[test]
+fn scikit_build_core_example_passes_its_suite_on_s390x() {
+    passes_on("cmakeproj", "s390x");
+}
+
+#[test]
+fn meson_python_example_passes_its_suite_on_s390x() {
+    passes_on("mesonproj", "s390x");
 }

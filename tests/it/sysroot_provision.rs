@@ -221,7 +221,7 @@ fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
         started.elapsed().as_secs_f64(),
         tree.downloaded()
     );
-    for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le] {
+    for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le, LinuxArch::S390x] {
         let qemu = tree
             .root()
             .join(format!("usr/bin/qemu-{}-static", arch.machine()));

@@ -450,7 +450,11 @@ pub fn zig_cross_env(
     let toolchain = zig_toolchain(python, target);
     let parsed = crosswheel::target::Target::parse(target).unwrap();
     let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
-    let runner = parsed.linux_arch().map(|arch| target_runner(&cache, arch));
+    // A target this machine runs itself needs no emulator, as in the pipeline.
+    let runner = parsed
+        .linux_arch()
+        .filter(|_| !parsed.runs_natively_here())
+        .map(|arch| target_runner(&cache, arch));
     crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
 }

@@ -37,6 +37,15 @@ SAME(ALIGNOF_MAX_ALIGN_T, _Alignof(max_align_t));
 #if defined(WORDS_BIGENDIAN) != defined(__BIG_ENDIAN__)
 #error "WORDS_BIGENDIAN is not the target's"
 #endif
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if !defined(DOUBLE_IS_BIG_ENDIAN_IEEE754) || defined(DOUBLE_IS_LITTLE_ENDIAN_IEEE754)
+#error "the double byte order is not the target's (big-endian)"
+#endif
+#else
+#if !defined(DOUBLE_IS_LITTLE_ENDIAN_IEEE754) || defined(DOUBLE_IS_BIG_ENDIAN_IEEE754)
+#error "the double byte order is not the target's (little-endian)"
+#endif
+#endif
 #if defined(HAVE_GCC_ASM_FOR_X64) && !defined(__x86_64__)
 #error "HAVE_GCC_ASM_FOR_X64 on a target that is not x86_64"
 #endif

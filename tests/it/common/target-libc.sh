@@ -3,7 +3,7 @@
 # Fortran runtimes need) to run cross-built test programs under qemu-user with
 # `-L <sysroot>`. Prints the sysroot path on stdout.
 #
-# Usage: target-libc.sh aarch64|ppc64le|armhf
+# Usage: target-libc.sh aarch64|ppc64le|armhf|s390x
 #
 # The host's dpkg is never touched: apt runs under a private APT_CONFIG with its own
 # state, cache and source list (the mirror URIs are taken from the host's apt sources),
@@ -18,7 +18,8 @@ case "$arch" in
     aarch64) debian_arch=arm64; loader=lib/ld-linux-aarch64.so.1 ;;
     ppc64le) debian_arch=ppc64el; loader=lib64/ld64.so.2 ;;
     armhf) debian_arch=armhf; loader=lib/ld-linux-armhf.so.3 ;;
-    *) die "usage: target-libc.sh aarch64|ppc64le|armhf" ;;
+    s390x) debian_arch=s390x; loader=lib/ld64.so.1 ;;
+    *) die "usage: target-libc.sh aarch64|ppc64le|armhf|s390x" ;;
 esac
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/crosswheel"

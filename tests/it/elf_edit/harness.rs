@@ -53,6 +53,15 @@ pub const ARMHF: Target = Target {
     qemu_env: &[],
 };
 
+/// The big-endian target: every edit must write its headers most significant byte first.
+pub const S390X: Target = Target {
+    name: "s390x",
+    zig_triple: "s390x-linux-gnu.2.17",
+    zig_flags: &[],
+    qemu: Some("qemu-s390x-static"),
+    qemu_env: &[],
+};
+
 pub fn home() -> PathBuf {
     PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
 }

@@ -1,6 +1,6 @@
 //! `elf::edit` on real libraries: scipy-openblas32's libscipy_openblas for aarch64
-//! and ppc64le, plus a small library and loader cross-compiled with zig, loaded
-//! under qemu-user with Debian's glibc for the target.
+//! and ppc64le, plus a small library and loader cross-compiled with zig (x86_64, armhf
+//! and big-endian s390x), loaded under qemu-user with Debian's glibc for the target.
 //!
 //! Needs: the fixture wheels (`scripts/fetch-fixtures`), `python3 -m ziglang`,
 //! qemu-aarch64-static / qemu-ppc64le-static, binutils' readelf, apt-get and
@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use crosswheel::elf::edit::{ElfEditError, ElfEdits, apply_edits, check_layout};
 use harness::{
-    AARCH64, ARMHF, PPC64LE, Target, X86_64, assert_printed, assert_program_headers_are_sane,
-    count_loads, dynamic_values, edit_file, readelf, run_loader, section_header_offset,
-    wheel_like_layout, wheel_member, zig_cc,
+    AARCH64, ARMHF, PPC64LE, S390X, Target, X86_64, assert_printed,
+    assert_program_headers_are_sane, count_loads, dynamic_values, edit_file, readelf, run_loader,
+    section_header_offset, wheel_like_layout, wheel_member, zig_cc,
 };
 
 const OPENBLAS_34_AARCH64: &str =
@@ -229,6 +229,11 @@ fn x86_64_library_chain_loads_natively_after_relayout() {
 #[ignore = "slow: zig-built libraries under qemu"]
 fn armhf_32bit_library_chain_loads_after_relayout() {
     library_chain_loads_after_relayout(ARMHF);
+}
+
+#[test]
+fn s390x_big_endian_library_chain_loads_after_relayout() {
+    library_chain_loads_after_relayout(S390X);
 }
 
 /// libouter.so needs libinner.so; both are renamed and re-pointed with a runpath
