@@ -181,9 +181,9 @@ fn reads_vendored_runpath_and_glibc_versions_of_psycopg2_aarch64() {
     );
 }
 
-/// Debian's s390x glibc, libgcc_s and zlib (tests/support/target-libc.sh, cached).
+/// Debian's s390x glibc, libgcc_s and zlib (tests/it/common/target-libc.sh, cached).
 fn debian_s390x_libraries() -> Vec<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/target-libc.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/target-libc.sh");
     let output = Command::new("bash")
         .arg(&script)
         .arg("s390x")
@@ -203,6 +203,7 @@ fn debian_s390x_libraries() -> Vec<PathBuf> {
 }
 
 #[test]
+#[ignore = "slow: downloads Debian's s390x libraries"]
 fn reads_debians_big_endian_s390x_libraries_like_pyelftools() {
     let paths = debian_s390x_libraries();
     let reference = read_with_pyelftools(&paths);
