@@ -180,7 +180,8 @@ pub(crate) fn cmake_toolchain_file(toolchain: &Toolchain, run_program: &Path) ->
             "set(CMAKE_OSX_DEPLOYMENT_TARGET {})\n",
             cmake_string(&target.os_version().to_string())
         ));
-        text.push_str("set(CMAKE_OSX_ARCHITECTURES arm64)\n");
+        // Apple's name of the architecture (`arm64`, `x86_64`).
+        text.push_str(&format!("set(CMAKE_OSX_ARCHITECTURES {})\n", target.arch()));
         // zig brings its own macOS headers and stubs; a user's SDK (the `macos-sdk`
         // option, passed as SDKROOT) lets find_library/find_path find its frameworks.
         text.push_str(

@@ -38,7 +38,16 @@ mod tests {
     #[test]
     fn bundled_targets_parse() {
         let ids: Vec<&str> = targets().iter().map(|t| t.id.as_str()).collect();
-        assert_eq!(ids, ["linux-aarch64", "linux-ppc64le", "macos-arm64"]);
+        assert_eq!(
+            ids,
+            [
+                "linux-aarch64",
+                "linux-ppc64le",
+                "macos-arm64",
+                "macos-x86_64",
+                "macos-universal2"
+            ]
+        );
     }
 
     #[test]
@@ -50,7 +59,9 @@ mod tests {
             [
                 "cp311-manylinux_aarch64",
                 "cp311-manylinux_ppc64le",
-                "cp311-macosx_arm64"
+                "cp311-macosx_arm64",
+                "cp311-macosx_x86_64",
+                "cp311-macosx_universal2"
             ]
         );
     }

@@ -92,10 +92,12 @@ fn select(
         let mut chosen: Vec<&TargetData> = Vec::new();
         for name in &archs {
             let lower = name.to_ascii_lowercase();
-            let every = matches!(lower.as_str(), "auto" | "auto64" | "native" | "all");
             let matching: Vec<&TargetData> = targets()
                 .iter()
-                .filter(|target| target.platform == platform && (every || target.is_named(name)))
+                .filter(|target| {
+                    target.platform == platform
+                        && (target.is_selected_by_keyword(&lower) || target.is_named(name))
+                })
                 .collect();
             if matching.is_empty() {
                 push_new(&mut not_built, name);
@@ -117,13 +119,10 @@ fn select(
     not_built.retain(|name| !built_names.contains(&name.to_ascii_lowercase()));
     if !not_built.is_empty() {
         notes.push(format!(
-            "not built here: {} (crosswheel builds {}; `auto`, `auto64`, `native` and `all` mean all of them)",
+            "not built here: {} (crosswheel builds {}; `auto`, `auto64` and `native` mean {}, `all` all of them)",
             not_built.join(", "),
-            targets()
-                .iter()
-                .map(|target| target.arch.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            arch_names(|_| true),
+            arch_names(|target| target.is_selected_by_keyword("auto")),
         ));
     }
     enable_notes(&groups, notes);
@@ -131,6 +130,17 @@ fn select(
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
     Ok(selected)
+}
+
+/// The architectures of the targets `keep` keeps, each once, in file order.
+fn arch_names(keep: impl Fn(&TargetData) -> bool) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for target in targets().iter().filter(|target| keep(target)) {
+        if !names.contains(&target.arch.as_str()) {
+            names.push(&target.arch);
+        }
+    }
+    names.join(", ")
 }
 
 /// The `enable` groups: the configured value, with `CROSSWHEEL_ENABLE` / `CIBW_ENABLE`
