@@ -708,11 +708,19 @@ mod tests {
         for data in targets() {
             for id in &data.fuses {
                 let slice = Target::parse(id).unwrap();
-                assert!(slice.data().fuses.is_empty(), "{} fuses a fused target", data.id);
+                assert!(
+                    slice.data().fuses.is_empty(),
+                    "{} fuses a fused target",
+                    data.id
+                );
                 assert_eq!(slice.platform(), data.platform);
             }
             for word in &data.archs_keywords {
-                assert!(ARCHS_KEYWORDS.contains(&word.as_str()), "{}: {word}", data.id);
+                assert!(
+                    ARCHS_KEYWORDS.contains(&word.as_str()),
+                    "{}: {word}",
+                    data.id
+                );
             }
         }
     }
@@ -746,7 +754,12 @@ mod tests {
                 .iter()
                 .all(|slice| slice.os_version() == OsVersion::new(12, 0))
         );
-        assert!(Target::parse("macos-arm64").unwrap().fused_slices().is_empty());
+        assert!(
+            Target::parse("macos-arm64")
+                .unwrap()
+                .fused_slices()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -69,12 +69,8 @@ pub fn run_fuse(args: &FuseArgs) -> Result<ExitCode> {
     };
     let first = crate::wheel::open_within_env_limits(first)?;
     let second = crate::wheel::open_within_env_limits(second)?;
-    let fused = crate::repair::fuse::fuse_wheels(
-        &first,
-        &second,
-        &args.wheel_dir,
-        source_date_epoch()?,
-    )?;
+    let fused =
+        crate::repair::fuse::fuse_wheels(&first, &second, &args.wheel_dir, source_date_epoch()?)?;
     println!("{}", fused.output.display());
     Ok(ExitCode::SUCCESS)
 }

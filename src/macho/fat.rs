@@ -1,13 +1,12 @@
 //! Writing universal (fat) files, as `lipo -create` does: a big-endian fat header, then
-//! each architecture's image at an offset aligned to its page size (2^14 for arm64,
-//! 2^12 for x86_64 and i386, as lipo aligns them), smaller alignments first, and
-//! `lipo -thin`'s inverse. The slices' own bytes, signatures included, are copied
+//! each architecture's image at an offset aligned as lipo aligns it (see
+//! [`fat_alignment_shift`]), smaller alignments first; and `lipo -thin`. The slices' own bytes, signatures included, are copied
 //! unchanged: a code signature covers its slice, not the file it sits in.
 
 use super::bytes::{align_up, le_u32};
 use super::constants::*;
 use super::error::MachOError;
-use super::facts::{Arch, MachOFile};
+use super::facts::{Arch, MachOFile, Slice};
 
 /// One image to place in a universal file.
 struct Part<'a> {
@@ -18,13 +17,33 @@ struct Part<'a> {
     align_shift: u32,
 }
 
-/// The alignment lipo gives a slice: the page size of its architecture.
-pub fn fat_alignment_shift(arch: Arch) -> u32 {
-    match arch {
+/// The alignment `lipo -create` gives a slice, as a power of two: the largest alignment
+/// its segment addresses show (the lowest set bit of each vmaddr; address 0 allows any),
+/// at most 2^14; for an image without segments, its architecture's page (2^12 for x86,
+/// 2^14 otherwise). Every dylib, bundle and executable has a segment at 0 or at a 4 GiB
+/// boundary, so lipo aligns x86_64 slices at 2^14 like arm64 ones: so do the universal2
+/// files of Apple's tools (delocate's test libraries, pyzmq's wheel), byte for byte.
+pub fn fat_alignment_shift(slice: &Slice<'_>) -> u32 {
+    const MAX_SHIFT: u32 = 14;
+    let from_segments = slice
+        .segments
+        .iter()
+        .map(|segment| match segment.vm_address {
+            0 => MAX_SHIFT,
+            address => address.trailing_zeros().clamp(2, MAX_SHIFT),
+        })
+        .max();
+    from_segments.unwrap_or(match slice.arch {
         Arch::X86_64 | Arch::X86_64h | Arch::I386 => 12,
-        // arm64's 16 KiB pages; also lipo's choice for CPU types it has no rule for.
-        _ => 14,
-    }
+        _ => MAX_SHIFT,
+    })
+}
+
+/// lipo's order of slices: ascending alignment, Intel before Arm among equals (as in
+/// every universal2 file Apple's tools write), the order given otherwise.
+fn order_key(part: &Part<'_>) -> (u32, bool) {
+    let arm = !matches!(part.arch, Arch::X86_64 | Arch::X86_64h | Arch::I386);
+    (part.align_shift, arm)
 }
 
 /// Fuses thin or universal Mach-O files into one universal file holding every slice of
@@ -50,7 +69,7 @@ pub fn fuse_slices(files: &[&[u8]]) -> Result<Vec<u8>, MachOError> {
                 arch: slice.arch,
                 cpu_type: le_u32(bytes, 4).unwrap_or_default(),
                 cpu_subtype: le_u32(bytes, 8).unwrap_or_default(),
-                align_shift: fat_alignment_shift(slice.arch),
+                align_shift: fat_alignment_shift(&slice),
             });
         }
     }
@@ -59,9 +78,7 @@ pub fn fuse_slices(files: &[&[u8]]) -> Result<Vec<u8>, MachOError> {
             reason: "no slices to fuse".into(),
         });
     }
-    // lipo's order: ascending alignment, so that the padding before a large alignment
-    // comes once; the order of the inputs otherwise.
-    parts.sort_by_key(|part| part.align_shift);
+    parts.sort_by_key(order_key);
     let out = layout(&parts)?;
 
     let parsed = MachOFile::parse(&out)?;
@@ -168,6 +185,8 @@ mod tests {
         u32::from_be_bytes(data[at..at + 4].try_into().unwrap())
     }
 
+    /// Without segments to read an alignment from, the page of the architecture decides:
+    /// 2^12 for x86_64, 2^14 for arm64.
     #[test]
     fn fuses_x86_64_and_arm64_at_lipos_alignments_and_reads_back() {
         let arm = thin(ARM64, 0, 5000);
@@ -176,8 +195,14 @@ mod tests {
         assert_eq!(be(&fat, 0), FAT_MAGIC);
         assert_eq!(be(&fat, 4), 2);
         // x86_64 first (2^12), then arm64 (2^14), as lipo orders them.
-        assert_eq!((be(&fat, 8), be(&fat, 16), be(&fat, 24)), (X86_64, 4096, 12));
-        assert_eq!((be(&fat, 28), be(&fat, 36), be(&fat, 44)), (ARM64, 16384, 14));
+        assert_eq!(
+            (be(&fat, 8), be(&fat, 16), be(&fat, 24)),
+            (X86_64, 4096, 12)
+        );
+        assert_eq!(
+            (be(&fat, 28), be(&fat, 36), be(&fat, 44)),
+            (ARM64, 16384, 14)
+        );
         assert_eq!(be(&fat, 20) as usize, intel.len());
         let parsed = MachOFile::parse(&fat).unwrap();
         assert!(parsed.is_fat);

@@ -319,7 +319,11 @@ mod tests {
         assert_eq!(parse_macos_version("12").unwrap().to_string(), "12.0");
         assert_eq!(parse_macos_version("14.2").unwrap().to_string(), "14.2");
         assert_eq!(parse_macos_version("10.15").unwrap().to_string(), "10.15");
-        assert!(parse_macos_version("10.9").unwrap_err().contains("below 10.13"));
+        assert!(
+            parse_macos_version("10.9")
+                .unwrap_err()
+                .contains("below 10.13")
+        );
         assert!(parse_macos_version("eleven").is_err());
     }
 }

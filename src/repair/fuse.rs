@@ -253,7 +253,11 @@ fn fused_tags(
         }
     }
     for &(arch, version) in minos {
-        let name = if arch == Arch::Arm64 { "arm64" } else { "x86_64" };
+        let name = if arch == Arch::Arm64 {
+            "arm64"
+        } else {
+            "x86_64"
+        };
         let entry = floor.entry(name).or_insert(Version::new(0, 0, 0));
         *entry = (*entry).max(tag_version(version));
     }

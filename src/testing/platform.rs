@@ -92,9 +92,7 @@ pub fn plan(platform: TestPlatform, host: Host) -> Result<TestPlan, TestError> {
         (TestPlatform::MacosX86_64, Some(Platform::Macos)) if host.arch == "x86_64" => {
             Ok(TestPlan::Native)
         }
-        (TestPlatform::MacosArm64 | TestPlatform::MacosX86_64, _) => {
-            Ok(TestPlan::StaticLoadCheck)
-        }
+        (TestPlatform::MacosArm64 | TestPlatform::MacosX86_64, _) => Ok(TestPlan::StaticLoadCheck),
         (TestPlatform::Linux(arch), Some(Platform::Linux)) => match host.linux_arch() {
             Some(native) if native == arch => Ok(TestPlan::Native),
             Some(_) => Ok(TestPlan::Emulated(arch)),

@@ -380,7 +380,11 @@ impl TargetEnv {
                 let formats = ["x86_64", "intel", "fat64", "universal2", "universal"];
                 let mut versions: Vec<(u32, u32)> =
                     (11..=version.major).rev().map(|major| (major, 0)).collect();
-                let newest_ten = if version.major == 10 { version.minor } else { 16 };
+                let newest_ten = if version.major == 10 {
+                    version.minor
+                } else {
+                    16
+                };
                 versions.extend((4..=newest_ten).rev().map(|minor| (10, minor)));
                 for (major, minor) in versions {
                     for format in formats {
