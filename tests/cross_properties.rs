@@ -8,7 +8,12 @@ mod common;
 
 use std::process::Command;
 
-const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
+const TARGETS: [&str; 4] = [
+    "linux-aarch64",
+    "linux-ppc64le",
+    "macos-arm64",
+    "macos-x86_64",
+];
 
 /// The size and mantissa digits (`LDBL_MANT_DIG`) of `long double` for each of numpy's
 /// format names: what makes one format distinct from the others of its size.

@@ -373,7 +373,16 @@ fn macos_deployment_target(
     };
     let chosen = if from_defaults {
         match super::types::parse_macos_version(&literal) {
-            Ok(version) => version.max(target.min_os()),
+            Ok(version) if version < target.min_os() => {
+                notes.push(format!(
+                    "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: {} starts at {}, so its wheels are built for {}",
+                    target.id,
+                    target.min_os(),
+                    target.min_os()
+                ));
+                target.min_os()
+            }
+            Ok(version) => version,
             Err(_) => {
                 notes.push(format!(
                     "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: crosswheel's oldest macOS is {} (x86_64; arm64 starts at {}), so macOS wheels are built for {}",
