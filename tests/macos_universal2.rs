@@ -328,3 +328,48 @@ fn cmakeproj_builds_for_macos_x86_64_and_universal2_with_every_slice_signed() {
         assert!(report.passed(), "{report}");
     }
 }
+
+/// Slow: blasdot links OpenBLAS from the target's scipy-openblas32 wheel; each slice's
+/// repair vendors its own architecture's copy, and the fused wheel holds one universal
+/// `libscipy_openblas.dylib`, both slices signed, its SBOM hash that of the fused file.
+#[test]
+fn blasdot_universal2_vendors_openblas_with_both_slices() {
+    let out = tempfile::tempdir().unwrap();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
+    let mut command = Command::new(crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let output = command
+        .arg("build")
+        .arg(&project)
+        .args(["--only", "cp311-macosx_universal2", "-w"])
+        .arg(out.path())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .expect("run crosswheel build");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let name = "blasdot-0.1.0-cp311-cp311-macosx_10_13_universal2.whl";
+    assert_eq!(common::wheel_names_in(out.path()), [name]);
+    let wheel = WheelArchive::open(out.path().join(name)).unwrap();
+    let binaries = slices_of(&wheel);
+    let paths: Vec<&str> = binaries.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "blasdot/.dylibs/libscipy_openblas.dylib",
+            "blasdot/_core.cpython-311-darwin.so"
+        ]
+    );
+    for (path, slices) in &binaries {
+        let arches: Vec<Arch> = slices.iter().map(|(arch, _)| *arch).collect();
+        assert_eq!(arches, [Arch::X86_64, Arch::Arm64], "{path}");
+    }
+    let report = check_macos_wheel(&wheel).unwrap();
+    assert!(report.passed(), "{report}");
+    let check = Command::new(crosswheel_bin())
+        .arg("check")
+        .arg(out.path().join(name))
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+}

@@ -116,9 +116,10 @@ impl Identifier<'_> {
                 thin.push(self.build_and_repair(slice, slice.arch())?);
             }
             let step = progress::Step::start(&id, "fuse");
-            let mut repair_time = self.times.repair;
-            let fused = timed(&mut repair_time, Stage::Repair, || self.fuse(&thin));
-            self.times.repair = repair_time;
+            // Fusing is part of the repair: its time adds to the slices' repairs.
+            let mut fuse_time = std::time::Duration::ZERO;
+            let fused = timed(&mut fuse_time, Stage::Repair, || self.fuse(&thin));
+            self.times.repair += fuse_time;
             let fused = fused?;
             step.finish(&format!("fused as {}", super::file_name_of(&fused)));
             fused
