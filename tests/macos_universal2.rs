@@ -371,5 +371,9 @@ fn blasdot_universal2_vendors_openblas_with_both_slices() {
         .arg(out.path().join(name))
         .output()
         .unwrap();
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
 }
