@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "crosswheel",
     version,
-    about = "Build, repair and test Python wheels for macOS arm64 and manylinux aarch64/ppc64le from a Linux x86_64 host",
+    about = "Build, repair and test Python wheels for macOS (arm64, x86_64, universal2) and manylinux aarch64/ppc64le from a Linux x86_64 host",
     disable_help_subcommand = true
 )]
 pub struct Cli {
