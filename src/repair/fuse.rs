@@ -233,15 +233,31 @@ fn fuse_binary(name: &str, a: &[u8], b: &[u8]) -> Result<Vec<u8>, FuseError> {
     sign_adhoc(&fused, file_name).map_err(error)
 }
 
-/// delocate's tag of a fused wheel (`_pack_architectures`): per architecture the newer of
-/// what the input tags say and what its slices need.
+/// The fused wheel's tags, or why the two wheels do not make an x86_64 + arm64 pair.
 fn fused_tags(
     first: &WheelArchive,
     second: &WheelArchive,
     minos: &[(Arch, Version)],
 ) -> Result<Vec<String>, FuseError> {
+    let tags: Vec<String> = first
+        .name()
+        .platform
+        .iter()
+        .chain(&second.name().platform)
+        .cloned()
+        .collect();
+    packed_tags(&tags, minos).ok_or_else(|| FuseError::Mismatch {
+        first: first.name().file_name(),
+        second: second.name().file_name(),
+        what: "together they do not tag an x86_64 and an arm64 build".into(),
+    })
+}
+
+/// delocate's tag of a fused wheel (`_pack_architectures`): per architecture the newer of
+/// what the input tags say and what its slices need; `None` without both architectures.
+fn packed_tags(tags: &[String], minos: &[(Arch, Version)]) -> Option<Vec<String>> {
     let mut floor: BTreeMap<&str, Version> = BTreeMap::new();
-    for tag in first.name().platform.iter().chain(&second.name().platform) {
+    for tag in tags {
         let Some(tag) = MacosTag::parse(tag) else {
             continue;
         };
@@ -262,11 +278,7 @@ fn fused_tags(
         *entry = (*entry).max(tag_version(version));
     }
     let (Some(&intel), Some(&arm)) = (floor.get("x86_64"), floor.get("arm64")) else {
-        return Err(FuseError::Mismatch {
-            first: first.name().file_name(),
-            second: second.name().file_name(),
-            what: "together they do not tag an x86_64 and an arm64 build".into(),
-        });
+        return None;
     };
     let render = |version: Version, arch: &str| {
         MacosTag {
@@ -276,9 +288,9 @@ fn fused_tags(
         .render()
     };
     if arm == intel || arm <= arm64_floor() {
-        Ok(vec![render(intel, "universal2")])
+        Some(vec![render(intel, "universal2")])
     } else {
-        Ok(vec![render(intel, "x86_64"), render(arm, "arm64")])
+        Some(vec![render(intel, "x86_64"), render(arm, "arm64")])
     }
 }
 
@@ -366,4 +378,58 @@ fn merged_sboms(
         out.push((name, bom.to_json()));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| name.to_string()).collect()
+    }
+
+    #[test]
+    fn universal2_takes_the_x86_64_floor_while_arm64_needs_only_eleven() {
+        let minos = [
+            (Arch::X86_64, Version::new(10, 13, 0)),
+            (Arch::Arm64, Version::new(11, 0, 0)),
+        ];
+        let thin = tags(&["macosx_10_13_x86_64", "macosx_11_0_arm64"]);
+        assert_eq!(
+            packed_tags(&thin, &minos).unwrap(),
+            ["macosx_10_13_universal2"]
+        );
+    }
+
+    #[test]
+    fn arm64_needing_more_than_eleven_and_more_than_x86_64_splits_the_tag() {
+        let minos = [
+            (Arch::X86_64, Version::new(10, 13, 0)),
+            (Arch::Arm64, Version::new(12, 1, 0)),
+        ];
+        let thin = tags(&["macosx_10_13_x86_64", "macosx_11_0_arm64"]);
+        assert_eq!(
+            packed_tags(&thin, &minos).unwrap(),
+            ["macosx_10_13_x86_64", "macosx_12_0_arm64"]
+        );
+        let same = [
+            (Arch::X86_64, Version::new(12, 0, 0)),
+            (Arch::Arm64, Version::new(12, 0, 0)),
+        ];
+        assert_eq!(
+            packed_tags(&thin, &same).unwrap(),
+            ["macosx_12_0_universal2"]
+        );
+    }
+
+    #[test]
+    fn a_slice_newer_than_its_tag_raises_that_architecture() {
+        let minos = [(Arch::X86_64, Version::new(10, 15, 0))];
+        let thin = tags(&["macosx_10_9_x86_64", "macosx_11_0_arm64"]);
+        assert_eq!(
+            packed_tags(&thin, &minos).unwrap(),
+            ["macosx_10_15_universal2"]
+        );
+        assert_eq!(packed_tags(&tags(&["macosx_10_9_x86_64"]), &minos), None);
+    }
 }
