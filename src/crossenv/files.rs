@@ -319,6 +319,10 @@ mod tests {
         assert!(text.contains("set(CMAKE_CROSSCOMPILING_EMULATOR \"/e/bin/run-program\")"));
         assert!(text.contains("set(CMAKE_OSX_SYSROOT \"$ENV{SDKROOT}\" CACHE PATH"));
         assert!(text.contains("set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF"));
+        assert!(text.contains("set(CMAKE_OSX_ARCHITECTURES arm64)"));
+        let intel = cmake_toolchain_file(&toolchain("macos-x86_64"), Path::new("/r"));
+        assert!(intel.contains("set(CMAKE_OSX_ARCHITECTURES x86_64)"));
+        assert!(intel.contains("set(CMAKE_OSX_DEPLOYMENT_TARGET \"10.13\")"));
     }
 
     #[test]
