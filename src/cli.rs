@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "crosswheel",
     version,
-    about = "Build, repair and test Python wheels for macOS arm64 and manylinux aarch64/ppc64le from a Linux x86_64 host",
+    about = "Build, repair and test Python wheels for macOS (arm64, x86_64, universal2) and manylinux aarch64/ppc64le from a Linux x86_64 host",
     disable_help_subcommand = true
 )]
 pub struct Cli {
@@ -26,6 +26,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Vendor external libraries into wheels, fix their references and retag them.
     Repair(RepairArgs),
+    /// Fuse an x86_64 and an arm64 macOS wheel of one build into a universal2 wheel.
+    Fuse(FuseArgs),
     /// Build, repair and test wheels of a project for every target.
     Build(BuildArgs),
     /// Show the cross toolchains found for each target and how to install missing ones.
@@ -60,6 +62,17 @@ pub struct InspectArgs {
     /// Print a stable JSON document instead of text (see docs/inspect-json.md).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FuseArgs {
+    /// The two thin macOS wheels (never modified); the first's files win where the two
+    /// are identical, and its SBOM entries where both describe one file.
+    #[arg(required = true, num_args = 2)]
+    pub wheels: Vec<PathBuf>,
+    /// Folder for the fused wheel.
+    #[arg(short = 'w', long = "wheel-dir", default_value = "wheelhouse")]
+    pub wheel_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,5 @@
-//! crosswheel: build, repair and test Python wheels for macOS arm64 and
-//! manylinux aarch64/ppc64le from a Linux x86_64 host.
+//! crosswheel: build, repair and test Python wheels for macOS arm64, x86_64 and
+//! universal2 and manylinux aarch64/ppc64le from a Linux x86_64 host.
 //!
 //! Binary-format modules (`elf`, `macho`) know nothing of wheels; `wheel`
 //! knows nothing of binaries; the stage modules (`repair`, ...) tie them.

@@ -13,6 +13,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Inspect(args) => commands::inspect::run(&args),
         Command::Repair(args) => commands::repair::run(&args),
+        Command::Fuse(args) => commands::repair::run_fuse(&args),
         Command::Build(args) => commands::build::run_build(&args),
         Command::Toolchain(args) => commands::toolchain::run_doctor(&args),
         Command::Env(args) => commands::toolchain::run_env(&args),

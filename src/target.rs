@@ -269,6 +269,10 @@ pub struct TargetData {
     pub pyconfig_undef: Vec<String>,
     pub pyconfig_define: std::collections::BTreeMap<String, String>,
     pub gcc_packages: Vec<String>,
+    /// The targets whose thin wheels are fused into this one's (universal2: x86_64 and
+    /// arm64); empty for a target that is compiled itself.
+    #[serde(default)]
+    pub fuses: Vec<String>,
 }
 
 /// Object files of a Debian package's static archive that the zig wrappers link.
@@ -400,6 +404,18 @@ pub fn macos_arm64_floor() -> OsVersion {
         .find(|data| data.platform == Platform::Macos && data.arch == "arm64")
         .expect("config/targets.toml has a macos arm64 target")
         .min_os()
+}
+
+/// The oldest macOS any macOS target builds for (x86_64's 10.13): the floor of the
+/// `macos-deployment-target` option, which each target raises to its own floor.
+pub fn macos_floor() -> OsVersion {
+    config()
+        .target
+        .iter()
+        .filter(|data| data.platform == Platform::Macos)
+        .map(TargetData::min_os)
+        .min()
+        .expect("config/targets.toml has macOS targets")
 }
 
 pub(crate) fn config() -> &'static TargetsConfig {
@@ -548,6 +564,33 @@ impl Target {
         self.data
     }
 
+    /// This target's deployment target or, when that is below the target's own floor (a
+    /// macOS arm64 build of a project whose deployment target serves x86_64 too), that
+    /// floor, as cibuildwheel and delocate raise arm64 to 11.0.
+    pub fn at_least(data: &'static TargetData, version: OsVersion) -> Target {
+        let os_version = version.max(data.min_os());
+        Target { data, os_version }
+    }
+
+    /// The thin targets a fused target (universal2) is built as, each at this target's OS
+    /// version raised to its own floor; empty for a target compiled itself.
+    pub fn fused_slices(&self) -> Vec<Target> {
+        self.data
+            .fuses
+            .iter()
+            .map(|id| {
+                let data = config()
+                    .target
+                    .iter()
+                    .find(|data| &data.id == id)
+                    .unwrap_or_else(|| {
+                        panic!("config/targets.toml: {} fuses unknown {id}", self.data.id)
+                    });
+                Target::at_least(data, self.os_version)
+            })
+            .collect()
+    }
+
     /// Stable identifier such as `linux-aarch64`.
     pub fn id(&self) -> &str {
         &self.data.id
@@ -619,10 +662,14 @@ impl Target {
     }
 
     /// `os.uname().release` of the target's oldest supported OS, where it says something
-    /// about the target: macOS 11 and later are Darwin `major + 9` (11.0 → `20.0.0`). For
+    /// about the target: macOS 11 and later are Darwin `major + 9` (11.0 → `20.0.0`), 10.x
+    /// is Darwin `x + 4` (10.13 → `17.0.0`). For
     /// Linux the kernel release says nothing about the wheel, so `None` (the host's stays).
     pub fn kernel_release(&self) -> Option<String> {
         match self.data.platform {
+            Platform::Macos if self.os_version.major == 10 => {
+                Some(format!("{}.0.0", self.os_version.minor + 4))
+            }
             Platform::Macos => Some(format!("{}.0.0", self.os_version.major + 9)),
             Platform::Linux => None,
         }
@@ -691,9 +738,23 @@ mod tests {
             "linux-aarch64",
             "linux-ppc64le",
             "linux-x86_64",
+            "linux-s390x",
             "macos-arm64",
+            "macos-x86_64",
+            "macos-universal2",
         ] {
             assert!(ids.contains(&id), "{id} missing from {ids:?}");
+        }
+        for data in targets() {
+            for id in &data.fuses {
+                let slice = Target::parse(id).unwrap();
+                assert!(
+                    slice.data().fuses.is_empty(),
+                    "{} fuses a fused target",
+                    data.id
+                );
+                assert_eq!(slice.platform(), data.platform);
+            }
         }
     }
 
@@ -723,6 +784,41 @@ mod tests {
         );
         assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
         assert_eq!(target.compatible_manylinux_platforms().len(), 2);
+    }
+
+    #[test]
+    fn macos_x86_64_starts_at_cibuildwheels_floor() {
+        let target = Target::parse("macosx_10_13_x86_64").unwrap();
+        assert_eq!(target.zig_triple(), "x86_64-macos.10.13");
+        assert_eq!(target.platform_tag(), "macosx_10_13_x86_64");
+        assert_eq!(target.python_host_platform(), "macosx-10.13-x86_64");
+        assert_eq!(target.kernel_release().as_deref(), Some("17.0.0"));
+        assert_eq!(macos_floor(), OsVersion::new(10, 13));
+    }
+
+    #[test]
+    fn universal2_is_built_as_an_x86_64_and_an_arm64_slice() {
+        let universal2 = Target::parse("macos-universal2").unwrap();
+        assert_eq!(universal2.platform_tag(), "macosx_10_13_universal2");
+        let slices = universal2.fused_slices();
+        let named: Vec<String> = slices.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            named,
+            ["macos-x86_64 (macOS 10.13)", "macos-arm64 (macOS 11.0)"]
+        );
+        let later = universal2.with_os_version(OsVersion::new(12, 0)).unwrap();
+        assert!(
+            later
+                .fused_slices()
+                .iter()
+                .all(|slice| slice.os_version() == OsVersion::new(12, 0))
+        );
+        assert!(
+            Target::parse("macos-arm64")
+                .unwrap()
+                .fused_slices()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! `crosswheel repair WHEEL...`
+//! `crosswheel repair WHEEL...` and `crosswheel fuse WHEEL WHEEL`
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::cli::RepairArgs;
+use crate::cli::{FuseArgs, RepairArgs};
 use crate::repair::{RepairRequest, repair};
 use crate::wheel::source_date_epoch;
 
@@ -60,4 +60,17 @@ pub(crate) fn system_libraries_for(
         )?)),
         None => Ok(None),
     }
+}
+
+/// Fuses two thin macOS wheels and prints the fused wheel's path.
+pub fn run_fuse(args: &FuseArgs) -> Result<ExitCode> {
+    let [first, second] = &args.wheels[..] else {
+        anyhow::bail!("fuse takes two wheels, an x86_64 and an arm64 one");
+    };
+    let first = crate::wheel::open_within_env_limits(first)?;
+    let second = crate::wheel::open_within_env_limits(second)?;
+    let fused =
+        crate::repair::fuse::fuse_wheels(&first, &second, &args.wheel_dir, source_date_epoch()?)?;
+    println!("{}", fused.output.display());
+    Ok(ExitCode::SUCCESS)
 }

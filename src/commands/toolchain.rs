@@ -13,7 +13,7 @@ use crate::target::{Target, ToolchainKind};
 use crate::toolchain::{doctor, resolve_toolchain};
 
 pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
-    let targets = if args.targets.is_empty() {
+    let named = if args.targets.is_empty() {
         Target::all()
     } else {
         args.targets
@@ -21,6 +21,20 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
             .map(|t| Target::parse(t))
             .collect::<Result<Vec<_>, _>>()?
     };
+    // A fused target (universal2) has no toolchain of its own: its slices' are shown.
+    let mut targets: Vec<Target> = Vec::new();
+    for target in named {
+        let slices = target.fused_slices();
+        for target in if slices.is_empty() {
+            vec![target]
+        } else {
+            slices
+        } {
+            if !targets.contains(&target) {
+                targets.push(target);
+            }
+        }
+    }
     let cache = Cache::from_env()?;
     let python = crate::host::find_on_path("python3").unwrap_or_else(|| "python3".into());
     let report = doctor(&cache, &python, &targets)?;

@@ -180,7 +180,8 @@ pub(crate) fn cmake_toolchain_file(toolchain: &Toolchain, run_program: &Path) ->
             "set(CMAKE_OSX_DEPLOYMENT_TARGET {})\n",
             cmake_string(&target.os_version().to_string())
         ));
-        text.push_str("set(CMAKE_OSX_ARCHITECTURES arm64)\n");
+        // Apple's name of the architecture (`arm64`, `x86_64`).
+        text.push_str(&format!("set(CMAKE_OSX_ARCHITECTURES {})\n", target.arch()));
         // zig brings its own macOS headers and stubs; a user's SDK (the `macos-sdk`
         // option, passed as SDKROOT) lets find_library/find_path find its frameworks.
         text.push_str(
@@ -318,6 +319,10 @@ mod tests {
         assert!(text.contains("set(CMAKE_CROSSCOMPILING_EMULATOR \"/e/bin/run-program\")"));
         assert!(text.contains("set(CMAKE_OSX_SYSROOT \"$ENV{SDKROOT}\" CACHE PATH"));
         assert!(text.contains("set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF"));
+        assert!(text.contains("set(CMAKE_OSX_ARCHITECTURES arm64)"));
+        let intel = cmake_toolchain_file(&toolchain("macos-x86_64"), Path::new("/r"));
+        assert!(intel.contains("set(CMAKE_OSX_ARCHITECTURES x86_64)"));
+        assert!(intel.contains("set(CMAKE_OSX_DEPLOYMENT_TARGET \"10.13\")"));
     }
 
     #[test]

@@ -325,7 +325,7 @@ impl CrossEnv {
             vars.insert(name.into(), value);
         }
         if target.is_macos() {
-            vars.insert("ARCHFLAGS".into(), "-arch arm64".into());
+            vars.insert("ARCHFLAGS".into(), format!("-arch {}", target.arch()));
             vars.insert(
                 "MACOSX_DEPLOYMENT_TARGET".into(),
                 target.os_version().to_string(),

@@ -1,8 +1,10 @@
-//! The static load check for macOS arm64: what dyld would do with each
-//! Mach-O of a wheel. Every required dylib must resolve inside the wheel or
-//! to a system library; every symbol bound to a dylib of the wheel must be
-//! exported by it (or by what it re-exports); every image needs an arm64
-//! slice, a valid signature and a minos the wheel tag allows.
+//! The static load check for macOS: what dyld would do with each Mach-O of a
+//! wheel, once per architecture its tags promise (arm64, x86_64, both for
+//! universal2). Every required dylib must resolve inside the wheel or to a
+//! system library; every symbol bound to a dylib of the wheel must be exported
+//! by it (or by what it re-exports) in the same slice; every image needs a slice
+//! of the architecture and a minos the wheel tag allows; an arm64 slice needs a
+//! valid signature, an x86_64 one a valid signature if it has one.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -20,6 +22,9 @@ use crate::wheel::WheelArchive;
 /// link with `-undefined dynamic_lookup` and bind the C API at load time.
 const INTERPRETER_SYMBOL_PREFIXES: &[&str] = &["_Py", "__Py"];
 
+/// The architectures a load check can stand in for, in the order reports list them.
+const CHECKED_ARCHES: [Arch; 2] = [Arch::X86_64, Arch::Arm64];
+
 pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     let wheel_name = wheel.name().file_name();
     let binaries = wheel_binaries(wheel)?;
@@ -32,11 +37,12 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     let graph = resolve(binaries, &rules);
 
     let mut failures = Vec::new();
-    let tag_floor = arm64_tag_floor(wheel);
-    if tag_floor.is_none() {
+    let arches = tagged_arches(wheel);
+    if arches.is_empty() {
         failures.push(LoadFailure {
             file: wheel_name.clone(),
-            problem: LoadProblem::NotArm64Wheel {
+            arch: None,
+            problem: LoadProblem::NotMacosWheel {
                 tags: wheel.name().platform.join("."),
             },
         });
@@ -50,32 +56,34 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
                 .with_context(|| format!("{}: {}", wheel.path().display(), binary.path))
         })
         .collect::<Result<_>>()?;
-    let arm64: Vec<Option<&Slice<'_>>> = parsed
-        .iter()
-        .map(|file| file.slices.iter().find(|slice| slice.arch == Arch::Arm64))
-        .collect();
-    let mut exports = ExportIndex {
-        graph: &graph,
-        arm64: &arm64,
-        memo: HashMap::new(),
-    };
-
-    for (index, binary) in graph.binaries.iter().enumerate() {
-        let problems = match arm64[index] {
-            None => vec![LoadProblem::NoArm64Slice {
-                arches: binary
-                    .slices
-                    .iter()
-                    .map(|slice| slice.arch.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }],
-            Some(slice) => arm64_problems(&graph, index, slice, tag_floor, &mut exports),
+    for (arch, tag_floor) in arches {
+        let slices: Vec<Option<&Slice<'_>>> = parsed
+            .iter()
+            .map(|file| file.slices.iter().find(|slice| slice.arch == arch))
+            .collect();
+        let mut exports = ExportIndex {
+            graph: &graph,
+            slices: &slices,
+            memo: HashMap::new(),
         };
-        failures.extend(problems.into_iter().map(|problem| LoadFailure {
-            file: binary.path.clone(),
-            problem,
-        }));
+        for (index, binary) in graph.binaries.iter().enumerate() {
+            let problems = match slices[index] {
+                None => vec![LoadProblem::NoSlice {
+                    arches: binary
+                        .slices
+                        .iter()
+                        .map(|slice| slice.arch.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }],
+                Some(slice) => slice_problems(&graph, index, slice, tag_floor, &mut exports),
+            };
+            failures.extend(problems.into_iter().map(|problem| LoadFailure {
+                file: binary.path.clone(),
+                arch: Some(arch.to_string()),
+                problem,
+            }));
+        }
     }
     Ok(LoadCheckReport {
         wheel: wheel_name,
@@ -88,48 +96,57 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
     })
 }
 
-/// The oldest macOS an arm64 slice may require: pip may pick any tag of the wheel, so the
-/// most permissive one counts. `None` when no tag covers arm64.
-fn arm64_tag_floor(wheel: &WheelArchive) -> Option<Version> {
-    wheel
+/// Each architecture some tag of the wheel speaks for, with the oldest macOS its slices
+/// may require: pip may pick any tag of the wheel, so the most permissive one counts.
+fn tagged_arches(wheel: &WheelArchive) -> Vec<(Arch, Version)> {
+    let tags: Vec<MacosTag> = wheel
         .name()
         .platform
         .iter()
         .filter_map(|tag| MacosTag::parse(tag))
-        .filter(|tag| tag.covers(Arch::Arm64))
-        .map(|tag| tag.floor_for(Arch::Arm64))
-        .min()
+        .collect();
+    CHECKED_ARCHES
+        .into_iter()
+        .filter_map(|arch| {
+            tags.iter()
+                .filter(|tag| tag.covers(arch))
+                .map(|tag| tag.floor_for(arch))
+                .min()
+                .map(|floor| (arch, floor))
+        })
+        .collect()
 }
 
-/// What dyld would refuse in the arm64 `slice` of binary `index`: its signature, a minos
-/// above the tag's floor, unresolved dependencies and missing symbols.
-fn arm64_problems(
+/// What dyld would refuse in `slice` of binary `index`: its signature, a minos above the
+/// tag's floor, unresolved dependencies and missing symbols.
+fn slice_problems(
     graph: &Graph,
     index: usize,
     slice: &Slice<'_>,
-    tag_floor: Option<Version>,
+    tag_floor: Version,
     exports: &mut ExportIndex<'_, '_>,
 ) -> Vec<LoadProblem> {
     let mut problems = Vec::new();
     let facts = graph.binaries[index]
         .slices
         .iter()
-        .find(|facts| facts.arch == Arch::Arm64);
+        .find(|facts| facts.arch == slice.arch);
     match facts.map(|facts| &facts.signature) {
         Some(SignatureStatus::Valid { .. }) => {}
         Some(SignatureStatus::Invalid(reason)) => problems.push(LoadProblem::InvalidSignature {
             reason: reason.clone(),
         }),
+        // Intel Macs load unsigned images; Apple silicon refuses them.
+        Some(SignatureStatus::Missing) | None if slice.arch == Arch::X86_64 => {}
         Some(SignatureStatus::Missing) | None => problems.push(LoadProblem::MissingSignature),
     }
     // A tag for macOS 11 or later cannot say 13.1: the repair tags it 13.0 and says so.
-    if let (Some(floor), Some(target)) =
-        (tag_floor, slice.deployment_target.filter(|t| t.is_macos()))
-        && tag_version(target.minos) > floor
+    if let Some(target) = slice.deployment_target.filter(|t| t.is_macos())
+        && tag_version(target.minos) > tag_floor
     {
         problems.push(LoadProblem::MinosTooNew {
             minos: target.minos.to_string(),
-            tag_version: floor.to_string(),
+            tag_version: tag_floor.to_string(),
         });
     }
     for link in &graph.links[index] {
@@ -218,7 +235,8 @@ impl Exports {
 
 struct ExportIndex<'g, 's> {
     graph: &'g Graph,
-    arm64: &'s [Option<&'s Slice<'s>>],
+    /// The slice of the architecture being checked, of each binary of the graph.
+    slices: &'s [Option<&'s Slice<'s>>],
     memo: HashMap<usize, Exports>,
 }
 
@@ -232,7 +250,7 @@ impl ExportIndex<'_, '_> {
         let mut queue = VecDeque::from([index]);
         let mut seen = HashSet::from([index]);
         while let Some(current) = queue.pop_front() {
-            let Some(slice) = self.arm64.get(current).copied().flatten() else {
+            let Some(slice) = self.slices.get(current).copied().flatten() else {
                 continue;
             };
             exports.names.extend(slice.exported_symbols.iter().cloned());

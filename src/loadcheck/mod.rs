@@ -42,25 +42,30 @@ impl fmt::Display for LoadCheckReport {
 pub struct LoadFailure {
     /// Install path inside the wheel (or the wheel file name for wheel-wide problems).
     pub file: String,
+    /// The slice the problem is in (`arm64`, `x86_64`); `None` for wheel-wide problems.
+    pub arch: Option<String>,
     pub problem: LoadProblem,
 }
 
 impl fmt::Display for LoadFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.file, self.problem)
+        match &self.arch {
+            Some(arch) => write!(f, "{} ({arch}): {}", self.file, self.problem),
+            None => write!(f, "{}: {}", self.file, self.problem),
+        }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LoadProblem {
-    #[error("the wheel's platform tags ({tags}) name no arm64 macOS platform")]
-    NotArm64Wheel { tags: String },
-    #[error("has no arm64 slice (only {arches})")]
-    NoArm64Slice { arches: String },
-    #[error("the arm64 slice has no code signature; arm64 macOS refuses to map it")]
+    #[error("the wheel's platform tags ({tags}) name no arm64 or x86_64 macOS platform")]
+    NotMacosWheel { tags: String },
+    #[error("has no slice of this architecture, which the wheel's tags promise (only {arches})")]
+    NoSlice { arches: String },
+    #[error("has no code signature; arm64 macOS refuses to map it")]
     MissingSignature,
-    #[error("the arm64 signature does not verify: {reason}")]
+    #[error("the signature does not verify: {reason}")]
     InvalidSignature { reason: String },
     #[error("requires macOS {minos} but the wheel tag promises {tag_version}")]
     MinosTooNew { minos: String, tag_version: String },

@@ -130,7 +130,7 @@ pub(super) fn build_spec(
     let deployment_target = build.get("macos-deployment-target");
     let deployment_target_origin = deployment_target.as_ref().map(|found| found.origin.clone());
     let macos_deployment_target =
-        macos_deployment_target(deployment_target, platform, &mut assignments, notes);
+        macos_deployment_target(deployment_target, target, &mut assignments, notes);
     let build_frontend = build_frontend(build.get("build-frontend"))?;
     if !build_frontend.parsed.without_effect.is_empty() {
         notes.push(format!(
@@ -323,18 +323,21 @@ fn dependency_versions(
 }
 
 /// `macos-deployment-target`; where it is not set, a `MACOSX_DEPLOYMENT_TARGET` of the
-/// `environment` (as cibuildwheel users set it) decides it, raised to 11.0, the first
-/// macOS on arm64. The variable the backend sees then says the same.
+/// `environment` (as cibuildwheel users set it) decides it. Either is raised to the
+/// target's own floor (11.0, the first macOS on arm64, for arm64 and universal2's arm64
+/// slice). The variable the backend sees then says the same.
 fn macos_deployment_target(
     located: Option<Located>,
-    platform: Platform,
+    target: &'static TargetData,
     assignments: &mut [EnvAssignment],
     notes: &mut Notes,
 ) -> OsVersion {
+    let platform = target.platform;
     let configured = located
         .as_ref()
         .and_then(|found| found.setting.os_version())
-        .unwrap_or_else(crate::target::macos_arm64_floor);
+        .unwrap_or_else(crate::target::macos_floor)
+        .max(target.min_os());
     let from_defaults = located.as_ref().is_none_or(|found| {
         matches!(&found.origin, Origin::File { path, .. } if path == Path::new(DEFAULTS_PATH))
     });
@@ -361,10 +364,22 @@ fn macos_deployment_target(
     };
     let chosen = if from_defaults {
         match super::types::parse_macos_version(&literal) {
+            Ok(version) if version < target.min_os() => {
+                notes.push(format!(
+                    "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: {} starts at {}, so its wheels are built for {}",
+                    target.id,
+                    target.min_os(),
+                    target.min_os()
+                ));
+                target.min_os()
+            }
             Ok(version) => version,
             Err(_) => {
                 notes.push(format!(
-                    "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: arm64 macOS starts at 11.0, so macOS wheels are built for {configured}"
+                    "MACOSX_DEPLOYMENT_TARGET={literal} in `environment`: crosswheel's oldest macOS is {} (x86_64; arm64 starts at {}), so macOS wheels are built for {}",
+                    crate::target::macos_floor(),
+                    crate::target::macos_arm64_floor(),
+                    crate::target::macos_floor(),
                 ));
                 configured
             }

@@ -24,7 +24,7 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
     ),
     (
         "macos-deployment-target",
-        "minimum macOS of the macOS wheels, at least 11.0",
+        "minimum macOS of the macOS wheels, at least 10.13 (x86_64); arm64 builds raise it to 11.0",
     ),
     (
         "target-requires",

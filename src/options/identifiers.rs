@@ -45,7 +45,9 @@ mod tests {
                 "linux-ppc64le",
                 "linux-x86_64",
                 "linux-s390x",
-                "macos-arm64"
+                "macos-arm64",
+                "macos-x86_64",
+                "macos-universal2"
             ]
         );
     }
@@ -61,7 +63,9 @@ mod tests {
                 "cp311-manylinux_ppc64le",
                 "cp311-manylinux_x86_64",
                 "cp311-manylinux_s390x",
-                "cp311-macosx_arm64"
+                "cp311-macosx_arm64",
+                "cp311-macosx_x86_64",
+                "cp311-macosx_universal2"
             ]
         );
     }

@@ -76,6 +76,10 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
             include.push(entry("build", &runners.build_runner));
         }
         let native_runner = match build.target.platform() {
+            // The test stage runs an x86_64 wheel natively only on an Intel Mac (not under
+            // Rosetta), and `[matrix]` names an arm64 macOS runner: an x86_64 build keeps
+            // the static check of its build job. universal2 wheels run on arm64.
+            Platform::Macos if build.target.arch() == "x86_64" => None,
             Platform::Macos => Some(&runners.macos_test_runner),
             Platform::Linux if emulated_stage_cannot_test(build) => {
                 Some(&runners.linux_arm64_test_runner)

@@ -25,7 +25,7 @@ pub(crate) enum Kind {
     Python,
     /// One of a fixed set of words.
     Choice(&'static [&'static str]),
-    /// A macOS version `MAJOR.MINOR`, at least 11.0.
+    /// A macOS version `MAJOR.MINOR`, at least 10.13 (macOS x86_64's floor).
     MacosVersion,
     /// Free text (a path, a CPU name).
     Text,

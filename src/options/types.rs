@@ -236,15 +236,17 @@ pub(crate) fn parse_duration(text: &str) -> Result<Option<u64>, String> {
     Ok((total > 0).then_some(total))
 }
 
-/// `macos-deployment-target`, checked against arm64's floor ([`crate::target::macos_arm64_floor`]).
+/// `macos-deployment-target`, checked against the lowest macOS floor of the targets
+/// ([`crate::target::macos_floor`], x86_64's); arm64 builds raise it to 11.0 themselves.
 pub(crate) fn parse_macos_version(text: &str) -> Result<OsVersion, String> {
     let text = text.trim();
     let version = OsVersion::parse(text)
         .ok_or_else(|| format!("`{text}` is not a macOS version such as `11.0` or `14.2`"))?;
-    let floor = crate::target::macos_arm64_floor();
+    let floor = crate::target::macos_floor();
     if version < floor {
         return Err(format!(
-            "macOS {version} is below {floor}, the first macOS release for arm64"
+            "macOS {version} is below {floor}, the oldest macOS crosswheel builds for (x86_64; arm64 starts at {})",
+            crate::target::macos_arm64_floor()
         ));
     }
     Ok(version)
@@ -316,7 +318,12 @@ mod tests {
     fn macos_versions_are_normalised_and_floored() {
         assert_eq!(parse_macos_version("12").unwrap().to_string(), "12.0");
         assert_eq!(parse_macos_version("14.2").unwrap().to_string(), "14.2");
-        assert!(parse_macos_version("10.15").unwrap_err().contains("11.0"));
+        assert_eq!(parse_macos_version("10.15").unwrap().to_string(), "10.15");
+        assert!(
+            parse_macos_version("10.9")
+                .unwrap_err()
+                .contains("below 10.13")
+        );
         assert!(parse_macos_version("eleven").is_err());
     }
 }

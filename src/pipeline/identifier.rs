@@ -15,6 +15,7 @@ use crate::crossenv::{CrossEnv, TargetRunner};
 use crate::host::{BuildPython, Cache};
 use crate::io_error::IoError;
 use crate::options::{BuildSpec, Plan, RepairCommand};
+use crate::target::Target;
 use crate::testing::Emulator;
 use crate::toolchain::resolve_toolchain;
 
@@ -106,21 +107,23 @@ impl Identifier<'_> {
     fn run(&mut self) -> StageResult<Ending> {
         let id = self.spec.identifier.clone();
 
-        let step = progress::Step::start(&id, "build");
-        let mut build_time = self.times.build;
-        let built = timed(&mut build_time, Stage::Build, || self.build());
-        self.times.build = build_time;
-        let (python, built) = built?;
-        step.finish(&format!("built {}", super::file_name_of(&built.path)));
-
-        let step = progress::Step::start(&id, "repair");
-        let mut repair_time = self.times.repair;
-        let repaired = timed(&mut repair_time, Stage::Repair, || {
-            self.repair(&python, &built)
-        });
-        self.times.repair = repair_time;
-        let repaired = repaired?;
-        step.finish(&format!("repaired as {}", super::file_name_of(&repaired)));
+        let slices = self.spec.target.fused_slices();
+        let repaired = if slices.is_empty() {
+            self.build_and_repair(&self.spec.target.clone(), "")?
+        } else {
+            let mut thin = Vec::new();
+            for slice in &slices {
+                thin.push(self.build_and_repair(slice, slice.arch())?);
+            }
+            let step = progress::Step::start(&id, "fuse");
+            // Fusing is part of the repair: its time adds to the slices' repairs.
+            let mut fuse_time = std::time::Duration::ZERO;
+            let fused = timed(&mut fuse_time, Stage::Repair, || self.fuse(&thin));
+            self.times.repair += fuse_time;
+            let fused = fused?;
+            step.finish(&format!("fused as {}", super::file_name_of(&fused)));
+            fused
+        };
 
         let step = progress::Step::start_streaming(&id, "test");
         let mut test_time = self.times.test;
@@ -154,6 +157,53 @@ impl Identifier<'_> {
         Ok(Ending::Finished(wheel))
     }
 
+    /// Build and repair for `target`: the identifier's own, or one slice of a fused one
+    /// (`slice` names it in the work folders and the log; empty for the identifier's own).
+    /// Stage times add up over the slices.
+    fn build_and_repair(&mut self, target: &Target, slice: &str) -> StageResult<PathBuf> {
+        let id = match slice {
+            "" => self.spec.identifier.clone(),
+            slice => format!("{} ({slice})", self.spec.identifier),
+        };
+        let step = progress::Step::start(&id, "build");
+        let mut build_time = std::time::Duration::ZERO;
+        let built = timed(&mut build_time, Stage::Build, || self.build(target, slice));
+        self.times.build += build_time;
+        let (python, built) = built?;
+        step.finish(&format!("built {}", super::file_name_of(&built.path)));
+
+        let step = progress::Step::start(&id, "repair");
+        let mut repair_time = std::time::Duration::ZERO;
+        let repaired = timed(&mut repair_time, Stage::Repair, || {
+            self.repair(&python, &built, target, slice)
+        });
+        self.times.repair += repair_time;
+        let repaired = repaired?;
+        step.finish(&format!("repaired as {}", super::file_name_of(&repaired)));
+        Ok(repaired)
+    }
+
+    /// The thin wheels of a fused target (universal2) as one wheel.
+    fn fuse(&self, thin: &[PathBuf]) -> Result<PathBuf> {
+        let [first, second] = thin else {
+            anyhow::bail!(
+                "{} fuses {} wheels; a universal2 wheel is fused from two",
+                self.spec.target.id(),
+                thin.len()
+            );
+        };
+        let first = crate::wheel::open_within_env_limits(first)?;
+        let second = crate::wheel::open_within_env_limits(second)?;
+        let out_dir = self.work.path().join("fused");
+        let fused = crate::repair::fuse::fuse_wheels(
+            &first,
+            &second,
+            &out_dir,
+            crate::wheel::source_date_epoch()?,
+        )?;
+        Ok(fused.output)
+    }
+
     fn out_dir(&self) -> PathBuf {
         let configured = &self.spec.options.output_dir;
         if configured.is_absolute() {
@@ -164,7 +214,7 @@ impl Identifier<'_> {
     }
 
     /// The project's backend in the target's cross environment (and `before-build`).
-    fn build(&self) -> Result<(BuildPython, BuiltWheel)> {
+    fn build(&self, target: &Target, slice: &str) -> Result<(BuildPython, BuiltWheel)> {
         let spec = self.spec;
         let version = spec.python.version();
         let python =
@@ -178,7 +228,7 @@ impl Identifier<'_> {
                 .targeting(spec.python.is_free_threaded());
         let toolchain = resolve_toolchain(
             spec.options.toolchain,
-            &spec.target,
+            target,
             self.cache,
             &python.executable,
             self.options.offline,
@@ -200,7 +250,7 @@ impl Identifier<'_> {
             .context("reading the constraints file of `dependency-versions`")?;
         let built = build_wheel(&BuildRequest {
             project_dir: &self.plan.project_dir,
-            out_dir: &self.work.path().join("built"),
+            out_dir: &self.work.path().join(work_folder("built", slice)),
             cross_env: &cross_env,
             python: &python,
             cache: self.cache,
@@ -255,8 +305,14 @@ impl Identifier<'_> {
     }
 
     /// crosswheel's own repair, the user's `repair-wheel-command`, or none.
-    fn repair(&self, python: &BuildPython, built: &BuiltWheel) -> Result<PathBuf> {
-        let repaired_dir = self.work.path().join("repaired");
+    fn repair(
+        &self,
+        python: &BuildPython,
+        built: &BuiltWheel,
+        target: &Target,
+        slice: &str,
+    ) -> Result<PathBuf> {
+        let repaired_dir = self.work.path().join(work_folder("repaired", slice));
         std::fs::create_dir_all(&repaired_dir).map_err(IoError::at("create", &repaired_dir))?;
         match &self.spec.options.repair {
             RepairCommand::Skip => Ok(built.path.clone()),
@@ -281,7 +337,7 @@ impl Identifier<'_> {
             RepairCommand::Builtin => {
                 let lib_paths = super::target_library_folders(
                     self.cache,
-                    &self.spec.target,
+                    target,
                     python,
                     self.spec,
                     self.options.offline,
@@ -289,7 +345,7 @@ impl Identifier<'_> {
                 super::builtin_repair(
                     self.cache,
                     &built.path,
-                    &self.spec.target,
+                    target,
                     lib_paths,
                     &repaired_dir,
                     self.spec.options.debian_mirror.as_deref(),
@@ -339,6 +395,14 @@ impl Identifier<'_> {
             size: bytes.len() as u64,
             path: destination,
         })
+    }
+}
+
+/// `built`, or `built-arm64` for one slice of a fused target.
+fn work_folder(stage: &str, slice: &str) -> String {
+    match slice {
+        "" => stage.to_string(),
+        slice => format!("{stage}-{slice}"),
     }
 }
 

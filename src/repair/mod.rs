@@ -2,6 +2,7 @@
 //! platform. `linux` is the auditwheel equivalent, `macos` the delocate one;
 //! [`repair`] picks between them from the wheel's own tags.
 
+pub mod fuse;
 pub mod linux;
 pub mod macos;
 mod rewrite;

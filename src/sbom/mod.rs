@@ -289,7 +289,7 @@ impl Facts {
 
 /// `urn:uuid:` + the UUIDv5 of the document's own bytes: the same content always gets the
 /// same number, and different content a different one (CycloneDX only asks for a UUID).
-fn content_serial_number(content: &[u8]) -> String {
+pub fn content_serial_number(content: &[u8]) -> String {
     use sha1::{Digest, Sha1};
     // RFC 4122's URL namespace: the name is a URN of the content's SHA-256.
     const NAMESPACE_URL: [u8; 16] = [

@@ -76,6 +76,9 @@ impl HostPython {
             TestPlatform::MacosArm64 => OsVersion::parse_release(&self.macos_version)
                 .map(|macos| PipPlatform::MacosArm64 { major: macos.major })
                 .ok_or_else(|| unreadable("macOS", &self.macos_version)),
+            TestPlatform::MacosX86_64 => OsVersion::parse_release(&self.macos_version)
+                .map(|version| PipPlatform::MacosX86_64 { version })
+                .ok_or_else(|| unreadable("macOS", &self.macos_version)),
         }
     }
 }

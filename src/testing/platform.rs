@@ -1,5 +1,6 @@
 //! Where a wheel's tests can run: natively, under qemu-user, or — for macOS wheels on a
-//! machine that is not an arm64 Mac — nowhere, so that only a static load check remains.
+//! machine that is not a Mac of their architecture — nowhere, so that only a static load
+//! check remains.
 
 use std::fmt;
 
@@ -12,15 +13,19 @@ use super::TestError;
 pub enum TestPlatform {
     Linux(LinuxArch),
     MacosArm64,
+    MacosX86_64,
 }
 
 impl TestPlatform {
     /// From a wheel's platform tag: `manylinux_2_17_aarch64`, `manylinux2014_ppc64le`,
-    /// `linux_x86_64`, `macosx_11_0_arm64`, `macosx_10_9_universal2` (which holds arm64).
+    /// `linux_x86_64`, `macosx_11_0_arm64`, `macosx_10_9_universal2` (which holds arm64),
+    /// `macosx_10_13_x86_64`.
     pub fn of_platform_tag(tag: &str) -> Option<Self> {
         if tag.starts_with("macosx_") {
-            return (tag.ends_with("_arm64") || tag.ends_with("_universal2"))
-                .then_some(Self::MacosArm64);
+            if tag.ends_with("_arm64") || tag.ends_with("_universal2") {
+                return Some(Self::MacosArm64);
+            }
+            return tag.ends_with("_x86_64").then_some(Self::MacosX86_64);
         }
         LinuxArch::of_platform_tag(tag).map(Self::Linux)
     }
@@ -31,6 +36,7 @@ impl fmt::Display for TestPlatform {
         match self {
             Self::Linux(arch) => write!(f, "linux {arch}"),
             Self::MacosArm64 => f.write_str("macOS arm64"),
+            Self::MacosX86_64 => f.write_str("macOS x86_64"),
         }
     }
 }
@@ -76,14 +82,17 @@ pub enum TestPlan {
 }
 
 /// Native when the host runs the wheel's platform, qemu-user for another Linux
-/// architecture on a Linux host, and a static check for macOS wheels anywhere but on an
-/// arm64 Mac.
+/// architecture on a Linux host, and a static check for macOS wheels anywhere but on a
+/// Mac of their architecture.
 pub fn plan(platform: TestPlatform, host: Host) -> Result<TestPlan, TestError> {
     match (platform, host.os) {
         (TestPlatform::MacosArm64, Some(Platform::Macos)) if host.arch == "aarch64" => {
             Ok(TestPlan::Native)
         }
-        (TestPlatform::MacosArm64, _) => Ok(TestPlan::StaticLoadCheck),
+        (TestPlatform::MacosX86_64, Some(Platform::Macos)) if host.arch == "x86_64" => {
+            Ok(TestPlan::Native)
+        }
+        (TestPlatform::MacosArm64 | TestPlatform::MacosX86_64, _) => Ok(TestPlan::StaticLoadCheck),
         (TestPlatform::Linux(arch), Some(Platform::Linux)) => match host.linux_arch() {
             Some(native) if native == arch => Ok(TestPlan::Native),
             Some(_) => Ok(TestPlan::Emulated(arch)),
@@ -133,7 +142,7 @@ mod tests {
             ("musllinux_1_2_aarch64", None),
             ("macosx_11_0_arm64", Some(TestPlatform::MacosArm64)),
             ("macosx_10_9_universal2", Some(TestPlatform::MacosArm64)),
-            ("macosx_10_9_x86_64", None),
+            ("macosx_10_13_x86_64", Some(TestPlatform::MacosX86_64)),
             ("win_arm64", None),
         ];
         for (tag, expected) in cases {
@@ -147,6 +156,21 @@ mod tests {
             plan(TestPlatform::MacosArm64, MAC_ARM64).unwrap(),
             TestPlan::Native
         );
+    }
+
+    #[test]
+    fn an_intel_mac_runs_x86_64_wheels_natively_and_checks_the_rest() {
+        assert_eq!(
+            plan(TestPlatform::MacosX86_64, MAC_X86_64).unwrap(),
+            TestPlan::Native
+        );
+        for host in [LINUX_X86_64, MAC_ARM64] {
+            assert_eq!(
+                plan(TestPlatform::MacosX86_64, host).unwrap(),
+                TestPlan::StaticLoadCheck,
+                "{host:?}"
+            );
+        }
     }
 
     #[test]

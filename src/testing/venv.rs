@@ -14,6 +14,7 @@ use std::process::Command;
 
 use crate::python_tag::PythonTag;
 use crate::sysroot::LinuxArch;
+use crate::target::OsVersion;
 
 use super::TestPlatform;
 
@@ -46,6 +47,8 @@ pub(crate) enum PipPlatform {
     Manylinux { arch: LinuxArch, glibc: (u32, u32) },
     /// macOS on Apple silicon of this major version (11, 12, ...).
     MacosArm64 { major: u32 },
+    /// macOS on an Intel Mac of this version (10.15, 14.0, ...).
+    MacosX86_64 { version: OsVersion },
 }
 
 impl PipPlatform {
@@ -53,6 +56,7 @@ impl PipPlatform {
         match self {
             Self::Manylinux { arch, .. } => TestPlatform::Linux(arch),
             Self::MacosArm64 { .. } => TestPlatform::MacosArm64,
+            Self::MacosX86_64 { .. } => TestPlatform::MacosX86_64,
         }
     }
 }
@@ -369,6 +373,24 @@ impl TargetEnv {
                 }
                 for minor in (4..=16).rev() {
                     args.push(format!("--platform=macosx_10_{minor}_universal2"));
+                }
+            }
+            // pip's list for an x86_64 interpreter: each macOS from the host's down to
+            // 10.4, each with the formats that hold x86_64 code.
+            PipPlatform::MacosX86_64 { version } => {
+                let formats = ["x86_64", "intel", "fat64", "universal2", "universal"];
+                let mut versions: Vec<(u32, u32)> =
+                    (11..=version.major).rev().map(|major| (major, 0)).collect();
+                let newest_ten = if version.major == 10 {
+                    version.minor
+                } else {
+                    16
+                };
+                versions.extend((4..=newest_ten).rev().map(|minor| (10, minor)));
+                for (major, minor) in versions {
+                    for format in formats {
+                        args.push(format!("--platform=macosx_{major}_{minor}_{format}"));
+                    }
                 }
             }
         }

@@ -56,6 +56,10 @@ pub enum ToolchainError {
         package: String,
         reason: String,
     },
+    #[error(
+        "{target} is not compiled itself: it is built as {slices} and fused; use one of those targets"
+    )]
+    FusedTarget { target: String, slices: String },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
 }
@@ -84,6 +88,12 @@ pub fn resolve_toolchain(
     offline: bool,
     debian_mirror: Option<&str>,
 ) -> Result<Toolchain, ToolchainError> {
+    if !target.data().fuses.is_empty() {
+        return Err(ToolchainError::FusedTarget {
+            target: target.id().to_string(),
+            slices: target.data().fuses.join(" and "),
+        });
+    }
     match kind {
         ToolchainKind::Zig => {
             let zig = ensure_zig(cache, host_python, offline)?;

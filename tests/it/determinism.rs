@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every target crosswheel builds.
-const ARCHS: &str = "aarch64 ppc64le arm64";
+const ARCHS: &str = "aarch64 ppc64le arm64 x86_64 universal2";
 /// 2024-01-01T00:00:00Z.
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 

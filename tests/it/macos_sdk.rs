@@ -1,7 +1,7 @@
 //! A user-supplied macOS SDK: zig ships no Apple frameworks, so an extension linking
 //! `-framework CoreFoundation` builds only with the SDK the `macos-sdk` option names (or
 //! SDKROOT), and without one the build fails naming the framework and the option. The SDK
-//! here is a small one of text stubs, laid out as Apple's are.
+//! here is a small one of text stubs for x86_64 and arm64, laid out as Apple's are.
 
 use crate::common;
 
@@ -18,11 +18,11 @@ const CORE_FOUNDATION: &str =
 
 const TBD: &str = "--- !tapi-tbd
 tbd-version:     4
-targets:         [ arm64-macos ]
+targets:         [ x86_64-macos, arm64-macos ]
 install-name:    '/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation'
 current-version: 1953.255
 exports:
-  - targets:         [ arm64-macos ]
+  - targets:         [ x86_64-macos, arm64-macos ]
     symbols:         [ _CFRelease, _CFStringCreateWithCString ]
 ...
 ";
@@ -82,13 +82,22 @@ fn make_project(root: &Path) -> PathBuf {
     )
 }
 
-/// `crosswheel build` of the project's cp311 macOS wheel into `out`, with `SDKROOT`
+/// `crosswheel build` of the project's cp311 macOS arm64 wheel into `out`, with `SDKROOT`
 /// removed from the environment and `extra` variables set.
 fn build(project: &Path, out: &Path, extra: &[(&str, &str)]) -> Output {
+    build_identifier(project, out, "cp311-macosx_arm64", extra)
+}
+
+fn build_identifier(
+    project: &Path,
+    out: &Path,
+    identifier: &str,
+    extra: &[(&str, &str)],
+) -> Output {
     Command::new(crosswheel_bin())
         .arg("build")
         .arg(project)
-        .args(["--only", "cp311-macosx_arm64", "-w"])
+        .args(["--only", identifier, "-w"])
         .arg(out)
         .env_remove("SDKROOT")
         .env_remove("CROSSWHEEL_MACOS_SDK")
@@ -131,6 +140,43 @@ fn extension_links_core_foundation_from_the_sdk_the_option_names() {
         .map(|dependency| dependency.install_name.as_str())
         .collect();
     assert!(dependencies.contains(&CORE_FOUNDATION), "{dependencies:?}");
+    let check = check_macos_wheel(&archive).unwrap();
+    assert!(check.passed(), "{check}");
+}
+
+/// The SDK's stubs serve x86_64 as they serve arm64: a universal2 build links each slice
+/// against the framework.
+#[test]
+fn both_slices_of_a_universal2_build_link_the_sdks_framework() {
+    let work = tempfile::tempdir().unwrap();
+    let sdk = make_sdk(work.path());
+    let project = make_project(work.path());
+    let out = work.path().join("wheelhouse");
+
+    let output = build_identifier(
+        &project,
+        &out,
+        "cp311-macosx_universal2",
+        &[("CROSSWHEEL_MACOS_SDK", &sdk.to_string_lossy())],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    let wheel = out.join("cfdemo-1.0-cp311-cp311-macosx_10_13_universal2.whl");
+    let archive =
+        WheelArchive::open(&wheel).unwrap_or_else(|err| panic!("{err}: {}", text(&output)));
+    let extension = archive.read("cfdemo/_cf.cpython-311-darwin.so").unwrap();
+    let parsed = MachOFile::parse(&extension).unwrap();
+    assert_eq!(parsed.slices.len(), 2);
+    for slice in &parsed.slices {
+        assert!(
+            slice
+                .dependencies
+                .iter()
+                .any(|dependency| dependency.install_name == CORE_FOUNDATION),
+            "{}: {:?}",
+            slice.arch,
+            slice.dependencies
+        );
+    }
     let check = check_macos_wheel(&archive).unwrap();
     assert!(check.passed(), "{check}");
 }

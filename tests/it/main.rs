@@ -41,6 +41,7 @@ mod macho_sign_real;
 mod macho_wheels;
 mod macho_zig;
 mod macos_sdk;
+mod macos_universal2;
 mod manylinux_policy;
 mod options_cibuildwheel;
 mod options_consumed;

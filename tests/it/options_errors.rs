@@ -134,8 +134,8 @@ fn invalid_values_say_what_is_accepted() {
         "{message}"
     );
 
-    let (_, message) = file_error("[tool.crosswheel.macos]\nmacos-deployment-target = \"10.15\"\n");
-    assert!(message.contains("below 11.0"), "{message}");
+    let (_, message) = file_error("[tool.crosswheel.macos]\nmacos-deployment-target = \"10.12\"\n");
+    assert!(message.contains("below 10.13"), "{message}");
 
     let (_, message) = file_error("[tool.crosswheel]\npython = [\"3.11\"]\n");
     assert!(message.contains("cp311"), "{message}");

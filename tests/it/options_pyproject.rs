@@ -55,7 +55,7 @@ fn platform_tables_replace_top_level_values_for_their_platform_only() {
     );
     assert_eq!(aarch64.test_requires, ["pytest", "numpy >= 2"]);
     assert_eq!(aarch64.qemu_cpu.as_deref(), Some("cortex-a72"));
-    assert_eq!(aarch64.macos_deployment_target.to_string(), "11.0");
+    assert_eq!(aarch64.macos_deployment_target.to_string(), "10.13");
 
     let macos = &build(&plan, "cp311-macosx_arm64").options;
     assert_eq!(

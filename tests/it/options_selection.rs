@@ -271,7 +271,7 @@ fn matrix_has_one_linux_build_job_per_identifier_and_native_tests_for_macos() {
 fn matrix_says_x86_64_runs_natively_on_the_build_runner() {
     let cli = {
         let mut cli = CliOverrides::default();
-        cli.set("archs", "x86_64");
+        cli.set("archs", "manylinux_x86_64");
         cli
     };
     let plan = resolve_with(TWO_PYTHONS, &cli, &[]).unwrap();

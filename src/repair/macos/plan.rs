@@ -149,7 +149,10 @@ pub fn plan(graph: Graph, libs_dir: &str) -> Result<RepairPlan, PlanError> {
                 || binary.slices.iter().any(|slice| match slice.signature {
                     SignatureStatus::Valid { .. } => false,
                     SignatureStatus::Invalid(_) => true,
-                    SignatureStatus::Missing => is_arm64(slice.arch),
+                    // arm64 macOS refuses unsigned images; x86_64 loads them, but a
+                    // repaired wheel is signed throughout, as codesign leaves a file,
+                    // so that universal2 fuses of it carry a signature in every slice.
+                    SignatureStatus::Missing => true,
                 })
         })
         .collect();
