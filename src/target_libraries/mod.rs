@@ -208,7 +208,13 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
     }
     let mut prepend = |name: &str, items: Vec<String>, separator: &str| {
         let mut value = items.join(separator);
-        if let Some(existing) = vars.get(name).filter(|existing| !existing.is_empty()) {
+        // A value the process has, and `vars` does not replace, is the user's: kept after.
+        let inherited = std::env::var(name).ok();
+        if let Some(existing) = vars
+            .get(name)
+            .or(inherited.as_ref())
+            .filter(|existing| !existing.is_empty())
+        {
             value.push_str(separator);
             value.push_str(existing);
         }
