@@ -65,7 +65,7 @@ pub fn ensure_library(
         entry.name,
         entry.version,
         target.id(),
-        &key[..16]
+        key
     ));
     if let Some(record) = record_of(&prefix) {
         return Ok(BuiltLibrary {
@@ -109,7 +109,7 @@ pub fn ensure_library(
     };
     let logs = root.join("logs");
     std::fs::create_dir_all(&logs).map_err(IoError::at("create", &logs))?;
-    let log = logs.join(format!("{}-{}-{}.log", entry.name, target.id(), &key[..16]));
+    let log = logs.join(format!("{}-{}-{}.log", entry.name, target.id(), key));
     let staging = tempfile::Builder::new()
         .prefix(&format!(".build-{}-", entry.name))
         .tempdir_in(&root)
