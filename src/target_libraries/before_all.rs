@@ -161,7 +161,7 @@ mod tests {
             "before-all in pyproject.toml: `yum install -y libfoo-devel` installs libfoo-devel, \
              which crosswheel cannot build for the target: build it into $CROSSWHEEL_PREFIX in a \
              before-all of its own (`./configure --host=$CROSSWHEEL_HOST --prefix=$CROSSWHEEL_PREFIX && make install`), \
-             or add it to crosswheel's catalogue (config/target-libraries.toml; it has libffi, zlib)"
+             or add it to crosswheel's catalogue (config/target-libraries.toml; it has libffi, zlib, libyaml)"
         );
     }
 }

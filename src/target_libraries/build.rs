@@ -168,6 +168,12 @@ impl Build<'_> {
             text.replace("{host}", host)
                 .replace("{prefix}", &self.prefix.to_string_lossy())
         };
+        if let Some((program, args)) = self.entry.bootstrap.split_first() {
+            // A tool of the build machine: the cross variables are not its business.
+            let mut bootstrap = Command::new(program);
+            bootstrap.current_dir(&source).args(args);
+            self.step(&self.entry.bootstrap.join(" "), bootstrap, true)?;
+        }
         let configure: Vec<String> = self.entry.configure.iter().map(|arg| fill(arg)).collect();
         let mut command = self.command(&configure[0], &source);
         command.args(&configure[1..]);
@@ -211,9 +217,17 @@ impl Build<'_> {
         }
         let err = log.try_clone().map_err(IoError::at("write", self.log))?;
         command.stdout(log).stderr(err);
-        let status = command
-            .status()
-            .map_err(IoError::at("run", Path::new(name.split(' ').next().unwrap_or(name))))?;
+        let program = name.split(' ').next().unwrap_or(name).to_string();
+        let status = command.status().map_err(|error| {
+            if error.kind() == std::io::ErrorKind::NotFound {
+                TargetLibraryError::ToolMissing {
+                    library: self.entry.name.clone(),
+                    tool: program.clone(),
+                }
+            } else {
+                IoError::new("run", PathBuf::from(&program), error).into()
+            }
+        })?;
         if status.success() {
             return Ok(());
         }

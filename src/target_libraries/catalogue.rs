@@ -20,6 +20,9 @@ pub struct LibraryEntry {
     pub debian_version: String,
     pub orig: String,
     pub sha256: String,
+    /// Makes the configure script of a tarball that ships none; empty: it has one.
+    #[serde(default)]
+    pub bootstrap: Vec<String>,
     pub configure: Vec<String>,
     pub configure_env: BTreeMap<String, String>,
     pub check: Checks,

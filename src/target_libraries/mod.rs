@@ -54,6 +54,10 @@ pub enum TargetLibraryError {
         status: String,
         log: PathBuf,
     },
+    #[error(
+        "building {library} needs `{tool}` on the build machine: install it (Debian/Ubuntu: apt-get install autoconf automake libtool make)"
+    )]
+    ToolMissing { library: String, tool: String },
     #[error("{library} for {target}: the install has no {missing}; its log: {log}")]
     Incomplete {
         library: String,

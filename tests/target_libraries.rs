@@ -1,0 +1,195 @@
+//! Target C libraries: a project whose extension links a system library builds when its
+//! configuration names the library the way cibuildwheel users do (`before-all = "yum
+//! install -y libffi-devel"`), with the library built by crosswheel from Debian's source
+//! package for the target, vendored by the repair, recorded in the wheel's SBOM, and
+//! working under qemu with the target's CPython.
+//!
+//! Real parts: cffi 2.1.1's sdist (pinned in tests/fixtures.lock), libffi 3.4.4 from
+//! Debian's orig tarball, zig, qemu-user. The first run builds libffi per target (~20-60 s);
+//! later runs take it from the cache.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// An ABI-mode call into the C library and a Python callback called from C (`qsort`),
+/// which needs libffi's closures.
+const CFFI_CHECK: &str = r#"
+import cffi
+
+ffi = cffi.FFI()
+ffi.cdef("""
+    int abs(int);
+    void qsort(void *base, size_t nmemb, size_t size,
+               int (*compar)(const void *, const void *));
+""")
+libc = ffi.dlopen(None)
+assert libc.abs(-7) == 7
+
+@ffi.callback("int(const void *, const void *)")
+def compare(a, b):
+    x = ffi.cast("int *", a)[0]
+    y = ffi.cast("int *", b)[0]
+    return (x > y) - (x < y)
+
+numbers = ffi.new("int[]", [5, 1, 4, 2, 3])
+libc.qsort(numbers, 5, ffi.sizeof("int"), compare)
+assert list(numbers) == [1, 2, 3, 4, 5], list(numbers)
+print("cffi", cffi.__version__, "ABI call and callback ok")
+"#;
+
+/// cffi's sdist unpacked into `root`, with `table` as its `[tool.crosswheel]` and the
+/// check script beside it.
+fn cffi_project(root: &Path, table: &str) -> PathBuf {
+    let sdist = common::fixture("cffi-2.1.1.tar.gz");
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(root)
+        .status()
+        .expect("tar runs");
+    assert!(status.success(), "unpacking {}", sdist.display());
+    let project = root.join("cffi-2.1.1");
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str("\n[tool.crosswheel]\n");
+    text.push_str(table);
+    std::fs::write(&pyproject, text).unwrap();
+    std::fs::write(project.join("check_cffi.py"), CFFI_CHECK).unwrap();
+    project
+}
+
+const CFFI_TABLE: &str = r#"before-all = "yum install -y libffi-devel"
+test-requires = ["pycparser"]
+test-command = "python {project}/check_cffi.py"
+"#;
+
+fn build(project: &Path, identifier: &str, out: &Path) -> Output {
+    let mut command = Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    command
+        .arg("build")
+        .arg(project)
+        .args(["--only", identifier, "--require-tests", "-w"])
+        .arg(out)
+        .output()
+        .expect("crosswheel runs")
+}
+
+fn text_of(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The one wheel in `out` and the names of its files.
+fn wheel_in(out: &Path) -> (PathBuf, Vec<String>) {
+    let names = common::wheel_names_in(out);
+    assert_eq!(names.len(), 1, "{names:?}");
+    let wheel = out.join(&names[0]);
+    let file = std::fs::File::open(&wheel).unwrap();
+    let archive = zip::ZipArchive::new(file).unwrap();
+    let files = archive.file_names().map(str::to_string).collect();
+    (wheel, files)
+}
+
+fn read_member(wheel: &Path, name: &str) -> String {
+    use std::io::Read;
+    let file = std::fs::File::open(wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    let mut text = String::new();
+    archive
+        .by_name(name)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// Builds cffi for `identifier`, checks what the wheel vendors and records, and returns
+/// the build's output.
+fn cffi_builds_with_crosswheels_libffi(identifier: &str, vendored: &str, tag: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let project = cffi_project(dir.path(), CFFI_TABLE);
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, identifier, &out);
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    let (wheel, files) = wheel_in(&out);
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.contains(tag), "{name}");
+    let libffi: Vec<&String> = files
+        .iter()
+        .filter(|file| file.starts_with(vendored) && file.contains("libffi"))
+        .collect();
+    assert_eq!(libffi.len(), 1, "one vendored libffi in {files:?}");
+    let sbom = read_member(&wheel, "cffi-2.1.1.dist-info/sboms/crosswheel.cdx.json");
+    assert!(
+        sbom.contains("pkg:deb/debian/libffi@3.4.4-1?arch=source&checksum=sha256:d66c56ad259a82cf2a9dfc408b32bf5da52371500b84745f7fb8b645712df676"),
+        "the SBOM names the Debian source libffi was built from:\n{sbom}"
+    );
+    assert!(sbom.contains("\"MIT\""), "libffi's licence:\n{sbom}");
+    text
+}
+
+#[test]
+fn cffi_for_linux_aarch64_calls_into_libc_and_back_into_python_under_qemu() {
+    let text = cffi_builds_with_crosswheels_libffi(
+        "cp311-manylinux_aarch64",
+        "cffi.libs/libffi-",
+        "manylinux_2_17_aarch64.manylinux2014_aarch64",
+    );
+    assert!(
+        text.contains("cffi 2.1.1 ABI call and callback ok"),
+        "the check ran under qemu:\n{text}"
+    );
+    assert!(text.contains("passed (emulated)"), "{text}");
+}
+
+#[test]
+fn cffi_for_linux_ppc64le_calls_into_libc_and_back_into_python_under_qemu() {
+    let text = cffi_builds_with_crosswheels_libffi(
+        "cp311-manylinux_ppc64le",
+        "cffi.libs/libffi-",
+        "_ppc64le",
+    );
+    assert!(
+        text.contains("cffi 2.1.1 ABI call and callback ok"),
+        "the check ran under qemu:\n{text}"
+    );
+}
+
+#[test]
+fn cffi_for_macos_vendors_libffi_with_a_relative_install_name_and_passes_the_static_check() {
+    let text =
+        cffi_builds_with_crosswheels_libffi("cp311-macosx_arm64", "cffi/.dylibs/libffi", "macosx_11_0_arm64");
+    assert!(text.contains("static check passed"), "{text}");
+}
+
+#[test]
+fn a_package_the_catalogue_lacks_stops_the_run_before_any_build_naming_the_ways_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = cffi_project(
+        dir.path(),
+        "before-all = \"yum install -y cmake libfoo-devel && echo prepared\"\n",
+    );
+    let output = build(&project, "cp311-manylinux_aarch64", &dir.path().join("out"));
+    let text = text_of(&output);
+    assert!(!output.status.success(), "{text}");
+    let error = text
+        .lines()
+        .find(|line| line.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no error line:\n{text}"));
+    assert!(
+        error.contains(
+            "before-all in pyproject.toml: `yum install -y cmake libfoo-devel` installs libfoo-devel, which crosswheel cannot build for the target: build it into $CROSSWHEEL_PREFIX"
+        ),
+        "{error}"
+    );
+    assert!(error.contains("config/target-libraries.toml"), "{error}");
+    assert!(!text.contains(": build"), "nothing was built:\n{text}");
+}
