@@ -74,7 +74,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "environment_pass",
             vec![(BUILD_SPEC, "environment_pass.iter()")],
         ),
-        ("before_all", vec![(PIPELINE, "spec.options.before_all")]),
+        ("before_all", vec![(TARGETS, "spec.options.before_all")]),
         (
             "before_build",
             vec![(IDENTIFIER, "spec.options.before_build")],
