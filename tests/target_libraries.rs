@@ -193,3 +193,43 @@ fn a_package_the_catalogue_lacks_stops_the_run_before_any_build_naming_the_ways_
     assert!(error.contains("config/target-libraries.toml"), "{error}");
     assert!(!text.contains(": build"), "nothing was built:\n{text}");
 }
+
+/// PyYAML's optional extension, with the line its cibuildwheel users write for manylinux.
+#[test]
+fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    let sdist = common::fixture("pyyaml-6.0.3.tar.gz");
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(dir.path())
+        .status()
+        .expect("tar runs");
+    assert!(status.success());
+    let project = dir.path().join("pyyaml-6.0.3");
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str(concat!(
+        "\n[tool.crosswheel]\n",
+        "before-all = \"yum install -y libyaml-devel\"\n",
+        "test-command = \"python -c \\\"import yaml; print('with libyaml:', yaml.__with_libyaml__); ",
+        "assert yaml.load('a: [1, 2]', Loader=yaml.CSafeLoader) == {'a': [1, 2]}\\\"\"\n",
+    ));
+    std::fs::write(&pyproject, text).unwrap();
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, "cp311-manylinux_aarch64", &out);
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("with libyaml: True"), "{text}");
+    let (wheel, files) = wheel_in(&out);
+    assert!(
+        files.iter().any(|file| file.starts_with("pyyaml.libs/libyaml-0-")),
+        "libyaml vendored: {files:?}"
+    );
+    let sbom = read_member(&wheel, "pyyaml-6.0.3.dist-info/sboms/crosswheel.cdx.json");
+    assert!(
+        sbom.contains("pkg:deb/debian/libyaml@0.2.5-1?arch=source"),
+        "{sbom}"
+    );
+}

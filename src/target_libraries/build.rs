@@ -177,7 +177,9 @@ impl Build<'_> {
         let configure: Vec<String> = self.entry.configure.iter().map(|arg| fill(arg)).collect();
         let mut command = self.command(&configure[0], &source);
         command.args(&configure[1..]);
-        for (name, value) in &self.entry.configure_env {
+        let macos = self.cross.target.is_macos();
+        let os_env = macos.then_some(&self.entry.macos_configure_env);
+        for (name, value) in self.entry.configure_env.iter().chain(os_env.into_iter().flatten()) {
             command.env(name, fill(value));
         }
         self.step(&configure.join(" "), command, true)?;

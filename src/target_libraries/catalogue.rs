@@ -25,6 +25,8 @@ pub struct LibraryEntry {
     pub bootstrap: Vec<String>,
     pub configure: Vec<String>,
     pub configure_env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub macos_configure_env: BTreeMap<String, String>,
     pub check: Checks,
 }
 
