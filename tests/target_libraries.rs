@@ -260,3 +260,66 @@ fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qe
         "{sbom}"
     );
 }
+
+/// zlib through `target-libraries`, linked by a small extension whose test round-trips data
+/// through it under qemu.
+#[test]
+fn zlib_from_target_libraries_is_linked_and_works_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup_py = "from setuptools import setup, Extension\n\
+        setup(ext_modules=[Extension('zdemo._z', ['zdemo/_z.c'], libraries=['z'])])\n";
+    let source = r#"#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include <zlib.h>
+
+static PyObject *roundtrip(PyObject *self, PyObject *args) {
+    const char *text = "crosswheel crosswheel crosswheel crosswheel";
+    unsigned char packed[256], unpacked[256];
+    uLongf packed_size = sizeof packed, unpacked_size = sizeof unpacked;
+    if (compress(packed, &packed_size, (const Bytef *)text, strlen(text)) != Z_OK ||
+        uncompress(unpacked, &unpacked_size, packed, packed_size) != Z_OK)
+        return PyErr_Format(PyExc_RuntimeError, "zlib failed");
+    return Py_BuildValue("(sy#k)", zlibVersion(), unpacked, (Py_ssize_t)unpacked_size,
+                         (unsigned long)packed_size);
+}
+
+static PyMethodDef methods[] = {{"roundtrip", roundtrip, METH_NOARGS, NULL}, {NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_z", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__z(void) { return PyModule_Create(&module); }
+"#;
+    let project = common::setuptools_project(
+        dir.path(),
+        "zdemo",
+        setup_py,
+        &[("zdemo/_z.c".to_string(), source.to_string())],
+    );
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str(concat!(
+        "\n[tool.crosswheel]\ntarget-libraries = [\"zlib>=1.2\"]\n",
+        "test-command = \"python -c \\\"from zdemo import _z; v, data, n = _z.roundtrip(); ",
+        "print('zlib', v, n); assert data == b'crosswheel crosswheel crosswheel crosswheel'\\\"\"\n",
+    ));
+    std::fs::write(&pyproject, text).unwrap();
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, "cp311-manylinux_aarch64", &out);
+    let text = text_of(&output);
+    if !output.status.success() {
+        let kept = out.join(".crosswheel-failed/cp311-manylinux_aarch64");
+        for entry in std::fs::read_dir(&kept).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|ext| ext == "log") {
+                eprintln!("{}", std::fs::read_to_string(entry.path()).unwrap_or_default());
+            }
+        }
+    }
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("zlib 1.2.13"), "{text}");
+    // libz.so.1 is on every manylinux policy's list of system libraries: linked against
+    // the catalogue's headers and library, and left to the system, as auditwheel does.
+    let (_, files) = wheel_in(&out);
+    assert!(
+        !files.iter().any(|file| file.contains(".libs/")),
+        "{files:?}"
+    );
+}

@@ -143,6 +143,7 @@ fn prepare_one(
             jobs,
             debian_mirror: spec.options.debian_mirror.clone(),
         };
+        let started = std::time::Instant::now();
         let built = ensure_library(cache, entry, &cross)?;
         match built.built_in {
             Some(took) => tracing::info!(
@@ -153,10 +154,11 @@ fn prepare_one(
                 took.as_secs_f64()
             ),
             None => tracing::info!(
-                "{}: {} {} from the cache ({})",
+                "{}: {} {} from the cache in {:.1} ms ({})",
                 spec.target.id(),
                 entry.name,
                 entry.version,
+                started.elapsed().as_secs_f64() * 1000.0,
                 built.prefix.display()
             ),
         }

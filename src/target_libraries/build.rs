@@ -164,8 +164,10 @@ impl Build<'_> {
         self.step("tar -xf", tar, false)?;
         let source = single_folder(&unpacked)?;
         let host = self.cross.target.gnu_triple();
+        let cc = self.cross.vars.get("CC").map_or("cc", String::as_str);
         let fill = |text: &str| {
             text.replace("{host}", host)
+                .replace("{cc}", cc)
                 .replace("{prefix}", &self.prefix.to_string_lossy())
         };
         if let Some((program, args)) = self.entry.bootstrap.split_first() {
@@ -178,8 +180,12 @@ impl Build<'_> {
         let mut command = self.command(&configure[0], &source);
         command.args(&configure[1..]);
         let macos = self.cross.target.is_macos();
-        let os_env = macos.then_some(&self.entry.macos_configure_env);
-        for (name, value) in self.entry.configure_env.iter().chain(os_env.into_iter().flatten()) {
+        let os_env = if macos {
+            &self.entry.macos_configure_env
+        } else {
+            &self.entry.linux_configure_env
+        };
+        for (name, value) in self.entry.configure_env.iter().chain(os_env) {
             command.env(name, fill(value));
         }
         self.step(&configure.join(" "), command, true)?;

@@ -26,6 +26,8 @@ pub struct LibraryEntry {
     pub configure: Vec<String>,
     pub configure_env: BTreeMap<String, String>,
     #[serde(default)]
+    pub linux_configure_env: BTreeMap<String, String>,
+    #[serde(default)]
     pub macos_configure_env: BTreeMap<String, String>,
     pub check: Checks,
 }
