@@ -105,7 +105,11 @@ fn read_bytes(wheel: &Path, name: &str) -> Vec<u8> {
     let file = std::fs::File::open(wheel).unwrap();
     let mut archive = zip::ZipArchive::new(file).unwrap();
     let mut bytes = Vec::new();
-    archive.by_name(name).unwrap().read_to_end(&mut bytes).unwrap();
+    archive
+        .by_name(name)
+        .unwrap()
+        .read_to_end(&mut bytes)
+        .unwrap();
     bytes
 }
 
@@ -139,10 +143,18 @@ fn cffi_builds_with_crosswheels_libffi(identifier: &str, vendored: &str, tag: &s
         .filter(|file| file.starts_with(vendored) && file.contains("libffi"))
         .collect();
     assert_eq!(libffi.len(), 1, "one vendored libffi in {files:?}");
-    for binary in files.iter().filter(|file| file.contains(".so") || file.ends_with(".dylib")) {
+    for binary in files
+        .iter()
+        .filter(|file| file.contains(".so") || file.ends_with(".dylib"))
+    {
         let bytes = read_bytes(&wheel, binary);
-        let leaked = bytes.windows(b"target-libraries/".len()).any(|w| w == b"target-libraries/");
-        assert!(!leaked, "{binary} still names the library's prefix in the cache");
+        let leaked = bytes
+            .windows(b"target-libraries/".len())
+            .any(|w| w == b"target-libraries/");
+        assert!(
+            !leaked,
+            "{binary} still names the library's prefix in the cache"
+        );
     }
     let sbom = read_member(&wheel, "cffi-2.1.1.dist-info/sboms/crosswheel.cdx.json");
     assert!(
@@ -251,7 +263,9 @@ fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qe
     assert!(text.contains("with libyaml: True"), "{text}");
     let (wheel, files) = wheel_in(&out);
     assert!(
-        files.iter().any(|file| file.starts_with("pyyaml.libs/libyaml-0-")),
+        files
+            .iter()
+            .any(|file| file.starts_with("pyyaml.libs/libyaml-0-")),
         "libyaml vendored: {files:?}"
     );
     let sbom = read_member(&wheel, "pyyaml-6.0.3.dist-info/sboms/crosswheel.cdx.json");
@@ -309,7 +323,10 @@ PyMODINIT_FUNC PyInit__z(void) { return PyModule_Create(&module); }
         let kept = out.join(".crosswheel-failed/cp311-manylinux_aarch64");
         for entry in std::fs::read_dir(&kept).into_iter().flatten().flatten() {
             if entry.path().extension().is_some_and(|ext| ext == "log") {
-                eprintln!("{}", std::fs::read_to_string(entry.path()).unwrap_or_default());
+                eprintln!(
+                    "{}",
+                    std::fs::read_to_string(entry.path()).unwrap_or_default()
+                );
             }
         }
     }

@@ -191,7 +191,12 @@ impl Identifier<'_> {
         if let Some(command) = &spec.options.before_build {
             let mut environment = self.target.hook_variables.clone();
             environment.extend(self.environment.clone());
-            hooks::run_shell("before-build", command, &self.plan.project_dir, &environment)?;
+            hooks::run_shell(
+                "before-build",
+                command,
+                &self.plan.project_dir,
+                &environment,
+            )?;
         }
         let constraints = spec
             .options

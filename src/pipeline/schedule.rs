@@ -67,10 +67,9 @@ pub(super) fn run_all(
             let outcome = match &abi3 {
                 Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
                 None if concurrent => {
-                    let (outcome, output) =
-                        crate::logging::capture(|| {
-                            run_and_report(plan, spec, cache, options, targets)
-                        });
+                    let (outcome, output) = crate::logging::capture(|| {
+                        run_and_report(plan, spec, cache, options, targets)
+                    });
                     let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
                     let _group = report::Group::start(&spec.identifier);
                     let mut stderr = std::io::stderr().lock();

@@ -14,8 +14,8 @@ use crate::host::{BuildPython, Cache};
 use crate::io_error::IoError;
 use crate::options::{BuildSpec, Plan};
 use crate::target_libraries::{
-    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, ensure_library,
-    read_before_all, requested_libraries,
+    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, ensure_library, read_before_all,
+    requested_libraries,
 };
 use crate::toolchain::{Toolchain, resolve_toolchain};
 
@@ -40,7 +40,10 @@ fn key_of(spec: &BuildSpec) -> String {
 
 impl Targets {
     pub(super) fn of(&self, spec: &BuildSpec) -> Prepared {
-        self.prepared.get(&key_of(spec)).cloned().unwrap_or_default()
+        self.prepared
+            .get(&key_of(spec))
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -56,7 +59,10 @@ pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) ->
         .config_file
         .as_ref()
         .and_then(|file| file.file_name())
-        .map_or_else(|| "the configuration".to_string(), |name| name.to_string_lossy().into_owned());
+        .map_or_else(
+            || "the configuration".to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
     for spec in &plan.builds {
         let key = key_of(spec);
         if targets.prepared.contains_key(&key) {
@@ -89,10 +95,17 @@ pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) ->
         }
         let folder = targets._folder.as_ref().map(|dir| dir.path().to_path_buf());
         let user = folder.unwrap_or_default().join(spec.target.id());
-        let prepared = prepare_one(plan, spec, cache, &libraries, command.as_deref(), user, offline, jobs)
-            .with_context(|| {
-                format!("stopping before any {} build", spec.target.id())
-            })?;
+        let prepared = prepare_one(
+            plan,
+            spec,
+            cache,
+            &libraries,
+            command.as_deref(),
+            user,
+            offline,
+            jobs,
+        )
+        .with_context(|| format!("stopping before any {} build", spec.target.id()))?;
         targets.prepared.insert(key, prepared);
     }
     Ok(targets)
@@ -187,7 +200,11 @@ fn prepare_one(
 /// out: the build machine's Python and pip run here as themselves.
 fn cross_variables(cross_env: &CrossEnv, toolchain: &Toolchain) -> BTreeMap<String, String> {
     let mut vars = cross_env.env_vars();
-    for python_only in ["PYTHONPATH", "_PYTHON_HOST_PLATFORM", "_PYTHON_SYSCONFIGDATA_NAME"] {
+    for python_only in [
+        "PYTHONPATH",
+        "_PYTHON_HOST_PLATFORM",
+        "_PYTHON_SYSCONFIGDATA_NAME",
+    ] {
         vars.remove(python_only);
     }
     let path = |path: &Path| path.to_string_lossy().into_owned();

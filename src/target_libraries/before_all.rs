@@ -55,7 +55,10 @@ pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetL
 /// update`, `brew update`, ...), or `None` when `part` is not a package-manager command.
 fn installed_packages(part: &str) -> Option<Vec<&str>> {
     let mut words = part.split_whitespace().peekable();
-    while words.peek().is_some_and(|word| *word == "sudo" || word.contains('=')) {
+    while words
+        .peek()
+        .is_some_and(|word| *word == "sudo" || word.contains('='))
+    {
         words.next();
     }
     let manager = words.next()?;

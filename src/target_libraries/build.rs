@@ -194,7 +194,9 @@ impl Build<'_> {
         self.step("make", make, true)?;
         let destination = staging.join("dest");
         let mut install = self.command("make", &source);
-        install.arg("install").arg(format!("DESTDIR={}", destination.display()));
+        install
+            .arg("install")
+            .arg(format!("DESTDIR={}", destination.display()));
         self.step("make install", install, true)?;
         let relative = self.prefix.strip_prefix("/").unwrap_or(self.prefix);
         let installed = destination.join(relative);
@@ -212,7 +214,12 @@ impl Build<'_> {
     }
 
     /// Runs one step with its output appended to the log.
-    fn step(&self, name: &str, mut command: Command, logged: bool) -> Result<(), TargetLibraryError> {
+    fn step(
+        &self,
+        name: &str,
+        mut command: Command,
+        logged: bool,
+    ) -> Result<(), TargetLibraryError> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

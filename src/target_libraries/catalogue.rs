@@ -94,7 +94,10 @@ impl Catalogue {
 
     /// The catalogue's names, for messages.
     pub fn names(&self) -> Vec<&str> {
-        self.library.iter().map(|entry| entry.name.as_str()).collect()
+        self.library
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect()
     }
 }
 

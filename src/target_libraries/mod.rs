@@ -133,7 +133,11 @@ fn requested(requirement: &str) -> Result<&'static LibraryEntry, TargetLibraryEr
     let (operator, wanted) = ["==", ">=", "<=", "!=", ">", "<"]
         .iter()
         .find_map(|op| constraint.strip_prefix(op).map(|rest| (*op, rest.trim())))
-        .ok_or_else(|| bad(format!("`{constraint}` is not ==, >=, <=, !=, > or < a version")))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "`{constraint}` is not ==, >=, <=, !=, > or < a version"
+            ))
+        })?;
     let have = version_parts(&entry.version);
     let want = version_parts(wanted);
     let ordering = compare(&have, &want);
@@ -227,14 +231,26 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
     let each = |format: &dyn Fn(&Path) -> String| -> Vec<String> {
         roots.iter().map(|root| format(root)).collect()
     };
-    prepend("CPPFLAGS", each(&|root| format!("-I{}", root.join("include").display())), " ");
-    prepend("LDFLAGS", each(&|root| format!("-L{}", root.join("lib").display())), " ");
+    prepend(
+        "CPPFLAGS",
+        each(&|root| format!("-I{}", root.join("include").display())),
+        " ",
+    );
+    prepend(
+        "LDFLAGS",
+        each(&|root| format!("-L{}", root.join("lib").display())),
+        " ",
+    );
     prepend(
         "PKG_CONFIG_LIBDIR",
         each(&|root| root.join("lib/pkgconfig").display().to_string()),
         ":",
     );
-    prepend("CMAKE_PREFIX_PATH", each(&|root| root.display().to_string()), ":");
+    prepend(
+        "CMAKE_PREFIX_PATH",
+        each(&|root| root.display().to_string()),
+        ":",
+    );
 }
 
 #[cfg(test)]
@@ -261,16 +277,25 @@ mod tests {
             "{too_new}"
         );
         let unknown = names(&["libfoo"]).unwrap_err();
-        assert!(unknown.contains("no library libfoo in the catalogue"), "{unknown}");
+        assert!(
+            unknown.contains("no library libfoo in the catalogue"),
+            "{unknown}"
+        );
     }
 
     #[test]
     fn prefixes_come_before_the_users_flags() {
         let mut vars = BTreeMap::from([
             ("CPPFLAGS".to_string(), "-DX".to_string()),
-            ("PKG_CONFIG_LIBDIR".to_string(), "/env/lib/pkgconfig".to_string()),
+            (
+                "PKG_CONFIG_LIBDIR".to_string(),
+                "/env/lib/pkgconfig".to_string(),
+            ),
         ]);
-        add_prefix_variables(&mut vars, &[PathBuf::from("/p/ffi"), PathBuf::from("/p/user")]);
+        add_prefix_variables(
+            &mut vars,
+            &[PathBuf::from("/p/ffi"), PathBuf::from("/p/user")],
+        );
         assert_eq!(vars["CPPFLAGS"], "-I/p/ffi/include -I/p/user/include -DX");
         assert_eq!(vars["LDFLAGS"], "-L/p/ffi/lib -L/p/user/lib");
         assert_eq!(

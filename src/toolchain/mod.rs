@@ -90,9 +90,17 @@ pub struct Binutils {
 /// and `elf64-big` formats), not Mach-O.
 fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
     let llvm = std::iter::once(format!("llvm-{tool}"))
-        .chain((14..=21).rev().map(|version| format!("llvm-{tool}-{version}")))
+        .chain(
+            (14..=21)
+                .rev()
+                .map(|version| format!("llvm-{tool}-{version}")),
+        )
         .find_map(|name| crate::host::find_on_path(&name));
-    llvm.or_else(|| (!target.is_macos()).then(|| crate::host::find_on_path(tool)).flatten())
+    llvm.or_else(|| {
+        (!target.is_macos())
+            .then(|| crate::host::find_on_path(tool))
+            .flatten()
+    })
 }
 
 /// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`;
@@ -127,9 +135,8 @@ pub fn resolve_toolchain(
         }
         ToolchainKind::Gcc => {
             let tools = find_gcc(target)?;
-            let sibling = |tool: &str| {
-                crate::host::find_on_path(&format!("{}-{tool}", target.gnu_triple()))
-            };
+            let sibling =
+                |tool: &str| crate::host::find_on_path(&format!("{}-{tool}", target.gnu_triple()));
             Ok(Toolchain {
                 binutils: Binutils {
                     nm: sibling("nm"),
