@@ -27,6 +27,7 @@ pub mod repair;
 pub mod sbom;
 pub mod sysroot;
 pub mod target;
+pub mod target_libraries;
 pub mod testing;
 pub mod toolchain;
 pub mod wheel;

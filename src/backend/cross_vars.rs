@@ -60,6 +60,7 @@ pub(super) fn cross_variables(
             .map(|(k, v)| (k.clone(), v.clone())),
     );
     keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
+    crate::target_libraries::add_prefix_variables(&mut vars, request.target_prefixes);
     Ok(vars)
 }
 

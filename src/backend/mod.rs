@@ -136,6 +136,9 @@ pub struct BuildRequest<'a> {
     pub config_settings: &'a [(String, String)],
     /// `target-requires`: requirements whose target-platform wheels the build links against.
     pub target_requires: &'a [String],
+    /// Prefixes of libraries built for the target (`target-libraries`, `CROSSWHEEL_PREFIX`):
+    /// their headers, libraries and pkg-config files come before everything else.
+    pub target_prefixes: &'a [PathBuf],
     /// The user's `environment` option: set for the backend, over the cross variables.
     pub environment: &'a BTreeMap<String, String>,
     pub offline: bool,

@@ -209,6 +209,7 @@ mod tests {
             cxx: Some(PathBuf::from("/w/c++")),
             ar: PathBuf::from("/w/ar"),
             ranlib: PathBuf::from("/w/ranlib"),
+            binutils: crate::toolchain::Binutils::default(),
             description: String::new(),
         }
     }

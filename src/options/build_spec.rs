@@ -183,6 +183,7 @@ pub(super) fn build_spec(
         debian_mirror: build.text("debian-mirror"),
         test_timeout: build.setting("test-timeout").duration(),
         target_requires: build.list("target-requires"),
+        target_libraries: build.list("target-libraries"),
         build_verbosity,
         test_environment: build.setting("test-environment").environment(),
         dependency_versions,

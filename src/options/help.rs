@@ -30,6 +30,10 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
         "target-requires",
         "requirements whose target-platform wheels the build links against (e.g. `scipy-openblas32`)",
     ),
+    (
+        "target-libraries",
+        "C libraries of crosswheel's catalogue (`libffi`, `zlib`, `libffi>=3.4`) built for each target from Debian's source packages; package-manager lines in `before-all` (`yum install -y libffi-devel`) name them too",
+    ),
     ("qemu-cpu", "`QEMU_CPU` for emulated tests"),
     (
         "macos-sdk",

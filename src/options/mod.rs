@@ -163,6 +163,9 @@ pub struct BuildOptions {
     /// Requirements whose target-platform wheels must be present at build time
     /// (e.g. `scipy-openblas32`).
     pub target_requires: Vec<String>,
+    /// `target-libraries`: catalogue libraries (config/target-libraries.toml) to build for
+    /// the target, as `libffi` or `openssl>=3`.
+    pub target_libraries: Vec<String>,
     /// `build-verbosity`, -3..=3: from 1 on, the backend's output is shown (and
     /// scikit-build-core is asked for a verbose build from 2 on).
     pub build_verbosity: i64,

@@ -149,6 +149,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     spec("debian-mirror", Kind::Text, Scope::PerBuild),
     spec("test-timeout", Kind::Duration, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
+    spec("target-libraries", Kind::Words, Scope::PerBuild),
     spec("enable", Kind::Enable, Scope::Selection),
     spec("free-threaded-support", Kind::Bool, Scope::Selection),
     spec("build-verbosity", Kind::Verbosity, Scope::PerBuild),

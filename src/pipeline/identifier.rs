@@ -27,6 +27,8 @@ struct Identifier<'a> {
     options: &'a PipelineOptions,
     /// The user's `environment`, expanded.
     environment: BTreeMap<String, String>,
+    /// The target's libraries and `CROSSWHEEL_PREFIX`, prepared before any build.
+    target: super::targets::Prepared,
     /// Work happens outside the wheelhouse: a crash must not leave the backend's or the
     /// repair's intermediate wheels where users and upload steps glob `*.whl`.
     work: tempfile::TempDir,
@@ -41,6 +43,7 @@ pub(super) fn run_one(
     spec: &BuildSpec,
     cache: &Cache,
     options: &PipelineOptions,
+    target: &super::targets::Prepared,
 ) -> Outcome {
     let mut times = StageTimes::default();
     let prepared = super::build_environment(spec, &plan.project_dir).and_then(|environment| {
@@ -50,6 +53,7 @@ pub(super) fn run_one(
             cache,
             options,
             environment,
+            target: target.clone(),
             work: tempfile::Builder::new()
                 .prefix("crosswheel-work-")
                 .tempdir()
@@ -236,11 +240,13 @@ impl Identifier<'_> {
         )?;
         let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
         if let Some(command) = &spec.options.before_build {
+            let mut environment = self.target.hook_variables.clone();
+            environment.extend(self.environment.clone());
             hooks::run_shell(
                 "before-build",
                 command,
                 &self.plan.project_dir,
-                &self.environment,
+                &environment,
             )?;
         }
         let constraints = spec
@@ -256,6 +262,7 @@ impl Identifier<'_> {
             cache: self.cache,
             config_settings: &spec.options.config_settings,
             target_requires: &spec.options.target_requires,
+            target_prefixes: &self.target.prefix.roots(),
             environment: &self.environment,
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,
@@ -335,13 +342,14 @@ impl Identifier<'_> {
                 super::single_wheel_in(&repaired_dir)
             }
             RepairCommand::Builtin => {
-                let lib_paths = super::target_library_folders(
+                let mut lib_paths = super::target_library_folders(
                     self.cache,
                     target,
                     python,
                     self.spec,
                     self.options.offline,
                 )?;
+                lib_paths.extend(self.target.prefix.library_dirs());
                 super::builtin_repair(
                     self.cache,
                     &built.path,

@@ -11,6 +11,7 @@ mod outcome;
 mod progress;
 pub mod report;
 mod schedule;
+mod targets;
 
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
@@ -47,34 +48,10 @@ pub struct PipelineOptions {
 /// prepare). Outcomes come back in plan order, whatever order the builds finished in.
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
-    run_before_all(plan)?;
-    let mut outcomes = schedule::run_all(plan, &cache, options);
+    let targets = targets::prepare(plan, &cache, options.offline, options.jobs.max(1))?;
+    let mut outcomes = schedule::run_all(plan, &cache, options, &targets);
     extensions::fail_wheels_missing_extensions(plan, &mut outcomes);
     Ok(outcomes)
-}
-
-/// `before-all` of each platform that has builds, once, in plan order.
-fn run_before_all(plan: &Plan) -> Result<()> {
-    let mut done = std::collections::BTreeSet::new();
-    for spec in &plan.builds {
-        if let Some(command) = &spec.options.before_all
-            && done.insert(spec.target.platform())
-        {
-            hooks::run_shell(
-                "before-all",
-                command,
-                &plan.project_dir,
-                &user_environment(spec, &plan.project_dir)?,
-            )
-            .with_context(|| {
-                format!(
-                    "stopping before any {} build: `before-all` failed",
-                    spec.target.platform()
-                )
-            })?;
-        }
-    }
-    Ok(())
 }
 
 fn run_and_report(
@@ -82,8 +59,9 @@ fn run_and_report(
     spec: &BuildSpec,
     cache: &Cache,
     options: &PipelineOptions,
+    targets: &targets::Targets,
 ) -> Outcome {
-    let outcome = identifier::run_one(plan, spec, cache, options);
+    let outcome = identifier::run_one(plan, spec, cache, options, &targets.of(spec));
     if let Ending::Failed { error, .. } = &outcome.ending {
         tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
     }

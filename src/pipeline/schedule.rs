@@ -38,7 +38,12 @@ fn lanes(plan: &Plan) -> Vec<Vec<usize>> {
         .collect()
 }
 
-pub(super) fn run_all(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> Vec<Outcome> {
+pub(super) fn run_all(
+    plan: &Plan,
+    cache: &Cache,
+    options: &PipelineOptions,
+    targets: &super::targets::Targets,
+) -> Vec<Outcome> {
     let lanes = lanes(plan);
     let concurrent = options.jobs > 1 && plan.builds.len() > 1;
     let workers = if concurrent {
@@ -62,8 +67,9 @@ pub(super) fn run_all(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> 
             let outcome = match serving_abi3(spec, abi3.as_ref()) {
                 Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
                 None if concurrent => {
-                    let (outcome, output) =
-                        crate::logging::capture(|| run_and_report(plan, spec, cache, options));
+                    let (outcome, output) = crate::logging::capture(|| {
+                        run_and_report(plan, spec, cache, options, targets)
+                    });
                     let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
                     let _group = report::Group::start(&spec.identifier);
                     let mut stderr = std::io::stderr().lock();
@@ -73,7 +79,7 @@ pub(super) fn run_all(plan: &Plan, cache: &Cache, options: &PipelineOptions) -> 
                 }
                 None => {
                     let _group = report::Group::start(&spec.identifier);
-                    run_and_report(plan, spec, cache, options)
+                    run_and_report(plan, spec, cache, options, targets)
                 }
             };
             if abi3.is_none()

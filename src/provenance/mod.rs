@@ -1,11 +1,13 @@
 //! Where a file on this machine came from, for the SBOM of the wheel it is vendored into:
 //! a wheel installed or unpacked here (a `*.dist-info/RECORD` above it lists the file), a
-//! Debian target tree crosswheel built (its manifest lists the package that ships it), or
-//! nothing known.
+//! Debian target tree crosswheel built (its manifest lists the package that ships it), a
+//! library crosswheel built from a Debian source package (its prefix's record), or nothing
+//! known.
 //!
 //! Only reads: a lookup that fails for any reason answers "unknown", never an error, so an
 //! SBOM can always be written.
 
+mod built;
 mod debian;
 mod python;
 
@@ -42,6 +44,9 @@ pub fn of_file(path: &Path) -> Provenance {
                 return found;
             }
             if let Some(found) = debian::owner(folder, relative) {
+                return found;
+            }
+            if let Some(found) = built::owner(folder) {
                 return found;
             }
         }

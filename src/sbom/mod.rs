@@ -36,6 +36,16 @@ pub enum Source {
     },
     /// A wheel installed or unpacked on the build machine.
     Python(Package),
+    /// A library crosswheel built for the target from a Debian source package's orig
+    /// tarball (`target-libraries`).
+    DebianSource {
+        /// The library's upstream version (`3.4.4`).
+        version: String,
+        package: String,
+        debian_version: String,
+        /// SHA-256 of the orig tarball it was built from.
+        sha256: String,
+    },
     /// Nothing records it: named after the library itself.
     Unknown,
 }
@@ -136,6 +146,7 @@ impl VendoredFile {
         match &self.source {
             Source::Debian { version, .. } => Some(version),
             Source::Python(package) => Some(&package.version),
+            Source::DebianSource { version, .. } => Some(version),
             Source::Unknown => self.name_version.as_deref(),
         }
     }
@@ -153,6 +164,17 @@ impl VendoredFile {
                 encode(arch)
             ),
             Source::Python(package) => pypi_purl(package),
+            Source::DebianSource {
+                package,
+                debian_version,
+                sha256,
+                ..
+            } => format!(
+                "pkg:deb/debian/{}@{}?arch=source&checksum=sha256:{}",
+                encode(package),
+                encode(debian_version),
+                encode(sha256)
+            ),
             Source::Unknown => match &self.name_version {
                 Some(version) => {
                     format!("pkg:generic/{}@{}", encode(self.stem()), encode(version))

@@ -32,6 +32,26 @@ impl PrivateApt {
         forwarded_acquire: &[String],
         suite: &Suite,
     ) -> Result<Self, SysrootError> {
+        Self::create_for(dir, arch, forwarded_acquire, suite, IndexType::Binary)
+    }
+
+    /// A configuration in `dir` that fetches source packages of `suite` only, verified
+    /// against its signed Sources index.
+    pub(crate) fn create_for_sources(
+        dir: &Path,
+        forwarded_acquire: &[String],
+        suite: &Suite,
+    ) -> Result<Self, SysrootError> {
+        Self::create_for(dir, "source", forwarded_acquire, suite, IndexType::Source)
+    }
+
+    fn create_for(
+        dir: &Path,
+        arch: &str,
+        forwarded_acquire: &[String],
+        suite: &Suite,
+        index: IndexType,
+    ) -> Result<Self, SysrootError> {
         for sub in [
             "state/lists/partial",
             "cache/archives/partial",
@@ -52,7 +72,7 @@ impl PrivateApt {
         let keys = dir.join("etc/debian-archive-keys.asc");
         fs::write(&keys, ARCHIVE_KEYS).map_err(SysrootError::io("write", &keys))?;
         let sources = dir.join("etc/sources.list.d/debian.sources");
-        fs::write(&sources, render_sources(suite, &keys))
+        fs::write(&sources, render_sources(suite, &keys, index))
             .map_err(SysrootError::io("write", &sources))?;
         let config = dir.join("apt.conf");
         let text = render_config(dir, arch, &host_acquire_settings(forwarded_acquire));
@@ -122,6 +142,22 @@ impl PrivateApt {
         list_debs(into)
     }
 
+    /// Downloads source package `package` at exactly `version` into `into` (its `.dsc`,
+    /// orig tarball and Debian changes); APT checks each file against the Sources index.
+    pub(crate) fn download_source(
+        &self,
+        package: &str,
+        version: &str,
+        into: &Path,
+        index_problems: &[String],
+    ) -> Result<(), SysrootError> {
+        let wanted = format!("{package}={version}");
+        let mut command = self.apt_get(&["--download-only", "source", &wanted]);
+        command.current_dir(into);
+        let output = run(command, "apt-get")?;
+        self.check(&output, "apt-get source --download-only", index_problems)
+    }
+
     fn check(
         &self,
         output: &Output,
@@ -147,10 +183,21 @@ impl PrivateApt {
     }
 }
 
+/// Which index a private configuration reads: binary packages or source packages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexType {
+    Binary,
+    Source,
+}
+
 /// A deb822 source list naming only `suite`, verified with Debian's keys.
-fn render_sources(suite: &Suite, keys: &Path) -> String {
+fn render_sources(suite: &Suite, keys: &Path, index: IndexType) -> String {
+    let types = match index {
+        IndexType::Binary => "deb",
+        IndexType::Source => "deb-src",
+    };
     let mut text = format!(
-        "Types: deb\nURIs: {}\nSuites: {}\nComponents: main\nSigned-By: {}\n",
+        "Types: {types}\nURIs: {}\nSuites: {}\nComponents: main\nSigned-By: {}\n",
         suite.mirror,
         suite.codename,
         keys.display()
@@ -289,7 +336,7 @@ mod tests {
             codename: "bookworm".into(),
             check_valid_until: true,
         };
-        let text = render_sources(&stable, Path::new("/x/keys.asc"));
+        let text = render_sources(&stable, Path::new("/x/keys.asc"), IndexType::Binary);
         assert_eq!(
             text,
             "Types: deb\nURIs: http://mirror.test/debian\nSuites: bookworm\nComponents: main\n\
@@ -300,8 +347,10 @@ mod tests {
             check_valid_until: false,
             ..stable
         };
-        let text = render_sources(&testing, Path::new("/x/keys.asc"));
+        let text = render_sources(&testing, Path::new("/x/keys.asc"), IndexType::Binary);
         assert!(text.ends_with("Check-Valid-Until: no\n"), "{text}");
+        let sources = render_sources(&testing, Path::new("/x/keys.asc"), IndexType::Source);
+        assert!(sources.starts_with("Types: deb-src\n"), "{sources}");
     }
 
     #[test]

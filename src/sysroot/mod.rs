@@ -11,7 +11,10 @@ mod apt;
 pub mod archive;
 mod lock;
 pub mod python_packages;
+mod source;
 mod unpack;
+
+pub use source::{OrigTarball, orig_tarball};
 
 use std::fs;
 use std::io;
@@ -47,6 +50,14 @@ pub enum SysrootError {
     },
     #[error("cannot unpack {deb}: {detail}")]
     Unpack { deb: PathBuf, detail: String },
+    #[error(
+        "Debian source {package} {version} is not what the catalogue (config/target-libraries.toml) names: {detail}; fix the entry, or set CROSSWHEEL_DEBIAN_MIRROR to a mirror that carries that version"
+    )]
+    SourceMismatch {
+        package: String,
+        version: String,
+        detail: String,
+    },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
     #[error(

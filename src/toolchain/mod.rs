@@ -74,8 +74,37 @@ pub struct Toolchain {
     pub cxx: Option<PathBuf>,
     pub ar: PathBuf,
     pub ranlib: PathBuf,
+    /// The symbol lister, stripper and linker autotools and libtool ask for (`NM`,
+    /// `STRIP`, `LD`); a missing one stays unset.
+    pub binutils: Binutils,
     /// One line for logs and error messages, e.g. `zig 0.17.1 -target aarch64-linux-gnu.2.17`.
     pub description: String,
+}
+
+/// `nm`, `strip` and `ld` for the target, where this machine has them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Binutils {
+    pub nm: Option<PathBuf>,
+    pub strip: Option<PathBuf>,
+    pub ld: Option<PathBuf>,
+}
+
+/// zig ships no `nm` or `strip`: LLVM's read every target's objects; without them, the
+/// build machine's GNU ones read and strip any ELF file (their generic `elf64-little`
+/// and `elf64-big` formats), not Mach-O.
+fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
+    let llvm = std::iter::once(format!("llvm-{tool}"))
+        .chain(
+            (14..=21)
+                .rev()
+                .map(|version| format!("llvm-{tool}-{version}")),
+        )
+        .find_map(|name| crate::host::find_on_path(&name));
+    llvm.or_else(|| {
+        (!target.is_macos())
+            .then(|| crate::host::find_on_path(tool))
+            .flatten()
+    })
 }
 
 /// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`;
@@ -106,12 +135,24 @@ pub fn resolve_toolchain(
                 cxx: Some(wrappers.cxx),
                 ar: wrappers.ar,
                 ranlib: wrappers.ranlib,
+                binutils: Binutils {
+                    nm: llvm_or_host_tool("nm", target),
+                    strip: llvm_or_host_tool("strip", target),
+                    ld: wrappers.ld,
+                },
                 description: format!("zig {} -target {}", zig.version, target.zig_triple()),
             })
         }
         ToolchainKind::Gcc => {
             let tools = find_gcc(target)?;
+            let sibling =
+                |tool: &str| crate::host::find_on_path(&format!("{}-{tool}", target.gnu_triple()));
             Ok(Toolchain {
+                binutils: Binutils {
+                    nm: sibling("nm"),
+                    strip: sibling("strip"),
+                    ld: sibling("ld"),
+                },
                 kind,
                 target: target.clone(),
                 description: format!("system gcc {}", tools.cc.display()),

@@ -16,6 +16,8 @@ pub struct WrapperPaths {
     pub cxx: PathBuf,
     pub ar: PathBuf,
     pub ranlib: PathBuf,
+    /// zig's ELF linker (`zig ld.lld`); zig has no stand-alone Mach-O linker command.
+    pub ld: Option<PathBuf>,
 }
 
 /// Writes (or refreshes) the wrappers for `target` under the cache and returns them.
@@ -45,11 +47,13 @@ pub fn write_zig_wrappers(
     let cxx = compiler("c++").render();
     let ar = archiver_script(zig, &zig_cache, "ar");
     let ranlib = archiver_script(zig, &zig_cache, "ranlib");
+    let ld = (!target.is_macos()).then(|| archiver_script(zig, &zig_cache, "ld.lld"));
     let key = crate::host::cache_key(&[
         cc.as_bytes(),
         cxx.as_bytes(),
         ar.as_bytes(),
         ranlib.as_bytes(),
+        ld.as_deref().unwrap_or_default().as_bytes(),
     ]);
     let bin = cache
         .toolchains()
@@ -64,7 +68,11 @@ pub fn write_zig_wrappers(
         cxx: bin.join("c++"),
         ar: bin.join("ar"),
         ranlib: bin.join("ranlib"),
+        ld: ld.as_ref().map(|_| bin.join("ld")),
     };
+    if let (Some(path), Some(script)) = (&paths.ld, &ld) {
+        write_script(path, script)?;
+    }
     write_script(&paths.cc, &cc)?;
     write_script(&paths.cxx, &cxx)?;
     write_script(&paths.ar, &ar)?;

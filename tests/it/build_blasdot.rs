@@ -62,6 +62,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         python: &python,
         cache: &cache,
         config_settings: &[],
+        target_prefixes: &[],
         target_requires: &target_requires,
         environment: &Default::default(),
         offline: false,

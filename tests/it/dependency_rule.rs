@@ -28,9 +28,9 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
         &["elf", "macho", "wheel", "sbom"],
     ),
     (
-        "support: the machine, Debian trees, the options",
+        "support: the machine, Debian trees, target libraries, the options",
         Within::Always,
-        &["host", "sysroot", "options"],
+        &["host", "sysroot", "target_libraries", "options"],
     ),
     (
         "policy and analysis: facts read from wheels and binaries",

@@ -45,6 +45,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "CFLAGS/CXXFLAGS/CPPFLAGS/LDFLAGS: the compilers' own convention, passed on to the wrappers as the user set them",
     ),
     (
+        "src/target_libraries/mod.rs",
+        "var(name)",
+        "CPPFLAGS/LDFLAGS/PKG_CONFIG_LIBDIR/CMAKE_PREFIX_PATH as the user set them, kept after the target prefixes' entries",
+    ),
+    (
         "src/pipeline/mod.rs",
         "vars()",
         "the process environment that the `environment` option is evaluated against, as cibuildwheel evaluates it",

@@ -72,6 +72,7 @@ mod sbom_repair;
 mod symbol_check;
 mod sysroot_provision;
 mod target_headers;
+mod target_libraries;
 mod target_programs;
 mod test_command;
 mod test_timeout;

@@ -31,6 +31,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         macos_deployment_target: _,
         qemu_cpu: _,
         target_requires: _,
+        target_libraries: _,
         build_verbosity: _,
         test_environment: _,
         dependency_versions: _,
@@ -42,6 +43,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
     } = options;
     const PIPELINE: &str = "src/pipeline/mod.rs";
     const IDENTIFIER: &str = "src/pipeline/identifier.rs";
+    const TARGETS: &str = "src/pipeline/targets.rs";
     const BUILD_SPEC: &str = "src/options/build_spec.rs";
     const TESTING: &str = "src/testing/mod.rs";
     const BACKEND: &str = "src/backend/mod.rs";
@@ -72,7 +74,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "environment_pass",
             vec![(BUILD_SPEC, "environment_pass.iter()")],
         ),
-        ("before_all", vec![(PIPELINE, "spec.options.before_all")]),
+        ("before_all", vec![(TARGETS, "spec.options.before_all")]),
         (
             "before_build",
             vec![(IDENTIFIER, "spec.options.before_build")],
@@ -128,6 +130,10 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "target_requires",
             vec![(IDENTIFIER, "spec.options.target_requires")],
+        ),
+        (
+            "target_libraries",
+            vec![(TARGETS, "spec.options.target_libraries")],
         ),
         (
             "build_verbosity",

@@ -496,6 +496,7 @@ pub fn build_in(
         python,
         cache: &cache,
         config_settings: &[],
+        target_prefixes: &[],
         target_requires: &[],
         environment: &Default::default(),
         offline: false,

@@ -1,0 +1,89 @@
+//! Debian source packages: the orig tarball of one source package version, fetched under
+//! the private APT configuration of [`super::apt`] against the signed Sources index of the
+//! system release (the suite the target's system libraries come from), and kept in the
+//! cache under its file name once its SHA-256 is the one asked for.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::SysrootError;
+use super::apt::PrivateApt;
+use super::archive::{config, system_suite};
+
+/// One orig tarball of a Debian source package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrigTarball<'a> {
+    pub package: &'a str,
+    /// The Debian version, epoch included (`1:1.2.13.dfsg-1`).
+    pub version: &'a str,
+    /// The orig tarball's file name (`zlib_1.2.13.dfsg.orig.tar.bz2`).
+    pub file_name: &'a str,
+    pub sha256: &'a str,
+}
+
+/// The tarball in `cache/debian-sources/`, fetched on first use from `mirror` (the
+/// `debian-mirror` option) or Debian's archive.
+pub fn orig_tarball(
+    cache: &Path,
+    orig: &OrigTarball<'_>,
+    mirror: Option<&str>,
+) -> Result<PathBuf, SysrootError> {
+    let dir = cache.join("debian-sources");
+    let path = dir.join(orig.file_name);
+    if path.is_file() && sha256_of(&path)? == orig.sha256 {
+        return Ok(path);
+    }
+    fs::create_dir_all(&dir).map_err(SysrootError::io("create", &dir))?;
+    let work = tempfile::Builder::new()
+        .prefix(".source-")
+        .tempdir_in(&dir)
+        .map_err(SysrootError::io("create a temporary folder in", &dir))?;
+    let suite = system_suite(mirror);
+    tracing::info!(
+        "fetching Debian source {} {} from {} {}",
+        orig.package,
+        orig.version,
+        suite.mirror,
+        suite.codename
+    );
+    let apt = PrivateApt::create_for_sources(
+        &work.path().join("apt"),
+        &config().forwarded_acquire_settings,
+        &suite,
+    )?;
+    let problems = apt.update()?;
+    let into = work.path().join("files");
+    fs::create_dir_all(&into).map_err(SysrootError::io("create", &into))?;
+    apt.download_source(orig.package, orig.version, &into, &problems)?;
+    let fetched = into.join(orig.file_name);
+    if !fetched.is_file() {
+        return Err(SysrootError::SourceMismatch {
+            package: orig.package.to_string(),
+            version: orig.version.to_string(),
+            detail: format!("it has no {}", orig.file_name),
+        });
+    }
+    let actual = sha256_of(&fetched)?;
+    if actual != orig.sha256 {
+        return Err(SysrootError::SourceMismatch {
+            package: orig.package.to_string(),
+            version: orig.version.to_string(),
+            detail: format!(
+                "{} has SHA-256 {actual}, the catalogue pins {}",
+                orig.file_name, orig.sha256
+            ),
+        });
+    }
+    fs::rename(&fetched, &path).map_err(SysrootError::io("move into place", &path))?;
+    Ok(path)
+}
+
+fn sha256_of(path: &Path) -> Result<String, SysrootError> {
+    let bytes = fs::read(path).map_err(SysrootError::io("read", path))?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}

@@ -1,0 +1,170 @@
+//! Package-manager lines in `before-all`: in cibuildwheel's containers they install the
+//! target's libraries (`yum install -y libffi-devel`); here they name the catalogue
+//! libraries to build for the target, and the rest of the command still runs.
+
+use super::TargetLibraryError;
+use super::catalogue::{LibraryEntry, catalogue};
+
+/// What a `before-all` command asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeforeAll {
+    /// Catalogue libraries its install lines name, in order, each once.
+    pub libraries: Vec<&'static LibraryEntry>,
+    /// The command without its package-manager parts, `&&`-joined; `None` when nothing
+    /// else is left to run.
+    pub command: Option<String>,
+}
+
+/// Reads `command` (the `before-all` option, from `origin`: the configuration file or
+/// the variable it was set in).
+pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetLibraryError> {
+    let mut libraries: Vec<&'static LibraryEntry> = Vec::new();
+    let mut kept = Vec::new();
+    for part in command
+        .split(['\n', ';'])
+        .flat_map(|line| line.split("&&"))
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+    {
+        let Some(packages) = installed_packages(part) else {
+            kept.push(part.to_string());
+            continue;
+        };
+        for package in packages {
+            let name = bare_name(package);
+            if let Some(entry) = catalogue().by_package(name) {
+                if !libraries.iter().any(|known| known.name == entry.name) {
+                    libraries.push(entry);
+                }
+            } else if !catalogue().is_build_tool(name) {
+                return Err(TargetLibraryError::UnknownPackage {
+                    package: name.to_string(),
+                    line: part.to_string(),
+                    origin: origin.to_string(),
+                });
+            }
+        }
+    }
+    Ok(BeforeAll {
+        libraries,
+        command: (!kept.is_empty()).then(|| kept.join(" && ")),
+    })
+}
+
+/// The packages a package-manager command installs (empty for `yum update`, `apk
+/// update`, `brew update`, ...), or `None` when `part` is not a package-manager command.
+fn installed_packages(part: &str) -> Option<Vec<&str>> {
+    let mut words = part.split_whitespace().peekable();
+    while words
+        .peek()
+        .is_some_and(|word| *word == "sudo" || word.contains('='))
+    {
+        words.next();
+    }
+    let manager = words.next()?;
+    let install_verbs: &[&str] = match manager {
+        "yum" | "dnf" | "microdnf" => &["install"],
+        "apt-get" | "apt" => &["install"],
+        "apk" => &["add"],
+        "brew" => &["install"],
+        _ => return None,
+    };
+    // Options before the verb; apt's `-o Name=value` takes the next word.
+    let mut verb = None;
+    while let Some(word) = words.next() {
+        if word == "-o" || word == "--option" {
+            words.next();
+        } else if !word.starts_with('-') {
+            verb = Some(word);
+            break;
+        }
+    }
+    let verb = verb?;
+    if !install_verbs.contains(&verb) {
+        // `yum update -y`, `apt-get update`, `apk update`, `brew update`: nothing for
+        // the target; a cross build has no package database to refresh.
+        return Some(Vec::new());
+    }
+    let mut packages = Vec::new();
+    while let Some(word) = words.next() {
+        if word == "-o" || word == "--option" {
+            words.next();
+        } else if !word.starts_with('-') {
+            packages.push(word);
+        }
+    }
+    Some(packages)
+}
+
+/// A package name without its version or architecture: `libffi-dev=3.4.4-1`,
+/// `libffi-dev:arm64`, `libffi-devel.aarch64`, `'libyaml-devel'`.
+fn bare_name(word: &str) -> &str {
+    let word = word.trim_matches(|c| c == '\'' || c == '"');
+    let word = word.split(['=', ':', '<', '>']).next().unwrap_or(word);
+    for arch in [".x86_64", ".aarch64", ".ppc64le", ".noarch", ".i686"] {
+        if let Some(stripped) = word.strip_suffix(arch) {
+            return stripped;
+        }
+    }
+    word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(before_all: &BeforeAll) -> Vec<&str> {
+        before_all
+            .libraries
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn every_package_manager_line_names_catalogue_libraries() {
+        for command in [
+            "yum install -y libffi-devel",
+            "dnf -y install libffi-devel zlib-devel",
+            "microdnf install -y libffi-devel",
+            "apt-get update && apt-get install -y --no-install-recommends libffi-dev zlib1g-dev",
+            "sudo apt-get -o Dpkg::Options::=--force-confnew install -y libffi-dev",
+            "apk add --no-cache libffi-dev",
+            "brew install libffi",
+        ] {
+            let read = read_before_all(command, "pyproject.toml").unwrap();
+            assert_eq!(names(&read)[0], "libffi", "{command}");
+            assert_eq!(read.command, None, "{command}");
+        }
+    }
+
+    #[test]
+    fn build_tools_need_nothing_and_other_commands_still_run() {
+        let read = read_before_all(
+            "yum install -y cmake ninja-build libffi-devel.aarch64 && ./build-extra.sh --fast; echo done",
+            "pyproject.toml",
+        )
+        .unwrap();
+        assert_eq!(names(&read), ["libffi"]);
+        assert_eq!(
+            read.command.as_deref(),
+            Some("./build-extra.sh --fast && echo done")
+        );
+    }
+
+    #[test]
+    fn an_unknown_package_names_itself_its_line_its_file_and_the_ways_out() {
+        let error = read_before_all(
+            "yum install -y epel-release && yum install -y libfoo-devel",
+            "pyproject.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "before-all in pyproject.toml: `yum install -y libfoo-devel` installs libfoo-devel, \
+             which crosswheel cannot build for the target: build it into $CROSSWHEEL_PREFIX in a \
+             before-all of its own (`./configure --host=$CROSSWHEEL_HOST --prefix=$CROSSWHEEL_PREFIX && make install`), \
+             or add it to crosswheel's catalogue (config/target-libraries.toml; it has libffi, zlib, libyaml)"
+        );
+    }
+}

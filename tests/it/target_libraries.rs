@@ -1,0 +1,347 @@
+//! Target C libraries: a project whose extension links a system library builds when its
+//! configuration names the library the way cibuildwheel users do (`before-all = "yum
+//! install -y libffi-devel"`), with the library built by crosswheel from Debian's source
+//! package for the target, vendored by the repair, recorded in the wheel's SBOM, and
+//! working under qemu with the target's CPython.
+//!
+//! Real parts: cffi 2.1.1's sdist (pinned in tests/fixtures.lock), libffi 3.4.4 from
+//! Debian's orig tarball, zig, qemu-user. The first run builds libffi per target (~20-60 s);
+//! later runs take it from the cache.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common;
+
+/// An ABI-mode call into the C library and a Python callback called from C (`qsort`),
+/// which needs libffi's closures.
+const CFFI_CHECK: &str = r#"
+import cffi
+
+ffi = cffi.FFI()
+ffi.cdef("""
+    int abs(int);
+    void qsort(void *base, size_t nmemb, size_t size,
+               int (*compar)(const void *, const void *));
+""")
+libc = ffi.dlopen(None)
+assert libc.abs(-7) == 7
+
+@ffi.callback("int(const void *, const void *)")
+def compare(a, b):
+    x = ffi.cast("int *", a)[0]
+    y = ffi.cast("int *", b)[0]
+    return (x > y) - (x < y)
+
+numbers = ffi.new("int[]", [5, 1, 4, 2, 3])
+libc.qsort(numbers, 5, ffi.sizeof("int"), compare)
+assert list(numbers) == [1, 2, 3, 4, 5], list(numbers)
+print("cffi", cffi.__version__, "ABI call and callback ok")
+"#;
+
+/// cffi's sdist unpacked into `root`, with `table` as its `[tool.crosswheel]` and the
+/// check script beside it.
+fn cffi_project(root: &Path, table: &str) -> PathBuf {
+    let sdist = common::fixture("cffi-2.1.1.tar.gz");
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(root)
+        .status()
+        .expect("tar runs");
+    assert!(status.success(), "unpacking {}", sdist.display());
+    let project = root.join("cffi-2.1.1");
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str("\n[tool.crosswheel]\n");
+    text.push_str(table);
+    std::fs::write(&pyproject, text).unwrap();
+    std::fs::write(project.join("check_cffi.py"), CFFI_CHECK).unwrap();
+    project
+}
+
+const CFFI_TABLE: &str = r#"before-all = "yum install -y libffi-devel"
+test-requires = ["pycparser"]
+test-command = "python {project}/check_cffi.py"
+"#;
+
+fn build(project: &Path, identifier: &str, out: &Path) -> Output {
+    let mut command = Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    command
+        .arg("build")
+        .arg(project)
+        .args(["--only", identifier, "--require-tests", "-w"])
+        .arg(out)
+        .output()
+        .expect("crosswheel runs")
+}
+
+fn text_of(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The one wheel in `out` and the names of its files.
+fn wheel_in(out: &Path) -> (PathBuf, Vec<String>) {
+    let names = common::wheel_names_in(out);
+    assert_eq!(names.len(), 1, "{names:?}");
+    let wheel = out.join(&names[0]);
+    let file = std::fs::File::open(&wheel).unwrap();
+    let archive = zip::ZipArchive::new(file).unwrap();
+    let files = archive
+        .file_names()
+        .map(|name| name.expect("a readable entry name").into_owned())
+        .collect();
+    (wheel, files)
+}
+
+fn read_bytes(wheel: &Path, name: &str) -> Vec<u8> {
+    use std::io::Read;
+    let file = std::fs::File::open(wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    let mut bytes = Vec::new();
+    archive
+        .by_name(name)
+        .unwrap()
+        .read_to_end(&mut bytes)
+        .unwrap();
+    bytes
+}
+
+fn read_member(wheel: &Path, name: &str) -> String {
+    use std::io::Read;
+    let file = std::fs::File::open(wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    let mut text = String::new();
+    archive
+        .by_name(name)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// Builds cffi for `identifier`, checks what the wheel vendors and records, and returns
+/// the build's output.
+fn cffi_builds_with_crosswheels_libffi(identifier: &str, vendored: &str, tag: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let project = cffi_project(dir.path(), CFFI_TABLE);
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, identifier, &out);
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    let (wheel, files) = wheel_in(&out);
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.contains(tag), "{name}");
+    let libffi: Vec<&String> = files
+        .iter()
+        .filter(|file| file.starts_with(vendored) && file.contains("libffi"))
+        .collect();
+    assert_eq!(libffi.len(), 1, "one vendored libffi in {files:?}");
+    for binary in files
+        .iter()
+        .filter(|file| file.contains(".so") || file.ends_with(".dylib"))
+    {
+        let bytes = read_bytes(&wheel, binary);
+        let leaked = bytes
+            .windows(b"target-libraries/".len())
+            .any(|w| w == b"target-libraries/");
+        assert!(
+            !leaked,
+            "{binary} still names the library's prefix in the cache"
+        );
+    }
+    let sbom = read_member(&wheel, "cffi-2.1.1.dist-info/sboms/crosswheel.cdx.json");
+    assert!(
+        sbom.contains("pkg:deb/debian/libffi@3.4.4-1?arch=source&checksum=sha256:d66c56ad259a82cf2a9dfc408b32bf5da52371500b84745f7fb8b645712df676"),
+        "the SBOM names the Debian source libffi was built from:\n{sbom}"
+    );
+    assert!(sbom.contains("\"MIT\""), "libffi's licence:\n{sbom}");
+    text
+}
+
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn cffi_for_linux_aarch64_calls_into_libc_and_back_into_python_under_qemu() {
+    let text = cffi_builds_with_crosswheels_libffi(
+        "cp311-manylinux_aarch64",
+        "cffi.libs/libffi-",
+        "manylinux_2_17_aarch64.manylinux2014_aarch64",
+    );
+    assert!(
+        text.contains("cffi 2.1.1 ABI call and callback ok"),
+        "the check ran under qemu:\n{text}"
+    );
+    assert!(text.contains("passed (emulated)"), "{text}");
+}
+
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn cffi_for_linux_ppc64le_calls_into_libc_and_back_into_python_under_qemu() {
+    let text = cffi_builds_with_crosswheels_libffi(
+        "cp311-manylinux_ppc64le",
+        "cffi.libs/libffi-",
+        "_ppc64le",
+    );
+    assert!(
+        text.contains("cffi 2.1.1 ABI call and callback ok"),
+        "the check ran under qemu:\n{text}"
+    );
+}
+
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn cffi_for_macos_vendors_libffi_with_a_relative_install_name_and_passes_the_static_check() {
+    let text = cffi_builds_with_crosswheels_libffi(
+        "cp311-macosx_arm64",
+        "cffi/.dylibs/libffi",
+        "macosx_11_0_arm64",
+    );
+    assert!(text.contains("static check (not executed)"), "{text}");
+    assert!(
+        text.contains("as cffi/.dylibs/libffi.8.dylib"),
+        "libffi vendored from its prefix:\n{text}"
+    );
+}
+
+#[test]
+fn a_package_the_catalogue_lacks_stops_the_run_before_any_build_naming_the_ways_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = cffi_project(
+        dir.path(),
+        "before-all = \"yum install -y cmake libfoo-devel && echo prepared\"\n",
+    );
+    let output = build(&project, "cp311-manylinux_aarch64", &dir.path().join("out"));
+    let text = text_of(&output);
+    assert!(!output.status.success(), "{text}");
+    let error = text
+        .lines()
+        .find(|line| line.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no error line:\n{text}"));
+    assert!(
+        error.contains(
+            "before-all in pyproject.toml: `yum install -y cmake libfoo-devel` installs libfoo-devel, which crosswheel cannot build for the target: build it into $CROSSWHEEL_PREFIX"
+        ),
+        "{error}"
+    );
+    assert!(error.contains("config/target-libraries.toml"), "{error}");
+    assert!(
+        !text.contains("cp311-manylinux_aarch64: build"),
+        "nothing was built:\n{text}"
+    );
+}
+
+/// PyYAML's optional extension, with the line its cibuildwheel users write for manylinux.
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    let sdist = common::fixture("pyyaml-6.0.3.tar.gz");
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(dir.path())
+        .status()
+        .expect("tar runs");
+    assert!(status.success());
+    let project = dir.path().join("pyyaml-6.0.3");
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str(concat!(
+        "\n[tool.crosswheel]\n",
+        "before-all = \"yum install -y libyaml-devel\"\n",
+        "test-command = \"python -c \\\"import yaml; print('with libyaml:', yaml.__with_libyaml__); ",
+        "assert yaml.load('a: [1, 2]', Loader=yaml.CSafeLoader) == {'a': [1, 2]}\\\"\"\n",
+    ));
+    std::fs::write(&pyproject, text).unwrap();
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, "cp311-manylinux_aarch64", &out);
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("with libyaml: True"), "{text}");
+    let (wheel, files) = wheel_in(&out);
+    assert!(
+        files
+            .iter()
+            .any(|file| file.starts_with("pyyaml.libs/libyaml-0-")),
+        "libyaml vendored: {files:?}"
+    );
+    let sbom = read_member(&wheel, "pyyaml-6.0.3.dist-info/sboms/crosswheel.cdx.json");
+    assert!(
+        sbom.contains("pkg:deb/debian/libyaml@0.2.5-1?arch=source"),
+        "{sbom}"
+    );
+}
+
+/// zlib through `target-libraries`, linked by a small extension whose test round-trips data
+/// through it under qemu.
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn zlib_from_target_libraries_is_linked_and_works_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup_py = "from setuptools import setup, Extension\n\
+        setup(ext_modules=[Extension('zdemo._z', ['zdemo/_z.c'], libraries=['z'])])\n";
+    let source = r#"#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include <zlib.h>
+
+static PyObject *roundtrip(PyObject *self, PyObject *args) {
+    const char *text = "crosswheel crosswheel crosswheel crosswheel";
+    unsigned char packed[256], unpacked[256];
+    uLongf packed_size = sizeof packed, unpacked_size = sizeof unpacked;
+    if (compress(packed, &packed_size, (const Bytef *)text, strlen(text)) != Z_OK ||
+        uncompress(unpacked, &unpacked_size, packed, packed_size) != Z_OK)
+        return PyErr_Format(PyExc_RuntimeError, "zlib failed");
+    return Py_BuildValue("(sy#k)", zlibVersion(), unpacked, (Py_ssize_t)unpacked_size,
+                         (unsigned long)packed_size);
+}
+
+static PyMethodDef methods[] = {{"roundtrip", roundtrip, METH_NOARGS, NULL}, {NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_z", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__z(void) { return PyModule_Create(&module); }
+"#;
+    let project = common::setuptools_project(
+        dir.path(),
+        "zdemo",
+        setup_py,
+        &[("zdemo/_z.c".to_string(), source.to_string())],
+    );
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str(concat!(
+        "\n[tool.crosswheel]\ntarget-libraries = [\"zlib>=1.2\"]\n",
+        "test-command = \"python -c \\\"from zdemo import _z; v, data, n = _z.roundtrip(); ",
+        "print('zlib', v, n); assert data == b'crosswheel crosswheel crosswheel crosswheel'\\\"\"\n",
+    ));
+    std::fs::write(&pyproject, text).unwrap();
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, "cp311-manylinux_aarch64", &out);
+    let text = text_of(&output);
+    if !output.status.success() {
+        let kept = out.join(".crosswheel-failed/cp311-manylinux_aarch64");
+        for entry in std::fs::read_dir(&kept).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|ext| ext == "log") {
+                eprintln!(
+                    "{}",
+                    std::fs::read_to_string(entry.path()).unwrap_or_default()
+                );
+            }
+        }
+    }
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("zlib 1.2.13"), "{text}");
+    // libz.so.1 is on every manylinux policy's list of system libraries: linked against
+    // the catalogue's headers and library, and left to the system, as auditwheel does.
+    let (_, files) = wheel_in(&out);
+    assert!(
+        !files.iter().any(|file| file.contains(".libs/")),
+        "{files:?}"
+    );
+}
