@@ -5,7 +5,9 @@
 //! venv's own: here `pip install` installs the target's wheels into the test environment with
 //! the host's pip (`--target`, the target's platform tags: fast), falling back to pip run by
 //! the target interpreter (`pip --python`) for what needs a source build; other pip commands
-//! (`list`, `show`, `uninstall`, ...) run under the target interpreter too.
+//! (`list`, `show`, `uninstall`, ...) run under the target interpreter too. `python -m pip`
+//! works the same way: a `pip` package in the environment's site-packages hands its
+//! arguments to the shim (pip's own `--python` runner imports the host's pip, never this one).
 
 use std::path::Path;
 
@@ -49,6 +51,22 @@ pub(crate) fn script(
         platform = platform.join(" "),
     )
 }
+
+/// `pip/__main__.py` of the environment: `python -m pip ...`, run by the emulated target
+/// interpreter, becomes the shim in the environment's `bin/` (qemu hands the exec of the
+/// build machine's `/bin/sh` to the kernel, so the shim runs natively).
+pub(crate) const MODULE_MAIN: &str = "\
+# crosswheel: `python -m pip` in this emulated test environment (see src/testing/pip_shim.rs).
+import os
+import sys
+
+shim = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), \"pip\")
+os.execv(\"/bin/sh\", [\"/bin/sh\", shim] + sys.argv[1:])
+";
+
+/// `pip/__init__.py`: what `import pip` finds in the environment says what it is.
+pub(crate) const MODULE_INIT: &str =
+    "\"\"\"crosswheel's stand-in: `python -m pip` runs the environment's pip shim.\"\"\"\n";
 
 #[cfg(test)]
 mod tests {

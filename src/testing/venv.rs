@@ -440,6 +440,15 @@ impl TargetEnv {
         for name in super::pip_shim::names(self.python) {
             write_executable(&self.bin().join(name), &text)?;
         }
+        let module = self.site_packages().join("pip");
+        fs::create_dir_all(&module).map_err(TestError::io("create", &module))?;
+        for (file, text) in [
+            ("__init__.py", super::pip_shim::MODULE_INIT),
+            ("__main__.py", super::pip_shim::MODULE_MAIN),
+        ] {
+            let path = module.join(file);
+            fs::write(&path, text).map_err(TestError::io("write", &path))?;
+        }
         Ok(())
     }
 

@@ -23,7 +23,8 @@ target-requires = ["scipy-openblas32"]
 before-build = "echo built-from {project} > {project}/marker.txt"
 environment = { FROM_ENVIRONMENT = "env-$(echo substituted)" }
 # `pip` and `python` are the test environment's, as in cibuildwheel's test venv.
-before-test = "pip install --quiet six && python -c 'import platform, sys, six; print(\"before-test ran on\", platform.machine(), sys.version_info[:2], \"six in the test environment:\", six.__file__.startswith(sys.prefix))' > {project}/before-test.txt"
+# `python -m pip` too (cibuildwheel's test_before_test[pip]).
+before-test = "pip install --quiet six && python -m pip install --quiet iniconfig && python -c 'import platform, sys, six, iniconfig; print(\"before-test ran on\", platform.machine(), sys.version_info[:2], \"six and iniconfig in the test environment:\", all(m.__file__.startswith(sys.prefix) for m in (six, iniconfig)))' > {project}/before-test.txt"
 test-environment = { FROM_TEST_ENVIRONMENT = "test-env-$FROM_ENVIRONMENT" }
 # blasdot's [project.optional-dependencies] test = ["pytest"], installed as wheel[test].
 test-extras = "test"
@@ -74,11 +75,11 @@ fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments()
         format!("built-from {}\n", project_dir.display())
     );
     // before-test ran in the test environment: python there is the emulated target CPython,
-    // and pip installs into it (not into the host's environment).
+    // and `pip` and `python -m pip` install into it (not into the host's environment).
     let before_test = std::fs::read_to_string(project.path().join("before-test.txt")).unwrap();
     assert_eq!(
         before_test,
-        "before-test ran on aarch64 (3, 11) six in the test environment: True\n"
+        "before-test ran on aarch64 (3, 11) six and iniconfig in the test environment: True\n"
     );
     // The emulated test's own output shows environment ($(...) evaluated),
     // test-environment (built on environment) and before-test's work.
