@@ -25,7 +25,17 @@ esac
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/crosswheel"
 sysroot="$cache/sysroots/$arch"
 packages="libc6 libgcc-s1 zlib1g"
-if [ -e "$sysroot/$loader" ] && [ "$(cat "$sysroot/.complete" 2>/dev/null)" = "$packages" ]; then
+complete() { [ -e "$sysroot/$loader" ] && [ "$(cat "$sysroot/.complete" 2>/dev/null)" = "$packages" ]; }
+if complete; then
+    echo "$sysroot"
+    exit 0
+fi
+# Tests run in parallel and several may ask for the same sysroot on a fresh cache: one
+# provides it while the others wait, then find it complete.
+mkdir -p "$cache/sysroots"
+exec 9>"$cache/sysroots/.$arch.lock"
+flock 9
+if complete; then
     echo "$sysroot"
     exit 0
 fi
