@@ -233,6 +233,14 @@ impl CrossEnv {
         }
         std::fs::write(staging.path().join("stamp"), &contents.stamp).map_err(io(&self.root))?;
 
+        // Another run may have made the same environment while this one staged it.
+        let finished_elsewhere = || {
+            std::fs::read_to_string(self.root.join("stamp"))
+                .is_ok_and(|stamp| stamp == contents.stamp)
+        };
+        if finished_elsewhere() {
+            return Ok(());
+        }
         // An outdated environment is moved aside in one rename before it is deleted: two
         // runs replacing it at once must not delete each other's files half-way.
         if self.root.exists() {
@@ -256,9 +264,15 @@ impl CrossEnv {
         let staged_root = staging.keep();
         if let Err(source) = std::fs::rename(&staged_root, &self.root) {
             let _ = std::fs::remove_dir_all(&staged_root);
-            // Another run created it meanwhile: fine if it made the same thing.
-            let stamp = std::fs::read_to_string(self.root.join("stamp")).unwrap_or_default();
-            if stamp != contents.stamp {
+            // Another run created it meanwhile: fine if it made the same thing. It may be
+            // between its two renames, so its environment gets a moment to arrive.
+            let arrived = (0..50).any(|_| {
+                finished_elsewhere() || {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    false
+                }
+            });
+            if !arrived {
                 return Err(CrossEnvError::Io(crate::io_error::IoError::new(
                     "replace",
                     self.root.clone(),

@@ -291,6 +291,13 @@ impl TargetEnv {
             self.platform.test_platform(),
             host_attempt.reason()
         ))?;
+        // The real pip replaces the stand-in that hands `python -m pip` to the shim.
+        let stand_in = self.site_packages().join("pip");
+        if fs::read_to_string(stand_in.join("__init__.py"))
+            .is_ok_and(|text| text == super::pip_shim::MODULE_INIT)
+        {
+            fs::remove_dir_all(&stand_in).map_err(TestError::io("remove", &stand_in))?;
+        }
         let mut command = host_pip();
         command
             .envs(vars)
