@@ -266,13 +266,7 @@ impl CrossEnv {
             let _ = std::fs::remove_dir_all(&staged_root);
             // Another run created it meanwhile: fine if it made the same thing. It may be
             // between its two renames, so its environment gets a moment to arrive.
-            let arrived = (0..50).any(|_| {
-                finished_elsewhere() || {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                    false
-                }
-            });
-            if !arrived {
+            if !wait_for(finished_elsewhere, std::time::Duration::from_secs(5)) {
                 return Err(CrossEnvError::Io(crate::io_error::IoError::new(
                     "replace",
                     self.root.clone(),
@@ -401,4 +395,18 @@ fn copy_headers(python: &BuildPython, dest: &Path) -> Result<(), CrossEnvError> 
         }
     }
     Ok(())
+}
+
+/// Whether `done` holds within `limit`, asked every 100 ms.
+fn wait_for(done: impl Fn() -> bool, limit: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if started.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
