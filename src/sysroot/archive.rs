@@ -145,11 +145,16 @@ pub(crate) fn unsupported(arch: LinuxArch, python: PythonTag) -> SysrootError {
 /// The suite of the target's system libraries and compiler runtime packages, from
 /// `mirror` (the `debian-mirror` option) when given.
 pub(crate) fn system_suite(mirror: Option<&str>) -> Suite {
-    let codename = &config().system_release;
+    release_suite(&config().system_release, mirror)
+}
+
+/// The suite of release `codename` (a release of config/debian/releases.toml, or any
+/// other suite of the default mirror), on `mirror` when one is given.
+pub(crate) fn release_suite(codename: &str, mirror: Option<&str>) -> Suite {
     let mut suite = config()
         .release
         .iter()
-        .find(|release| &release.codename == codename)
+        .find(|release| release.codename == codename)
         .map(Release::suite)
         .unwrap_or_else(|| Suite {
             mirror: default_mirror(),

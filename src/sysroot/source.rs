@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::SysrootError;
 use super::apt::PrivateApt;
-use super::archive::{config, system_suite};
+use super::archive::{config, release_suite, system_suite};
 
 /// One orig tarball of a Debian source package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub struct OrigTarball<'a> {
     /// The orig tarball's file name (`zlib_1.2.13.dfsg.orig.tar.bz2`).
     pub file_name: &'a str,
     pub sha256: &'a str,
+    /// The suite whose signed Sources index lists this version; `None`: the system
+    /// release.
+    pub release: Option<&'a str>,
 }
 
 /// The tarball in `cache/debian-sources/`, fetched on first use from `mirror` (the
@@ -40,7 +43,10 @@ pub fn orig_tarball(
         .prefix(".source-")
         .tempdir_in(&dir)
         .map_err(SysrootError::io("create a temporary folder in", &dir))?;
-    let suite = system_suite(mirror);
+    let suite = match orig.release {
+        Some(codename) => release_suite(codename, mirror),
+        None => system_suite(mirror),
+    };
     tracing::info!(
         "fetching Debian source {} {} from {} {}",
         orig.package,

@@ -91,6 +91,7 @@ pub fn ensure_library(
             version: &entry.debian_version,
             file_name: &entry.orig,
             sha256: &entry.sha256,
+            release: entry.debian_release.as_deref(),
         },
         cross.debian_mirror.as_deref(),
     )?;
@@ -165,9 +166,11 @@ impl Build<'_> {
         let source = single_folder(&unpacked)?;
         let host = self.cross.target.gnu_triple();
         let cc = self.cross.vars.get("CC").map_or("cc", String::as_str);
+        let ar = self.cross.vars.get("AR").map_or("ar", String::as_str);
         let fill = |text: &str| {
             text.replace("{host}", host)
                 .replace("{cc}", cc)
+                .replace("{ar}", ar)
                 .replace("{prefix}", &self.prefix.to_string_lossy())
         };
         if let Some((program, args)) = self.entry.bootstrap.split_first() {
@@ -189,12 +192,23 @@ impl Build<'_> {
             command.env(name, fill(value));
         }
         self.step(&configure.join(" "), command, true)?;
+        let make_vars: Vec<String> = if macos {
+            self.entry
+                .macos_make_vars
+                .iter()
+                .map(|(name, value)| format!("{name}={}", fill(value)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut make = self.command("make", &source);
-        make.arg(format!("-j{}", self.cross.jobs.max(1)));
+        make.arg(format!("-j{}", self.cross.jobs.max(1)))
+            .args(&make_vars);
         self.step("make", make, true)?;
         let destination = staging.join("dest");
         let mut install = self.command("make", &source);
         install
+            .args(&make_vars)
             .arg("install")
             .arg(format!("DESTDIR={}", destination.display()));
         self.step("make install", install, true)?;

@@ -18,6 +18,10 @@ pub struct LibraryEntry {
     pub packages: Vec<String>,
     pub debian_source: String,
     pub debian_version: String,
+    /// The Debian release whose Sources index lists `debian_version`; `None`: the
+    /// system release of config/debian/releases.toml.
+    #[serde(default)]
+    pub debian_release: Option<String>,
     pub orig: String,
     pub sha256: String,
     /// Makes the configure script of a tarball that ships none; empty: it has one.
@@ -29,6 +33,10 @@ pub struct LibraryEntry {
     pub linux_configure_env: BTreeMap<String, String>,
     #[serde(default)]
     pub macos_configure_env: BTreeMap<String, String>,
+    /// Variables given to every `make` on macOS targets, as command-line assignments
+    /// (which override the Makefile's own).
+    #[serde(default)]
+    pub macos_make_vars: BTreeMap<String, String>,
     pub check: Checks,
 }
 
