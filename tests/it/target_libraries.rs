@@ -237,9 +237,9 @@ fn a_package_the_catalogue_lacks_stops_the_run_before_any_build_naming_the_ways_
 }
 
 /// PyYAML's optional extension, with the line its cibuildwheel users write for manylinux.
-#[test]
-#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
-fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qemu() {
+/// PyYAML's sdist built for `identifier` with its libyaml extension, libyaml coming from
+/// a `before-all` package line; returns the build's output, the wheel's files and its SBOM.
+fn pyyaml_builds_with_libyaml(identifier: &str) -> (String, Vec<String>, String) {
     let dir = tempfile::tempdir().unwrap();
     let sdist = common::fixture("pyyaml-6.0.3.tar.gz");
     let status = Command::new("tar")
@@ -261,21 +261,52 @@ fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qe
     ));
     std::fs::write(&pyproject, text).unwrap();
     let out = dir.path().join("wheelhouse");
-    let output = build(&project, "cp311-manylinux_aarch64", &out);
+    let output = build(&project, identifier, &out);
     let text = text_of(&output);
     assert!(output.status.success(), "{text}");
-    assert!(text.contains("with libyaml: True"), "{text}");
     let (wheel, files) = wheel_in(&out);
+    let sbom = read_member(&wheel, "pyyaml-6.0.3.dist-info/sboms/crosswheel.cdx.json");
+    assert!(
+        sbom.contains("pkg:deb/debian/libyaml@0.2.5-1?arch=source"),
+        "{sbom}"
+    );
+    (text, files, sbom)
+}
+
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn pyyaml_for_linux_aarch64_builds_its_libyaml_extension_and_reports_it_under_qemu() {
+    let (text, files, _) = pyyaml_builds_with_libyaml("cp311-manylinux_aarch64");
+    assert!(text.contains("with libyaml: True"), "{text}");
     assert!(
         files
             .iter()
             .any(|file| file.starts_with("pyyaml.libs/libyaml-0-")),
         "libyaml vendored: {files:?}"
     );
-    let sbom = read_member(&wheel, "pyyaml-6.0.3.dist-info/sboms/crosswheel.cdx.json");
+}
+
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, qemu"]
+fn pyyaml_for_linux_ppc64le_builds_its_libyaml_extension_and_reports_it_under_qemu() {
+    let (text, files, _) = pyyaml_builds_with_libyaml("cp311-manylinux_ppc64le");
+    assert!(text.contains("with libyaml: True"), "{text}");
     assert!(
-        sbom.contains("pkg:deb/debian/libyaml@0.2.5-1?arch=source"),
-        "{sbom}"
+        files
+            .iter()
+            .any(|file| file.starts_with("pyyaml.libs/libyaml-0-")),
+        "libyaml vendored: {files:?}"
+    );
+}
+
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig"]
+fn pyyaml_for_macos_vendors_libyaml_beside_its_extension_and_passes_the_static_check() {
+    let (text, files, _) = pyyaml_builds_with_libyaml("cp311-macosx_arm64");
+    assert!(text.contains("static check (not executed)"), "{text}");
+    assert!(
+        files.iter().any(|file| file.contains(".dylibs/libyaml")),
+        "libyaml vendored: {files:?}"
     );
 }
 
