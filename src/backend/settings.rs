@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::project::{Backend, BuildSystem};
 use super::{BuildError, BuildRequest, io_error};
-use crate::crossenv::CrossEnv;
+use crate::crossenv::{CrossEnv, UserFlags, meson_prefix_options};
 
 /// The config settings of the cross `build_wheel`: the backend's pointers at the cross
 /// files first, then the user's, so a user's key adds to ours (a repeated key is a list).
@@ -33,6 +33,16 @@ pub(super) fn cross_settings(
             "setup-args".into(),
             format!("--cross-file={}", python_file.display()),
         ));
+        if !request.target_prefixes.is_empty() {
+            let prefix_file = scratch.join("meson-prefixes.ini");
+            let text = meson_prefix_options(&UserFlags::from_env(), request.target_prefixes);
+            std::fs::write(&prefix_file, text)
+                .map_err(|source| io_error("write", &prefix_file, source))?;
+            settings_pairs.push((
+                "setup-args".into(),
+                format!("--cross-file={}", prefix_file.display()),
+            ));
+        }
     }
     settings_pairs.extend(user_settings);
     Ok(settings_map(&settings_pairs))

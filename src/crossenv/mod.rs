@@ -13,7 +13,7 @@ mod sysconfigdata;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use files::UserFlags;
+pub use files::{UserFlags, meson_prefix_options};
 pub use runner::TargetRunner;
 
 use crate::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};

@@ -411,3 +411,65 @@ fn zlib_from_target_libraries_builds_for_macos_and_the_wheel_passes_the_static_c
         );
     }
 }
+
+/// A meson project that finds its library the way many do without pkg-config
+/// (`cc.find_library()` with `has_headers`): meson takes no `CPPFLAGS`/`LDFLAGS` for the
+/// target of a cross build, so the prefix reaches it through a cross file of its own.
+#[test]
+#[ignore = "slow: libraries built from Debian sources, zig, meson, qemu"]
+fn a_meson_project_finds_a_target_library_without_pkg_config_and_links_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("ymeson");
+    std::fs::create_dir_all(project.join("ymeson")).unwrap();
+    let files = [
+        (
+            "pyproject.toml",
+            concat!(
+                "[build-system]\nrequires = [\"meson-python>=0.15\"]\nbuild-backend = \"mesonpy\"\n\n",
+                "[project]\nname = \"ymeson\"\nversion = \"1.0\"\n\n",
+                "[tool.crosswheel]\ntarget-libraries = [\"libyaml\"]\n",
+                "test-command = \"python -c \\\"from ymeson import _y; print('libyaml', _y.version())\\\"\"\n",
+            ),
+        ),
+        (
+            "meson.build",
+            concat!(
+                "project('ymeson', 'c')\n",
+                "py = import('python').find_installation(pure: false)\n",
+                "yaml = meson.get_compiler('c').find_library('yaml', has_headers: ['yaml.h'])\n",
+                "py.extension_module('_y', '_y.c', dependencies: yaml, install: true, subdir: 'ymeson')\n",
+                "py.install_sources('ymeson/__init__.py', subdir: 'ymeson')\n",
+            ),
+        ),
+        (
+            "_y.c",
+            concat!(
+                "#include <Python.h>\n#include <yaml.h>\n",
+                "static PyObject *version(PyObject *self, PyObject *args) {\n",
+                "    return PyUnicode_FromString(yaml_get_version_string());\n}\n",
+                "static PyMethodDef methods[] = {{\"version\", version, METH_NOARGS, NULL}, {NULL}};\n",
+                "static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"_y\", NULL, -1, methods};\n",
+                "PyMODINIT_FUNC PyInit__y(void) { return PyModule_Create(&module); }\n",
+            ),
+        ),
+        ("ymeson/__init__.py", ""),
+    ];
+    for (path, text) in files {
+        std::fs::write(project.join(path), text).unwrap();
+    }
+    let out = dir.path().join("wheelhouse");
+    let output = build(&project, "cp311-manylinux_aarch64", &out);
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("libyaml 0.2.5"),
+        "the test ran under qemu:\n{text}"
+    );
+    let (_, files) = wheel_in(&out);
+    assert!(
+        files
+            .iter()
+            .any(|file| file.starts_with("ymeson.libs/libyaml-0-")),
+        "libyaml vendored: {files:?}"
+    );
+}
