@@ -41,6 +41,8 @@ pub(crate) struct EnvRequest<'a> {
     /// in `environment`) are the project's, as under cibuildwheel.
     pub project_dir: &'a Path,
     pub offline: bool,
+    /// The build's own environment, where a build without isolation runs.
+    pub own_env: Option<&'a super::HookEnv>,
 }
 
 impl HostEnv {
@@ -51,18 +53,19 @@ impl HostEnv {
     ) -> Result<HostEnv, BuildError> {
         let python = request.python;
         if !request.frontend.isolation {
+            let executable = request
+                .own_env
+                .map_or(&python.executable, |env| &env.python);
+            let bin = executable
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             let env = HostEnv {
-                root: python
-                    .executable
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default(),
-                python: python.executable.clone(),
-                bin: python
-                    .executable
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default(),
+                root: request
+                    .own_env
+                    .map_or_else(|| bin.clone(), |env| env.root.clone()),
+                python: executable.clone(),
+                bin,
                 constraints: None,
                 installer: None,
                 check_dependencies: request.frontend.check_dependencies,
@@ -149,6 +152,11 @@ impl HostEnv {
         }
         env.install(requires, request.offline)?;
         Ok(env)
+    }
+
+    /// Whether this is an isolated build environment (crosswheel installed its packages).
+    pub(crate) fn isolated(&self) -> bool {
+        self.installer.is_some()
     }
 
     /// What the build log says about this environment.

@@ -17,10 +17,12 @@ mod build_log;
 mod cross_vars;
 mod driver;
 mod frontend;
+mod hook_env;
 mod host_env;
 mod project;
 mod settings;
 mod source_copy;
+mod target_installs;
 mod target_wheels;
 mod wheel_checks;
 
@@ -31,6 +33,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub use frontend::Frontend;
+pub use hook_env::{HookEnv, HookEnvRequest};
 pub use host_env::HostEnv;
 pub use project::{Backend, BuildSystem, Project};
 pub use target_wheels::prepare_target_site;
@@ -39,7 +42,9 @@ use build_log::{BuildLog, log_path_of};
 use cross_vars::{cross_variables, prepend_path};
 use settings::settings_map;
 use source_copy::copy_source_tree;
-use wheel_checks::{check_compiled, exec_format_hint, sdk_header_hint, wheel_platform_matches};
+use wheel_checks::{
+    check_compiled, exec_format_hint, foreign_library_line, sdk_header_hint, wheel_platform_matches,
+};
 
 use crate::crossenv::CrossEnv;
 use crate::host::{BuildPython, CROSS_ONLY_VARS, Cache};
@@ -74,6 +79,10 @@ pub enum BuildError {
         requires: String,
         output: String,
     },
+    #[error("installing a hook's packages for the target failed: {output}")]
+    HookInstall { output: String },
+    #[error("{line}; full log: {}", .log.display())]
+    ForeignLibrary { line: String, log: Box<PathBuf> },
     #[error("{refusal}; full log: {}", .log.display())]
     WrapperRefused { refusal: String, log: Box<PathBuf> },
     #[error("the backend's wheel {wheel} is not a readable wheel: {message}")]
@@ -149,6 +158,9 @@ pub struct BuildRequest<'a> {
     pub constraints: &'a [String],
     /// `build-frontend`: the installer of the build environment, or no isolation.
     pub frontend: &'a Frontend,
+    /// The build's own environment (where `before-build` ran): without isolation the
+    /// backend runs in it instead of the build python's own environment.
+    pub hook_env: Option<&'a HookEnv>,
 }
 
 #[derive(Debug, Clone)]
@@ -157,6 +169,9 @@ pub struct BuiltWheel {
     pub backend: Backend,
     pub log: PathBuf,
     pub duration: Duration,
+    /// Folders of the target's shared libraries the build could link (target wheels of
+    /// library requirements, a hook's target installs): where the repair finds them.
+    pub library_dirs: Vec<PathBuf>,
 }
 
 /// Runs the project's PEP 517 backend for the cross environment's target: the build
@@ -175,6 +190,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         environment: request.environment,
         project_dir: &project.dir,
         offline: request.offline,
+        own_env: request.hook_env,
     };
     let host_env = HostEnv::prepare(&env_request, &system.requires)?;
     let scratch = tempfile::Builder::new()
@@ -209,10 +225,17 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     host_env.install(&extra, request.offline)?;
 
     let build_requires: Vec<String> = system.requires.iter().chain(&extra).cloned().collect();
-    let header_requires =
-        target_wheels::header_requirements(&build_requires, request.target_requires);
+    let header_requires = target_wheels::with_library_requirements(
+        target_wheels::header_requirements(&build_requires, request.target_requires),
+        host_env
+            .isolated()
+            .then(|| target_installs::library_requirements(&host_env.root))
+            .unwrap_or_default(),
+        request.target_requires,
+    );
     let mut cross_vars =
         cross_variables(request, &project, &source_dir, path_var, &header_requires)?;
+    let library_dirs = library_dirs(&cross_vars, request.hook_env);
     let wrapper_notes = wrapper_notes_dir(scratch.path(), request.verbosity)?;
     cross_vars.insert(
         WRAPPER_NOTES_VAR.to_string(),
@@ -225,7 +248,16 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         remove: &[],
         ..host_run
     };
-    let built = run_build_wheel(&cross_run, request, &project, log);
+    let origins = [
+        (host_env.root.as_path(), "a build requirement"),
+        (
+            request
+                .hook_env
+                .map_or(Path::new("/nonexistent"), |env| env.root.as_path()),
+            "installed by before-build",
+        ),
+    ];
+    let built = run_build_wheel(&cross_run, request, &project, log, &origins);
     for notice in wrapper_notices(&wrapper_notes) {
         tracing::warn!("{notice}");
     }
@@ -243,7 +275,23 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         backend: system.backend,
         log: log_path_of(request, &project),
         duration: started.elapsed(),
+        library_dirs,
     })
+}
+
+/// Folders of target shared libraries: the target site's (`CROSSWHEEL_TARGET_SITE`) and
+/// what the build's own environment installed for the target.
+fn library_dirs(cross_vars: &BTreeMap<String, String>, hook_env: Option<&HookEnv>) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(site) = cross_vars.get("CROSSWHEEL_TARGET_SITE") {
+        dirs.extend(target_installs::shared_library_dirs(Path::new(site)));
+    }
+    if let Some(env) = hook_env {
+        dirs.extend(env.target_library_dirs());
+    }
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// Says what is built, for which target, with which toolchain and backend.
@@ -321,6 +369,7 @@ fn run_build_wheel(
     request: &BuildRequest<'_>,
     project: &Project,
     mut log: BuildLog,
+    origins: &[(&Path, &str)],
 ) -> Result<PathBuf, BuildError> {
     let target = &request.cross_env.target;
     let backend = project.build_system.backend.name();
@@ -339,6 +388,12 @@ fn run_build_wheel(
     ) {
         (true, Some(name)) => name.to_string(),
         _ => {
+            if let Some(line) = foreign_library_line(&outcome.output, target, origins) {
+                return Err(BuildError::ForeignLibrary {
+                    line,
+                    log: Box::new(log.path),
+                });
+            }
             let mut failure = log.failure(outcome.status, &outcome.output);
             let has_sdk = request.environment.contains_key("SDKROOT");
             let hints = [

@@ -70,6 +70,32 @@ pub fn header_requirements(build_requires: &[String], target_requires: &[String]
     found
 }
 
+/// The header requirements with the build environment's library wheels
+/// (`name==version`, config/target-installs.toml) added: a library requirement replaces a
+/// header one of the same package (its version is the one installed), and neither is
+/// added for a package `target-requires` names.
+pub fn with_library_requirements(
+    header: Vec<String>,
+    library: Vec<String>,
+    target_requires: &[String],
+) -> Vec<String> {
+    let named: Vec<String> = target_requires
+        .iter()
+        .map(|r| requirement_name(r))
+        .collect();
+    let library: Vec<String> = library
+        .into_iter()
+        .filter(|r| !named.contains(&requirement_name(r)))
+        .collect();
+    let library_names: Vec<String> = library.iter().map(|r| requirement_name(r)).collect();
+    let mut all: Vec<String> = header
+        .into_iter()
+        .filter(|r| !library_names.contains(&requirement_name(r)))
+        .collect();
+    all.extend(library);
+    all
+}
+
 /// Unpacks the target wheels of `requires` (without dependencies) and returns the folder.
 pub fn prepare_target_site(
     cache: &Cache,
@@ -236,6 +262,20 @@ mod tests {
     fn numpy_among_the_build_requirements_is_wanted_in_its_target_form() {
         let build = strings(&["meson-python>=0.15", "numpy>=2.0; python_version>='3.9'"]);
         assert_eq!(header_requirements(&build, &[]), ["numpy>=2.0"]);
+    }
+
+    #[test]
+    fn an_installed_library_wheel_joins_the_target_requirements_at_its_version() {
+        let all = with_library_requirements(
+            strings(&["numpy>=2.0"]),
+            strings(&[
+                "numpy==2.4.6",
+                "scipy-openblas32==0.3.31.188.0",
+                "pillow==11.0",
+            ]),
+            &strings(&["Pillow"]),
+        );
+        assert_eq!(all, ["numpy==2.4.6", "scipy-openblas32==0.3.31.188.0"]);
     }
 
     #[test]

@@ -8,6 +8,58 @@ use super::{BuildError, driver};
 use crate::crossenv::CrossEnv;
 use crate::target::Target;
 
+/// The path a linker refused because it is of another architecture: lld's
+/// `error: <path> is incompatible with aarch64linux`, GNU ld's
+/// `<path>: error adding symbols: file in wrong format`.
+fn refused_library(line: &str) -> Option<&str> {
+    if let Some((head, _)) = line.split_once(" is incompatible with ") {
+        let path = head.rsplit("error: ").next()?.trim().trim_end_matches(':');
+        return path.starts_with('/').then_some(path);
+    }
+    let (path, _) = line.split_once(": error adding symbols: file in wrong format")?;
+    let path = path.rsplit(": ").next()?.trim();
+    path.starts_with('/').then_some(path)
+}
+
+/// The one line for a build that linked a library of another architecture: the library,
+/// its architecture, and the distribution and requirement it came from (`origins` names
+/// the environments a distribution can be found in).
+pub(super) fn foreign_library_line(
+    output: &str,
+    target: &Target,
+    origins: &[(&Path, &str)],
+) -> Option<String> {
+    let path = Path::new(output.lines().find_map(refused_library)?);
+    let arch = match std::fs::read(path) {
+        Ok(bytes) => match crate::elf::facts::ElfFacts::parse(&bytes) {
+            Ok(facts) => facts.arch.unwrap_or("unknown").to_string(),
+            Err(_) if bytes.starts_with(&[0xcf, 0xfa, 0xed, 0xfe]) => "Mach-O".to_string(),
+            Err(_) => "non-ELF".to_string(),
+        },
+        Err(_) => "unreadable".to_string(),
+    };
+    let came_from = match super::target_installs::owner_of(path) {
+        Some(dist) => {
+            let origin = origins
+                .iter()
+                .find(|(root, _)| path.starts_with(root))
+                .map_or("installed on the build machine", |(_, origin)| origin);
+            format!(
+                "from {} {} ({origin}, requirement `{}`), the build machine's wheel of it",
+                dist.name, dist.version, dist.name
+            )
+        }
+        None => "which no installed distribution lists".to_string(),
+    };
+    Some(format!(
+        "the {} build linked {}, an {arch} library {came_from}: a {} build needs that package's {} wheel (name it in `target-requires`)",
+        target.id(),
+        path.display(),
+        target.id(),
+        target.id()
+    ))
+}
+
 /// As cibuildwheel: a platform build whose wheel comes out pure lost its extensions (a
 /// failed optional build the project fell back from) or needs no platform build at all;
 /// either way it must not pass as a target wheel. A platform-tagged wheel without any
@@ -138,6 +190,26 @@ pub(super) fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_linkers_wrong_architecture_lines_name_the_library() {
+        assert_eq!(
+            refused_library(
+                "ld.lld: error: /env/site-packages/scipy_openblas32/lib/libscipy_openblas.so is incompatible with aarch64linux"
+            ),
+            Some("/env/site-packages/scipy_openblas32/lib/libscipy_openblas.so")
+        );
+        assert_eq!(
+            refused_library(
+                "/usr/bin/aarch64-linux-gnu-ld: /x/libfoo.so: error adding symbols: file in wrong format"
+            ),
+            Some("/x/libfoo.so")
+        );
+        assert_eq!(
+            refused_library("ld.lld: error: undefined symbol: foo"),
+            None
+        );
+    }
 
     const PSUTIL: &str = "psutil/arch/osx/net.c:12:10: fatal error: 'netinet/tcp_fsm.h' file not found\n   12 | #include <netinet/tcp_fsm.h>\n";
 

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 use super::{PipelineOptions, hooks, progress, report};
-use crate::backend::{BuildRequest, BuiltWheel, build_wheel};
+use crate::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
 use crate::crossenv::{CrossEnv, TargetRunner};
 use crate::host::{BuildPython, Cache};
 use crate::io_error::IoError;
@@ -239,15 +239,26 @@ impl Identifier<'_> {
             spec.options.debian_mirror.as_deref(),
         )?;
         let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
+        let frontend = frontend_of(&spec.options.build_frontend);
+        let hook_env = self.hook_env(target, slice, &python, &frontend)?;
         if let Some(command) = &spec.options.before_build {
             let mut environment = self.target.hook_variables.clone();
             environment.extend(self.environment.clone());
+            if let Some(env) = &hook_env {
+                let path = environment.get("PATH").cloned();
+                environment.extend(env.variables(path.as_deref()));
+            }
             hooks::run_shell(
                 "before-build",
                 command,
                 &self.plan.project_dir,
                 &environment,
             )?;
+            if let Some(env) = &hook_env {
+                for line in env.settle()? {
+                    tracing::info!("{line}");
+                }
+            }
         }
         let constraints = spec
             .options
@@ -267,9 +278,34 @@ impl Identifier<'_> {
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,
             constraints: &constraints,
-            frontend: &frontend_of(&spec.options.build_frontend),
+            frontend: &frontend,
+            hook_env: hook_env.as_ref(),
         })?;
         Ok((python, built))
+    }
+
+    /// The build's own environment, in the work folder: where `before-build` runs, and the
+    /// backend when the build has no isolation. None when neither needs one.
+    fn hook_env(
+        &self,
+        target: &Target,
+        slice: &str,
+        python: &BuildPython,
+        frontend: &crate::backend::Frontend,
+    ) -> Result<Option<HookEnv>> {
+        if self.spec.options.before_build.is_none() && frontend.isolation {
+            return Ok(None);
+        }
+        let dir = self.work.path().join(work_folder("env", slice));
+        let env = HookEnv::create(&HookEnvRequest {
+            dir: &dir,
+            python,
+            target,
+            cache: self.cache,
+            see_build_python: !frontend.isolation,
+            offline: self.options.offline,
+        })?;
+        Ok(Some(env))
     }
 
     /// qemu-user and a target root for the programs a Linux build runs (meson's `cc.run()`,
@@ -350,6 +386,7 @@ impl Identifier<'_> {
                     self.options.offline,
                 )?;
                 lib_paths.extend(self.target.prefix.library_dirs());
+                lib_paths.extend(built.library_dirs.iter().cloned());
                 super::builtin_repair(
                     self.cache,
                     &built.path,
