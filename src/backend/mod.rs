@@ -149,6 +149,9 @@ pub struct BuildRequest<'a> {
     pub constraints: &'a [String],
     /// `build-frontend`: the installer of the build environment, or no isolation.
     pub frontend: &'a Frontend,
+    /// The build log; `None`: `<cache>/logs/<project>-<target>-<abi>.log`. The pipeline
+    /// gives each run's builds a file in that run's log folder.
+    pub log_file: Option<&'a Path>,
 }
 
 #[derive(Debug, Clone)]

@@ -86,7 +86,13 @@ fn fail(plan: &Plan, outcome: &mut Outcome, index: usize, message: String) {
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let kept_apart = super::keep_apart(&out_dir, &plan.builds[index].identifier, &wheel.path, None)
+    let kept_apart = super::keep_apart(
+        &out_dir,
+        &plan.builds[index].identifier,
+        &wheel.path,
+        &[],
+        &message,
+    )
         .map_err(|error| tracing::warn!("{}: {error:#}", outcome.identifier))
         .ok();
     tracing::error!("{}: {message}", outcome.identifier);
