@@ -93,8 +93,8 @@ fn fail(plan: &Plan, outcome: &mut Outcome, index: usize, message: String) {
         &[],
         &message,
     )
-        .map_err(|error| tracing::warn!("{}: {error:#}", outcome.identifier))
-        .ok();
+    .map_err(|error| tracing::warn!("{}: {error:#}", outcome.identifier))
+    .ok();
     tracing::error!("{}: {message}", outcome.identifier);
     outcome.ending = Ending::Failed {
         stage: Stage::Build,

@@ -275,7 +275,11 @@ impl Identifier<'_> {
             config_settings: &spec.options.config_settings,
             target_requires: &spec.options.target_requires,
             target_prefixes: &self.target.prefix.roots(),
-            log_file: Some(&self.logs.file(&work_folder(&spec.identifier, slice), "build")),
+            log_file: Some(
+                &self
+                    .logs
+                    .file(&work_folder(&spec.identifier, slice), "build"),
+            ),
             environment: &self.environment,
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,

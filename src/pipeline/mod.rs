@@ -386,7 +386,8 @@ fn keep_apart(
         }
     }
     let reason_file = folder.join("REASON.txt");
-    std::fs::write(&reason_file, format!("{reason}\n")).map_err(IoError::at("write", &reason_file))?;
+    std::fs::write(&reason_file, format!("{reason}\n"))
+        .map_err(IoError::at("write", &reason_file))?;
     Ok(folder)
 }
 

@@ -36,13 +36,23 @@ impl RequirementBuilder for PipelineBuilder {
         arch: LinuxArch,
         python: PythonTag,
     ) -> Result<BuiltRequirement, RequirementBuildFailure> {
-        let failure = |reason: String, log: Option<PathBuf>| RequirementBuildFailure { reason, log };
+        let failure =
+            |reason: String, log: Option<PathBuf>| RequirementBuildFailure { reason, log };
         let downloads = self.cache.root().join("test-requirements").join("sdists");
-        let log = self.logs.file(&format!("requirement-{}", crate::package_name::normalize(requirement)), "download");
+        let log = self.logs.file(
+            &format!(
+                "requirement-{}",
+                crate::package_name::normalize(requirement)
+            ),
+            "download",
+        );
         let sdist = download_sdist(requirement, &downloads, &log)
             .map_err(|reason| failure(reason, Some(log.clone())))?;
         let (name, version) = sdist_name_version(&sdist).ok_or_else(|| {
-            failure(format!("cannot read a name and version from {}", sdist.display()), None)
+            failure(
+                format!("cannot read a name and version from {}", sdist.display()),
+                None,
+            )
         })?;
         let target = format!("linux-{}", arch.machine());
         let key = self
@@ -51,14 +61,20 @@ impl RequirementBuilder for PipelineBuilder {
             .join("test-requirements")
             .join(&target)
             .join(python.to_string())
-            .join(format!("{}-{version}", crate::package_name::normalize(&name)));
+            .join(format!(
+                "{}-{version}",
+                crate::package_name::normalize(&name)
+            ));
         if let Some(cached) = cached(&key, &name, &version) {
             return Ok(cached);
         }
         let started = Instant::now();
         let logs = self
             .logs
-            .nested(&format!("{}-{version}-{target}-{python}", crate::package_name::normalize(&name)))
+            .nested(&format!(
+                "{}-{version}-{target}-{python}",
+                crate::package_name::normalize(&name)
+            ))
             .map_err(|error| failure(error.to_string(), None))?;
         let built = self.build_sdist(&sdist, &target, python, &key, &logs);
         if let Some(download) = sdist.parent() {
@@ -81,9 +97,16 @@ impl RequirementBuilder for PipelineBuilder {
             "wheel": wheel.file_name().map(|n| n.to_string_lossy().into_owned()),
         });
         let record_path = key.join(RECORD);
-        std::fs::write(&record_path, record.to_string())
-            .map_err(|error| failure(IoError::new("write", &record_path, error).to_string(), None))?;
-        Ok(BuiltRequirement { wheel, name, version, took, cached: false })
+        std::fs::write(&record_path, record.to_string()).map_err(|error| {
+            failure(IoError::new("write", &record_path, error).to_string(), None)
+        })?;
+        Ok(BuiltRequirement {
+            wheel,
+            name,
+            version,
+            took,
+            cached: false,
+        })
     }
 }
 
@@ -129,7 +152,8 @@ impl PipelineBuilder {
             wheels: WheelsThisRun::default(),
             logs: Some(logs.clone()),
         };
-        let outcomes = super::run(&plan, &options).map_err(|error| crate::logging::one_line(&error))?;
+        let outcomes =
+            super::run(&plan, &options).map_err(|error| crate::logging::one_line(&error))?;
         let outcome = outcomes.into_iter().next().ok_or("nothing was built")?;
         let wheel = match outcome.ending {
             Ending::Finished(wheel) => wheel.path,
@@ -143,7 +167,11 @@ impl PipelineBuilder {
         }
         // Another run may have cached the same build meanwhile: its wheel is as good.
         if std::fs::rename(&partial, key).is_err() && !key.join(&file).is_file() {
-            return Err(format!("cannot move {} to {}", partial.display(), key.display()));
+            return Err(format!(
+                "cannot move {} to {}",
+                partial.display(),
+                key.display()
+            ));
         }
         let _ = std::fs::remove_dir_all(&partial);
         Ok(key.join(file))
@@ -159,7 +187,12 @@ fn cached(key: &Path, name: &str, version: &str) -> Option<BuiltRequirement> {
         wheel,
         name: name.to_string(),
         version: version.to_string(),
-        took: Duration::from_secs_f64(record.get("seconds").and_then(|s| s.as_f64()).unwrap_or(0.0)),
+        took: Duration::from_secs_f64(
+            record
+                .get("seconds")
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0),
+        ),
         cached: true,
     })
 }
@@ -174,7 +207,13 @@ fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<Pat
         .map_err(|error| error.to_string())?
         .keep();
     let output = Command::new("python3")
-        .args(["-m", "pip", "download", "--disable-pip-version-check", "--no-input"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--disable-pip-version-check",
+            "--no-input",
+        ])
         .args(["--no-deps", "--no-binary", ":all:", "--dest"])
         .arg(&dir)
         .arg(requirement)
@@ -189,7 +228,11 @@ fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<Pat
     );
     let _ = std::fs::write(log, &text);
     if !output.status.success() {
-        let last = text.lines().rev().find(|line| line.starts_with("ERROR:")).unwrap_or("no sdist");
+        let last = text
+            .lines()
+            .rev()
+            .find(|line| line.starts_with("ERROR:"))
+            .unwrap_or("no sdist");
         return Err(format!("pip download found no sdist: {last}"));
     }
     let sdist = std::fs::read_dir(&dir)
@@ -209,7 +252,9 @@ fn is_sdist(path: &Path) -> bool {
 /// `crc16-0.1.1.zip` → (`crc16`, `0.1.1`).
 fn sdist_name_version(sdist: &Path) -> Option<(String, String)> {
     let file = sdist.file_name()?.to_string_lossy().into_owned();
-    let stem = file.strip_suffix(".tar.gz").or_else(|| file.strip_suffix(".zip"))?;
+    let stem = file
+        .strip_suffix(".tar.gz")
+        .or_else(|| file.strip_suffix(".zip"))?;
     let (name, version) = stem.rsplit_once('-')?;
     Some((name.to_string(), version.to_string()))
 }
@@ -217,7 +262,8 @@ fn sdist_name_version(sdist: &Path) -> Option<(String, String)> {
 /// Unpacks `sdist` into `into`, refusing members that would land outside it (the tar and
 /// zip readers both skip `..` and absolute paths); the project folder is the one top folder.
 fn unpack_sdist(sdist: &Path, into: &Path) -> Result<PathBuf, String> {
-    let file = std::fs::File::open(sdist).map_err(|error| format!("{}: {error}", sdist.display()))?;
+    let file =
+        std::fs::File::open(sdist).map_err(|error| format!("{}: {error}", sdist.display()))?;
     if sdist.to_string_lossy().ends_with(".zip") {
         zip::ZipArchive::new(file)
             .and_then(|mut archive| archive.extract(into))
@@ -246,8 +292,14 @@ mod tests {
     #[test]
     fn an_sdists_file_name_gives_its_name_and_version() {
         let of = |name: &str| sdist_name_version(Path::new(name));
-        assert_eq!(of("crc16-0.1.1.zip"), Some(("crc16".into(), "0.1.1".into())));
-        assert_eq!(of("/d/numpy-2.4.6.tar.gz"), Some(("numpy".into(), "2.4.6".into())));
+        assert_eq!(
+            of("crc16-0.1.1.zip"),
+            Some(("crc16".into(), "0.1.1".into()))
+        );
+        assert_eq!(
+            of("/d/numpy-2.4.6.tar.gz"),
+            Some(("numpy".into(), "2.4.6".into()))
+        );
         assert_eq!(of("numpy.whl"), None);
     }
 
@@ -255,7 +307,12 @@ mod tests {
     fn a_cached_build_is_found_with_its_first_builds_time() {
         let key = tempfile::tempdir().unwrap();
         assert_eq!(cached(key.path(), "crc16", "0.1.1"), None);
-        std::fs::write(key.path().join("crc16-0.1.1-cp311-cp311-manylinux_2_17_ppc64le.whl"), "").unwrap();
+        std::fs::write(
+            key.path()
+                .join("crc16-0.1.1-cp311-cp311-manylinux_2_17_ppc64le.whl"),
+            "",
+        )
+        .unwrap();
         std::fs::write(
             key.path().join(RECORD),
             r#"{"requirement":"crc16","seconds":12.5,"wheel":"crc16-0.1.1-cp311-cp311-manylinux_2_17_ppc64le.whl"}"#,

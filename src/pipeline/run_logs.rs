@@ -49,7 +49,8 @@ impl RunLogs {
 
     /// `<identifier>-<stage>.log`: `cp311-manylinux_aarch64-build.log`.
     pub fn file(&self, identifier: &str, stage: &str) -> PathBuf {
-        self.dir.join(format!("{}-{stage}.log", file_safe(identifier)))
+        self.dir
+            .join(format!("{}-{stage}.log", file_safe(identifier)))
     }
 
     /// This run's log files of `identifier`.
@@ -148,10 +149,16 @@ mod tests {
         );
         assert_eq!(
             second.file("cp311-macosx_universal2 (arm64)", "build"),
-            second.dir().join("cp311-macosx_universal2__arm64-build.log")
+            second
+                .dir()
+                .join("cp311-macosx_universal2__arm64-build.log")
         );
         let latest = cache.path().join("logs/runs/latest");
-        assert_eq!(std::fs::canonicalize(latest).unwrap(), std::fs::canonicalize(second.dir()).unwrap());
+        assert_eq!(
+            std::fs::canonicalize(latest).unwrap(),
+            std::fs::canonicalize(second.dir()).unwrap()
+        );
+        std::fs::write(second.file("cp311-manylinux_aarch64", "test"), "").unwrap();
         assert_eq!(second.files_of("cp311-manylinux_aarch64").len(), 2);
         assert!(second.files_of("cp311-manylinux_ppc64le").is_empty());
     }
@@ -174,6 +181,9 @@ mod tests {
         assert_eq!(left.len(), KEPT_RUNS);
         assert_eq!(left[0], "7-1", "the six oldest are gone: {left:?}");
         assert!(this.dir().is_dir());
-        assert!(runs.join("not-a-run").is_dir(), "only run folders are pruned");
+        assert!(
+            runs.join("not-a-run").is_dir(),
+            "only run folders are pruned"
+        );
     }
 }

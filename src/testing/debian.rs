@@ -66,11 +66,16 @@ pub(crate) fn emulated_env(
             let asker = Asker::of(&missing, requirements);
             let Some(builder) = sources.builder else {
                 return match too_old {
-                    Some((provided, release)) => Err(asker.debian_too_old(&provided, release, arch)),
+                    Some((provided, release)) => {
+                        Err(asker.debian_too_old(&provided, release, arch))
+                    }
                     None => Ok(env),
                 };
             };
-            if built.iter().any(|(requirement, _)| *requirement == missing.requirement) {
+            if built
+                .iter()
+                .any(|(requirement, _)| *requirement == missing.requirement)
+            {
                 // Built, and pip still finds nothing that fits: the installation says why.
                 return Ok(env);
             }
@@ -87,7 +92,11 @@ pub(crate) fn emulated_env(
         ))?;
         let mut packages = asked.clone();
         packages.extend(python_packages::with_companions(&package));
-        let with_packages = match emulator.with_debian_packages(sources.cache, &packages, sources.mirror) {
+        let with_packages = match emulator.with_debian_packages(
+            sources.cache,
+            &packages,
+            sources.mirror,
+        ) {
             Ok(Some(found)) => found,
             Ok(None) => {
                 log.note("the target CPython is the user's (target-python): Debian's packages were not built for it")?;
@@ -170,7 +179,11 @@ fn build_here(
     log.note(&line)?;
     match builder.build(&missing.requirement, arch, python) {
         Ok(wheel) => {
-            log.note(&format!("built {}: {}", missing.requirement, built_source(&wheel)))?;
+            log.note(&format!(
+                "built {}: {}",
+                missing.requirement,
+                built_source(&wheel)
+            ))?;
             Ok(wheel)
         }
         Err(failure) => Err(TestError::RequirementBuild {
@@ -188,8 +201,17 @@ pub(crate) fn built_source(wheel: &BuiltRequirement) -> String {
         .wheel
         .file_name()
         .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-    let when = if wheel.cached { "cached here; its build took" } else { "built here from its sdist in" };
-    format!("{} {} ({when} {:.1} s): {file}", wheel.name, wheel.version, wheel.took.as_secs_f64())
+    let when = if wheel.cached {
+        "cached here; its build took"
+    } else {
+        "built here from its sdist in"
+    };
+    format!(
+        "{} {} ({when} {:.1} s): {file}",
+        wheel.name,
+        wheel.version,
+        wheel.took.as_secs_f64()
+    )
 }
 
 /// Who asked for a requirement pip could not satisfy, as an error names it.
@@ -210,15 +232,24 @@ impl Asker {
             };
         };
         let tested = requirements.first().and_then(|wheel| {
-            let path = wheel.split_once(".whl[").map_or(wheel.as_str(), |(stem, _)| stem);
+            let path = wheel
+                .split_once(".whl[")
+                .map_or(wheel.as_str(), |(stem, _)| stem);
             let file = Path::new(path).file_name()?.to_string_lossy().into_owned();
-            let file = if file.ends_with(".whl") { file } else { format!("{file}.whl") };
+            let file = if file.ends_with(".whl") {
+                file
+            } else {
+                format!("{file}.whl")
+            };
             WheelName::parse(&file).ok()
         });
         let by_name = by.split_whitespace().next().unwrap_or(by);
         let own = tested.is_some_and(|wheel| normalize(&wheel.distribution) == normalize(by_name));
         let asked = if own {
-            format!("{by} requires {} (the wheel's own Requires-Dist)", missing.requirement)
+            format!(
+                "{by} requires {} (the wheel's own Requires-Dist)",
+                missing.requirement
+            )
         } else {
             format!("{by} requires {}", missing.requirement)
         };
@@ -228,11 +259,20 @@ impl Asker {
         }
     }
 
-    fn debian_too_old(&self, provided: &ProvidedDistribution, release: String, arch: crate::sysroot::LinuxArch) -> TestError {
+    fn debian_too_old(
+        &self,
+        provided: &ProvidedDistribution,
+        release: String,
+        arch: crate::sysroot::LinuxArch,
+    ) -> TestError {
         let advice = if self.test_requirement {
-            format!("relax the requirement for this target (test-requires in an override) or provide a {arch} wheel (PIP_FIND_LINKS)")
+            format!(
+                "relax the requirement for this target (test-requires in an override) or provide a {arch} wheel (PIP_FIND_LINKS)"
+            )
         } else {
-            format!("a requirement of a wheel, not of test-requires, so no override relaxes it: provide a {arch} wheel (PIP_FIND_LINKS)")
+            format!(
+                "a requirement of a wheel, not of test-requires, so no override relaxes it: provide a {arch} wheel (PIP_FIND_LINKS)"
+            )
         };
         TestError::DebianVersion {
             asked: self.asked.clone(),
@@ -370,7 +410,11 @@ pub(crate) fn requirement_sources(
     // requirement (numpy for contourpy's wheel).
     for built in env.built() {
         if !named.contains(&normalize(&built.name)) {
-            lines.push(format!("dependency {}: {}", built.name, built_source(built)));
+            lines.push(format!(
+                "dependency {}: {}",
+                built.name,
+                built_source(built)
+            ));
         }
     }
     named.extend(env.built().iter().map(|built| normalize(&built.name)));
@@ -447,6 +491,63 @@ pub(crate) fn remove_placeholders(site_packages: &Path) -> Result<(), TestError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn missing(requirement: &str, by: Option<&str>) -> Unsatisfied {
+        Unsatisfied {
+            requirement: requirement.into(),
+            required_by: by.map(str::to_string),
+        }
+    }
+
+    const TESTED: &str = "/w/contourpy-1.3.3-cp311-cp311-manylinux_2_17_ppc64le.whl[test]";
+
+    #[test]
+    fn the_wheels_own_requirement_is_named_as_such_not_as_a_test_requirement() {
+        let numpy = ProvidedDistribution {
+            name: "numpy".into(),
+            version: "1.24.2".into(),
+        };
+        let own = Asker::of(
+            &missing("numpy>=1.25", Some("contourpy 1.3.3")),
+            &[TESTED.into(), "numpy".into()],
+        );
+        let error = own
+            .debian_too_old(
+                &numpy,
+                "bookworm".into(),
+                crate::sysroot::LinuxArch::Ppc64le,
+            )
+            .to_string();
+        assert!(
+            error.starts_with(
+                "contourpy 1.3.3 requires numpy>=1.25 (the wheel's own Requires-Dist); Debian bookworm has 1.24.2 for ppc64le (python3-numpy)"
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("test-requires in an override"), "{error}");
+        assert!(!error.contains('\n'), "{error}");
+
+        let test = Asker::of(&missing("numpy>=99", None), &[TESTED.into()]);
+        let error = test
+            .debian_too_old(
+                &numpy,
+                "bookworm".into(),
+                crate::sysroot::LinuxArch::Ppc64le,
+            )
+            .to_string();
+        assert!(
+            error.starts_with("the test requirement numpy>=99; Debian bookworm has 1.24.2"),
+            "{error}"
+        );
+        assert!(error.contains("test-requires in an override"), "{error}");
+
+        let other = Asker::of(
+            &missing("numpy>=1.25", Some("scipy 1.16.0")),
+            &[TESTED.into()],
+        );
+        assert_eq!(other.asked, "scipy 1.16.0 requires numpy>=1.25");
+        assert!(!other.test_requirement);
+    }
 
     #[test]
     fn placeholders_carry_debians_version_and_are_removed_after_install() {

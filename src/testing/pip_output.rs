@@ -180,7 +180,10 @@ ERROR: No matching distribution found for numpy>=1.25";
             "ERROR: Could not find a version that satisfies the requirement numpy>=2 (from versions: 1.24.2)\nERROR: No matching distribution found for numpy>=2",
         );
         let found = unsatisfied(&user).unwrap();
-        assert_eq!((found.requirement.as_str(), found.required_by), ("numpy>=2", None));
+        assert_eq!(
+            (found.requirement.as_str(), found.required_by),
+            ("numpy>=2", None)
+        );
         assert_eq!(unsatisfied(&lines("Looking in links: /x")), None);
     }
 
