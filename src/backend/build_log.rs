@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::project::Project;
 use super::{BuildError, BuildRequest, Failure, driver, io_error};
 
-/// The backend's output of one build, written to `<cache>/logs/` whatever happens.
+/// The backend's output of one build, written to its log file whatever happens.
 pub(super) struct BuildLog {
     pub(super) path: PathBuf,
     text: String,
@@ -15,6 +15,9 @@ pub(super) struct BuildLog {
 }
 
 pub(super) fn log_path_of(request: &BuildRequest<'_>, project: &Project) -> PathBuf {
+    if let Some(file) = request.log_file {
+        return file.to_path_buf();
+    }
     request.cache.root().join("logs").join(format!(
         "{}-{}-{}.log",
         project.name,

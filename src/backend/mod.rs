@@ -161,6 +161,9 @@ pub struct BuildRequest<'a> {
     /// The build's own environment (where `before-build` ran): without isolation the
     /// backend runs in it instead of the build python's own environment.
     pub hook_env: Option<&'a HookEnv>,
+    /// The build log; `None`: `<cache>/logs/<project>-<target>-<abi>.log`. The pipeline
+    /// gives each run's builds a file in that run's log folder.
+    pub log_file: Option<&'a Path>,
 }
 
 #[derive(Debug, Clone)]

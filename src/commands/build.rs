@@ -52,6 +52,7 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
             offline: args.offline,
             jobs: jobs(args.jobs)?,
             wheels: WheelsThisRun::default(),
+            logs: None,
         },
     )?;
     print!("{}", report::summary(&outcomes));

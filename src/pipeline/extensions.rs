@@ -86,9 +86,15 @@ fn fail(plan: &Plan, outcome: &mut Outcome, index: usize, message: String) {
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let kept_apart = super::keep_apart(&out_dir, &plan.builds[index].identifier, &wheel.path, None)
-        .map_err(|error| tracing::warn!("{}: {error:#}", outcome.identifier))
-        .ok();
+    let kept_apart = super::keep_apart(
+        &out_dir,
+        &plan.builds[index].identifier,
+        &wheel.path,
+        &[],
+        &message,
+    )
+    .map_err(|error| tracing::warn!("{}: {error:#}", outcome.identifier))
+    .ok();
     tracing::error!("{}: {message}", outcome.identifier);
     outcome.ending = Ending::Failed {
         stage: Stage::Build,

@@ -32,6 +32,8 @@ struct Identifier<'a> {
     /// Work happens outside the wheelhouse: a crash must not leave the backend's or the
     /// repair's intermediate wheels where users and upload steps glob `*.whl`.
     work: tempfile::TempDir,
+    /// This run's log folder: every log path a message prints is there after the run.
+    logs: &'a super::RunLogs,
     times: StageTimes,
     test: TestResult,
 }
@@ -44,6 +46,7 @@ pub(super) fn run_one(
     cache: &Cache,
     options: &PipelineOptions,
     target: &super::targets::Prepared,
+    logs: &super::RunLogs,
 ) -> Outcome {
     let mut times = StageTimes::default();
     let prepared = super::build_environment(spec, &plan.project_dir).and_then(|environment| {
@@ -58,6 +61,7 @@ pub(super) fn run_one(
                 .prefix("crosswheel-work-")
                 .tempdir()
                 .map_err(IoError::at("create a folder in", &std::env::temp_dir()))?,
+            logs,
             times,
             test: TestResult::NotRun,
         })
@@ -137,12 +141,20 @@ impl Identifier<'_> {
                 self.spec,
                 &repaired,
                 self.cache,
-                self.work.path(),
+                self.logs,
+                self.options.offline,
                 &self.environment,
             )
         });
         self.times.test = test_time;
-        self.test = test?;
+        // A wheel that built and repaired but could not be tested is kept, with the reason.
+        self.test = match test {
+            Ok(test) => test,
+            Err((_, error)) => {
+                let reason = format!("not tested: {}", crate::logging::one_line(&error));
+                return Ok(self.keep_failed_wheel_apart(&repaired, &reason));
+            }
+        };
         step.finish(&report::test_cell(&self.test));
         if let TestResult::Failed { reason } | TestResult::TimedOut { reason, .. } = &self.test {
             return Ok(self.keep_failed_wheel_apart(&repaired, reason));
@@ -274,6 +286,11 @@ impl Identifier<'_> {
             config_settings: &spec.options.config_settings,
             target_requires: &spec.options.target_requires,
             target_prefixes: &self.target.prefix.roots(),
+            log_file: Some(
+                &self
+                    .logs
+                    .file(&work_folder(&spec.identifier, slice), "build"),
+            ),
             environment: &self.environment,
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,
@@ -406,11 +423,15 @@ impl Identifier<'_> {
             &self.out_dir(),
             &self.spec.identifier,
             repaired,
-            Some(self.work.path()),
+            &self.logs.files_of(&self.spec.identifier),
+            reason,
         ) {
             Ok(kept) => Ending::Failed {
                 stage: Stage::Test,
-                error: anyhow::anyhow!("{reason}; the wheel and its log are in {}", kept.display()),
+                error: anyhow::anyhow!(
+                    "{reason}; the wheel, its logs and the reason are kept in {}",
+                    kept.display()
+                ),
                 kept_apart: Some(kept),
             },
             Err(error) => failed(

@@ -10,11 +10,14 @@ mod identifier;
 mod outcome;
 mod progress;
 pub mod report;
+mod requirement_build;
+mod run_logs;
 mod schedule;
 mod targets;
 
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
+pub use run_logs::RunLogs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +43,8 @@ pub struct PipelineOptions {
     pub jobs: usize,
     /// The wheel names this run made, so a second wheel of one name is an error.
     pub wheels: WheelsThisRun,
+    /// Where this run's logs go; `None`: a new folder under the cache ([`RunLogs::create`]).
+    pub logs: Option<RunLogs>,
 }
 
 /// Runs every identifier of `plan`, `options.jobs` at a time. A failing identifier never
@@ -48,8 +53,13 @@ pub struct PipelineOptions {
 /// prepare). Outcomes come back in plan order, whatever order the builds finished in.
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
+    let logs = match &options.logs {
+        Some(logs) => logs.clone(),
+        None => RunLogs::create(cache.root())?,
+    };
+    tracing::info!("logs of this run: {}", logs.dir().display());
     let targets = targets::prepare(plan, &cache, options.offline, options.jobs.max(1))?;
-    let mut outcomes = schedule::run_all(plan, &cache, options, &targets);
+    let mut outcomes = schedule::run_all(plan, &cache, options, &targets, &logs);
     extensions::fail_wheels_missing_extensions(plan, &mut outcomes);
     Ok(outcomes)
 }
@@ -60,8 +70,9 @@ fn run_and_report(
     cache: &Cache,
     options: &PipelineOptions,
     targets: &targets::Targets,
+    logs: &RunLogs,
 ) -> Outcome {
-    let outcome = identifier::run_one(plan, spec, cache, options, &targets.of(spec));
+    let outcome = identifier::run_one(plan, spec, cache, options, &targets.of(spec), logs);
     if let Ending::Failed { error, .. } = &outcome.ending {
         tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
     }
@@ -215,7 +226,8 @@ fn test(
     spec: &BuildSpec,
     wheel: &Path,
     cache: &Cache,
-    work: &Path,
+    logs: &RunLogs,
+    offline: bool,
     environment: &BTreeMap<String, String>,
 ) -> Result<TestResult> {
     if !spec.options.runs_tests() {
@@ -239,7 +251,16 @@ fn test(
         project_dir: plan.project_dir.clone(),
         qemu_cpu: spec.options.qemu_cpu.clone(),
         cache_dir: cache.root().to_path_buf(),
-        log_dir: work.join("logs"),
+        log_dir: logs.dir().to_path_buf(),
+        log_file: Some(logs.file(&spec.identifier, "test")),
+        requirement_builder: spec.target.linux_arch().map(|_| {
+            testing::Builder(std::sync::Arc::new(requirement_build::PipelineBuilder {
+                cache: cache.clone(),
+                logs: logs.clone(),
+                offline,
+                debian_mirror: spec.options.debian_mirror.clone(),
+            }))
+        }),
         before_test: spec.options.before_test.clone(),
         environment: environment.clone(),
         test_environment: spec.options.test_environment.clone(),
@@ -258,9 +279,7 @@ fn test(
     Ok(match verdict {
         Verdict::StaticCheck(report) if report.passed() => TestResult::StaticCheckPassed,
         Verdict::StaticCheck(report) => {
-            let logs = work.join("logs");
-            std::fs::create_dir_all(&logs).map_err(IoError::at("create", &logs))?;
-            let log = logs.join("static-load-check.log");
+            let log = logs.file(&spec.identifier, "static-load-check");
             std::fs::write(&log, report.to_string()).map_err(IoError::at("write", &log))?;
             let first = report
                 .failures
@@ -268,7 +287,7 @@ fn test(
                 .map(|f| f.to_string())
                 .unwrap_or_default();
             TestResult::Failed {
-                reason: format!("static load check failed: {first}"),
+                reason: format!("static load check failed: {first}; log: {}", log.display()),
             }
         }
         Verdict::Ran(outcome) if outcome.passed => TestResult::Passed { mode: outcome.mode },
@@ -343,13 +362,15 @@ fn is_abi3(name: &crate::wheel::WheelName) -> bool {
     name.abi.iter().any(|abi| abi == "abi3")
 }
 
-/// A wheel that failed its tests goes to `<out>/.crosswheel-failed/<id>/`
-/// with its logs, never into the wheelhouse.
+/// A wheel that built and repaired but failed its tests, or could not be tested, goes to
+/// `<out>/.crosswheel-failed/<id>/` with a copy of its logs and `REASON.txt`, never into
+/// the wheelhouse.
 fn keep_apart(
     out_dir: &Path,
     identifier: &str,
     wheel: &Path,
-    work: Option<&Path>,
+    logs: &[PathBuf],
+    reason: &str,
 ) -> Result<PathBuf> {
     let folder = out_dir.join(".crosswheel-failed").join(identifier);
     if folder.exists() {
@@ -359,14 +380,14 @@ fn keep_apart(
     if let Some(name) = wheel.file_name() {
         move_file(wheel, &folder.join(name))?;
     }
-    let logs = work.map(|work| work.join("logs"));
-    if let Some(logs) = logs.filter(|logs| logs.is_dir()) {
-        let entries = std::fs::read_dir(&logs).map_err(IoError::at("list", &logs))?;
-        for entry in entries.filter_map(Result::ok) {
-            std::fs::copy(entry.path(), folder.join(entry.file_name()))
-                .map_err(IoError::at("copy", &entry.path()))?;
+    for log in logs {
+        if let Some(name) = log.file_name() {
+            std::fs::copy(log, folder.join(name)).map_err(IoError::at("copy", log))?;
         }
     }
+    let reason_file = folder.join("REASON.txt");
+    std::fs::write(&reason_file, format!("{reason}\n"))
+        .map_err(IoError::at("write", &reason_file))?;
     Ok(folder)
 }
 

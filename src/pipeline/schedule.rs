@@ -43,6 +43,7 @@ pub(super) fn run_all(
     cache: &Cache,
     options: &PipelineOptions,
     targets: &super::targets::Targets,
+    logs: &super::RunLogs,
 ) -> Vec<Outcome> {
     let lanes = lanes(plan);
     let concurrent = options.jobs > 1 && plan.builds.len() > 1;
@@ -68,7 +69,7 @@ pub(super) fn run_all(
                 Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
                 None if concurrent => {
                     let (outcome, output) = crate::logging::capture(|| {
-                        run_and_report(plan, spec, cache, options, targets)
+                        run_and_report(plan, spec, cache, options, targets, logs)
                     });
                     let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
                     let _group = report::Group::start(&spec.identifier);
@@ -79,7 +80,7 @@ pub(super) fn run_all(
                 }
                 None => {
                     let _group = report::Group::start(&spec.identifier);
-                    run_and_report(plan, spec, cache, options, targets)
+                    run_and_report(plan, spec, cache, options, targets, logs)
                 }
             };
             if abi3.is_none()

@@ -20,6 +20,8 @@ use crate::wheel::{Contents, WheelName, WriteOptions, write_wheel};
 
 use super::TestError;
 use super::emulator::Emulator;
+use super::pip_output::{Unsatisfied, unsatisfied};
+use super::requirement_build::{BuiltRequirement, RequirementBuilder};
 use super::run::Log;
 use super::venv::{InstalledBy, TargetEnv};
 
@@ -29,66 +31,91 @@ type Vars = std::collections::BTreeMap<String, String>;
 /// The emulated test venv for `requirements`: on `emulator`'s tree when the index has a
 /// target wheel of everything, else on a tree that adds the Debian packages of what it
 /// lacks (one more package per round, as pip names them one at a time). What neither
-/// provides is left to the installation, which builds it under emulation or says why not.
+/// provides is built here from its sdist when `builder` is given (once per requirement),
+/// else left to the installation, which builds it under emulation or says why not.
 pub(crate) fn emulated_env(
     mut env: TargetEnv,
     emulator: &Emulator,
     requirements: &[String],
     vars: &Vars,
-    cache: &Path,
-    mirror: Option<&str>,
+    sources: &Sources<'_>,
     log: &mut Log,
 ) -> Result<TargetEnv, TestError> {
     let root = env.root().to_path_buf();
+    let arch = emulator.sysroot().arch();
     let mut asked: Vec<String> = Vec::new();
+    let mut not_in_debian: Vec<String> = Vec::new();
+    let mut built: Vec<(String, BuiltRequirement)> = Vec::new();
     loop {
         let probe = env.probe(requirements, vars, log)?;
         if probe.status.success() {
             return Ok(env);
         }
-        let Some(missing) = missing_distribution(&probe.tail()) else {
+        let Some(missing) = unsatisfied(&probe.tail()) else {
             return Ok(env);
         };
-        let Some(name) = requirement_name(&missing) else {
+        let Some(name) = requirement_name(&missing.requirement) else {
             return Ok(env);
         };
         let name = name.as_ref();
-        if let Some(debian) = env.debian()
-            && let Some(provided) = debian.provides(name)
-        {
-            return Err(TestError::DebianVersion {
-                requirement: missing.clone(),
-                package: debian_package(&provided.name),
-                version: provided.version.clone(),
-                release: debian.release.clone(),
-            });
-        }
         let package = debian_package(name);
-        if asked.contains(&package) {
-            return Ok(env);
+        let too_old = env
+            .debian()
+            .and_then(|debian| Some((debian.provides(name)?.clone(), debian.release.clone())));
+        if too_old.is_some() || not_in_debian.contains(&package) || asked.contains(&package) {
+            let asker = Asker::of(&missing, requirements);
+            let Some(builder) = sources.builder else {
+                return match too_old {
+                    Some((provided, release)) => {
+                        Err(asker.debian_too_old(&provided, release, arch))
+                    }
+                    None => Ok(env),
+                };
+            };
+            if built
+                .iter()
+                .any(|(requirement, _)| *requirement == missing.requirement)
+            {
+                // Built, and pip still finds nothing that fits: the installation says why.
+                return Ok(env);
+            }
+            let debian = too_old.map(|(provided, release)| (provided.version, release));
+            let wheel = build_here(builder, &missing, &asker, debian, emulator, log)?;
+            env.add_built(wheel.clone())?;
+            built.push((missing.requirement.clone(), wheel));
+            continue;
         }
-        let arch = emulator.sysroot().arch();
         log.note(&format!(
-            "the index has no {arch} wheel of {missing}: trying Debian's {package} for CPython {}",
+            "the index has no {arch} wheel of {}: trying Debian's {package} for CPython {}",
+            missing.requirement,
             emulator.sysroot().python_version().interpreter_version()
         ))?;
         let mut packages = asked.clone();
         packages.extend(python_packages::with_companions(&package));
-        let with_packages = match emulator.with_debian_packages(cache, &packages, mirror) {
+        let with_packages = match emulator.with_debian_packages(
+            sources.cache,
+            &packages,
+            sources.mirror,
+        ) {
             Ok(Some(found)) => found,
             Ok(None) => {
                 log.note("the target CPython is the user's (target-python): Debian's packages were not built for it")?;
-                return Ok(env);
+                not_in_debian.push(package);
+                continue;
             }
             Err(TestError::Sysroot(crate::sysroot::SysrootError::Apt { detail, .. })) => {
                 log.note(&format!("Debian has no {package} for {arch} ({detail})"))?;
-                return Ok(env);
+                not_in_debian.push(package);
+                continue;
             }
             Err(other) => return Err(other),
         };
         asked = packages;
         fs::remove_dir_all(&root).map_err(TestError::io("remove", &root))?;
         env = TargetEnv::emulated(&root, &with_packages)?;
+        for (_, wheel) in &built {
+            env.add_built(wheel.clone())?;
+        }
         let sysroot = with_packages.sysroot();
         let versions: Vec<(String, String)> = sysroot
             .tree()
@@ -114,6 +141,147 @@ pub(crate) fn emulated_env(
             sysroot.root().display()
         ))?;
         env.use_debian(debian)?;
+    }
+}
+
+/// Where test requirements may come from besides the index.
+pub(crate) struct Sources<'a> {
+    /// crosswheel's cache (Debian trees).
+    pub cache: &'a Path,
+    /// `debian-mirror`.
+    pub mirror: Option<&'a str>,
+    /// Builds what neither the index nor Debian has; `None`: nothing is built here.
+    pub builder: Option<&'a dyn RequirementBuilder>,
+}
+
+/// Builds `missing` for the emulator's target and CPython, saying so in the log and on
+/// the terminal; a failure is an error naming who asked, what Debian has and why the
+/// build failed.
+fn build_here(
+    builder: &dyn RequirementBuilder,
+    missing: &Unsatisfied,
+    asker: &Asker,
+    debian: Option<(String, String)>,
+    emulator: &Emulator,
+    log: &mut Log,
+) -> Result<BuiltRequirement, TestError> {
+    let arch = emulator.sysroot().arch();
+    let python = emulator.sysroot().python_version();
+    let why = match &debian {
+        Some((version, release)) => format!("Debian {release} has {version}"),
+        None => "Debian has none".to_string(),
+    };
+    let line = format!(
+        "{}: the index has no {arch} wheel and {why}: building it here from its sdist (crosswheel's build and repair, no tests)",
+        asker.asked
+    );
+    tracing::info!("{line}");
+    log.note(&line)?;
+    match builder.build(&missing.requirement, arch, python) {
+        Ok(wheel) => {
+            log.note(&format!(
+                "built {}: {}",
+                missing.requirement,
+                built_source(&wheel)
+            ))?;
+            Ok(wheel)
+        }
+        Err(failure) => Err(TestError::RequirementBuild {
+            asked: asker.asked.clone(),
+            arch,
+            debian: why,
+            failure,
+        }),
+    }
+}
+
+/// "built here from its sdist in 12.3 s" (or "... cached, built in 12.3 s").
+pub(crate) fn built_source(wheel: &BuiltRequirement) -> String {
+    let file = wheel
+        .wheel
+        .file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let when = if wheel.cached {
+        "cached here; its build took"
+    } else {
+        "built here from its sdist in"
+    };
+    format!(
+        "{} {} ({when} {:.1} s): {file}",
+        wheel.name,
+        wheel.version,
+        wheel.took.as_secs_f64()
+    )
+}
+
+/// Who asked for a requirement pip could not satisfy, as an error names it.
+pub(crate) struct Asker {
+    /// `contourpy 1.3.3 requires numpy>=1.25` or `the test requirement numpy>=99`.
+    pub asked: String,
+    /// The user's own test requirement, which an override may relax.
+    pub test_requirement: bool,
+}
+
+impl Asker {
+    /// `requirements[0]` is the tested wheel (a path, maybe with extras).
+    pub fn of(missing: &Unsatisfied, requirements: &[String]) -> Self {
+        let Some(by) = &missing.required_by else {
+            return Asker {
+                asked: format!("the test requirement {}", missing.requirement),
+                test_requirement: true,
+            };
+        };
+        let tested = requirements.first().and_then(|wheel| {
+            let path = wheel
+                .split_once(".whl[")
+                .map_or(wheel.as_str(), |(stem, _)| stem);
+            let file = Path::new(path).file_name()?.to_string_lossy().into_owned();
+            let file = if file.ends_with(".whl") {
+                file
+            } else {
+                format!("{file}.whl")
+            };
+            WheelName::parse(&file).ok()
+        });
+        let by_name = by.split_whitespace().next().unwrap_or(by);
+        let own = tested.is_some_and(|wheel| normalize(&wheel.distribution) == normalize(by_name));
+        let asked = if own {
+            format!(
+                "{by} requires {} (the wheel's own Requires-Dist)",
+                missing.requirement
+            )
+        } else {
+            format!("{by} requires {}", missing.requirement)
+        };
+        Asker {
+            asked,
+            test_requirement: false,
+        }
+    }
+
+    fn debian_too_old(
+        &self,
+        provided: &ProvidedDistribution,
+        release: String,
+        arch: crate::sysroot::LinuxArch,
+    ) -> TestError {
+        let advice = if self.test_requirement {
+            format!(
+                "relax the requirement for this target (test-requires in an override) or provide a {arch} wheel (PIP_FIND_LINKS)"
+            )
+        } else {
+            format!(
+                "a requirement of a wheel, not of test-requires, so no override relaxes it: provide a {arch} wheel (PIP_FIND_LINKS)"
+            )
+        };
+        TestError::DebianVersion {
+            asked: self.asked.clone(),
+            package: debian_package(&provided.name),
+            version: provided.version.clone(),
+            release,
+            arch,
+            advice,
+        }
     }
 }
 
@@ -217,8 +385,13 @@ pub(crate) fn requirement_sources(
         };
         let name = name.as_ref();
         named.push(normalize(name));
-        let source = debian
-            .and_then(|debian| debian.source_of(name))
+        let built = env
+            .built()
+            .iter()
+            .find(|built| normalize(&built.name) == normalize(name));
+        let source = built
+            .map(built_source)
+            .or_else(|| debian.and_then(|debian| debian.source_of(name)))
             .unwrap_or_else(|| match installed_by {
                 InstalledBy::HostPip => "target wheel from the index".to_string(),
                 InstalledBy::InterpreterPip { built }
@@ -233,7 +406,18 @@ pub(crate) fn requirement_sources(
             });
         lines.push(format!("test requirement {requirement}: {source}"));
     }
-    // What Debian provided for a dependency rather than a named test requirement.
+    // What was built here or Debian provided for a dependency rather than a named test
+    // requirement (numpy for contourpy's wheel).
+    for built in env.built() {
+        if !named.contains(&normalize(&built.name)) {
+            lines.push(format!(
+                "dependency {}: {}",
+                built.name,
+                built_source(built)
+            ));
+        }
+    }
+    named.extend(env.built().iter().map(|built| normalize(&built.name)));
     for (package, _) in debian.map(|d| d.packages.as_slice()).unwrap_or_default() {
         let Some(distribution) = debian.and_then(|d| {
             d.provided
@@ -304,27 +488,65 @@ pub(crate) fn remove_placeholders(site_packages: &Path) -> Result<(), TestError>
     Ok(())
 }
 
-/// The requirement pip names in `No matching distribution found for numpy>=2`.
-pub(crate) fn missing_distribution(pip_output: &[String]) -> Option<String> {
-    pip_output.iter().rev().find_map(|line| {
-        line.split_once("No matching distribution found for ")
-            .map(|(_, requirement)| requirement.trim().to_string())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn missing(requirement: &str, by: Option<&str>) -> Unsatisfied {
+        Unsatisfied {
+            requirement: requirement.into(),
+            required_by: by.map(str::to_string),
+        }
+    }
+
+    const TESTED: &str = "/w/contourpy-1.3.3-cp311-cp311-manylinux_2_17_ppc64le.whl[test]";
+
     #[test]
-    fn pips_missing_distribution_is_found_in_its_output() {
-        let output = [
-            "Looking in links: /x".to_string(),
-            "ERROR: Could not find a version that satisfies the requirement numpy>=2 (from versions: 1.24.2)".to_string(),
-            "ERROR: No matching distribution found for numpy>=2".to_string(),
-        ];
-        assert_eq!(missing_distribution(&output).as_deref(), Some("numpy>=2"));
-        assert_eq!(missing_distribution(&output[..1]), None);
+    fn the_wheels_own_requirement_is_named_as_such_not_as_a_test_requirement() {
+        let numpy = ProvidedDistribution {
+            name: "numpy".into(),
+            version: "1.24.2".into(),
+        };
+        let own = Asker::of(
+            &missing("numpy>=1.25", Some("contourpy 1.3.3")),
+            &[TESTED.into(), "numpy".into()],
+        );
+        let error = own
+            .debian_too_old(
+                &numpy,
+                "bookworm".into(),
+                crate::sysroot::LinuxArch::Ppc64le,
+            )
+            .to_string();
+        assert!(
+            error.starts_with(
+                "contourpy 1.3.3 requires numpy>=1.25 (the wheel's own Requires-Dist); Debian bookworm has 1.24.2 for ppc64le (python3-numpy)"
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("test-requires in an override"), "{error}");
+        assert!(!error.contains('\n'), "{error}");
+
+        let test = Asker::of(&missing("numpy>=99", None), &[TESTED.into()]);
+        let error = test
+            .debian_too_old(
+                &numpy,
+                "bookworm".into(),
+                crate::sysroot::LinuxArch::Ppc64le,
+            )
+            .to_string();
+        assert!(
+            error.starts_with("the test requirement numpy>=99; Debian bookworm has 1.24.2"),
+            "{error}"
+        );
+        assert!(error.contains("test-requires in an override"), "{error}");
+
+        let other = Asker::of(
+            &missing("numpy>=1.25", Some("scipy 1.16.0")),
+            &[TESTED.into()],
+        );
+        assert_eq!(other.asked, "scipy 1.16.0 requires numpy>=1.25");
+        assert!(!other.test_requirement);
     }
 
     #[test]

@@ -10,8 +10,10 @@
 mod debian;
 pub mod emulator;
 mod host_python;
+mod pip_output;
 mod pip_shim;
 mod platform;
+pub mod requirement_build;
 mod run;
 mod source_build;
 mod stage;
@@ -33,6 +35,10 @@ pub use emulator::{
 };
 
 pub use platform::{Host, TestPlan, TestPlatform, plan};
+pub use requirement_build::{
+    Builder, BuiltRequirement, RequirementBuildFailure, RequirementBuilder,
+};
+pub use source_build::foreign_binary as foreign_elf;
 pub use stage::{Verdict, test_or_check};
 
 use run::{Echo, Log};
@@ -80,13 +86,27 @@ pub enum TestError {
     #[error("test-environment: {0}")]
     TestEnvironment(String),
     #[error(
-        "the test requirement {requirement} has no target wheel on the index and Debian {release}'s {package} is {version}, which does not satisfy it: relax the requirement for this target (test-requires in an override) or provide a wheel (PIP_FIND_LINKS)"
+        "{asked}; Debian {release} has {version} for {arch} ({package}) and the index has no {arch} wheel: {advice}"
     )]
     DebianVersion {
-        requirement: String,
+        /// Who asked for what: `contourpy 1.3.3 requires numpy>=1.25`.
+        asked: String,
         package: String,
         version: String,
         release: String,
+        arch: LinuxArch,
+        /// What to do, which depends on who asked.
+        advice: String,
+    },
+    #[error(
+        "{asked}; the index has no {arch} wheel, {debian}, and building it here from its sdist failed: {failure}"
+    )]
+    RequirementBuild {
+        asked: String,
+        arch: LinuxArch,
+        /// What Debian has: `Debian bookworm has 1.24.2`, or `Debian has none`.
+        debian: String,
+        failure: RequirementBuildFailure,
     },
     #[error("cannot write a placeholder wheel for a Debian package: {0}")]
     Placeholder(String),
@@ -150,8 +170,13 @@ pub struct TestSpec {
     pub qemu_cpu: Option<String>,
     /// crosswheel's cache (sysroots, qemu); normally [`crate::host::Cache::from_env`].
     pub cache_dir: PathBuf,
-    /// Where `<wheel name>.test.log` is written.
+    /// Where `<wheel name>.test.log` is written, unless `log_file` names the file.
     pub log_dir: PathBuf,
+    /// The test log; `None`: `<log_dir>/<wheel name>.test.log`.
+    pub log_file: Option<PathBuf>,
+    /// Builds test requirements that neither the index nor Debian has a target wheel of
+    /// (see [`requirement_build`]); `None`: such a requirement is an error.
+    pub requirement_builder: Option<Builder>,
     /// `before-test`: run in the test environment (its venv first on PATH), in the project
     /// folder, before the wheel and the requirements are installed.
     pub before_test: Option<String>,
@@ -184,6 +209,8 @@ impl Default for TestSpec {
             qemu_cpu: None,
             cache_dir: PathBuf::new(),
             log_dir: PathBuf::new(),
+            log_file: None,
+            requirement_builder: None,
             before_test: None,
             environment: BTreeMap::new(),
             test_environment: Environment::default(),
@@ -267,7 +294,11 @@ pub fn test_wheel(
     let wheel_stem = wheel
         .file_stem()
         .map_or_else(|| "wheel".into(), |s| s.to_string_lossy().into_owned());
-    let mut log = Log::create(&spec.log_dir.join(format!("{wheel_stem}.test.log")))?;
+    let log_file = spec
+        .log_file
+        .clone()
+        .unwrap_or_else(|| spec.log_dir.join(format!("{wheel_stem}.test.log")));
+    let mut log = Log::create(&log_file)?;
     let (mode, emulated_arch) = match test_plan {
         TestPlan::Native => (TestMode::Native, None),
         TestPlan::Emulated(arch) => (TestMode::Emulated, Some(arch)),
@@ -393,15 +424,12 @@ fn emulated_env(
     ))?;
     let env = TargetEnv::emulated(env_root, &emulator)?;
     let (_, install_vars) = test_variables(&env, spec, project)?;
-    debian::emulated_env(
-        env,
-        &emulator,
-        requirements,
-        &install_vars,
-        &spec.cache_dir,
-        spec.debian_mirror.as_deref(),
-        log,
-    )
+    let sources = debian::Sources {
+        cache: &spec.cache_dir,
+        mirror: spec.debian_mirror.as_deref(),
+        builder: spec.requirement_builder.as_ref().map(|builder| &*builder.0),
+    };
+    debian::emulated_env(env, &emulator, requirements, &install_vars, &sources, log)
 }
 
 /// `before-test` in the project folder with the test variables; failing is an error.

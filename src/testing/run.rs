@@ -45,39 +45,11 @@ impl Finished {
         self.tail.iter().cloned().collect()
     }
 
-    /// The line that best explains a failure: pip's last `ERROR:` line, else the last one.
+    /// The line that best explains a failure (see [`super::pip_output::reason`]).
     pub fn reason(&self) -> String {
-        // Forced colours (FORCE_COLOR in a project's environment) wrap pip's lines in
-        // escape sequences: the reason is read without them.
-        let plain: Vec<String> = self.tail.iter().map(|line| without_ansi(line)).collect();
-        plain
-            .iter()
-            .rev()
-            .find(|line| line.starts_with("ERROR:"))
-            .or_else(|| plain.iter().rev().find(|line| !line.trim().is_empty()))
-            .cloned()
+        super::pip_output::reason(&self.tail())
             .unwrap_or_else(|| format!("{} without output", self.status))
     }
-}
-
-/// `line` without ANSI escape sequences (`ESC [ ... letter`).
-fn without_ansi(line: &str) -> String {
-    let mut plain = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.next() == Some('[') {
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
 }
 
 pub(crate) struct Log {
@@ -238,15 +210,6 @@ fn describe(command: &Command) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn colour_codes_are_not_part_of_a_reason() {
-        assert_eq!(
-            without_ansi("\u{1b}[31mERROR: Could not open requirements file\u{1b}[0m"),
-            "ERROR: Could not open requirements file"
-        );
-        assert_eq!(without_ansi("\u{1b}[0m"), "");
-    }
 
     #[test]
     fn a_command_past_its_limit_is_killed_with_its_children() {

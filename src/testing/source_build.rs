@@ -165,7 +165,10 @@ fn check_machines(dir: &Path, arch: LinuxArch) -> Result<(), TestError> {
 }
 
 /// The first ELF file in `wheel` built for another machine than `arch`, and that machine.
-fn foreign_binary(wheel: &Path, arch: LinuxArch) -> Result<Option<(String, String)>, TestError> {
+pub fn foreign_binary(
+    wheel: &Path,
+    arch: LinuxArch,
+) -> Result<Option<(String, String)>, TestError> {
     let archive = crate::wheel::WheelArchive::open(wheel)
         .map_err(|err| TestError::UnreadableBuild(err.to_string()))?;
     for entry in archive.entries() {

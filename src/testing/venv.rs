@@ -22,6 +22,7 @@ use super::TestError;
 use super::debian::{DebianPython, remove_placeholders};
 use super::emulator::Emulator;
 use super::host_python::HostPython;
+use super::requirement_build::BuiltRequirement;
 use super::run::{Echo, Finished, Log};
 use crate::host::shell_quote;
 
@@ -72,6 +73,8 @@ pub(crate) struct TargetEnv {
     emulated: Option<LinuxArch>,
     /// Debian's Python packages the venv sees, when the index lacked target wheels.
     debian: Option<DebianPython>,
+    /// Test requirements built here from their sdists, offered to pip with `--find-links`.
+    built: Vec<BuiltRequirement>,
 }
 
 impl TargetEnv {
@@ -95,6 +98,7 @@ impl TargetEnv {
             interpreter_env: emulator.env(),
             emulated: Some(arch),
             debian: None,
+            built: Vec::new(),
         };
         let home = sysroot
             .python()
@@ -137,6 +141,7 @@ impl TargetEnv {
             interpreter_env: Vec::new(),
             emulated: None,
             debian: None,
+            built: Vec::new(),
         };
         let home = host
             .executable
@@ -211,12 +216,39 @@ impl TargetEnv {
         Ok(())
     }
 
-    /// `--find-links` to Debian's placeholder wheels, when there are any.
-    pub fn find_links_args(&self) -> Vec<OsString> {
-        match &self.debian {
-            Some(debian) => vec!["--find-links".into(), debian.placeholders.clone().into()],
-            None => Vec::new(),
+    /// The test requirements built here for this venv.
+    pub fn built(&self) -> &[BuiltRequirement] {
+        &self.built
+    }
+
+    /// The folder pip finds the wheels built here in, beside the venv.
+    fn built_dir(&self) -> PathBuf {
+        self.root.with_file_name("built-requirements")
+    }
+
+    /// Offers `built` (a wheel in the cache) to pip: a copy in [`TargetEnv::built_dir`], so
+    /// that pip sees only the wheels this test asked for, not every wheel in the cache.
+    pub fn add_built(&mut self, built: BuiltRequirement) -> Result<(), TestError> {
+        let dir = self.built_dir();
+        fs::create_dir_all(&dir).map_err(TestError::io("create", &dir))?;
+        if let Some(name) = built.wheel.file_name() {
+            fs::copy(&built.wheel, dir.join(name)).map_err(TestError::io("copy", &built.wheel))?;
         }
+        self.built.push(built);
+        Ok(())
+    }
+
+    /// `--find-links` to Debian's placeholder wheels and the wheels built here, when there
+    /// are any.
+    pub fn find_links_args(&self) -> Vec<OsString> {
+        let mut args = Vec::new();
+        if let Some(debian) = &self.debian {
+            args.extend(["--find-links".into(), debian.placeholders.clone().into()]);
+        }
+        if !self.built.is_empty() {
+            args.extend(["--find-links".into(), self.built_dir().into_os_string()]);
+        }
+        args
     }
 
     /// The host pip installing for the target into this venv; `--dry-run` only resolves.
@@ -553,6 +585,7 @@ mod tests {
             interpreter_env: Vec::new(),
             emulated: None,
             debian: None,
+            built: Vec::new(),
         }
     }
 

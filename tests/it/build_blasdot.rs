@@ -70,6 +70,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         constraints: &[],
         frontend: &Default::default(),
         hook_env: None,
+        log_file: None,
     })
 }
 

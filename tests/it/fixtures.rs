@@ -48,6 +48,15 @@ fn each_lock_line_pins_the_version_its_file_name_carries() {
             assert_eq!(locked.file_name, expected, "pinned as `{pin}`");
             continue;
         }
+        if locked.file_name.ends_with(".zip") {
+            // Sdists from before PEP 625 keep their project's own spelling, as a zip.
+            assert_eq!(
+                locked.file_name,
+                format!("{name}-{version}.zip"),
+                "pinned as `{pin}`"
+            );
+            continue;
+        }
         // Wheel file names normalise the project name (PEP 427): `-` and `.` become `_`.
         let expected_prefix = format!(
             "{}-{version}-",

@@ -75,6 +75,7 @@ mod target_headers;
 mod target_libraries;
 mod target_programs;
 mod test_command;
+mod test_requirements_built;
 mod test_timeout;
 mod testing_debian_requirements;
 mod testing_linux;

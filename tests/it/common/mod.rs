@@ -71,7 +71,10 @@ fn parse_lock_line(line_number: usize, line: &'static str) -> LockedFixture {
     };
     let pip_args: Vec<&'static str> = fields.collect();
     assert!(
-        (file_name.ends_with(".whl") || file_name.ends_with(".tar.gz")) && !file_name.contains('/'),
+        (file_name.ends_with(".whl")
+            || file_name.ends_with(".tar.gz")
+            || file_name.ends_with(".zip"))
+            && !file_name.contains('/'),
         "{LOCK_PATH}:{line_number}: `{file_name}` is neither a wheel nor an sdist file name"
     );
     assert!(
@@ -504,6 +507,7 @@ pub fn build_in(
         constraints: &[],
         frontend: &Default::default(),
         hook_env: None,
+        log_file: None,
     })
 }
 
