@@ -137,3 +137,32 @@ fn pypi_refuses_a_version_other_than_the_pinned_one() {
     assert!(!ok);
     assert!(text.contains("verifies only crosswheel 0.1.0"), "{text}");
 }
+
+#[test]
+fn source_refuses_a_version_other_than_the_checkouts() {
+    let temp = tempfile::tempdir().unwrap();
+    let script = step_script(&action(), "Install crosswheel");
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("CROSSWHEEL_FROM", "source")
+        .env("CROSSWHEEL_VERSION", "999.0.0")
+        .env("GITHUB_ACTION_PATH", repo(""))
+        .env("RUNNER_TEMP", temp.path())
+        .env("GITHUB_PATH", temp.path().join("path"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success());
+    assert!(
+        stdout.contains(&format!(
+            "::error::crosswheel-version: 999.0.0, but this action's ref is crosswheel {}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{stdout}"
+    );
+    assert!(
+        !temp.path().join("crosswheel-cargo").exists(),
+        "it built anyway"
+    );
+}

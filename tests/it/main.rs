@@ -51,6 +51,7 @@ mod options_errors;
 mod options_pyproject;
 mod options_selection;
 mod output_messages;
+mod pinned_downloads;
 mod pipeline_blasdot;
 mod pipeline_examples;
 mod pipeline_gcc;
