@@ -204,6 +204,10 @@ pub struct UploadArgs {
     /// without this flag too when the job can get an OIDC token and TWINE_PASSWORD is unset.
     #[arg(long = "trusted-publishing")]
     pub trusted_publishing: bool,
+    /// Send each file's PEP 740 attestations: `<file>.publish.attestation` must be beside
+    /// it (actions/attest writes it), and every `<file>.*.attestation` there is sent.
+    #[arg(long = "attestations")]
+    pub attestations: bool,
 }
 
 #[derive(Debug, Args)]

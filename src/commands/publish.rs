@@ -5,14 +5,17 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{CheckArgs, UploadArgs};
-use crate::publish::{UploadOptions, UploadOutcome, check_distribution, upload};
+use crate::publish::{UploadOptions, UploadOutcome, check_distribution, split_inputs, upload};
 
 pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
     let mut failed = 0;
-    for dist in &args.dists {
+    for dist in &split_inputs(&args.dists)? {
         match check_distribution(dist) {
             Ok(report) => {
                 println!("PASSED {}", dist.display());
+                for attestation in &report.attestations {
+                    println!("  attests it: {}", attestation.path.display());
+                }
                 for warning in &report.warnings {
                     println!("  warning: {warning}");
                 }
@@ -31,11 +34,14 @@ pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
 }
 
 pub fn run_upload(args: &UploadArgs) -> Result<ExitCode> {
-    let options = UploadOptions::from_env(
-        args.repository_url.clone(),
-        args.skip_existing,
-        args.trusted_publishing,
-    )?;
+    let options = UploadOptions {
+        attestations: args.attestations,
+        ..UploadOptions::from_env(
+            args.repository_url.clone(),
+            args.skip_existing,
+            args.trusted_publishing,
+        )?
+    };
     for outcome in upload(&args.dists, &options)? {
         match outcome {
             UploadOutcome::Uploaded { path } => println!("uploaded {}", path.display()),

@@ -3,7 +3,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::io_error::IoError;
 use crate::package_name::normalize;
+use crate::publish::attestation::{self, AttestationError};
 use crate::publish::metadata::{CoreMetadata, KNOWN_METADATA_VERSIONS, is_valid_project_name};
 use crate::publish::rst::check_rst;
 use crate::publish::sdist::{SdistError, read_sdist};
@@ -37,6 +39,15 @@ pub struct CheckReport {
     pub metadata: CoreMetadata,
     /// Things worth fixing that the index accepts, one line each.
     pub warnings: Vec<String>,
+    /// The PEP 740 attestations beside the file, each checked to attest this file.
+    pub attestations: Vec<Attestation>,
+}
+
+/// One attestation file and its JSON, as the upload form sends it.
+#[derive(Clone, Debug)]
+pub struct Attestation {
+    pub path: PathBuf,
+    pub json: serde_json::Value,
 }
 
 /// Why a distribution would be refused. Each message is one line naming the file.
@@ -53,6 +64,12 @@ pub enum CheckError {
         path: PathBuf,
         source: Box<SbomError>,
     },
+
+    #[error(transparent)]
+    Attestation(#[from] AttestationError),
+
+    #[error(transparent)]
+    Io(#[from] IoError),
 
     #[error("{}: not a distribution: expected a wheel (`.whl`) or an sdist (`.tar.gz`)", path.display())]
     UnknownKind { path: PathBuf },
@@ -161,15 +178,40 @@ pub fn check_distribution(path: impl AsRef<Path>) -> Result<CheckReport, CheckEr
             path: path.to_owned(),
         });
     }
-    if file_name.ends_with(".whl") {
-        check_wheel(path)
+    let mut report = if file_name.ends_with(".whl") {
+        check_wheel(path)?
     } else if file_name.ends_with(".tar.gz") {
-        check_sdist(path)
+        check_sdist(path)?
     } else {
-        Err(CheckError::UnknownKind {
+        return Err(CheckError::UnknownKind {
             path: path.to_owned(),
-        })
+        });
+    };
+    report.attestations = check_attestations(path, &file_name)?;
+    Ok(report)
+}
+
+/// Every attestation beside the distribution must attest it, by name and SHA-256.
+fn check_attestations(path: &Path, file_name: &str) -> Result<Vec<Attestation>, CheckError> {
+    let paths = attestation::attestations_beside(path)?;
+    if paths.is_empty() {
+        return Ok(Vec::new());
     }
+    let content = std::fs::read(path).map_err(IoError::at("read", path))?;
+    let sha256: String = {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(&content)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    paths
+        .into_iter()
+        .map(|path| {
+            let json = attestation::verify(&path, file_name, &sha256)?;
+            Ok(Attestation { path, json })
+        })
+        .collect()
 }
 
 fn check_wheel(path: &Path) -> Result<CheckReport, CheckError> {
@@ -198,6 +240,7 @@ fn check_wheel(path: &Path) -> Result<CheckReport, CheckError> {
         pyversion: archive.name().python.join("."),
         metadata,
         warnings,
+        attestations: Vec::new(),
     })
 }
 
@@ -278,6 +321,7 @@ fn check_sdist(path: &Path) -> Result<CheckReport, CheckError> {
         pyversion: "source".to_owned(),
         metadata,
         warnings,
+        attestations: Vec::new(),
     })
 }
 

@@ -6,6 +6,7 @@
 //! job; this module adds what only an index cares about: tags, core
 //! metadata and whether the long description renders.
 
+mod attestation;
 mod check;
 mod metadata;
 mod rst;
@@ -13,7 +14,10 @@ mod sdist;
 mod trusted;
 mod upload;
 
-pub use check::{CheckError, CheckReport, DistributionKind, check_distribution};
+pub use attestation::{
+    AttestationError, PUBLISH_KIND, attestation_path, is_attestation, split_inputs,
+};
+pub use check::{Attestation, CheckError, CheckReport, DistributionKind, check_distribution};
 pub use metadata::{CoreMetadata, KNOWN_METADATA_VERSIONS};
 pub use rst::{RstProblem, check_rst};
 pub use sdist::SdistError;

@@ -8,6 +8,7 @@ use base64::Engine;
 use sha2::Digest;
 
 use crate::io_error::IoError;
+use crate::publish::attestation::{self, AttestationError, PUBLISH_KIND};
 use crate::publish::check::{CheckError, CheckReport, check_distribution};
 use crate::publish::trusted::{OidcEndpoint, TrustedPublishingError, mint_credentials};
 
@@ -71,6 +72,8 @@ pub struct UploadOptions {
     pub trusted_publishing: bool,
     /// The CI's OIDC token endpoint, when it announces one.
     pub oidc_endpoint: Option<OidcEndpoint>,
+    /// Send each file's PEP 740 attestations (`<file>.publish.attestation` required).
+    pub attestations: bool,
 }
 
 impl UploadOptions {
@@ -121,6 +124,7 @@ impl UploadOptions {
             skip_existing,
             trusted_publishing,
             oidc_endpoint,
+            attestations: false,
         })
     }
 }
@@ -154,6 +158,9 @@ pub enum UploadError {
 
     #[error(transparent)]
     TrustedPublishing(#[from] TrustedPublishingError),
+
+    #[error(transparent)]
+    Attestation(#[from] AttestationError),
 
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
@@ -194,13 +201,27 @@ fn rejection_hint(status: u16, reason: &str) -> &'static str {
     }
 }
 
-/// Checks every file, then uploads them in order. Stops at the first
-/// failure; files uploaded before it stay uploaded.
+/// Checks every file (and, with `attestations`, that each has its publish attestation),
+/// then uploads them in order. Attestation files among `files` go with their
+/// distribution. Stops at the first failure; files uploaded before it stay uploaded.
 pub fn upload(files: &[PathBuf], opts: &UploadOptions) -> Result<Vec<UploadOutcome>, UploadError> {
-    let reports = files
+    let dists = attestation::split_inputs(files)?;
+    let reports = dists
         .iter()
         .map(check_distribution)
         .collect::<Result<Vec<_>, _>>()?;
+    if opts.attestations {
+        for report in &reports {
+            let expected = attestation::attestation_path(&report.path, PUBLISH_KIND);
+            if !report.attestations.iter().any(|a| a.path == expected) {
+                return Err(AttestationError::Missing {
+                    dist: report.path.clone(),
+                    expected,
+                }
+                .into());
+            }
+        }
+    }
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
@@ -242,7 +263,7 @@ fn upload_one(
 ) -> Result<UploadOutcome, UploadError> {
     let path = &report.path;
     let content = std::fs::read(path).map_err(IoError::at("read", path))?;
-    let form = MultipartForm::for_distribution(report, &content);
+    let form = MultipartForm::for_distribution(report, &content, opts.attestations);
     let url = &opts.repository_url;
     let mut request = agent
         .post(url)
@@ -369,7 +390,7 @@ struct MultipartForm {
 }
 
 impl MultipartForm {
-    fn for_distribution(report: &CheckReport, content: &[u8]) -> Self {
+    fn for_distribution(report: &CheckReport, content: &[u8], attestations: bool) -> Self {
         let sha256 = sha2::Sha256::digest(content);
         // Derived from the content, so it cannot occur inside it.
         let boundary = format!("crosswheel-{}", hex(&sha256));
@@ -389,6 +410,15 @@ impl MultipartForm {
         }
         if let Some(description) = report.metadata.description() {
             form.field("description", description);
+        }
+        if attestations {
+            // twine's form: one field, a JSON array of the attestation objects.
+            let all: Vec<&serde_json::Value> =
+                report.attestations.iter().map(|a| &a.json).collect();
+            form.field(
+                "attestations",
+                &serde_json::to_string(&all).unwrap_or_default(),
+            );
         }
         let file_name = file_name(&report.path);
         form.file("content", &file_name, content);

@@ -58,6 +58,17 @@ pub enum SysrootError {
         version: String,
         detail: String,
     },
+    #[error(
+        "{}: SHA-256 {actual}, but {pinned_in} pins {expected}: the cached download was \
+         changed after it was verified; delete it and crosswheel fetches and verifies it again",
+        path.display()
+    )]
+    CachedMismatch {
+        path: std::path::PathBuf,
+        pinned_in: &'static str,
+        expected: String,
+        actual: String,
+    },
     #[error(transparent)]
     Io(#[from] crate::io_error::IoError),
     #[error(

@@ -1,7 +1,8 @@
 //! Debian source packages: the orig tarball of one source package version, fetched under
 //! the private APT configuration of [`super::apt`] against the signed Sources index of the
 //! system release (the suite the target's system libraries come from), and kept in the
-//! cache under its file name once its SHA-256 is the one asked for.
+//! cache under its file name once its SHA-256 is the one asked for. Every use checks the
+//! cached file's SHA-256 again.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,7 +36,19 @@ pub fn orig_tarball(
 ) -> Result<PathBuf, SysrootError> {
     let dir = cache.join("debian-sources");
     let path = dir.join(orig.file_name);
-    if path.is_file() && sha256_of(&path)? == orig.sha256 {
+    // Only verified bytes are ever moved under this name, so other bytes there were
+    // put there by something else: refuse them rather than build from them or replace
+    // them silently.
+    if path.is_file() {
+        let actual = sha256_of(&path)?;
+        if actual != orig.sha256 {
+            return Err(SysrootError::CachedMismatch {
+                path,
+                pinned_in: "config/target-libraries.toml",
+                expected: orig.sha256.to_string(),
+                actual,
+            });
+        }
         return Ok(path);
     }
     fs::create_dir_all(&dir).map_err(SysrootError::io("create", &dir))?;

@@ -137,15 +137,27 @@ fn two_builds_give_identical_wheels_free_of_host_paths() {
         }
     }
 
-    // Each wheel vendors OpenBLAS, so each carries the SBOM the comparison above covered.
+    // Each wheel vendors OpenBLAS, so each carries the SBOM the comparison above covered,
+    // and that SBOM locates every vendored file.
     for (name, bytes) in &first {
-        let has_sbom = contents(bytes)
+        let entries = contents(bytes);
+        let sbom = entries
             .iter()
-            .any(|(entry, _)| entry.ends_with(".dist-info/sboms/crosswheel.cdx.json"));
-        assert!(
-            has_sbom,
-            "{name} has no .dist-info/sboms/crosswheel.cdx.json"
-        );
+            .find(|(entry, _)| entry.ends_with(".dist-info/sboms/crosswheel.cdx.json"))
+            .map(|(_, data)| String::from_utf8_lossy(data).into_owned())
+            .unwrap_or_else(|| panic!("{name} has no .dist-info/sboms/crosswheel.cdx.json"));
+        let vendored: Vec<&String> = entries
+            .iter()
+            .map(|(entry, _)| entry)
+            .filter(|entry| entry.contains(".libs/") || entry.contains(".dylibs/"))
+            .collect();
+        assert!(!vendored.is_empty(), "{name} vendors nothing");
+        for file in vendored {
+            assert!(
+                sbom.contains(&format!("\"{file}\"")),
+                "{name}: the SBOM does not locate {file}"
+            );
+        }
     }
 
     let needles = host_paths(work.path());

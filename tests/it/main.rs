@@ -9,6 +9,7 @@
 
 mod common;
 
+mod action_install;
 mod actions_pinned;
 mod backend_hook_environment;
 mod build_blasdot;
@@ -50,10 +51,12 @@ mod options_errors;
 mod options_pyproject;
 mod options_selection;
 mod output_messages;
+mod pinned_downloads;
 mod pipeline_blasdot;
 mod pipeline_examples;
 mod pipeline_gcc;
 mod pipeline_versions;
+mod publish_attestations;
 mod publish_check;
 mod publish_trusted;
 mod publish_upload;

@@ -16,7 +16,7 @@ use common::crosswheel_bin;
 use crosswheel::wheel::{Contents, WheelName, WriteOptions, write_wheel};
 
 /// What the job's runner gives it with `id-token: write`.
-const REQUEST_TOKEN: &str = "actions-request-token-5ecret";
+pub(crate) const REQUEST_TOKEN: &str = "actions-request-token-5ecret";
 /// The OIDC token the Actions endpoint issues.
 const OIDC_TOKEN: &str = "eyJoidc.token.5ecret";
 /// The upload token the index mints.
@@ -25,7 +25,7 @@ const AUDIENCE: &str = "testindex";
 
 /// How the index answers a mint-token request.
 #[derive(Clone, Copy)]
-enum Mint {
+pub(crate) enum Mint {
     Grant,
     NotTrusted,
     Expired,
@@ -34,27 +34,34 @@ enum Mint {
 }
 
 /// A tiny HTTP/1.1 server: one thread, one request per connection.
-struct Index {
+pub(crate) struct Index {
     port: u16,
     /// The Basic credentials each upload came with.
-    uploads: Arc<Mutex<Vec<String>>>,
+    pub(crate) uploads: Arc<Mutex<Vec<String>>>,
+    /// The multipart body of each upload.
+    pub(crate) bodies: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Index {
-    fn start(mint: Mint) -> Index {
+    pub(crate) fn start(mint: Mint) -> Index {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let uploads = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&uploads);
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let (seen, seen_bodies) = (Arc::clone(&uploads), Arc::clone(&bodies));
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                serve(stream, mint, &seen);
+                serve(stream, mint, &seen, &seen_bodies);
             }
         });
-        Index { port, uploads }
+        Index {
+            port,
+            uploads,
+            bodies,
+        }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
@@ -108,10 +115,18 @@ fn read_request(stream: &TcpStream) -> Option<Request> {
     Some(request)
 }
 
-fn serve(mut stream: TcpStream, mint: Mint, uploads: &Mutex<Vec<String>>) {
+fn serve(
+    mut stream: TcpStream,
+    mint: Mint,
+    uploads: &Mutex<Vec<String>>,
+    bodies: &Mutex<Vec<Vec<u8>>>,
+) {
     let Some(request) = read_request(&stream) else {
         return;
     };
+    if request.target.starts_with("/legacy/") {
+        bodies.lock().unwrap().push(request.body.clone());
+    }
     let (status, body) = answer(&request, mint, uploads);
     let _ = write!(
         stream,
@@ -183,7 +198,7 @@ fn answer(request: &Request, mint: Mint, uploads: &Mutex<Vec<String>>) -> (&'sta
     }
 }
 
-fn demo_wheel(dir: &Path) -> PathBuf {
+pub(crate) fn demo_wheel(dir: &Path) -> PathBuf {
     let name = WheelName::parse("trusted_demo-1.0-py3-none-any.whl").unwrap();
     let file = |data: &str| Contents::Bytes {
         data: data.as_bytes().to_vec(),
@@ -246,7 +261,7 @@ fn upload(index: &Index, flag: bool, id_token: bool) -> Output {
     output
 }
 
-fn error_line(output: &Output) -> String {
+pub(crate) fn error_line(output: &Output) -> String {
     assert!(!output.status.success(), "the upload should have failed");
     let stderr = String::from_utf8_lossy(&output.stderr);
     let line = stderr

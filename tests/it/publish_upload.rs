@@ -151,6 +151,7 @@ fn options(server: &IndexServer, password: &str, skip_existing: bool) -> UploadO
         skip_existing,
         trusted_publishing: false,
         oidc_endpoint: None,
+        attestations: false,
     }
 }
 
@@ -249,6 +250,7 @@ fn refuses_to_upload_a_broken_distribution() {
         skip_existing: false,
         trusted_publishing: false,
         oidc_endpoint: None,
+        attestations: false,
     };
     let message = upload(&[broken], &options).unwrap_err().to_string();
     assert!(message.starts_with("refusing to upload: "), "{message}");
@@ -267,6 +269,7 @@ fn unreachable_index_names_the_url() {
         skip_existing: false,
         trusted_publishing: false,
         oidc_endpoint: None,
+        attestations: false,
     };
     let message = upload(&[wheel], &options).unwrap_err().to_string();
     assert!(

@@ -7,6 +7,9 @@
 //! cyclonedx-python-lib, shown by `inspect`, checked by `check`, and a tampered copy fails
 //! `check` in one line.
 //!
+//! A graft from a Debian target tree crosswheel fetched (libgfortran5 for arm64) names the
+//! Debian package, version and architecture as a `pkg:deb` purl.
+//!
 //! Needs python3 with ziglang, and cyclonedx-python-lib[json-validation] in the test venv
 //! (scripts/test-requirements.txt); fails loudly without.
 
@@ -18,6 +21,7 @@ use std::process::Command;
 
 use common::{crosswheel_bin, fixture, make_wheel, minimal_metadata, unzip_to};
 use crosswheel::repair::macos::{MacosRepairOptions, repair};
+use crosswheel::sysroot::{LinuxArch, TreeSpec, provision};
 use crosswheel::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
 use sha2::{Digest, Sha256};
 
@@ -321,6 +325,82 @@ fn linux_graft_of_openblas_carries_a_true_schema_valid_sbom_that_check_enforces(
     assert_eq!(
         std::fs::read(&repaired).unwrap(),
         std::fs::read(&again).unwrap()
+    );
+}
+
+/// An extension that calls into libgfortran (the Fortran runtime's argument store),
+/// linked against the library of a Debian arm64 tree.
+const GFORTRAN_SOURCE: &str = r#"
+void _gfortran_set_args(int argc, char **argv);
+void demo_init(void) { static char *argv[] = {"demo", 0}; _gfortran_set_args(1, argv); }
+"#;
+
+#[test]
+#[ignore = "slow: a Debian download and a zig-built extension"]
+fn linux_graft_from_a_debian_target_tree_names_the_debian_package() {
+    let cache = crosswheel::host::Cache::from_env().expect("crosswheel's cache folder");
+    let spec = TreeSpec::target_package(LinuxArch::Aarch64, "libgfortran5", &[], None);
+    let tree = provision(cache.root(), &spec).expect("fetch libgfortran5 for arm64");
+    let version = &tree
+        .manifest()
+        .packages
+        .iter()
+        .find(|package| package.name == "libgfortran5")
+        .expect("the tree's manifest lists libgfortran5")
+        .version;
+    let lib_dir = tree.root().join("usr/lib/aarch64-linux-gnu");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("ext.c"), GFORTRAN_SOURCE).unwrap();
+    let extension = "_fortran.cpython-311-aarch64-linux-gnu.so";
+    let library = lib_dir.join("libgfortran.so.5");
+    zig(
+        "aarch64-linux-gnu.2.17",
+        &["ext.c", "-fPIC", library.to_str().unwrap(), "-o", extension],
+        work.path(),
+    );
+    let binary = std::fs::read(work.path().join(extension)).unwrap();
+    let mut files = vec![
+        ("demo/__init__.py".to_string(), Vec::new()),
+        (format!("demo/{extension}"), binary),
+    ];
+    files.extend(minimal_metadata("demo", "1.0", "cp311-cp311-linux_aarch64"));
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    let wheel = make_wheel(work.path(), "demo-1.0-cp311-cp311-linux_aarch64.whl", &refs);
+
+    let repaired = repair_linux(&wheel, &lib_dir, &work.path().join("out"));
+    let archive = WheelArchive::open(&repaired).unwrap();
+    let (_, sbom) = sbom_of(&archive);
+    let components = located(&sbom);
+    let gfortran: Vec<(&String, &(Option<String>, String))> = components
+        .iter()
+        .filter(|(location, _)| location.starts_with("demo.libs/libgfortran"))
+        .collect();
+    assert_eq!(
+        gfortran.len(),
+        1,
+        "one vendored libgfortran: {components:?}"
+    );
+    let (location, (sha256, purl)) = gfortran[0];
+    assert_eq!(
+        *purl,
+        format!(
+            "pkg:deb/debian/libgfortran5@{}?arch=arm64",
+            version.replace('+', "%2B").replace(':', "%3A")
+        )
+    );
+    assert_eq!(
+        sha256.as_deref(),
+        Some(sha256_hex(&archive.read(location).unwrap()).as_str())
+    );
+    read_with_cyclonedx(&sbom, work.path());
+    let check = crosswheel(&["check"], &[&repaired]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
     );
 }
 

@@ -1,0 +1,113 @@
+//! Every download crosswheel builds from is pinned by SHA-256 and checked before each use:
+//! a cached download whose bytes changed after they were verified is refused in one line
+//! that names the file, the pinned hash and the hash it has, and is left as it is.
+
+use crosswheel::sysroot::{OrigTarball, orig_tarball};
+use crosswheel::target_libraries::catalogue;
+
+use sha2::Digest;
+
+#[test]
+fn a_changed_cached_source_tarball_is_refused_naming_both_hashes() {
+    let cache = tempfile::tempdir().unwrap();
+    let entry = catalogue()
+        .library("libffi")
+        .expect("libffi in the catalogue");
+    let cached = cache.path().join("debian-sources").join(&entry.orig);
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    let tampered = b"not the orig tarball Debian published";
+    std::fs::write(&cached, tampered).unwrap();
+    let actual: String = sha2::Sha256::digest(tampered)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+
+    // The mirror is never asked: the check comes first (an unreachable one proves it).
+    let error = orig_tarball(
+        cache.path(),
+        &OrigTarball {
+            package: &entry.debian_source,
+            version: &entry.debian_version,
+            file_name: &entry.orig,
+            sha256: &entry.sha256,
+        },
+        Some("http://127.0.0.1:9/debian"),
+    )
+    .unwrap_err()
+    .to_string();
+
+    assert!(!error.contains('\n'), "{error}");
+    assert!(
+        error.starts_with(&format!("{}: SHA-256 {actual}", cached.display()))
+            && error.contains(&format!(
+                "config/target-libraries.toml pins {}",
+                entry.sha256
+            ))
+            && error.contains("delete it"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read(&cached).unwrap(),
+        tampered,
+        "the cached file was changed"
+    );
+}
+
+/// The requirements of scripts/test-requirements.txt, joined across `\` continuations:
+/// (name==version, hashes).
+fn compiled_requirements(text: &str) -> Vec<(String, Vec<String>)> {
+    let joined = text.replace("\\\n", " ");
+    joined
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or_default().trim())
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let requirement = line.split([' ', ';']).next().unwrap_or_default().to_owned();
+            let hashes = line
+                .split_whitespace()
+                .filter_map(|word| word.strip_prefix("--hash=sha256:"))
+                .map(str::to_owned)
+                .collect();
+            (requirement, hashes)
+        })
+        .collect()
+}
+
+#[test]
+fn the_test_venv_installs_every_package_by_hash_and_every_tool_at_its_pinned_version() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let compiled = std::fs::read_to_string(root.join("scripts/test-requirements.txt")).unwrap();
+    let requirements = compiled_requirements(&compiled);
+    assert!(requirements.len() > 10, "{requirements:?}");
+    for (requirement, hashes) in &requirements {
+        assert!(
+            requirement.contains("=="),
+            "`{requirement}` is not pinned to a version"
+        );
+        assert!(!hashes.is_empty(), "`{requirement}` has no --hash=sha256:");
+        for hash in hashes {
+            assert!(hash.len() == 64, "{requirement}: `{hash}` is not a SHA-256");
+        }
+    }
+    let normal = |name: &str| name.to_ascii_lowercase().replace(['_', '.'], "-");
+    let wanted = std::fs::read_to_string(root.join("scripts/test-requirements.in")).unwrap();
+    for tool in wanted
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+    {
+        let (name, version) = tool.split_once("==").expect("every tool is pinned");
+        let name = name.split('[').next().unwrap();
+        let found = requirements.iter().any(|(requirement, _)| {
+            requirement
+                .split_once("==")
+                .is_some_and(|(n, v)| normal(n) == normal(name) && v == version)
+        });
+        assert!(
+            found,
+            "scripts/test-requirements.txt has no {name}=={version}: regenerate it (its header says how)"
+        );
+    }
+    let setup = std::fs::read_to_string(root.join("scripts/setup-test-env")).unwrap();
+    assert!(setup.contains("--require-hashes -r scripts/test-requirements.txt"));
+}
