@@ -69,6 +69,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         verbosity: 0,
         constraints: &[],
         frontend: &Default::default(),
+        progress: None,
     })
 }
 

@@ -503,6 +503,7 @@ pub fn build_in(
         verbosity: 0,
         constraints: &[],
         frontend: &Default::default(),
+        progress: None,
     })
 }
 
