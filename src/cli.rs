@@ -106,7 +106,7 @@ pub struct RepairArgs {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The project to build (a folder with pyproject.toml).
+    /// The package folder to build (with pyproject.toml or setup.py), or an sdist (.tar.gz).
     #[arg(default_value = ".")]
     pub project: PathBuf,
     /// Build only this identifier (e.g. cp311-manylinux_aarch64), ignoring build/skip.

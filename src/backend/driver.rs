@@ -41,6 +41,11 @@ pub(crate) struct HookRun<'a> {
     /// Variables to set; `remove` are dropped from the inherited environment first.
     pub env: &'a BTreeMap<String, String>,
     pub remove: &'a [&'a str],
+    /// The build log: the hook's output is appended as it comes, so `tail -f` follows a
+    /// long build (the whole log is rewritten, the same, when the hook ends).
+    pub log_file: Option<&'a Path>,
+    /// Told each complete output line as it comes (progress shows the last one).
+    pub on_line: Option<super::LineSink<'a>>,
 }
 
 pub(crate) struct HookOutcome {
@@ -77,7 +82,6 @@ impl HookRun<'_> {
         let mut command = duct::cmd(self.python, [driver.as_os_str(), request_file.as_os_str()])
             .dir(self.source_dir)
             .stderr_to_stdout()
-            .stdout_capture()
             .unchecked();
         for name in self.remove {
             command = command.env_remove(name);
@@ -85,24 +89,80 @@ impl HookRun<'_> {
         for (name, value) in self.env {
             command = command.env(name, value);
         }
-        let output = command.run().map_err(|source| {
+        let run_error = |source| {
             BuildError::Io(crate::io_error::IoError::new(
                 "run",
                 self.python.to_path_buf(),
                 source,
             ))
-        })?;
+        };
+        let reader = command.reader().map_err(run_error)?;
+        let captured = self.stream(&reader).map_err(run_error)?;
+        let status = match reader.try_wait().map_err(run_error)? {
+            Some(output) => output.status,
+            None => return Err(run_error(std::io::Error::other("the hook did not exit"))),
+        };
         let result = std::fs::read_to_string(&result_file)
             .ok()
             .and_then(|text| serde_json::from_str::<Value>(&text).ok())
             .and_then(|mut value| value.get_mut("result").map(Value::take));
         Ok(HookOutcome {
-            success: output.status.success() && result.is_some(),
-            status: output.status.to_string(),
-            output: String::from_utf8_lossy(&output.stdout).into_owned(),
+            success: status.success() && result.is_some(),
+            status: status.to_string(),
+            output: String::from_utf8_lossy(&captured).into_owned(),
             result,
         })
     }
+
+    /// Reads the hook's output to its end, appending it to the log file as it comes and
+    /// telling `on_line` each complete line.
+    fn stream(&self, reader: &duct::ReaderHandle) -> std::io::Result<Vec<u8>> {
+        use std::io::{Read, Write};
+        let mut log = match self.log_file {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            ),
+            None => None,
+        };
+        let mut captured = Vec::new();
+        let mut chunk = [0u8; 8192];
+        let mut reader = reader;
+        loop {
+            let read = reader.read(&mut chunk)?;
+            if read == 0 {
+                return Ok(captured);
+            }
+            let line_start = captured.len();
+            captured.extend_from_slice(&chunk[..read]);
+            if let Some(log) = &mut log {
+                log.write_all(&chunk[..read])?;
+            }
+            if let (Some(on_line), Some(line)) =
+                (self.on_line, last_complete_line(&captured, line_start))
+            {
+                (on_line.0)(&line);
+            }
+        }
+    }
+}
+
+/// The last complete line of `output` that ends after `from` (where the new bytes began).
+fn last_complete_line(output: &[u8], from: usize) -> Option<String> {
+    let end = output.iter().rposition(|&byte| byte == b'\n')?;
+    if end < from {
+        return None;
+    }
+    let start = output[..end]
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |at| at + 1);
+    let line = String::from_utf8_lossy(&output[start..end])
+        .trim()
+        .to_string();
+    (!line.is_empty()).then_some(line)
 }
 
 /// The lines of a failed build a user needs: compiler diagnostics with the source line

@@ -164,6 +164,18 @@ pub struct BuildRequest<'a> {
     /// The build log; `None`: `<cache>/logs/<project>-<target>-<abi>.log`. The pipeline
     /// gives each run's builds a file in that run's log folder.
     pub log_file: Option<&'a Path>,
+    /// Told each line the backend prints, as it prints it (for progress).
+    pub progress: Option<LineSink<'a>>,
+}
+
+/// Where a running build's output lines go as they come.
+#[derive(Clone, Copy)]
+pub struct LineSink<'a>(pub &'a (dyn Fn(&str) + Sync));
+
+impl std::fmt::Debug for LineSink<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineSink")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -214,6 +226,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let path_var = prepend_path(&host_env.bin);
     let host_vars = cross_vars::host_variables(request, path_var.clone());
     let user_settings = settings_map(request.config_settings);
+    let log_path = log.path.clone();
     let host_run = driver::HookRun {
         python: &host_env.python,
         source_dir: &source_dir,
@@ -223,6 +236,8 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         config_settings: &user_settings,
         env: &host_vars,
         remove: CROSS_ONLY_VARS,
+        log_file: Some(&log_path),
+        on_line: request.progress,
     };
     let extra = requires_for_build_wheel(&host_run, &project, &mut log)?;
     host_env.install(&extra, request.offline)?;

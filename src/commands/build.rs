@@ -12,10 +12,52 @@ use crate::options::{
 use crate::pipeline::{FatalError, PipelineOptions, WheelsThisRun, report, run};
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
+    if !super::sdist::is_sdist(&args.project) {
+        let root = project_root_around(&args.project);
+        return build_folder(args, &args.project, root, false);
+    }
+    // The tree is removed when `unpacked` is dropped, after the run; nothing of the run
+    // lives there (the work folder and logs are under the output folder).
+    let unpacked = super::sdist::unpack(&args.project)?;
+    println!(
+        "building {} from the sdist {}",
+        unpacked.tree.display(),
+        args.project.display()
+    );
+    build_folder(args, &unpacked.tree, Some(unpacked.tree.clone()), true)
+}
+
+/// An sdist's wheels go to the output folder beside where crosswheel runs, as
+/// cibuildwheel's do (its output folder is always relative to the working directory, even
+/// for sdists): a relative folder, or one inside the unpacked tree, which is removed after
+/// the run, is moved there.
+fn outside_the_unpacked_tree(plan: &mut Plan, tree: &std::path::Path) -> Result<()> {
+    let cwd = std::env::current_dir()?;
+    for build in &mut plan.builds {
+        let configured = &build.options.output_dir;
+        let relative = match configured.strip_prefix(tree) {
+            Ok(inside) => inside.to_path_buf(),
+            Err(_) if configured.is_relative() => configured.clone(),
+            Err(_) => continue,
+        };
+        build.options.output_dir = cwd.join(relative);
+    }
+    Ok(())
+}
+
+/// Builds the package folder `project` in the project root `root` (`None`: its own);
+/// `from_sdist`: `project` is an unpacked sdist's tree.
+fn build_folder(
+    args: &BuildArgs,
+    project: &std::path::Path,
+    root: Option<std::path::PathBuf>,
+    from_sdist: bool,
+) -> Result<ExitCode> {
     let mut cli = CliOverrides {
         only: args.only.clone(),
         config_file: args.config_file.clone(),
         allow_empty: args.allow_empty,
+        project_root: root,
         ..Default::default()
     };
     if let Some(archs) = &args.archs {
@@ -33,7 +75,10 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         cli.set("require-tests", "true".to_string());
     }
     warn_about_misspelt_variables();
-    let plan = resolve(&args.project, &cli, &ProcessEnv)?;
+    let mut plan = resolve(project, &cli, &ProcessEnv)?;
+    if from_sdist {
+        outside_the_unpacked_tree(&mut plan, project)?;
+    }
     say_plan_notes(&plan);
     if args.print_build_identifiers {
         if args.json {
@@ -56,6 +101,9 @@ pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
         },
     )?;
     print!("{}", report::summary(&outcomes));
+    if let Some(note) = crate::pipeline::hints::shared_object_note(&plan, &outcomes) {
+        eprint!("{note}");
+    }
     for folder in report::wheel_folders(&outcomes) {
         println!("wheels in {}", folder.display());
     }
@@ -91,6 +139,15 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
     say_plan_notes(&plan);
     println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// cibuildwheel's project root for a package folder: the working directory, where the
+/// package folder lies inside it (cibuildwheel runs in the project root and is given the
+/// package folder); `None` (the package folder is its own root) otherwise.
+fn project_root_around(package: &std::path::Path) -> Option<std::path::PathBuf> {
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let package = package.canonicalize().ok()?;
+    package.starts_with(&cwd).then_some(cwd)
 }
 
 /// `--jobs`, else `CROSSWHEEL_JOBS`, else the number of CPU cores.

@@ -8,5 +8,6 @@ pub mod help;
 pub mod inspect;
 pub mod publish;
 pub mod repair;
+pub mod sdist;
 pub mod test;
 pub mod toolchain;

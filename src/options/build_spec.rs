@@ -15,7 +15,7 @@ use super::shell::{EnvAssignment, Environment};
 use super::sources::{DEFAULTS_PATH, Sources};
 use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
 use super::value::{Located, Setting};
-use super::{BuildOptions, BuildSpec, EnvSource};
+use super::{BuildOptions, BuildSpec, EnvSource, ProjectPaths};
 
 /// `build-frontend` for a build crosswheel makes: its args read, pyodide-build refused.
 fn read_frontend_args(
@@ -41,7 +41,9 @@ struct BuildSettings<'a> {
     sources: &'a Sources,
     platform: Platform,
     identifier: &'a str,
+    /// The package folder, which relative paths of the configuration start from.
     project_dir: &'a Path,
+    paths: &'a ProjectPaths,
 }
 
 impl BuildSettings<'_> {
@@ -68,28 +70,18 @@ impl BuildSettings<'_> {
     fn command(&self, key: &'static str) -> Option<String> {
         self.text(key).map(|command| {
             let command = self.container_paths(&command, true);
-            super::fill_project(&command, self.project_dir)
+            super::fill_project(&command, self.paths)
         })
     }
 
-    /// The project folder, absolute, and shell-quoted.
-    fn project_texts(&self) -> (String, String) {
-        let project = std::path::absolute(self.project_dir)
-            .unwrap_or_else(|_| self.project_dir.to_path_buf())
-            .to_string_lossy()
-            .into_owned();
-        let quoted = crate::host::shell_quote(&project).into_owned();
-        (project, quoted)
-    }
-
-    /// For a Linux build, `text` with the paths of cibuildwheel's container (`/project`)
-    /// naming the project folder, shell-quoted when `text` is shell code; macOS builds
+    /// For a Linux build, `text` with the paths of cibuildwheel's container (`/project`,
+    /// where cibuildwheel copies the project root) naming the project root, shell-quoted when `text` is shell code; macOS builds
     /// run on the host in cibuildwheel too, so their values stay as they are.
     fn container_paths(&self, text: &str, shell: bool) -> String {
         if self.platform != Platform::Linux {
             return text.to_string();
         }
-        let (project, quoted) = self.project_texts();
+        let (project, quoted) = self.paths.root_texts();
         container::project_paths(text, if shell { &quoted } else { &project }, true)
     }
 
@@ -111,7 +103,7 @@ impl BuildSettings<'_> {
 pub(super) fn build_spec(
     sources: &Sources,
     env: &impl EnvSource,
-    project_dir: &Path,
+    paths: &ProjectPaths,
     groups: &DependencyGroups,
     python: PythonTag,
     target: &'static TargetData,
@@ -119,11 +111,13 @@ pub(super) fn build_spec(
 ) -> Result<BuildSpec, OptionsError> {
     let identifier = identifiers::identifier(python, target);
     let platform = target.platform;
+    let project_dir = paths.package.as_path();
     let build = BuildSettings {
         sources,
         platform,
         identifier: &identifier,
         project_dir,
+        paths,
     };
     let environment_pass = build.list("environment-pass");
     let mut assignments = environment_assignments(&build, env, &environment_pass);
@@ -138,15 +132,11 @@ pub(super) fn build_spec(
             build_frontend.parsed.without_effect.join(" ")
         ));
     }
-    let config_settings = config_settings(
-        build.setting("config-settings"),
-        &build_frontend,
-        project_dir,
-    )
-    .into_iter()
-    .map(|(key, value)| (key, build.container_paths(&value, false)))
-    .collect();
-    let repair = repair_command(build.get("repair-wheel-command"), project_dir);
+    let config_settings = config_settings(build.setting("config-settings"), &build_frontend, paths)
+        .into_iter()
+        .map(|(key, value)| (key, build.container_paths(&value, false)))
+        .collect();
+    let repair = repair_command(build.get("repair-wheel-command"), paths);
     let toolchain = toolchain(build.get("toolchain"), platform)?;
     let (test_requires, test_groups_problem) = test_requirements(
         build.list("test-requires"),
@@ -214,7 +204,7 @@ fn environment_assignments(
     let mut assignments: Vec<EnvAssignment> = passed.collect();
     let configured = build.setting("environment").environment().assignments;
     if build.platform == Platform::Linux {
-        let (project, quoted) = build.project_texts();
+        let (project, quoted) = build.paths.root_texts();
         assignments.extend(container::environment(configured, &project, &quoted));
     } else {
         assignments.extend(configured);
@@ -239,18 +229,9 @@ fn build_frontend(located: Option<Located>) -> Result<BuildFrontend, OptionsErro
 fn config_settings(
     configured: Setting,
     build_frontend: &BuildFrontend,
-    project_dir: &Path,
+    paths: &ProjectPaths,
 ) -> Vec<(String, String)> {
-    let project_text = std::path::absolute(project_dir)
-        .unwrap_or_else(|_| project_dir.to_path_buf())
-        .to_string_lossy()
-        .into_owned();
-    let fill = |value: &str| {
-        super::fill_placeholders(
-            value,
-            &[("project", &project_text), ("package", &project_text)],
-        )
-    };
+    let fill = |value: &str| super::fill_project_unquoted(value, paths);
     let frontend_settings = build_frontend.parsed.config_settings.clone();
     let mut config_settings: Vec<(String, String)> = configured.pairs();
     config_settings.extend(frontend_settings);
@@ -261,12 +242,12 @@ fn config_settings(
 }
 
 /// `repair-wheel-command`: unset, crosswheel's own repair; empty, no repair.
-fn repair_command(located: Option<Located>, project_dir: &Path) -> RepairCommand {
+fn repair_command(located: Option<Located>, paths: &ProjectPaths) -> RepairCommand {
     match located {
         None => RepairCommand::Builtin,
         Some(located) => match located.setting.text() {
             command if command.is_empty() => RepairCommand::Skip,
-            command => RepairCommand::Command(super::fill_project(&command, project_dir)),
+            command => RepairCommand::Command(super::fill_project(&command, paths)),
         },
     }
 }

@@ -97,6 +97,9 @@ pub struct CliOverrides {
     pub allow_empty: bool,
     /// Option values from flags, highest precedence.
     pub settings: Vec<CliSetting>,
+    /// cibuildwheel's project root (`{project}`), when it is not the package folder itself:
+    /// the working directory the package folder lies in, or an unpacked sdist's tree.
+    pub project_root: Option<PathBuf>,
 }
 
 impl CliOverrides {
@@ -121,8 +124,9 @@ pub struct BuildOptions {
     /// was resolved) placed first, as cibuildwheel does.
     pub environment: Environment,
     pub environment_pass: Vec<String>,
-    /// `before-all`, `before-build` and `before-test` have `{project}` and `{package}`
-    /// filled with the (shell-quoted, absolute) project folder, as cibuildwheel fills them.
+    /// `before-all`, `before-build` and `before-test` have `{project}` (the project root)
+    /// and `{package}` (the package folder) filled, shell-quoted and absolute, as
+    /// cibuildwheel fills them.
     pub before_all: Option<String>,
     pub before_build: Option<String>,
     pub before_test: Option<String>,
@@ -183,18 +187,10 @@ impl BuildOptions {
     }
 
     /// The test command with `{project}` and `{package}` filled (shell-quoted).
-    pub fn test_command_for(&self, project: &Path, package: &Path) -> Option<String> {
-        let project = project.to_string_lossy();
-        let package = package.to_string_lossy();
-        self.test_command.as_deref().map(|template| {
-            fill_placeholders(
-                template,
-                &[
-                    ("project", &shell_quote(&project)),
-                    ("package", &shell_quote(&package)),
-                ],
-            )
-        })
+    pub fn test_command_for(&self, paths: &ProjectPaths) -> Option<String> {
+        self.test_command
+            .as_deref()
+            .map(|template| fill_project(template, paths))
     }
 }
 
@@ -214,7 +210,12 @@ pub struct BuildSpec {
 /// The builds to run, ordered by CPython version, then target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// The package folder: what is built, where pyproject.toml is read (cibuildwheel's
+    /// `package_dir`, `{package}`).
     pub project_dir: PathBuf,
+    /// The project root (`{project}`): the package folder itself, or the working directory
+    /// it lies in, as cibuildwheel builds `package_dir` from the working directory.
+    pub project_root: PathBuf,
     /// The file `[tool.crosswheel]` (or `[tool.cibuildwheel]`) was read from, when there was one.
     pub config_file: Option<PathBuf>,
     pub builds: Vec<BuildSpec>,
@@ -225,6 +226,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The two folders the placeholders name.
+    pub fn paths(&self) -> ProjectPaths {
+        ProjectPaths::new(&self.project_root, &self.project_dir)
+    }
+
     pub fn identifiers(&self) -> impl Iterator<Item = &str> {
         self.builds.iter().map(|build| build.identifier.as_str())
     }
@@ -304,11 +310,61 @@ pub fn repair_macos_version(
         .ok_or_else(|| format!("{source}={text} is not a macOS version; use e.g. 11.0"))
 }
 
-/// Fills `{project}` and `{package}` with the shell-quoted project folder (crosswheel builds
-/// the project folder itself, so both are the same), leaving other braces alone.
-pub fn fill_project(command: &str, project: &Path) -> String {
-    let project = std::path::absolute(project).unwrap_or_else(|_| project.to_path_buf());
-    let project = project.to_string_lossy();
-    let quoted = shell_quote(&project);
-    fill_placeholders(command, &[("project", &quoted), ("package", &quoted)])
+/// cibuildwheel's two folders: `{project}`, the project root (the working directory it
+/// runs in, or an unpacked sdist's tree), and `{package}`, the package folder it builds,
+/// the root itself or a folder inside it. Both absolute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectPaths {
+    pub root: PathBuf,
+    pub package: PathBuf,
+}
+
+impl ProjectPaths {
+    pub fn new(root: &Path, package: &Path) -> ProjectPaths {
+        let absolute =
+            |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        ProjectPaths {
+            root: absolute(root),
+            package: absolute(package),
+        }
+    }
+
+    /// A project whose root is its package folder.
+    pub fn single(folder: &Path) -> ProjectPaths {
+        ProjectPaths::new(folder, folder)
+    }
+
+    /// The root as text, and shell-quoted.
+    pub(crate) fn root_texts(&self) -> (String, String) {
+        let root = self.root.to_string_lossy().into_owned();
+        let quoted = shell_quote(&root).into_owned();
+        (root, quoted)
+    }
+
+    /// The placeholder values, unquoted (for values that reach no shell).
+    fn values(&self) -> [(&'static str, String); 2] {
+        [
+            ("project", self.root.to_string_lossy().into_owned()),
+            ("package", self.package.to_string_lossy().into_owned()),
+        ]
+    }
+}
+
+/// Fills `{project}` with the shell-quoted project root and `{package}` with the
+/// shell-quoted package folder, leaving other braces alone.
+pub fn fill_project(command: &str, paths: &ProjectPaths) -> String {
+    let [(project, root), (package, folder)] = paths.values();
+    fill_placeholders(
+        command,
+        &[
+            (project, &shell_quote(&root)),
+            (package, &shell_quote(&folder)),
+        ],
+    )
+}
+
+/// The same for a value that reaches no shell (a config setting): unquoted.
+pub fn fill_project_unquoted(value: &str, paths: &ProjectPaths) -> String {
+    let [(project, root), (package, folder)] = paths.values();
+    fill_placeholders(value, &[(project, &root), (package, &folder)])
 }

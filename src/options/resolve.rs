@@ -14,7 +14,7 @@ use super::project_tables::DependencyGroups;
 use super::requires_python;
 use super::selection::{self, Selected};
 use super::sources::Sources;
-use super::{BuildSpec, CliOverrides, EnvSource, Plan};
+use super::{BuildSpec, CliOverrides, EnvSource, Plan, ProjectPaths};
 
 /// A folder a PEP 517 frontend can build: checked first, so a mistyped path is one error
 /// instead of one per build identifier.
@@ -47,9 +47,12 @@ pub(crate) fn resolve(
     let requires_python = requires_python::read(&pyproject_path, pyproject_text.as_deref(), env)?;
     let selected = selection::selected(&sources, env, cli, requires_python.as_ref(), &mut notes)?;
     let groups = DependencyGroups::read(&pyproject_path, pyproject_text.as_deref());
-    let builds = build_specs(&sources, env, project_dir, &groups, selected, &mut notes)?;
+    let root = cli.project_root.as_deref().unwrap_or(project_dir);
+    let paths = ProjectPaths::new(root, project_dir);
+    let builds = build_specs(&sources, env, &paths, &groups, selected, &mut notes)?;
     Ok(Plan {
         project_dir: project_dir.to_path_buf(),
+        project_root: paths.root,
         config_file,
         builds,
         notes: notes.lines,
@@ -83,7 +86,7 @@ fn config_document(
 fn build_specs(
     sources: &Sources,
     env: &impl EnvSource,
-    project_dir: &Path,
+    paths: &ProjectPaths,
     groups: &DependencyGroups,
     selected: Vec<Selected>,
     notes: &mut Notes,
@@ -91,7 +94,7 @@ fn build_specs(
     let mut problems = Vec::new();
     let mut builds = Vec::new();
     for (python, target) in selected {
-        let spec = build_spec(sources, env, project_dir, groups, python, target, notes);
+        let spec = build_spec(sources, env, paths, groups, python, target, notes);
         if let Some(spec) = keep(spec, &mut problems) {
             builds.push(spec);
         }

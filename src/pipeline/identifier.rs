@@ -181,9 +181,11 @@ impl Identifier<'_> {
             "" => self.spec.identifier.clone(),
             slice => format!("{} ({slice})", self.spec.identifier),
         };
-        let step = progress::Step::start(&id, "build");
+        let step = progress::Step::start_build(&id);
         let mut build_time = std::time::Duration::ZERO;
-        let built = timed(&mut build_time, Stage::Build, || self.build(target, slice));
+        let built = timed(&mut build_time, Stage::Build, || {
+            self.build(target, slice, &step)
+        });
         self.times.build += build_time;
         let (python, built) = built?;
         step.finish(&format!("built {}", super::file_name_of(&built.path)));
@@ -225,12 +227,18 @@ impl Identifier<'_> {
         if configured.is_absolute() {
             configured.clone()
         } else {
-            self.plan.project_dir.join(configured)
+            // cibuildwheel's output folder is relative to where it runs: the project root.
+            self.plan.project_root.join(configured)
         }
     }
 
     /// The project's backend in the target's cross environment (and `before-build`).
-    fn build(&self, target: &Target, slice: &str) -> Result<(BuildPython, BuiltWheel)> {
+    fn build(
+        &self,
+        target: &Target,
+        slice: &str,
+        step: &progress::Step,
+    ) -> Result<(BuildPython, BuiltWheel)> {
         let spec = self.spec;
         let version = spec.python.version();
         let python =
@@ -297,6 +305,7 @@ impl Identifier<'_> {
             constraints: &constraints,
             frontend: &frontend,
             hook_env: hook_env.as_ref(),
+            progress: Some(crate::backend::LineSink(&|line: &str| step.observe(line))),
         })?;
         Ok((python, built))
     }

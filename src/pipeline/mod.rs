@@ -5,6 +5,7 @@
 
 mod exit;
 mod extensions;
+pub mod hints;
 mod hooks;
 mod identifier;
 mod outcome;
@@ -248,7 +249,8 @@ fn test(
             .iter()
             .map(PathBuf::from)
             .collect(),
-        project_dir: plan.project_dir.clone(),
+        project_dir: plan.project_root.clone(),
+        package_dir: Some(plan.project_dir.clone()),
         qemu_cpu: spec.options.qemu_cpu.clone(),
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.dir().to_path_buf(),

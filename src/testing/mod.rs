@@ -26,7 +26,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::options::Environment;
+use crate::options::{Environment, ProjectPaths};
 use crate::python_tag::PythonTag;
 use crate::sysroot::{LinuxArch, SysrootError};
 
@@ -152,8 +152,8 @@ impl TestError {
 /// What to run against a wheel; mirrors the `test-*` options of `[tool.crosswheel]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestSpec {
-    /// A shell command; `{project}` and `{package}` both expand to the (shell-quoted)
-    /// project folder.
+    /// A shell command; `{project}` expands to the (shell-quoted) project root,
+    /// `{package}` to the package folder.
     pub test_command: String,
     /// Requirements installed beside the wheel (`pytest`, `numpy>=2`, ...).
     pub test_requires: Vec<String>,
@@ -165,7 +165,10 @@ pub struct TestSpec {
     /// Files or folders, relative to the project, copied into the folder the command
     /// runs from.
     pub test_sources: Vec<PathBuf>,
+    /// The project root: `before-test` runs here, test sources are relative to it.
     pub project_dir: PathBuf,
+    /// The package folder (`{package}`), the root itself or a folder in it; `None`: the root.
+    pub package_dir: Option<PathBuf>,
     /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
     pub qemu_cpu: Option<String>,
     /// crosswheel's cache (sysroots, qemu); normally [`crate::host::Cache::from_env`].
@@ -206,6 +209,7 @@ impl Default for TestSpec {
             python_version: crate::sysroot::default_target_python(),
             test_sources: Vec::new(),
             project_dir: PathBuf::new(),
+            package_dir: None,
             qemu_cpu: None,
             cache_dir: PathBuf::new(),
             log_dir: PathBuf::new(),
@@ -343,8 +347,13 @@ pub fn test_wheel(
     let workdir = scratch.path().join("work");
     fs::create_dir_all(&workdir).map_err(TestError::io("create", &workdir))?;
     copy_test_sources(&project, &spec.test_sources, &workdir)?;
+    if spec.test_sources.is_empty() {
+        let test_fail = workdir.join("test_fail.py");
+        fs::write(&test_fail, TEST_FAIL_PY).map_err(TestError::io("write", &test_fail))?;
+    }
 
-    let command_line = crate::options::fill_project(&spec.test_command, &project);
+    let paths = ProjectPaths::new(&project, spec.package_dir.as_deref().unwrap_or(&project));
+    let command_line = crate::options::fill_project(&spec.test_command, &paths);
     let mut command = Command::new("sh");
     command
         .arg("-c")
@@ -568,6 +577,10 @@ pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> P
         .unwrap_or_else(crate::sysroot::default_target_python)
 }
 
+/// cibuildwheel's hint for a bare `pytest` run from the test folder (its
+/// `resources/testing_temp_dir_file.py`): put there when no test sources are copied.
+const TEST_FAIL_PY: &str = include_str!("test_fail.py");
+
 /// Copies each entry to the same relative place under `workdir`.
 fn copy_test_sources(project: &Path, entries: &[PathBuf], workdir: &Path) -> Result<(), TestError> {
     for entry in entries {
@@ -691,13 +704,13 @@ mod tests {
     }
 
     #[test]
-    fn placeholders_expand_to_the_quoted_project_folder() {
+    fn placeholders_expand_to_the_quoted_project_root_and_package_folder() {
         assert_eq!(
             crate::options::fill_project(
                 "pytest {project}/tests && ls {package}",
-                Path::new("/src/my proj")
+                &ProjectPaths::new(Path::new("/src/my proj"), Path::new("/src/my proj/pkg"))
             ),
-            "pytest '/src/my proj'/tests && ls '/src/my proj'"
+            "pytest '/src/my proj'/tests && ls '/src/my proj/pkg'"
         );
     }
 

@@ -71,6 +71,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         frontend: &Default::default(),
         hook_env: None,
         log_file: None,
+        progress: None,
     })
 }
 

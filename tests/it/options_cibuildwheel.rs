@@ -282,7 +282,7 @@ fn cibw_enable_adds_to_the_configured_groups_and_platform_picks_one_platform() {
     let plan = project.plan(&[("CIBW_ENABLE", "cpython-prerelease graalpy")]);
     let newest_default: Vec<&str> = ids(&plan);
     assert!(
-        newest_default.iter().any(|id| id.starts_with("cp315-")),
+        newest_default.iter().any(|id| id.starts_with("cp316-")),
         "{newest_default:?}"
     );
     assert_eq!(
@@ -327,6 +327,7 @@ fn free_threaded_builds_follow_cibuildwheels_identifiers() {
             "cp313-manylinux_aarch64",
             "cp314-manylinux_aarch64",
             "cp314t-manylinux_aarch64",
+            "cp315-manylinux_aarch64",
         ]
     );
     // `cpython-freethreading` (cibuildwheel 2.x: `free-threaded-support`) adds cp313t.
@@ -353,8 +354,8 @@ fn free_threaded_builds_follow_cibuildwheels_identifiers() {
     );
     // The prerelease CPython comes with its free-threaded build.
     assert_eq!(
-        linux_ids("build = \"cp315*\"\nenable = [\"cpython-prerelease\"]"),
-        ["cp315-manylinux_aarch64", "cp315t-manylinux_aarch64"]
+        linux_ids("build = \"cp316*\"\nenable = [\"cpython-prerelease\"]"),
+        ["cp316-manylinux_aarch64", "cp316t-manylinux_aarch64"]
     );
 }
 

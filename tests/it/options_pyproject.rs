@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crosswheel::options::{
-    BuildSpec, CliOverrides, EnvPart, FrontendName, Plan, RepairCommand, resolve,
+    BuildSpec, CliOverrides, EnvPart, FrontendName, Plan, ProjectPaths, RepairCommand, resolve,
 };
 use crosswheel::target::ToolchainKind;
 
@@ -113,8 +113,8 @@ fn test_command_placeholders_are_filled_and_quoted() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let plan = project.plan(&[]);
     let options = &build(&plan, "cp311-macosx_arm64").options;
-    let command =
-        options.test_command_for(Path::new("/src/my project"), Path::new("/src/my project"));
+    let paths = ProjectPaths::single(Path::new("/src/my project"));
+    let command = options.test_command_for(&paths);
     assert_eq!(command.as_deref(), Some("pytest '/src/my project'/tests"));
 }
 
@@ -363,11 +363,13 @@ fn a_setup_py_project_without_pyproject_gets_the_defaults() {
     std::fs::write(dir.path().join("setup.py"), "").unwrap();
     let plan = resolve(dir.path(), &CliOverrides::default(), &BTreeMap::new()).unwrap();
     assert_eq!(plan.config_file, None);
-    // Every CPython upstream supports, and 3.14's free-threaded build, for three targets,
-    // like cibuildwheel.
+    // Every CPython upstream supports (3.15.0 is released), and 3.14's free-threaded build,
+    // for three targets, like cibuildwheel.
     let identifiers: Vec<&str> = plan.identifiers().collect();
-    assert_eq!(identifiers.len(), 18, "{identifiers:?}");
-    for version in ["cp310", "cp311", "cp312", "cp313", "cp314", "cp314t"] {
+    assert_eq!(identifiers.len(), 21, "{identifiers:?}");
+    for version in [
+        "cp310", "cp311", "cp312", "cp313", "cp314", "cp314t", "cp315",
+    ] {
         for platform in ["manylinux_aarch64", "manylinux_ppc64le", "macosx_arm64"] {
             let identifier = format!("{version}-{platform}");
             assert!(identifiers.contains(&identifier.as_str()), "{identifier}");

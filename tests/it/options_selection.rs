@@ -328,7 +328,8 @@ fn without_a_python_option_every_supported_cpython_is_built_within_requires_pyth
             "cp312-manylinux_aarch64",
             "cp313-manylinux_aarch64",
             "cp314-manylinux_aarch64",
-            "cp314t-manylinux_aarch64"
+            "cp314t-manylinux_aarch64",
+            "cp315-manylinux_aarch64"
         ]
     );
     let newer = "[project]\nname = \"x\"\nrequires-python = \">=3.12\"\n";
@@ -339,7 +340,7 @@ fn without_a_python_option_every_supported_cpython_is_built_within_requires_pyth
             .collect();
     assert_eq!(
         versions.into_iter().collect::<Vec<_>>(),
-        ["cp312", "cp313", "cp314", "cp314t"],
+        ["cp312", "cp313", "cp314", "cp314t", "cp315"],
         "a >=3.12 project plans builds instead of `no build selected`"
     );
 }

@@ -243,3 +243,36 @@ fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
     let found = find_qemu(LinuxArch::Aarch64, &cache, None).unwrap_or_else(|err| panic!("{err}"));
     assert!(found.is_file());
 }
+
+/// cp315 is a default identifier because its target interpreter exists: Debian forky's
+/// python3.15 (3.15.0) for both default Linux targets, fetched into crosswheel's cache and
+/// run under qemu as the test stage runs it.
+#[test]
+#[ignore = "slow: Debian downloads, qemu"]
+fn debian_forkys_cpython_3_15_runs_under_qemu_for_aarch64_and_ppc64le() {
+    let cp315 = crosswheel::python_tag::PythonTag::parse("cp315").unwrap();
+    for (arch, machine) in [
+        (LinuxArch::Aarch64, "aarch64"),
+        (LinuxArch::Ppc64le, "ppc64le"),
+    ] {
+        let emulator = Emulator::new(&cache_root(), arch, cp315, None, None, None)
+            .unwrap_or_else(|err| panic!("{arch}: {err}"));
+        let output = emulator
+            .python_command()
+            .args([
+                "-c",
+                "import platform, sys; print(platform.machine(), sys.version.split()[0])",
+            ])
+            .output()
+            .expect("run qemu");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{arch}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let (seen, version) = stdout.trim().split_once(' ').unwrap();
+        assert_eq!(seen, machine);
+        assert!(version.starts_with("3.15."), "{arch}: {version}");
+    }
+}

@@ -289,3 +289,24 @@ fn the_debian_mirror_variable_chooses_where_target_cpythons_come_from() {
         "{stderr}"
     );
 }
+
+/// cibuildwheel's test_testing `test_failing_test` hint: a bare `python -m unittest` (or
+/// `pytest`) run from the test folder, without `test-sources`, fails with cibuildwheel's
+/// message naming `{project}`, instead of passing with no tests found.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+#[ignore = "slow: a test venv with pip"]
+fn a_bare_test_runner_in_the_test_folder_fails_with_cibuildwheels_hint() {
+    let wheel = fixture(
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl",
+    );
+    let output = crosswheel_test(&wheel, "python -m unittest");
+    let all = text(&output);
+    assert!(!output.status.success(), "{all}");
+    assert!(
+        all.contains(
+            "Please specify a path to your tests when invoking pytest using the {project} placeholder"
+        ),
+        "{all}"
+    );
+}

@@ -508,6 +508,7 @@ pub fn build_in(
         frontend: &Default::default(),
         hook_env: None,
         log_file: None,
+        progress: None,
     })
 }
 
