@@ -197,9 +197,12 @@ fn cached(key: &Path, name: &str, version: &str) -> Option<BuiltRequirement> {
     })
 }
 
-/// `pip download --no-binary :all: --no-deps` of `requirement` into a fresh folder under
+/// `pip download --no-binary <name> --no-deps` of `requirement` into a fresh folder under
 /// `downloads`; the one sdist it saved.
 fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<PathBuf, String> {
+    let no_binary = crate::package_name::requirement_name(requirement)
+        .map(|name| name.to_string())
+        .ok_or_else(|| format!("`{requirement}` is not a requirement pip can download"))?;
     std::fs::create_dir_all(downloads).map_err(|error| error.to_string())?;
     let dir = tempfile::Builder::new()
         .prefix("download-")
@@ -214,7 +217,9 @@ fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<Pat
             "--disable-pip-version-check",
             "--no-input",
         ])
-        .args(["--no-deps", "--no-binary", ":all:", "--dest"])
+        // The sdist of this distribution only: `:all:` would also build every build
+        // requirement pip installs to read the sdist's metadata (cmake, ninja) from source.
+        .args(["--no-deps", "--no-binary", &no_binary, "--dest"])
         .arg(&dir)
         .arg(requirement)
         .env_remove("_PYTHON_HOST_PLATFORM")
