@@ -169,7 +169,7 @@ pub(crate) fn owner_of(path: &Path) -> Option<Installed> {
         let relative = path.strip_prefix(site).ok()?.to_string_lossy().into_owned();
         installed_in(site)
             .into_iter()
-            .find(|dist| dist.files.iter().any(|file| *file == relative))
+            .find(|dist| dist.files.contains(&relative))
     })
 }
 
