@@ -130,7 +130,7 @@ fn target_site(
     match prepare(&all) {
         Ok(site) => {
             tracing::info!(
-                "{} is a build requirement with per-platform headers: the build compiles against its {target} wheel",
+                "{} among the build requirements ship per-platform headers or libraries: the build compiles and links against their {target} wheels (config/target-installs.toml)",
                 header_requires.join(", ")
             );
             Ok(site)

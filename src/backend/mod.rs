@@ -245,10 +245,12 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let build_requires: Vec<String> = system.requires.iter().chain(&extra).cloned().collect();
     let header_requires = target_wheels::with_library_requirements(
         target_wheels::header_requirements(&build_requires, request.target_requires),
-        host_env
-            .isolated()
-            .then(|| target_installs::library_requirements(&host_env.root))
-            .unwrap_or_default(),
+        &if host_env.isolated() {
+            target_installs::library_requirements(&host_env.root)
+        } else {
+            Vec::new()
+        },
+        &build_requires,
         request.target_requires,
     );
     let mut cross_vars =
@@ -266,14 +268,15 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         remove: &[],
         ..host_run
     };
+    // The build's own environment first: without isolation it is also `host_env`.
     let origins = [
-        (host_env.root.as_path(), "a build requirement"),
         (
             request
                 .hook_env
                 .map_or(Path::new("/nonexistent"), |env| env.root.as_path()),
             "installed by before-build",
         ),
+        (host_env.root.as_path(), "a build requirement"),
     ];
     let built = run_build_wheel(&cross_run, request, &project, log, &origins);
     for notice in wrapper_notices(&wrapper_notes) {

@@ -131,8 +131,8 @@ pub(crate) fn site_packages_of(venv: &Path) -> Option<PathBuf> {
         .find(|path| path.is_dir())
 }
 
-/// The library wheels among the packages of a build environment, as `name==version`
-/// requirements: the build links their target wheels of the same version.
+/// The names of the library wheels among the packages of a build environment: the
+/// build links their target wheels.
 pub(crate) fn library_requirements(venv: &Path) -> Vec<String> {
     let Some(site) = site_packages_of(venv) else {
         return Vec::new();
@@ -141,7 +141,7 @@ pub(crate) fn library_requirements(venv: &Path) -> Vec<String> {
     installed_in(&site)
         .into_iter()
         .filter(|dist| dist.is_library_wheel(rule))
-        .map(|dist| format!("{}=={}", dist.name, dist.version))
+        .map(|dist| dist.name)
         .collect()
 }
 
@@ -169,7 +169,7 @@ pub(crate) fn owner_of(path: &Path) -> Option<Installed> {
         let relative = path.strip_prefix(site).ok()?.to_string_lossy().into_owned();
         installed_in(site)
             .into_iter()
-            .find(|dist| dist.files.iter().any(|file| *file == relative))
+            .find(|dist| dist.files.contains(&relative))
     })
 }
 

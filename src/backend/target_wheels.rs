@@ -70,29 +70,35 @@ pub fn header_requirements(build_requires: &[String], target_requires: &[String]
     found
 }
 
-/// The header requirements with the build environment's library wheels
-/// (`name==version`, config/target-installs.toml) added: a library requirement replaces a
-/// header one of the same package (its version is the one installed), and neither is
-/// added for a package `target-requires` names.
+/// The header requirements with the build environment's library wheels (names,
+/// config/target-installs.toml) added, as the build requirements spell them when they name
+/// them: the target gets the newest wheel it can install that satisfies them, which is
+/// not always the build machine's version (scipy-openblas32 0.3.34 has no manylinux2014
+/// aarch64 wheel). Nothing is added twice, nor for a package `target-requires` names.
 pub fn with_library_requirements(
     header: Vec<String>,
-    library: Vec<String>,
+    library: &[String],
+    build_requires: &[String],
     target_requires: &[String],
 ) -> Vec<String> {
-    let named: Vec<String> = target_requires
+    let mut named: Vec<String> = target_requires
         .iter()
+        .chain(&header)
         .map(|r| requirement_name(r))
         .collect();
-    let library: Vec<String> = library
-        .into_iter()
-        .filter(|r| !named.contains(&requirement_name(r)))
-        .collect();
-    let library_names: Vec<String> = library.iter().map(|r| requirement_name(r)).collect();
-    let mut all: Vec<String> = header
-        .into_iter()
-        .filter(|r| !library_names.contains(&requirement_name(r)))
-        .collect();
-    all.extend(library);
+    let mut all = header;
+    for name in library {
+        let name = crate::package_name::normalize(name);
+        if named.contains(&name) {
+            continue;
+        }
+        let spelt = build_requires
+            .iter()
+            .find(|r| requirement_name(r) == name)
+            .map(|r| r.split(';').next().unwrap_or(r).trim().to_string());
+        all.push(spelt.unwrap_or_else(|| name.clone()));
+        named.push(name);
+    }
     all
 }
 
@@ -265,17 +271,20 @@ mod tests {
     }
 
     #[test]
-    fn an_installed_library_wheel_joins_the_target_requirements_at_its_version() {
+    fn an_installed_library_wheel_joins_the_target_requirements_as_the_project_spells_it() {
         let all = with_library_requirements(
             strings(&["numpy>=2.0"]),
-            strings(&[
-                "numpy==2.4.6",
-                "scipy-openblas32==0.3.31.188.0",
-                "pillow==11.0",
+            &strings(&["numpy", "scipy_openblas32", "pillow", "scipy-openblas64"]),
+            &strings(&[
+                "scipy-openblas32>=0.3.30; sys_platform != 'win32'",
+                "numpy>=2.0",
             ]),
             &strings(&["Pillow"]),
         );
-        assert_eq!(all, ["numpy==2.4.6", "scipy-openblas32==0.3.31.188.0"]);
+        assert_eq!(
+            all,
+            ["numpy>=2.0", "scipy-openblas32>=0.3.30", "scipy-openblas64"]
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod exit_codes;
 mod fixtures;
 mod free_threaded;
 mod free_threaded_python;
+mod hook_installs;
 mod hostile_fuzz_regressions;
 mod hostile_inputs;
 mod inspect_linux;

@@ -30,6 +30,7 @@ fn a_changed_cached_source_tarball_is_refused_naming_both_hashes() {
             version: &entry.debian_version,
             file_name: &entry.orig,
             sha256: &entry.sha256,
+            release: entry.debian_release.as_deref(),
         },
         Some("http://127.0.0.1:9/debian"),
     )

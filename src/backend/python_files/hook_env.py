@@ -120,8 +120,9 @@ class TargetInstallError(Exception):
 
 
 def _fetch_target_wheel(name, version, config):
-    """The target's wheel of name==version from crosswheel's cache, downloaded first when
-    missing; None when the index has none for the target."""
+    """The target's wheel of name==version (the newest the target can install when version
+    is None) from crosswheel's cache, downloaded first when missing; None when the index
+    has none for the target."""
     import glob
     import subprocess
     import tempfile
@@ -129,7 +130,7 @@ def _fetch_target_wheel(name, version, config):
     cache = config["wheel_cache"]
     os.makedirs(cache, exist_ok=True)
     wanted = _normalize(name).replace("-", "_")
-    for path in sorted(glob.glob(os.path.join(cache, "*.whl"))):
+    for path in sorted(glob.glob(os.path.join(cache, "*.whl"))) if version else []:
         file_name = os.path.basename(path).split("-")
         if len(file_name) > 2 and _normalize(file_name[0]).replace("-", "_") == wanted and file_name[1] == version:
             return path
@@ -143,7 +144,7 @@ def _fetch_target_wheel(name, version, config):
                    "--implementation", "cp", "--abi", config["abi"], "--abi", "abi3", "--abi", "none"]
         for platform in config["platforms"]:
             command += ["--platform", platform]
-        command += ["--dest", staging, f"{name}=={version}"]
+        command += ["--dest", staging, f"{name}=={version}" if version else name]
         done = subprocess.run(command, env=dict(os.environ, **{_INNER: "1"}),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if done.returncode != 0:
@@ -209,6 +210,29 @@ def _swap(site, dist, host_files, wheel, rule):
     return written, twins
 
 
+def _reinstall(name, version):
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "--no-deps", f"{name}=={version}"],
+        env=dict(os.environ, **{_INNER: "1"}), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        last = done.stdout.strip().splitlines()[-1:] or ["no output"]
+        raise TargetInstallError(f"installing {name} {version} for the build machine failed: {last[0]}")
+
+
+def _dist_info_of(site, name, version):
+    import glob
+
+    for dist_info in glob.glob(os.path.join(site, "*.dist-info")):
+        found, found_version, _ = _metadata(dist_info)
+        if _normalize(found) == _normalize(name) and found_version == version:
+            return dist_info
+    return None
+
+
 def reconcile():
     """Installs for the target the link-time files of every library wheel in this
     environment that has not been looked at yet; returns the lines to print."""
@@ -240,6 +264,28 @@ def reconcile():
             done[key] = "no link-time files"
             continue
         wheel = _fetch_target_wheel(name, version, config)
+        if wheel is None:
+            # As pip on the target would: the newest version the target has a wheel of
+            # (scipy-openblas32 0.3.34 has none for manylinux2014 aarch64), installed here
+            # at the same version so Python code and libraries agree.
+            wheel = _fetch_target_wheel(name, None, config)
+            if wheel is not None:
+                older = os.path.basename(wheel).split("-")[1]
+                lines.append(
+                    f"crosswheel: {name} {version} has no {config['target']} wheel; "
+                    f"{older} has one and is installed instead"
+                )
+                _reinstall(name, older)
+                done[key] = f"replaced by {older}"
+                dist_info = _dist_info_of(site, name, older)
+                if dist_info is None:
+                    raise TargetInstallError(f"pip did not install {name} {older}")
+                name, version, tags = _metadata(dist_info)
+                key = f"{_normalize(name)}=={version}"
+                host_files = [
+                    relative for relative in _record(dist_info)
+                    if is_link_time_file(relative, rule) and not _is_runtime_folder(relative)
+                ]
         if wheel is None:
             lines.append(
                 f"crosswheel: warning: {name} {version} has no {config['target']} wheel: its "
