@@ -145,11 +145,30 @@ pub(crate) fn unsupported(arch: LinuxArch, python: PythonTag) -> SysrootError {
 /// The suite of the target's system libraries and compiler runtime packages, from
 /// `mirror` (the `debian-mirror` option) when given.
 pub(crate) fn system_suite(mirror: Option<&str>) -> Suite {
-    let codename = &config().system_release;
+    suite_from(&config().system_release, mirror)
+}
+
+/// [`system_suite`] for `arch`'s packages: `system_release`, or for an architecture it
+/// does not carry (riscv64 starts in trixie) the first release listed that does.
+pub(crate) fn system_suite_for(arch: LinuxArch, mirror: Option<&str>) -> Suite {
+    let config = config();
+    let system = &config.system_release;
+    let serves_system = config
+        .release
+        .iter()
+        .any(|release| &release.codename == system && release.serves(arch));
+    let codename = match config.release.iter().find(|release| release.serves(arch)) {
+        Some(release) if !serves_system => &release.codename,
+        _ => system,
+    };
+    suite_from(codename, mirror)
+}
+
+fn suite_from(codename: &str, mirror: Option<&str>) -> Suite {
     let mut suite = config()
         .release
         .iter()
-        .find(|release| &release.codename == codename)
+        .find(|release| release.codename == codename)
         .map(Release::suite)
         .unwrap_or_else(|| Suite {
             mirror: default_mirror(),
@@ -235,6 +254,22 @@ mod tests {
 
     fn py(version: &str) -> PythonTag {
         PythonTag::parse_version(version).unwrap()
+    }
+
+    #[test]
+    fn system_libraries_come_from_the_first_release_carrying_the_architecture() {
+        assert_eq!(
+            system_suite_for(LinuxArch::Aarch64, None).codename,
+            "bookworm"
+        );
+        assert_eq!(
+            system_suite_for(LinuxArch::Armv7l, None).codename,
+            "bookworm"
+        );
+        assert_eq!(
+            system_suite_for(LinuxArch::Riscv64, None).codename,
+            "trixie"
+        );
     }
 
     #[test]

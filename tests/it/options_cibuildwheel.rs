@@ -166,6 +166,9 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
             "cp311-manylinux_ppc64le",
             "cp311-manylinux_x86_64",
             "cp311-manylinux_s390x",
+            "cp311-manylinux_i686",
+            "cp311-manylinux_armv7l",
+            "cp311-manylinux_riscv64",
             "cp311-macosx_arm64",
             "cp311-macosx_x86_64",
             "cp311-macosx_universal2"
