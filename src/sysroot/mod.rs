@@ -857,7 +857,9 @@ mod tests {
         assert_eq!(LinuxArch::parse("aarch64"), Some(LinuxArch::Aarch64));
         assert_eq!(LinuxArch::parse("ppc64el"), Some(LinuxArch::Ppc64le));
         assert_eq!(LinuxArch::parse("AMD64"), Some(LinuxArch::X86_64));
-        assert_eq!(LinuxArch::parse("riscv64"), None);
+        assert_eq!(LinuxArch::parse("armhf"), Some(LinuxArch::Armv7l));
+        assert_eq!(LinuxArch::parse("i386"), Some(LinuxArch::I686));
+        assert_eq!(LinuxArch::parse("loongarch64"), None);
     }
 
     #[test]
