@@ -118,10 +118,21 @@ pub enum LinuxArch {
     Aarch64,
     Ppc64le,
     S390x,
+    I686,
+    Armv7l,
+    Riscv64,
 }
 
 impl LinuxArch {
-    pub const ALL: [LinuxArch; 4] = [Self::X86_64, Self::Aarch64, Self::Ppc64le, Self::S390x];
+    pub const ALL: [LinuxArch; 7] = [
+        Self::X86_64,
+        Self::Aarch64,
+        Self::Ppc64le,
+        Self::S390x,
+        Self::I686,
+        Self::Armv7l,
+        Self::Riscv64,
+    ];
 
     /// The architecture a glibc Linux wheel's platform tag names: `manylinux_2_17_aarch64`,
     /// `manylinux2014_ppc64le`, `linux_x86_64`; `None` for any other tag (musllinux, macOS).
@@ -141,6 +152,9 @@ impl LinuxArch {
             "aarch64" | "arm64" => Some(Self::Aarch64),
             "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
             "s390x" => Some(Self::S390x),
+            "i686" | "i386" | "x86" => Some(Self::I686),
+            "armv7l" | "armhf" => Some(Self::Armv7l),
+            "riscv64" => Some(Self::Riscv64),
             _ => None,
         }
     }
@@ -158,17 +172,33 @@ impl LinuxArch {
             // Rust names both endiannesses `powerpc64`.
             "powerpc64" if little_endian => Some(Self::Ppc64le),
             "s390x" => Some(Self::S390x),
+            "x86" => Some(Self::I686),
+            "arm" => Some(Self::Armv7l),
+            "riscv64" => Some(Self::Riscv64),
             _ => None,
         }
     }
 
-    /// What `uname -m` and `platform.machine()` report; also the wheel-tag and qemu suffix.
+    /// What `uname -m` and `platform.machine()` report; also the wheel-tag suffix.
     pub fn machine(self) -> &'static str {
         match self {
             Self::X86_64 => "x86_64",
             Self::Aarch64 => "aarch64",
             Self::Ppc64le => "ppc64le",
             Self::S390x => "s390x",
+            Self::I686 => "i686",
+            Self::Armv7l => "armv7l",
+            Self::Riscv64 => "riscv64",
+        }
+    }
+
+    /// qemu-user's name for the architecture (`qemu-<name>-static`, the binfmt_misc entry
+    /// `qemu-<name>`): the machine name, but for the 32-bit x86 and Arm emulators.
+    pub fn qemu_name(self) -> &'static str {
+        match self {
+            Self::I686 => "i386",
+            Self::Armv7l => "arm",
+            other => other.machine(),
         }
     }
 
@@ -179,7 +209,15 @@ impl LinuxArch {
             Self::Aarch64 => "arm64",
             Self::Ppc64le => "ppc64el",
             Self::S390x => "s390x",
+            Self::I686 => "i386",
+            Self::Armv7l => "armhf",
+            Self::Riscv64 => "riscv64",
         }
+    }
+
+    /// Whether the architecture's ELF files are ELFCLASS32 (i686, armv7l).
+    pub fn is_32_bit(self) -> bool {
+        matches!(self, Self::I686 | Self::Armv7l)
     }
 
     /// Whether the architecture stores words most significant byte first (s390x).
@@ -187,10 +225,13 @@ impl LinuxArch {
         matches!(self, Self::S390x)
     }
 
-    /// `EI_CLASS` and `EI_DATA` of the architecture's ELF files (2 = 64-bit; 1 = little-,
-    /// 2 = big-endian).
+    /// `EI_CLASS` and `EI_DATA` of the architecture's ELF files (1 = 32-, 2 = 64-bit;
+    /// 1 = little-, 2 = big-endian).
     pub fn elf_ident(self) -> [u8; 2] {
-        [2, if self.big_endian() { 2 } else { 1 }]
+        [
+            if self.is_32_bit() { 1 } else { 2 },
+            if self.big_endian() { 2 } else { 1 },
+        ]
     }
 
     /// `e_machine` as the architecture's ELF files store it, in their byte order.
@@ -203,13 +244,16 @@ impl LinuxArch {
     }
 
     /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64,
-    /// EM_S390).
+    /// EM_S390, EM_386, EM_ARM, EM_RISCV).
     pub fn elf_machine(self) -> u16 {
         match self {
             Self::X86_64 => 62,
             Self::Aarch64 => 183,
             Self::Ppc64le => 21,
             Self::S390x => 22,
+            Self::I686 => 3,
+            Self::Armv7l => 40,
+            Self::Riscv64 => 243,
         }
     }
 }
@@ -739,6 +783,9 @@ mod tests {
             "linux-ppc64le",
             "linux-x86_64",
             "linux-s390x",
+            "linux-i686",
+            "linux-armv7l",
+            "linux-riscv64",
             "macos-arm64",
             "macos-x86_64",
             "macos-universal2",
@@ -784,6 +831,44 @@ mod tests {
         );
         assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
         assert_eq!(target.compatible_manylinux_platforms().len(), 2);
+    }
+
+    #[test]
+    fn thirty_two_bit_targets_are_elfclass32_with_ilp32_headers() {
+        for (name, qemu, ident) in [
+            ("linux-i686", "i386", [1, 1]),
+            ("linux-armv7l", "arm", [1, 1]),
+        ] {
+            let target = Target::parse(name).unwrap();
+            let arch = target.linux_arch().unwrap();
+            assert_eq!(arch.qemu_name(), qemu);
+            assert_eq!(arch.elf_ident(), ident);
+            assert_eq!(target.data().pyconfig_define["SIZEOF_VOID_P"], "4");
+        }
+        assert_eq!(
+            Target::parse("i686").unwrap().zig_triple(),
+            "x86-linux-gnu.2.17"
+        );
+        assert_eq!(
+            Target::parse("armv7l").unwrap().zig_triple(),
+            "arm-linux-gnueabihf.2.17"
+        );
+        assert_eq!(LinuxArch::Riscv64.elf_ident(), [2, 1]);
+    }
+
+    #[test]
+    fn riscv64_starts_at_auditwheels_first_riscv64_policy() {
+        let target = Target::parse("linux-riscv64").unwrap();
+        assert_eq!(target.zig_triple(), "riscv64-linux-gnu.2.31");
+        let policies = crate::manylinux::Policies::for_arch("riscv64").unwrap();
+        assert_eq!(policies.most_compatible().name, "manylinux_2_31");
+        assert!(
+            target
+                .with_os_version(OsVersion::new(2, 27))
+                .unwrap_err()
+                .to_string()
+                .contains("lowest supported is 2.31")
+        );
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub(super) fn exec_format_hint(output: &str, cross_env: &CrossEnv) -> Option<Str
     Some(match target.linux_arch() {
         Some(arch) => format!(
             "crosswheel: the build started {program}, a {target} program, directly; the kernel runs such programs only with qemu-user registered in binfmt_misc (as root: `apt-get install qemu-user-static binfmt-support && update-binfmts --enable qemu-{}`), or the build can start it through $CROSSWHEEL_RUN_PROGRAM",
-            arch.machine()
+            arch.qemu_name()
         ),
         None => format!(
             "crosswheel: the build started {program}, a {target} program, which cannot run on this Linux build machine: build it for the build machine, or give the build the answer it computes"

@@ -39,6 +39,7 @@ pub(crate) fn target_vars(
     set("SHLIB_SUFFIX", ".so".to_string());
 
     set_abi(&mut vars, python);
+    set_sizes(&mut vars, target);
     set_compilers(&mut vars, toolchain);
     set_flags(&mut vars, layout);
     set_paths(&mut vars, layout);
@@ -87,6 +88,18 @@ fn set_abi(vars: &mut BTreeMap<String, Value>, python: &BuildPython) {
             "Py_GIL_DISABLED".to_string(),
             Value::from(u8::from(python.targets_free_threaded())),
         );
+    }
+}
+
+/// The target's sizes and alignments where `config/targets.toml` corrects the build
+/// machine's (`SIZEOF_VOID_P` 4 on i686): sysconfig carries pyconfig.h's numbers, so a
+/// build that asks sysconfig for a size gets the target's.
+fn set_sizes(vars: &mut BTreeMap<String, Value>, target: &Target) {
+    for (name, value) in &target.data().pyconfig_define {
+        let is_size = name.starts_with("SIZEOF_") || name.starts_with("ALIGNOF_");
+        if let (true, Ok(number)) = (is_size, value.parse::<u64>()) {
+            vars.insert(name.clone(), Value::from(number));
+        }
     }
 }
 

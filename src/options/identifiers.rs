@@ -45,6 +45,9 @@ mod tests {
                 "linux-ppc64le",
                 "linux-x86_64",
                 "linux-s390x",
+                "linux-i686",
+                "linux-armv7l",
+                "linux-riscv64",
                 "macos-arm64",
                 "macos-x86_64",
                 "macos-universal2"
@@ -63,6 +66,9 @@ mod tests {
                 "cp311-manylinux_ppc64le",
                 "cp311-manylinux_x86_64",
                 "cp311-manylinux_s390x",
+                "cp311-manylinux_i686",
+                "cp311-manylinux_armv7l",
+                "cp311-manylinux_riscv64",
                 "cp311-macosx_arm64",
                 "cp311-macosx_x86_64",
                 "cp311-macosx_universal2"

@@ -270,7 +270,7 @@ fn enable_notes(groups: &[String], notes: &mut Notes) {
         .any(|group| group == "cpython-experimental-riscv64")
     {
         notes.push(
-            "not built: cpython-experimental-riscv64 (enable): crosswheel builds no riscv64 wheels"
+            "enable cpython-experimental-riscv64 changes nothing here: crosswheel builds riscv64 wheels whenever `archs` names riscv64"
                 .to_string(),
         );
     }

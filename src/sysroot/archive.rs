@@ -148,6 +148,22 @@ pub(crate) fn system_suite(mirror: Option<&str>) -> Suite {
     release_suite(&config().system_release, mirror)
 }
 
+/// [`system_suite`] for `arch`'s packages: `system_release`, or for an architecture it
+/// does not carry (riscv64 starts in trixie) the first release listed that does.
+pub(crate) fn system_suite_for(arch: LinuxArch, mirror: Option<&str>) -> Suite {
+    let config = config();
+    let system = &config.system_release;
+    let serves_system = config
+        .release
+        .iter()
+        .any(|release| &release.codename == system && release.serves(arch));
+    let codename = match config.release.iter().find(|release| release.serves(arch)) {
+        Some(release) if !serves_system => &release.codename,
+        _ => system,
+    };
+    release_suite(codename, mirror)
+}
+
 /// The suite of release `codename` (a release of config/debian/releases.toml, or any
 /// other suite of the default mirror), on `mirror` when one is given.
 pub(crate) fn release_suite(codename: &str, mirror: Option<&str>) -> Suite {
@@ -240,6 +256,22 @@ mod tests {
 
     fn py(version: &str) -> PythonTag {
         PythonTag::parse_version(version).unwrap()
+    }
+
+    #[test]
+    fn system_libraries_come_from_the_first_release_carrying_the_architecture() {
+        assert_eq!(
+            system_suite_for(LinuxArch::Aarch64, None).codename,
+            "bookworm"
+        );
+        assert_eq!(
+            system_suite_for(LinuxArch::Armv7l, None).codename,
+            "bookworm"
+        );
+        assert_eq!(
+            system_suite_for(LinuxArch::Riscv64, None).codename,
+            "trixie"
+        );
     }
 
     #[test]

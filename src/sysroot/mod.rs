@@ -195,7 +195,7 @@ impl TreeSpec {
     /// The target's system libraries (C library, libgcc_s, libstdc++) whose symbols the
     /// repair's symbol check reads.
     pub fn system_libraries(arch: LinuxArch, mirror: Option<&str>) -> Self {
-        let suite = archive::system_suite(mirror);
+        let suite = archive::system_suite_for(arch, mirror);
         TreeSpec {
             cache_subdir: Path::new("system-libraries").join(format!(
                 "{}-{}",
@@ -219,7 +219,7 @@ impl TreeSpec {
         keep: &[String],
         mirror: Option<&str>,
     ) -> Self {
-        let suite = archive::system_suite(mirror);
+        let suite = archive::system_suite_for(arch, mirror);
         TreeSpec {
             cache_subdir: Path::new("tools").join(format!(
                 "{package}-{}-{}",
@@ -738,6 +738,12 @@ fn has_loader(root: &Path, arch: LinuxArch) -> bool {
         LinuxArch::Ppc64le => &["lib64/ld64.so.2", "usr/lib64/ld64.so.2"],
         LinuxArch::X86_64 => &["lib64/ld-linux-x86-64.so.2"],
         LinuxArch::S390x => &["lib/ld64.so.1", "usr/lib/ld64.so.1"],
+        LinuxArch::I686 => &["lib/ld-linux.so.2", "usr/lib/ld-linux.so.2"],
+        LinuxArch::Armv7l => &["lib/ld-linux-armhf.so.3", "usr/lib/ld-linux-armhf.so.3"],
+        LinuxArch::Riscv64 => &[
+            "lib/ld-linux-riscv64-lp64d.so.1",
+            "usr/lib/ld-linux-riscv64-lp64d.so.1",
+        ],
     };
     loaders.iter().any(|loader| root.join(loader).exists())
 }
@@ -862,7 +868,9 @@ mod tests {
         assert_eq!(LinuxArch::parse("aarch64"), Some(LinuxArch::Aarch64));
         assert_eq!(LinuxArch::parse("ppc64el"), Some(LinuxArch::Ppc64le));
         assert_eq!(LinuxArch::parse("AMD64"), Some(LinuxArch::X86_64));
-        assert_eq!(LinuxArch::parse("riscv64"), None);
+        assert_eq!(LinuxArch::parse("armhf"), Some(LinuxArch::Armv7l));
+        assert_eq!(LinuxArch::parse("i386"), Some(LinuxArch::I686));
+        assert_eq!(LinuxArch::parse("loongarch64"), None);
     }
 
     #[test]
@@ -904,8 +912,11 @@ mod tests {
         let name = spec.cache_subdir.to_string_lossy().into_owned();
         assert!(name.starts_with("tools/qemu-user-static-amd64-"), "{name}");
         assert!(!spec.with_dependencies);
-        for arch in [LinuxArch::Aarch64, LinuxArch::Ppc64le, LinuxArch::S390x] {
-            let binary = format!("usr/bin/qemu-{}-static", arch.machine());
+        let emulated = LinuxArch::ALL
+            .into_iter()
+            .filter(|a| *a != LinuxArch::X86_64);
+        for arch in emulated {
+            let binary = format!("usr/bin/qemu-{}-static", arch.qemu_name());
             assert!(
                 spec.keep_only.contains(&binary),
                 "{binary} missing from {:?}",

@@ -28,7 +28,12 @@ pub const BINFMT_MISC_DIR: &str = "/proc/sys/fs/binfmt_misc";
 pub fn default_qemu_cpu(arch: LinuxArch) -> Option<&'static str> {
     match arch {
         LinuxArch::Aarch64 => Some("cortex-a72"),
-        LinuxArch::Ppc64le | LinuxArch::X86_64 | LinuxArch::S390x => None,
+        LinuxArch::Ppc64le
+        | LinuxArch::X86_64
+        | LinuxArch::S390x
+        | LinuxArch::I686
+        | LinuxArch::Armv7l
+        | LinuxArch::Riscv64 => None,
     }
 }
 
@@ -197,7 +202,7 @@ pub fn find_qemu(
     let qemu = tree
         .root()
         .join("usr/bin")
-        .join(format!("qemu-{}-static", arch.machine()));
+        .join(format!("qemu-{}-static", arch.qemu_name()));
     if qemu.is_file() {
         Ok(qemu)
     } else {
@@ -210,8 +215,8 @@ pub fn find_qemu(
 
 pub fn find_qemu_on_path(arch: LinuxArch, path_var: &OsStr) -> Option<PathBuf> {
     let names = [
-        format!("qemu-{}-static", arch.machine()),
-        format!("qemu-{}", arch.machine()),
+        format!("qemu-{}-static", arch.qemu_name()),
+        format!("qemu-{}", arch.qemu_name()),
     ];
     names
         .iter()
@@ -238,19 +243,29 @@ impl BinfmtStatus {
     pub fn problem(&self, arch: LinuxArch) -> Option<String> {
         let why = "programs that the emulated interpreter starts (other than Python itself) fail with `Exec format error`";
         let machine = arch.machine();
+        let qemu = arch.qemu_name();
         match self {
             BinfmtStatus::Enabled { .. } => None,
+            // Debian registers no qemu-i386 on x86_64: the kernel runs i386 programs itself,
+            // and they start only with the host's own i386 loader.
+            BinfmtStatus::NotRegistered | BinfmtStatus::NotMounted
+                if arch == LinuxArch::I686 && LinuxArch::host() == Some(LinuxArch::X86_64) =>
+            {
+                Some(format!(
+                    "i686 programs that the emulated interpreter starts (other than Python itself) run on this x86_64 kernel and fail with `No such file or directory` without an i386 loader: run `sudo dpkg --add-architecture i386; sudo apt-get update; sudo apt-get install libc6:i386`"
+                ))
+            }
             BinfmtStatus::Disabled { entry } => Some(format!(
                 "the binfmt_misc handler `{entry}` for {machine} is disabled, so {why}: run \
                  `sudo update-binfmts --enable {entry}`"
             )),
             BinfmtStatus::NotRegistered => Some(format!(
                 "no binfmt_misc handler for {machine} ELF files is registered, so {why}: run \
-                 `sudo apt-get install qemu-user-static binfmt-support; sudo update-binfmts --enable qemu-{machine}`"
+                 `sudo apt-get install qemu-user-static binfmt-support; sudo update-binfmts --enable qemu-{qemu}`"
             )),
             BinfmtStatus::NotMounted => Some(format!(
                 "binfmt_misc is not mounted at {BINFMT_MISC_DIR}, so {why}: run `sudo mount -t \
-                 binfmt_misc binfmt_misc {BINFMT_MISC_DIR}; sudo update-binfmts --enable qemu-{machine}`"
+                 binfmt_misc binfmt_misc {BINFMT_MISC_DIR}; sudo update-binfmts --enable qemu-{qemu}`"
             )),
         }
     }
@@ -263,7 +278,7 @@ pub fn binfmt_status(arch: LinuxArch, binfmt_dir: &Path) -> BinfmtStatus {
     if !binfmt_dir.join("status").exists() {
         return BinfmtStatus::NotMounted;
     }
-    let conventional = format!("qemu-{}", arch.machine());
+    let conventional = format!("qemu-{}", arch.qemu_name());
     let mut entries: Vec<(String, String)> = Vec::new();
     if let Ok(text) = fs::read_to_string(binfmt_dir.join(&conventional)) {
         entries.push((conventional, text));

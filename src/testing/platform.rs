@@ -208,13 +208,13 @@ mod tests {
         let aarch64 = TestPlatform::Linux(LinuxArch::Aarch64);
         let on_mac = plan(aarch64, MAC_ARM64).unwrap_err().to_string();
         assert!(on_mac.contains("Linux host"), "{on_mac}");
-        let riscv = Host {
+        let loongarch = Host {
             os: Some(Platform::Linux),
-            arch: "riscv64",
+            arch: "loongarch64",
             little_endian: true,
         };
-        let on_riscv = plan(aarch64, riscv).unwrap_err().to_string();
-        assert!(on_riscv.contains("riscv64"), "{on_riscv}");
+        let on_loongarch = plan(aarch64, loongarch).unwrap_err().to_string();
+        assert!(on_loongarch.contains("loongarch64"), "{on_loongarch}");
     }
 
     #[test]

@@ -170,10 +170,9 @@ fn every_corpus_configuration_plans_builds_unchanged() {
 fn corpus_archs_and_enable_groups_crosswheel_does_not_build_are_said() {
     let corpus_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cibuildwheel-corpus");
     let websockets = plan(&corpus_dir.join("websockets.toml"));
+    // Every Linux architecture websockets lists is a manylinux target now.
     assert!(
-        websockets
-            .stderr
-            .contains("not built here: manylinux_i686, manylinux_armv7l, manylinux_riscv64 ("),
+        !websockets.stderr.contains("not built here: manylinux_"),
         "{}",
         websockets.stderr
     );

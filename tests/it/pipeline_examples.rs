@@ -26,6 +26,15 @@ fn build_linux_wheels(name: &str) -> (Vec<String>, String, String) {
 /// `crosswheel build` of one example's cp311 wheels for `archs`: the wheel names, stdout and
 /// stderr, and the wheelhouse (kept until the caller drops it).
 fn build_for_archs(name: &str, archs: &str) -> ((Vec<String>, String, String), tempfile::TempDir) {
+    build_python(name, archs, "cp311")
+}
+
+/// As [`build_for_archs`], for another CPython than the examples' `python = ["cp311"]`.
+fn build_python(
+    name: &str,
+    archs: &str,
+    python: &str,
+) -> ((Vec<String>, String, String), tempfile::TempDir) {
     let out = tempfile::tempdir().expect("tempdir");
     let output = Command::new(crosswheel_bin())
         .arg("build")
@@ -33,6 +42,7 @@ fn build_for_archs(name: &str, archs: &str) -> ((Vec<String>, String, String), t
         .arg("-w")
         .arg(out.path())
         .args(["--archs", archs])
+        .env("CROSSWHEEL_PYTHON", python)
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .output()
         .expect("run crosswheel build");
@@ -105,6 +115,8 @@ fn scikit_build_core_example_passes_its_suite_on_aarch64_and_ppc64le() {
 struct LinuxCase {
     example: &'static str,
     arch: &'static str,
+    /// The identifier's Python: `cp311`, or the version Debian ships for the architecture.
+    python: &'static str,
     wheel: &'static str,
     runs: &'static str,
     tests: usize,
@@ -116,6 +128,7 @@ const LINUX_CASES: &[LinuxCase] = &[
     LinuxCase {
         example: "cmakeproj",
         arch: "x86_64",
+        python: "cp311",
         wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_5_x86_64.manylinux1_x86_64.whl",
         runs: "passed (native)",
         tests: 3,
@@ -123,6 +136,7 @@ const LINUX_CASES: &[LinuxCase] = &[
     LinuxCase {
         example: "mesonproj",
         arch: "x86_64",
+        python: "cp311",
         wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_5_x86_64.manylinux1_x86_64.whl",
         runs: "passed (native)",
         tests: 4,
@@ -131,6 +145,7 @@ const LINUX_CASES: &[LinuxCase] = &[
     LinuxCase {
         example: "cmakeproj",
         arch: "s390x",
+        python: "cp311",
         wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_17_s390x.manylinux2014_s390x.whl",
         runs: "passed (emulated)",
         tests: 3,
@@ -138,7 +153,61 @@ const LINUX_CASES: &[LinuxCase] = &[
     LinuxCase {
         example: "mesonproj",
         arch: "s390x",
+        python: "cp311",
         wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_17_s390x.manylinux2014_s390x.whl",
+        runs: "passed (emulated)",
+        tests: 4,
+    },
+    // 32-bit x86: Debian's i386 CPython under qemu-i386; i686's policies start at
+    // manylinux_2_5 as x86_64's do.
+    LinuxCase {
+        example: "cmakeproj",
+        arch: "i686",
+        python: "cp311",
+        wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_5_i686.manylinux1_i686.whl",
+        runs: "passed (emulated)",
+        tests: 3,
+    },
+    LinuxCase {
+        example: "mesonproj",
+        arch: "i686",
+        python: "cp311",
+        wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_5_i686.manylinux1_i686.whl",
+        runs: "passed (emulated)",
+        tests: 4,
+    },
+    // Hard-float 32-bit Arm: Debian's armhf CPython under qemu-arm.
+    LinuxCase {
+        example: "cmakeproj",
+        arch: "armv7l",
+        python: "cp311",
+        wheel: "cmakeproj-0.1.0-cp311-cp311-manylinux_2_17_armv7l.manylinux2014_armv7l.whl",
+        runs: "passed (emulated)",
+        tests: 3,
+    },
+    LinuxCase {
+        example: "mesonproj",
+        arch: "armv7l",
+        python: "cp311",
+        wheel: "mesonproj-0.1.0-cp311-cp311-manylinux_2_17_armv7l.manylinux2014_armv7l.whl",
+        runs: "passed (emulated)",
+        tests: 4,
+    },
+    // riscv64 starts at manylinux_2_31; Debian ships riscv64 from trixie, whose CPython
+    // is 3.13, so these are cp313 builds (a cp311 one is built and reported not tested).
+    LinuxCase {
+        example: "cmakeproj",
+        arch: "riscv64",
+        python: "cp313",
+        wheel: "cmakeproj-0.1.0-cp313-cp313-manylinux_2_31_riscv64.whl",
+        runs: "passed (emulated)",
+        tests: 3,
+    },
+    LinuxCase {
+        example: "mesonproj",
+        arch: "riscv64",
+        python: "cp313",
+        wheel: "mesonproj-0.1.0-cp313-cp313-manylinux_2_31_riscv64.whl",
         runs: "passed (emulated)",
         tests: 4,
     },
@@ -176,13 +245,15 @@ fn passes_on(example: &str, arch: &str) {
         .unwrap_or_else(|| panic!("no case for {example} on {arch}"));
     let started = std::time::Instant::now();
     // The identifier platform: `x86_64` alone would pick macOS x86_64 too.
-    let ((wheels, stdout, stderr), out) = build_for_archs(example, &format!("manylinux_{arch}"));
+    let python = case.python;
+    let ((wheels, stdout, stderr), out) =
+        build_python(example, &format!("manylinux_{arch}"), python);
     eprintln!(
-        "{example} cp311 {arch}: build + repair + test in {:.1} s",
+        "{example} {python} {arch}: build + repair + test in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     assert_eq!(wheels, [case.wheel]);
-    let identifier = format!("cp311-manylinux_{arch}");
+    let identifier = format!("{python}-manylinux_{arch}");
     let row = stdout
         .lines()
         .find(|line| line.starts_with(&identifier))
@@ -246,4 +317,40 @@ fn scikit_build_core_example_passes_its_suite_on_s390x() {
 #[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
 fn meson_python_example_passes_its_suite_on_s390x() {
     passes_on("mesonproj", "s390x");
+}
+
+#[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
+fn scikit_build_core_example_passes_its_suite_on_i686() {
+    passes_on("cmakeproj", "i686");
+}
+
+#[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
+fn meson_python_example_passes_its_suite_on_i686() {
+    passes_on("mesonproj", "i686");
+}
+
+#[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
+fn scikit_build_core_example_passes_its_suite_on_armv7l() {
+    passes_on("cmakeproj", "armv7l");
+}
+
+#[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
+fn meson_python_example_passes_its_suite_on_armv7l() {
+    passes_on("mesonproj", "armv7l");
+}
+
+#[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
+fn scikit_build_core_example_passes_its_suite_on_riscv64() {
+    passes_on("cmakeproj", "riscv64");
+}
+
+#[test]
+#[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
+fn meson_python_example_passes_its_suite_on_riscv64() {
+    passes_on("mesonproj", "riscv64");
 }
