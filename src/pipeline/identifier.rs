@@ -346,7 +346,7 @@ impl Identifier<'_> {
         let gil = self.spec.python.with_gil();
         let python = match crate::sysroot::check_target_python(arch, gil) {
             Ok(()) => gil,
-            Err(_) => crate::sysroot::default_target_python(),
+            Err(_) => crate::sysroot::archive::default_python_for(arch),
         };
         let options = &self.spec.options;
         match Emulator::new(

@@ -199,8 +199,9 @@ pub(crate) fn qemu_suite() -> Suite {
 }
 
 /// The CPython of the first release serving `arch`, whose root supplies the C library
-/// for a user's own target CPython.
-pub(crate) fn default_python_for(arch: LinuxArch) -> PythonTag {
+/// for a user's own target CPython and runs target programs during builds of versions
+/// Debian has none of for `arch` (riscv64's cp311 builds run them on trixie's 3.13).
+pub fn default_python_for(arch: LinuxArch) -> PythonTag {
     let config = config();
     if python_packages(arch, config.default_python).is_ok() {
         return config.default_python;

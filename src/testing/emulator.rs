@@ -251,9 +251,10 @@ impl BinfmtStatus {
             BinfmtStatus::NotRegistered | BinfmtStatus::NotMounted
                 if arch == LinuxArch::I686 && LinuxArch::host() == Some(LinuxArch::X86_64) =>
             {
-                Some(format!(
+                Some(
                     "i686 programs that the emulated interpreter starts (other than Python itself) run on this x86_64 kernel and fail with `No such file or directory` without an i386 loader: run `sudo dpkg --add-architecture i386; sudo apt-get update; sudo apt-get install libc6:i386`"
-                ))
+                        .to_string(),
+                )
             }
             BinfmtStatus::Disabled { entry } => Some(format!(
                 "the binfmt_misc handler `{entry}` for {machine} is disabled, so {why}: run \

@@ -117,10 +117,7 @@ fn architectures_crosswheel_does_not_build_are_kept_and_named() {
     );
     let plan = project.plan(&[]);
     let line = note(&plan, "not built here").unwrap_or_else(|| panic!("{:?}", plan.notes));
-    assert!(
-        line.starts_with("not built here: AMD64"),
-        "{line}"
-    );
+    assert!(line.starts_with("not built here: AMD64"), "{line}");
 }
 
 #[test]

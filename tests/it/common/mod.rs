@@ -462,7 +462,8 @@ pub fn zig_cross_env(
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
 }
 
-/// qemu-user and the default Debian target tree, as the pipeline gives a Linux build.
+/// qemu-user and the default Debian target tree of `arch`, as the pipeline gives a Linux
+/// build.
 pub fn target_runner(
     cache: &crosswheel::host::Cache,
     arch: crosswheel::target::LinuxArch,
@@ -470,7 +471,7 @@ pub fn target_runner(
     let emulator = crosswheel::testing::Emulator::new(
         cache.root(),
         arch,
-        crosswheel::sysroot::default_target_python(),
+        crosswheel::sysroot::archive::default_python_for(arch),
         None,
         None,
         None,
