@@ -387,3 +387,20 @@ fn builtin_policies_match_the_reference_policy_data() {
         }
     }
 }
+
+/// The riscv64 target's glibc floor is auditwheel's first riscv64 policy: a wheel linked
+/// against an older glibc could not be tagged lower.
+#[test]
+fn riscv64_builds_against_the_glibc_of_the_first_riscv64_policy() {
+    let policies = Policies::for_arch("riscv64").unwrap();
+    assert_eq!(policies.most_compatible().name, "manylinux_2_31");
+    let target = crosswheel::target::Target::parse("linux-riscv64").unwrap();
+    assert_eq!(
+        target.os_version().to_string(),
+        policies
+            .most_compatible()
+            .name
+            .trim_start_matches("manylinux_")
+            .replace('_', ".")
+    );
+}
