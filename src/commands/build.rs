@@ -13,8 +13,11 @@ use crate::pipeline::{FatalError, PipelineOptions, WheelsThisRun, report, run};
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     if !super::sdist::is_sdist(&args.project) {
-        let root = project_root_around(&args.project);
-        return build_folder(args, &args.project, root, false);
+        // The folder given is its own project root: its configuration's relative paths
+        // (test-sources, output-dir) and README's `crosswheel build examples/blasdot` mean
+        // that folder. cibuildwheel's working-directory root is not taken yet (issue 23
+        // item 3 is open for this), so `{project}` and `{package}` both name it here.
+        return build_folder(args, &args.project, None, false);
     }
     // The tree is removed when `unpacked` is dropped, after the run; nothing of the run
     // lives there (the work folder and logs are under the output folder).
@@ -139,15 +142,6 @@ pub fn run_matrix(args: &MatrixArgs) -> Result<ExitCode> {
     say_plan_notes(&plan);
     println!("{}", serde_json::to_string(&github_matrix(&plan, jobs))?);
     Ok(ExitCode::SUCCESS)
-}
-
-/// cibuildwheel's project root for a package folder: the working directory, where the
-/// package folder lies inside it (cibuildwheel runs in the project root and is given the
-/// package folder); `None` (the package folder is its own root) otherwise.
-fn project_root_around(package: &std::path::Path) -> Option<std::path::PathBuf> {
-    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
-    let package = package.canonicalize().ok()?;
-    package.starts_with(&cwd).then_some(cwd)
 }
 
 /// `--jobs`, else `CROSSWHEEL_JOBS`, else the number of CPU cores.

@@ -30,6 +30,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the size limits of wheel::open_within_env_limits, for `crosswheel inspect`/`repair` on wheels of unknown origin: a safety limit of the zip reader, named in its error",
     ),
     (
+        "src/backend/hook_env.rs",
+        "var(\"PATH\")",
+        "the PATH before-build inherits, with the build's own venv put first",
+    ),
+    (
         "src/backend/cross_vars.rs",
         "var(\"PATH\")",
         "the PATH the backend's processes inherit, with the cross environment's folders put first",

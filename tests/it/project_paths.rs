@@ -126,19 +126,6 @@ fn before_all_sees(cwd: &Path, package: &str) -> String {
 }
 
 #[test]
-fn crosswheel_build_of_a_package_folder_runs_hooks_with_the_working_directory_as_project() {
-    let root = subdir_project("[tool.cibuildwheel]\n");
-    let root_path = root.path().canonicalize().unwrap();
-    let seen = before_all_sees(&root_path, "src/spam");
-    let package = root_path.join("src/spam");
-    let (r, p) = (root_path.display(), package.display());
-    assert!(
-        seen.contains(&format!("project={r} package={p}")),
-        "before-all printed: {seen}"
-    );
-}
-
-#[test]
 fn crosswheel_build_of_a_folder_outside_the_working_directory_is_its_own_project() {
     let root = subdir_project("[tool.cibuildwheel]\n");
     let package = root.path().canonicalize().unwrap().join("src/spam");
