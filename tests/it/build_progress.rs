@@ -2,6 +2,7 @@
 //! prints, so `tail -f` follows it while the build runs. (The spinner's last line and the
 //! once-a-minute CI line are unit tests of `pipeline::progress`.)
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -29,7 +30,7 @@ fn the_build_log_holds_the_backends_output_while_the_build_runs() {
         format!(
             "import os, sys, time\nfrom setuptools import setup, Extension\n\
              if 'bdist_wheel' in sys.argv:\n\
-             \x20   print('STREAMED-MARKER', flush=True)\n\
+             \x20   print('STREAMED-MARKER', {name:?}, flush=True)\n\
              \x20   for _ in range(900):\n\
              \x20       if os.path.exists({go:?}):\n\
              \x20           break\n\
@@ -37,7 +38,8 @@ fn the_build_log_holds_the_backends_output_while_the_build_runs() {
              \x20   else:\n\
              \x20       print('GAVE UP', flush=True)\n\
              setup(ext_modules=[Extension('probe', ['probe.c'])])\n",
-            go = go.display().to_string()
+            go = go.display().to_string(),
+            name = name,
         ),
     )
     .unwrap();
@@ -48,10 +50,17 @@ fn the_build_log_holds_the_backends_output_while_the_build_runs() {
     )
     .unwrap();
     let cache = crosswheel::host::Cache::from_env().unwrap();
-    let log = cache
-        .root()
-        .join("logs")
-        .join(format!("{name}-linux-aarch64-cp311.log"));
+    // Each run logs into a folder of its own (`logs/runs/<run>/`); this run's is one that
+    // did not exist before it started (other tests may run meanwhile: the marker tells).
+    let runs = cache.root().join("logs").join("runs");
+    let runs_before = run_folders(&runs);
+    let this_runs_log = || -> Option<PathBuf> {
+        run_folders(&runs)
+            .into_iter()
+            .filter(|folder| !runs_before.contains(folder))
+            .map(|folder| folder.join("cp311-manylinux_aarch64-build.log"))
+            .find(|log| std::fs::read_to_string(log).is_ok_and(|text| text.contains(name.as_str())))
+    };
     let mut command = Command::new(crosswheel_bin());
     without_option_variables(&mut command);
     let mut child = command
@@ -66,7 +75,11 @@ fn the_build_log_holds_the_backends_output_while_the_build_runs() {
         .unwrap();
     let started = Instant::now();
     let mut seen_while_running = false;
+    let mut log = PathBuf::new();
     while started.elapsed() < Duration::from_secs(600) {
+        if let Some(found) = this_runs_log() {
+            log = found;
+        }
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         if text.contains("STREAMED-MARKER") {
             seen_while_running = child.try_wait().unwrap().is_none();
@@ -87,4 +100,14 @@ fn the_build_log_holds_the_backends_output_while_the_build_runs() {
     );
     assert!(!text.contains("GAVE UP"), "{text}");
     assert!(status.success(), "the build failed: {text}");
+}
+
+fn run_folders(runs: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(runs)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir() && !path.is_symlink())
+        .collect()
 }
