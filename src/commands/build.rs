@@ -107,8 +107,15 @@ fn build_folder(
     if let Some(note) = crate::pipeline::hints::shared_object_note(&plan, &outcomes) {
         eprint!("{note}");
     }
+    // Relative to where the command runs when the folder lies there, as it was given.
+    let here = std::env::current_dir().ok();
     for folder in report::wheel_folders(&outcomes) {
-        println!("wheels in {}", folder.display());
+        let shown = here
+            .as_deref()
+            .and_then(|here| folder.strip_prefix(here).ok())
+            .filter(|relative| !relative.as_os_str().is_empty())
+            .unwrap_or(&folder);
+        println!("wheels in {}", shown.display());
     }
     if let Err(error) = report::write_github_summary(&outcomes) {
         tracing::warn!("could not write $GITHUB_STEP_SUMMARY: {error}");
