@@ -126,6 +126,23 @@ fn read_member(wheel: &Path, name: &str) -> String {
     text
 }
 
+/// No binary of the wheel names a library prefix in crosswheel's cache.
+fn assert_no_prefix_path(wheel: &Path, files: &[String]) {
+    for binary in files
+        .iter()
+        .filter(|file| file.contains(".so") || file.ends_with(".dylib"))
+    {
+        let bytes = read_bytes(wheel, binary);
+        let leaked = bytes
+            .windows(b"target-libraries/".len())
+            .any(|w| w == b"target-libraries/");
+        assert!(
+            !leaked,
+            "{binary} still names the library's prefix in the cache"
+        );
+    }
+}
+
 /// Builds cffi for `identifier`, checks what the wheel vendors and records, and returns
 /// the build's output.
 fn cffi_builds_with_crosswheels_libffi(identifier: &str, vendored: &str, tag: &str) -> String {
@@ -143,19 +160,7 @@ fn cffi_builds_with_crosswheels_libffi(identifier: &str, vendored: &str, tag: &s
         .filter(|file| file.starts_with(vendored) && file.contains("libffi"))
         .collect();
     assert_eq!(libffi.len(), 1, "one vendored libffi in {files:?}");
-    for binary in files
-        .iter()
-        .filter(|file| file.contains(".so") || file.ends_with(".dylib"))
-    {
-        let bytes = read_bytes(&wheel, binary);
-        let leaked = bytes
-            .windows(b"target-libraries/".len())
-            .any(|w| w == b"target-libraries/");
-        assert!(
-            !leaked,
-            "{binary} still names the library's prefix in the cache"
-        );
-    }
+    assert_no_prefix_path(&wheel, &files);
     let sbom = read_member(&wheel, "cffi-2.1.1.dist-info/sboms/crosswheel.cdx.json");
     assert!(
         sbom.contains("pkg:deb/debian/libffi@3.4.4-1?arch=source&checksum=sha256:d66c56ad259a82cf2a9dfc408b32bf5da52371500b84745f7fb8b645712df676"),
@@ -397,19 +402,7 @@ fn zlib_from_target_libraries_builds_for_macos_and_the_wheel_passes_the_static_c
     assert!(text.contains("zlib 1.3.1"), "{text}");
     assert!(text.contains("static check (not executed)"), "{text}");
     let (wheel, files) = wheel_in(&out);
-    for binary in files
-        .iter()
-        .filter(|file| file.ends_with(".so") || file.ends_with(".dylib"))
-    {
-        let bytes = read_bytes(&wheel, binary);
-        let leaked = bytes
-            .windows(b"target-libraries/".len())
-            .any(|w| w == b"target-libraries/");
-        assert!(
-            !leaked,
-            "{binary} still names the library's prefix in the cache"
-        );
-    }
+    assert_no_prefix_path(&wheel, &files);
 }
 
 /// A meson project that finds its library the way many do without pkg-config
