@@ -95,6 +95,7 @@ fn install_with_pypi(action_dir: &Path, version: &str) -> (bool, String) {
         .arg(&script)
         .env("CROSSWHEEL_FROM", "pypi")
         .env("CROSSWHEEL_VERSION", version)
+        .env("INSTALL_ONLY", "false")
         .env("GITHUB_ACTION_PATH", action_dir)
         .env("RUNNER_TEMP", temp.path())
         .env("GITHUB_PATH", temp.path().join("path"))
@@ -147,6 +148,7 @@ fn source_refuses_a_version_other_than_the_checkouts() {
         .arg(&script)
         .env("CROSSWHEEL_FROM", "source")
         .env("CROSSWHEEL_VERSION", "999.0.0")
+        .env("INSTALL_ONLY", "false")
         .env("GITHUB_ACTION_PATH", repo(""))
         .env("RUNNER_TEMP", temp.path())
         .env("GITHUB_PATH", temp.path().join("path"))
@@ -164,5 +166,45 @@ fn source_refuses_a_version_other_than_the_checkouts() {
     assert!(
         !temp.path().join("crosswheel-cargo").exists(),
         "it built anyway"
+    );
+}
+
+#[test]
+fn install_only_takes_true_or_false_and_nothing_else() {
+    let temp = tempfile::tempdir().unwrap();
+    let script = step_script(&action(), "Install crosswheel");
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("CROSSWHEEL_FROM", "source")
+        .env("CROSSWHEEL_VERSION", "")
+        .env("INSTALL_ONLY", "yes")
+        .env("GITHUB_ACTION_PATH", repo(""))
+        .env("RUNNER_TEMP", temp.path())
+        .env("GITHUB_PATH", temp.path().join("path"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success());
+    assert!(
+        stdout.contains("::error::install-only: 'yes' is neither true nor false"),
+        "{stdout}"
+    );
+    assert!(
+        !temp.path().join("crosswheel-cargo").exists(),
+        "a refused input still installed crosswheel"
+    );
+}
+
+#[test]
+fn install_only_skips_the_build_step() {
+    let action = action();
+    let build = action
+        .split("\n    - name: ")
+        .find(|step| step.starts_with("Build wheels"))
+        .expect("the action has a `Build wheels` step");
+    assert!(
+        build.contains("if: inputs.install-only != 'true'"),
+        "the build step runs even with install-only: true:\n{build}"
     );
 }
