@@ -1,33 +1,26 @@
-//! crosswheel: build, repair and test Python wheels for macOS arm64, x86_64 and
-//! universal2 and manylinux aarch64/ppc64le from a Linux x86_64 host.
+//! crosswheel: build, repair and test Python wheels for macOS and manylinux targets from a
+//! Linux x86_64 host.
 //!
-//! Binary-format modules (`elf`, `macho`) know nothing of wheels; `wheel`
-//! knows nothing of binaries; the stage modules (`repair`, ...) tie them.
+//! The folders are the layers of docs/architecture.md, lowest first; a module names only
+//! modules of lower layers (held by tests/it/dependency_rule.rs):
+//!
+//! - the crate root: the foundation every layer names (the target model, the Python tag,
+//!   project names, I/O errors, logging, the command-line flags);
+//! - [`formats`]: ELF, Mach-O, wheels, SBOM documents, knowing nothing of each other;
+//! - [`support`]: the build machine, Debian trees, target libraries, the options;
+//! - [`policy`]: facts read from wheels and binaries;
+//! - [`stages`]: toolchain, cross environment, backend, repair, testing, publish;
+//! - [`coordination`]: the pipeline and the commands.
 
-pub mod analysis;
-pub mod backend;
 pub mod cli;
-pub mod commands;
-pub mod crossenv;
-pub mod elf;
-pub mod host;
-pub mod inspect;
 pub mod io_error;
-pub mod loadcheck;
 pub mod logging;
-pub mod macho;
-pub mod manylinux;
-pub mod options;
 pub mod package_name;
-pub mod pipeline;
-pub mod provenance;
-pub mod publish;
 pub mod python_tag;
-pub mod repair;
-pub mod sbom;
-pub mod sysroot;
 pub mod target;
-pub mod target_libraries;
-pub mod testing;
-pub mod toolchain;
-pub mod wheel;
+
+pub mod coordination;
+pub mod formats;
+pub mod policy;
+pub mod stages;
+pub mod support;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use crosswheel::cli::{Cli, Command};
-use crosswheel::commands;
+use crosswheel::coordination::commands;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

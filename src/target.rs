@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-const TARGETS_TOML: &str = include_str!("../config/targets.toml");
+const TARGETS_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/config/targets.toml"));
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -385,16 +386,34 @@ pub(crate) struct ToolHashes {
     pub uv: Vec<String>,
 }
 
-impl ToolHashes {
-    /// The hashes pinned for the tool a requirement (`ziglang==0.17.1`) names.
-    pub fn for_requirement(&self, requirement: &str) -> Option<&[String]> {
-        let name = requirement
-            .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-            .next()?;
-        match name {
-            "ziglang" => Some(&self.ziglang),
-            "uv" => Some(&self.uv),
-            _ => None,
+/// A tool crosswheel installs from the package index into a venv of its own, pinned by
+/// version in `[tools]` and by hash in `[tool_hashes]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// zig, from the `ziglang` wheel.
+    Ziglang,
+    /// uv, which installs host CPythons.
+    Uv,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 2] = [Tool::Ziglang, Tool::Uv];
+
+    /// The pinned requirement, `ziglang==0.17.1`.
+    pub fn requirement(self) -> &'static str {
+        let tools = &config().tools;
+        match self {
+            Tool::Ziglang => &tools.ziglang,
+            Tool::Uv => &tools.uv,
+        }
+    }
+
+    /// The SHA-256 of every wheel of that release that may be installed.
+    pub fn hashes(self) -> &'static [String] {
+        let hashes = &config().tool_hashes;
+        match self {
+            Tool::Ziglang => &hashes.ziglang,
+            Tool::Uv => &hashes.uv,
         }
     }
 }

@@ -3,8 +3,8 @@
 //! The longer names force the relayout of `.dynstr`/`.dynamic`.
 #![no_main]
 
-use crosswheel::elf::edit::{ElfEdits, apply_edits};
-use crosswheel::elf::facts::ElfFacts;
+use crosswheel::formats::elf::edit::{ElfEdits, apply_edits};
+use crosswheel::formats::elf::facts::ElfFacts;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! `ElfFacts::parse` on arbitrary bytes, plus the queries built on its result.
 #![no_main]
 
-use crosswheel::elf::facts::ElfFacts;
+use crosswheel::formats::elf::facts::ElfFacts;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! `edit_load_commands` on arbitrary bytes with the edits a macOS repair makes.
 #![no_main]
 
-use crosswheel::macho::{LoadCommandEdit, MachOFile, Version, edit_load_commands};
+use crosswheel::formats::macho::{LoadCommandEdit, MachOFile, Version, edit_load_commands};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

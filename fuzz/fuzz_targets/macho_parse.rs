@@ -1,7 +1,7 @@
 //! `MachOFile::parse` on arbitrary bytes, plus the per-slice queries.
 #![no_main]
 
-use crosswheel::macho::{LibraryOrdinal, MachOFile, is_system_library};
+use crosswheel::formats::macho::{LibraryOrdinal, MachOFile, is_system_library};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

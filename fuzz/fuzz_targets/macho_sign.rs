@@ -3,7 +3,7 @@
 //! the same bytes.
 #![no_main]
 
-use crosswheel::macho::{MachOFile, SignatureStatus, sign_adhoc, verify_signature};
+use crosswheel::formats::macho::{MachOFile, SignatureStatus, sign_adhoc, verify_signature};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

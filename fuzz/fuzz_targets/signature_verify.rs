@@ -1,7 +1,7 @@
 //! `verify_signature` on every slice of whatever parses.
 #![no_main]
 
-use crosswheel::macho::{MachOFile, verify_signature};
+use crosswheel::formats::macho::{MachOFile, verify_signature};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

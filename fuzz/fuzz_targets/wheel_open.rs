@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use crosswheel::wheel::{Limits, WheelArchive};
+use crosswheel::formats::wheel::{Limits, WheelArchive};
 use libfuzzer_sys::fuzz_target;
 
 /// `open` reads from a path (the file name is part of what it checks), so each

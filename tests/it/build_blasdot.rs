@@ -7,12 +7,12 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crosswheel::backend::{BuildError, BuildRequest, BuiltWheel, build_wheel};
-use crosswheel::crossenv::CrossEnv;
-use crosswheel::host::{BuildPython, Cache};
+use crosswheel::stages::backend::{BuildError, BuildRequest, BuiltWheel, build_wheel};
+use crosswheel::stages::crossenv::CrossEnv;
+use crosswheel::stages::toolchain::{ToolchainError, resolve_toolchain};
+use crosswheel::support::host::{BuildPython, Cache};
 use crosswheel::target::Target;
 use crosswheel::target::ToolchainKind;
-use crosswheel::toolchain::{ToolchainError, resolve_toolchain};
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;

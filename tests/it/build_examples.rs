@@ -8,8 +8,8 @@ use crate::common;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crosswheel::backend::{Backend, BuiltWheel};
-use crosswheel::host::BuildPython;
+use crosswheel::stages::backend::{Backend, BuiltWheel};
+use crosswheel::support::host::BuildPython;
 
 const EM_AARCH64: u16 = 183;
 const EM_PPC64: u16 = 21;

@@ -49,7 +49,7 @@ fn the_build_log_holds_the_backends_output_while_the_build_runs() {
          PyMODINIT_FUNC PyInit_probe(void) { return PyModuleDef_Init(&m); }\n",
     )
     .unwrap();
-    let cache = crosswheel::host::Cache::from_env().unwrap();
+    let cache = crosswheel::support::host::Cache::from_env().unwrap();
     // Each run logs into a folder of its own (`logs/runs/<run>/`); this run's is one that
     // did not exist before it started (other tests may run meanwhile: the marker tells).
     let runs = cache.root().join("logs").join("runs");

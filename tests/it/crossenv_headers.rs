@@ -13,7 +13,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use crosswheel::host::BuildPython;
+use crosswheel::support::host::BuildPython;
 
 /// Every target of config/targets.toml that is compiled itself (universal2 is its two
 /// slices, each checked on its own).

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::process::Command;
 
-use crosswheel::crossenv::CrossEnv;
+use crosswheel::stages::crossenv::CrossEnv;
 
 /// What a setup.py typically asks, one answer per line.
 const QUESTIONS: &str = r#"
@@ -114,7 +114,7 @@ print("Py_GIL_DISABLED 1" in open(sysconfig.get_config_h_filename()).read())
 #[test]
 #[ignore = "slow: zig cross environments"]
 fn a_free_threaded_environment_describes_the_t_abi_to_the_build_but_not_to_pip() {
-    let python = match crosswheel::host::BuildPython::find(
+    let python = match crosswheel::support::host::BuildPython::find(
         crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
     ) {
         Ok(python) => python.targeting(true),

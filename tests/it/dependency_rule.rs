@@ -8,9 +8,11 @@ use std::path::Path;
 
 use crate::common::sources;
 
-/// Lowest first; the second field says whether modules of the layer may name each other.
-const LAYERS: &[(&str, Within, &[&str])] = &[
+/// Lowest first: the folder of `src/` that holds the layer (none: the crate root), what
+/// it is, whether its modules may name each other, and its modules.
+const LAYERS: &[(Option<&str>, &str, Within, &[&str])] = &[
     (
+        None,
         "foundation: the platform model, the Python tag, errors, logging, the flags",
         Within::Never,
         &[
@@ -23,16 +25,19 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
         ],
     ),
     (
+        Some("formats"),
         "formats: they know nothing of stages or of each other",
         Within::Never,
         &["elf", "macho", "wheel", "sbom"],
     ),
     (
+        Some("support"),
         "support: the machine, Debian trees, target libraries, the options",
         Within::Always,
         &["host", "sysroot", "target_libraries", "options"],
     ),
     (
+        Some("policy"),
         "policy and analysis: facts read from wheels and binaries",
         Within::Always,
         &[
@@ -44,6 +49,7 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
         ],
     ),
     (
+        Some("stages"),
         "stages",
         Within::Only(&[
             ("crossenv", "toolchain"),
@@ -60,6 +66,7 @@ const LAYERS: &[(&str, Within, &[&str])] = &[
         ],
     ),
     (
+        Some("coordination"),
         "coordination: the only callers of stages in order",
         Within::Always,
         &["pipeline", "commands"],
@@ -77,33 +84,63 @@ enum Within {
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS
         .iter()
-        .position(|(_, _, modules)| modules.contains(&module))
+        .position(|(_, _, _, modules)| modules.contains(&module))
 }
 
-/// The crate modules a source names: `crate::x` outside comments.
+fn is_layer_folder(name: &str) -> bool {
+    LAYERS.iter().any(|(folder, ..)| *folder == Some(name))
+}
+
+/// The identifier at the start of `text`.
+fn identifier(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The crate modules a source names outside comments: `crate::target` names `target`,
+/// `crate::formats::elf` names `elf` (a layer folder is only the way to it).
 fn named_modules(source: &str) -> BTreeSet<String> {
+    modules_after(source, "crate::")
+}
+
+/// The crate modules named by paths that start with `root` (`crate::`, `crosswheel::`).
+fn modules_after(source: &str, root: &str) -> BTreeSet<String> {
     let mut named = BTreeSet::new();
     for line in source.lines() {
         let code = line.split("//").next().unwrap_or_default();
-        for (at, _) in code.match_indices("crate::") {
-            let rest = &code[at + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+        for (at, _) in code.match_indices(root) {
+            let rest = &code[at + root.len()..];
+            let mut name = identifier(rest);
+            if is_layer_folder(name) {
+                name = rest[name.len()..]
+                    .strip_prefix("::")
+                    .map(identifier)
+                    .unwrap_or_default();
+            }
             if !name.is_empty() {
-                named.insert(name);
+                named.insert(name.to_string());
             }
         }
     }
     named
 }
 
-/// `src/options/mod.rs` → `options`; `src/target.rs` → `target`; `src/main.rs` → `main`.
+/// `src/support/options/mod.rs` → `options`; `src/target.rs` → `target`;
+/// `src/main.rs` → `main`; a layer's own `src/formats/mod.rs` → `formats`.
 fn module_of(relative: &Path) -> String {
-    let first = relative.components().nth(1).unwrap();
-    let name = first.as_os_str().to_string_lossy();
-    name.trim_end_matches(".rs").to_string()
+    let parts: Vec<String> = relative
+        .components()
+        .skip(1)
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    match &parts[..] {
+        [layer, file] if is_layer_folder(layer) && file == "mod.rs" => layer.clone(),
+        [layer, module, ..] if is_layer_folder(layer) => module.trim_end_matches(".rs").into(),
+        [first, ..] => first.trim_end_matches(".rs").into(),
+        [] => unreachable!("a file below src/"),
+    }
 }
 
 #[test]
@@ -116,7 +153,7 @@ fn a_lower_layer_never_names_a_higher_one() {
     for path in &files {
         let relative = path.strip_prefix(root).unwrap();
         let module = module_of(relative);
-        if module == "lib" || module == "main" {
+        if module == "lib" || module == "main" || is_layer_folder(&module) {
             continue;
         }
         let Some(layer) = layer_of(&module) else {
@@ -137,7 +174,7 @@ fn a_lower_layer_never_names_a_higher_one() {
             let allowed = match named_layer.cmp(&layer) {
                 std::cmp::Ordering::Less => true,
                 std::cmp::Ordering::Greater => false,
-                std::cmp::Ordering::Equal => match LAYERS[layer].1 {
+                std::cmp::Ordering::Equal => match LAYERS[layer].2 {
                     Within::Never => false,
                     Within::Always => true,
                     Within::Only(pairs) => pairs.contains(&(module.as_str(), named.as_str())),
@@ -147,8 +184,8 @@ fn a_lower_layer_never_names_a_higher_one() {
                 problems.push(format!(
                     "{}: `{module}` ({}) names `crate::{named}` ({})",
                     relative.display(),
-                    LAYERS[layer].0,
-                    LAYERS[named_layer].0
+                    LAYERS[layer].1,
+                    LAYERS[named_layer].1
                 ));
             }
         }
@@ -164,15 +201,7 @@ fn a_lower_layer_never_names_a_higher_one() {
 fn main_only_parses_and_dispatches() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
-    let mut named = BTreeSet::new();
-    for (at, _) in source.match_indices("crosswheel::") {
-        let rest = &source[at + "crosswheel::".len()..];
-        named.insert(
-            rest.chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect::<String>(),
-        );
-    }
+    let named = modules_after(&source, "crosswheel::");
     let expected: BTreeSet<String> = ["cli", "commands", "logging"].map(String::from).into();
     assert_eq!(
         named, expected,
@@ -180,24 +209,70 @@ fn main_only_parses_and_dispatches() {
     );
 }
 
-#[test]
-fn every_module_of_the_crate_is_in_a_layer() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
-    let modules: Vec<&str> = lib
+/// The `pub mod` lines of a Rust source.
+fn declared_modules(source: &str) -> BTreeSet<String> {
+    source
         .lines()
         .filter_map(|line| line.trim().strip_prefix("pub mod "))
-        .map(|rest| rest.trim_end_matches(';'))
-        .collect();
-    assert!(modules.len() > 10, "{modules:?}");
-    let missing: Vec<&&str> = modules
-        .iter()
-        .filter(|module| layer_of(module).is_none())
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "modules in no layer of tests/dependency_rule.rs: {missing:?}"
+        .map(|rest| rest.trim_end_matches(';').to_string())
+        .collect()
+}
+
+/// The folders show the layers: the crate root declares the foundation and one module per
+/// layer folder, and each folder declares exactly the modules of its layer, so a module
+/// cannot sit in one layer's folder while the rule counts it in another.
+#[test]
+fn every_module_sits_in_the_folder_of_its_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let mut expected_root: BTreeSet<String> = LAYERS[0].3.iter().map(|m| m.to_string()).collect();
+    for (folder, _, _, modules) in &LAYERS[1..] {
+        let folder = folder.expect("only the foundation lives at the crate root");
+        expected_root.insert(folder.to_string());
+        let mod_rs = root.join("src").join(folder).join("mod.rs");
+        let declared = declared_modules(&std::fs::read_to_string(&mod_rs).unwrap());
+        let expected: BTreeSet<String> = modules.iter().map(|m| m.to_string()).collect();
+        assert_eq!(
+            declared,
+            expected,
+            "{} declares other modules than its layer in LAYERS",
+            mod_rs.display()
+        );
+        for module in *modules {
+            assert!(
+                root.join("src").join(folder).join(module).is_dir()
+                    || root
+                        .join("src")
+                        .join(folder)
+                        .join(format!("{module}.rs"))
+                        .is_file(),
+                "`{module}` is not in src/{folder}/"
+            );
+        }
+    }
+    assert_eq!(
+        declared_modules(&lib),
+        expected_root,
+        "src/lib.rs declares other modules than the foundation and the layer folders"
     );
+}
+
+#[test]
+fn the_rule_reads_a_layer_folder_as_the_way_to_a_module() {
+    let named = named_modules(
+        "use crate::formats::elf::Elf;\nuse crate::target::Target; // crate::stages::repair\n",
+    );
+    assert_eq!(named, ["elf", "target"].map(String::from).into());
+    assert_eq!(
+        module_of(Path::new("src/support/options/mod.rs")),
+        "options"
+    );
+    assert_eq!(
+        module_of(Path::new("src/stages/repair/linux/graft.rs")),
+        "repair"
+    );
+    assert_eq!(module_of(Path::new("src/target.rs")), "target");
+    assert_eq!(module_of(Path::new("src/formats/mod.rs")), "formats");
 }
 
 /// The module names in backticks of one table cell (`elf::edit` names `elf`).
@@ -219,6 +294,9 @@ fn the_architecture_table_lists_what_each_module_names() {
     let mut actual: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
     for path in &files {
         let module = module_of(path.strip_prefix(root).unwrap());
+        if is_layer_folder(&module) {
+            continue;
+        }
         let source = std::fs::read_to_string(path).unwrap();
         let named = actual.entry(module.clone()).or_default();
         named.extend(

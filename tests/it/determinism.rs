@@ -94,7 +94,7 @@ fn host_paths(work_dir: &Path) -> Vec<String> {
             .display()
             .to_string(),
     ];
-    let cache = crosswheel::host::Cache::from_env().expect("crosswheel's cache folder");
+    let cache = crosswheel::support::host::Cache::from_env().expect("crosswheel's cache folder");
     paths.push(cache.root().display().to_string());
     if let Some(home) = std::env::var_os("HOME").filter(|home| Path::new(home) != Path::new("/")) {
         // `/root/` with the slash: the bare word is too common in binaries.

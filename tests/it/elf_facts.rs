@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crosswheel::elf::facts::{ElfClass, ElfFacts, Endianness, is_elf};
+use crosswheel::formats::elf::facts::{ElfClass, ElfFacts, Endianness, is_elf};
 use serde_json::{Value, json};
 
 /// Reads the same facts with pyelftools, from the section headers rather than

@@ -1,5 +1,5 @@
-//! Every environment variable that configures crosswheel is read in `src/options` (or, for
-//! the machine itself, `src/host`), so that it has one parser, one error message and one
+//! Every environment variable that configures crosswheel is read in `src/support/options` (or, for
+//! the machine itself, `src/support/host`), so that it has one parser, one error message and one
 //! line in docs/configuration.md. Elsewhere the process environment is read only where a
 //! stage hands it on to a program it runs or follows a convention of the tools it stands in
 //! for; each such read is listed below with its reason, by file and by what it reads. A new
@@ -10,97 +10,97 @@ use std::path::Path;
 use crate::common::sources;
 
 /// Folders whose reads are the configuration layer itself.
-const CONFIGURATION: [&str; 2] = ["src/options/", "src/host/"];
+const CONFIGURATION: [&str; 2] = ["src/support/options/", "src/support/host/"];
 
 /// (file, what is read, why it is not configuration read behind the options' back).
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "src/commands/build.rs",
+        "src/coordination/commands/build.rs",
         "vars_os()",
         "the process edge: hands the variables' names to options::env_var_warnings, which says which look like misspelt option variables",
     ),
     (
-        "src/wheel/writer.rs",
+        "src/formats/wheel/writer.rs",
         "var_os(\"SOURCE_DATE_EPOCH\")",
         "the reproducible-builds convention every wheel writer follows; wheel::source_date_epoch is its one reader",
     ),
     (
-        "src/wheel/archive.rs",
+        "src/formats/wheel/archive.rs",
         "var_os(variable)",
         "the size limits of wheel::open_within_env_limits, for `crosswheel inspect`/`repair` on wheels of unknown origin: a safety limit of the zip reader, named in its error",
     ),
     (
-        "src/backend/hook_env.rs",
+        "src/stages/backend/hook_env.rs",
         "var(\"PATH\")",
         "the PATH before-build inherits, with the build's own venv put first",
     ),
     (
-        "src/backend/cross_vars.rs",
+        "src/stages/backend/cross_vars.rs",
         "var(\"PATH\")",
         "the PATH the backend's processes inherit, with the cross environment's folders put first",
     ),
     (
-        "src/crossenv/mod.rs",
+        "src/stages/crossenv/mod.rs",
         "var(\"PYTHONPATH\")",
         "the PYTHONPATH a build inherits, kept behind the cross environment's folder",
     ),
     (
-        "src/crossenv/files.rs",
+        "src/stages/crossenv/files.rs",
         "var(name)",
         "CFLAGS/CXXFLAGS/CPPFLAGS/LDFLAGS: the compilers' own convention, passed on to the wrappers as the user set them",
     ),
     (
-        "src/target_libraries/mod.rs",
+        "src/support/target_libraries/mod.rs",
         "var(name)",
         "CPPFLAGS/LDFLAGS/PKG_CONFIG_LIBDIR/CMAKE_PREFIX_PATH as the user set them, kept after the target prefixes' entries",
     ),
     (
-        "src/pipeline/mod.rs",
+        "src/coordination/pipeline/mod.rs",
         "vars()",
         "the process environment that the `environment` option is evaluated against, as cibuildwheel evaluates it",
     ),
     (
-        "src/pipeline/mod.rs",
+        "src/coordination/pipeline/mod.rs",
         "var(\"SDKROOT\")",
         "the compilers' convention for a macOS SDK, the fallback of `macos-sdk`",
     ),
     (
-        "src/pipeline/report.rs",
+        "src/coordination/pipeline/report.rs",
         "var_os(\"GITHUB_ACTIONS\")",
         "where output goes (`::group::` folding), set by the CI service, not by the user",
     ),
     (
-        "src/pipeline/report.rs",
+        "src/coordination/pipeline/report.rs",
         "var_os(\"GITHUB_STEP_SUMMARY\")",
         "the job summary file the CI service names",
     ),
     (
-        "src/testing/mod.rs",
+        "src/stages/testing/mod.rs",
         "vars()",
         "the environment of the test command, which inherits crosswheel's as cibuildwheel's does",
     ),
     (
-        "src/testing/venv.rs",
+        "src/stages/testing/venv.rs",
         "var_os(\"PATH\")",
         "the PATH the test venv's commands inherit, under the venv's own bin",
     ),
     (
-        "src/testing/source_build.rs",
+        "src/stages/testing/source_build.rs",
         "var(\"PATH\")",
         "the PATH of pip's source builds under emulation",
     ),
     (
-        "src/testing/emulator.rs",
+        "src/stages/testing/emulator.rs",
         "var_os(\"PATH\")",
         "qemu-user found on PATH, as any program is",
     ),
     (
-        "src/analysis/linux/search.rs",
+        "src/policy/analysis/linux/search.rs",
         "var_os(\"LD_LIBRARY_PATH\")",
         "auditwheel's library search order, which the Linux repair reproduces",
     ),
     (
-        "src/publish/upload.rs",
+        "src/stages/publish/upload.rs",
         "var(key)",
         "TWINE_* credentials and repository, twine's convention that upload replaces",
     ),
@@ -157,7 +157,7 @@ fn the_environment_is_read_in_options_or_where_a_listed_reason_says() {
     }
     assert!(
         unexplained.is_empty(),
-        "environment read outside src/options and src/host; read it in options (an EnvSource) and pass the value down, or list it in ALLOWED with the reason:\n{}",
+        "environment read outside src/support/options and src/support/host; read it in options (an EnvSource) and pass the value down, or list it in ALLOWED with the reason:\n{}",
         unexplained.join("\n")
     );
     let stale: Vec<String> = ALLOWED

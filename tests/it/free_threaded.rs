@@ -29,7 +29,7 @@ fn example(name: &str) -> PathBuf {
 /// Panics unless the host has a CPython 3.13 to build with: a slow test fails without what
 /// it needs rather than skipping.
 fn host_python_313() {
-    if let Err(error) = crosswheel::host::BuildPython::find(
+    if let Err(error) = crosswheel::support::host::BuildPython::find(
         crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
     ) {
         panic!(
@@ -73,7 +73,7 @@ fn wheels_in(dir: &Path) -> Vec<PathBuf> {
 
 /// The wheel's one extension module: its path inside the wheel and its bytes.
 fn extension_of(wheel: &Path) -> (String, Vec<u8>) {
-    let archive = crosswheel::wheel::WheelArchive::open(wheel)
+    let archive = crosswheel::formats::wheel::WheelArchive::open(wheel)
         .unwrap_or_else(|err| panic!("{}: {err}", wheel.display()));
     let modules: Vec<&str> = archive
         .entries()
@@ -86,7 +86,7 @@ fn extension_of(wheel: &Path) -> (String, Vec<u8>) {
 }
 
 fn elf_imports(bytes: &[u8]) -> BTreeSet<String> {
-    crosswheel::elf::facts::ElfFacts::parse(bytes)
+    crosswheel::formats::elf::facts::ElfFacts::parse(bytes)
         .expect("an ELF extension")
         .undefined_symbols
         .into_iter()
@@ -95,7 +95,7 @@ fn elf_imports(bytes: &[u8]) -> BTreeSet<String> {
 }
 
 fn macho_imports(bytes: &[u8]) -> BTreeSet<String> {
-    let file = crosswheel::macho::MachOFile::parse(bytes).expect("a Mach-O extension");
+    let file = crosswheel::formats::macho::MachOFile::parse(bytes).expect("a Mach-O extension");
     file.slices[0]
         .imported_symbols
         .iter()

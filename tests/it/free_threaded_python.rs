@@ -13,7 +13,7 @@ use crosswheel::target::LinuxArch;
 
 /// `program` (an aarch64 executable) under qemu with Debian's arm64 root.
 fn under_qemu(program: &Path) -> Command {
-    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
+    let cache = crosswheel::support::host::Cache::from_env().expect("a cache directory");
     let runner = common::target_runner(&cache, LinuxArch::Aarch64);
     let mut command = Command::new(&runner.qemu);
     command.envs(runner.env_vars()).arg(program);

@@ -8,9 +8,9 @@ use crate::common;
 
 use std::io::Read;
 
-use crosswheel::elf::edit::{ElfEditError, ElfEdits, apply_edits};
-use crosswheel::elf::facts::ElfFacts;
-use crosswheel::macho::sign_adhoc;
+use crosswheel::formats::elf::edit::{ElfEditError, ElfEdits, apply_edits};
+use crosswheel::formats::elf::facts::ElfFacts;
+use crosswheel::formats::macho::sign_adhoc;
 
 const NUMPY_LINUX: &str =
     "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";

@@ -17,10 +17,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crosswheel::macho::{
+use crosswheel::formats::macho::{
     LoadCommandEdit, MachOFile, SignatureStatus, Version, edit_load_commands, verify_signature,
 };
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::wheel::WheelArchive;
 
 const LINUX_WHEEL: &str = "demo-1.0-cp311-cp311-linux_aarch64.whl";
 const MACOS_WHEEL: &str = "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl";

@@ -2,8 +2,8 @@
 
 use crate::common;
 
-use crosswheel::inspect::macos::{Resolution, SignatureReport, inspect, render};
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::wheel::WheelArchive;
+use crosswheel::policy::inspect::macos::{Resolution, SignatureReport, inspect, render};
 
 #[test]
 fn openblas_0_3_34_report_shows_the_gfortran_rpaths_and_a_linker_signature() {

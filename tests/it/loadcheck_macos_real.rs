@@ -3,10 +3,10 @@
 
 use crate::common;
 
-use crosswheel::loadcheck::check_macos_wheel;
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::wheel::WheelArchive;
+use crosswheel::policy::loadcheck::check_macos_wheel;
 
-fn check(file_name: &str) -> crosswheel::loadcheck::LoadCheckReport {
+fn check(file_name: &str) -> crosswheel::policy::loadcheck::LoadCheckReport {
     let wheel = WheelArchive::open(common::fixture(file_name)).expect("fixture opens");
     check_macos_wheel(&wheel).unwrap_or_else(|error| panic!("{file_name}: {error:#}"))
 }
@@ -69,7 +69,8 @@ fn universal2_wheels_are_checked_in_each_slice() {
         }
         let data = wheel.read(&entry.name).unwrap();
         let data = if entry.name == thinned {
-            crosswheel::macho::thin_slice(&data, crosswheel::macho::Arch::X86_64).unwrap()
+            crosswheel::formats::macho::thin_slice(&data, crosswheel::formats::macho::Arch::X86_64)
+                .unwrap()
         } else {
             data
         };

@@ -2,7 +2,7 @@
 //! Invalid signature status), never a panic.
 
 use crate::common::macho::*;
-use crosswheel::macho::{
+use crosswheel::formats::macho::{
     LoadCommandEdit, MachOError, MachOFile, SignatureStatus, edit_load_commands, sign_adhoc,
     verify_signature,
 };

@@ -5,7 +5,7 @@
 //! hashes must be Apple's own for every page the re-signing did not touch.
 
 use crate::common::macho::*;
-use crosswheel::macho::{MachOFile, SignatureStatus, sign_adhoc, verify_signature};
+use crosswheel::formats::macho::{MachOFile, SignatureStatus, sign_adhoc, verify_signature};
 
 const WHEELS: &[&str] = &[
     "numpy-2.2.6-cp311-cp311-macosx_11_0_arm64.whl",

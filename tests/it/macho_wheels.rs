@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::common::macho::*;
-use crosswheel::macho::{
+use crosswheel::formats::macho::{
     Arch, LibraryOrdinal, LoadCommandEdit, MachOError, MachOFile, SignatureStatus,
     edit_load_commands, sign_adhoc, verify_signature,
 };

@@ -2,7 +2,7 @@
 //! with zig, checked against llvm-otool.
 
 use crate::common::macho::*;
-use crosswheel::macho::{
+use crosswheel::formats::macho::{
     LibraryOrdinal, LoadCommandEdit, MachOError, MachOFile, SignatureStatus, Version,
     edit_load_commands, sign_adhoc, verify_signature,
 };

@@ -9,11 +9,11 @@ use std::process::{Command, Output};
 
 use crate::common;
 use crate::common::crosswheel_bin;
-use crosswheel::loadcheck::check_macos_wheel;
-use crosswheel::macho::{
+use crosswheel::formats::macho::{
     Arch, MachOFile, SignatureStatus, fuse_slices, thin_slice, verify_signature,
 };
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::wheel::WheelArchive;
+use crosswheel::policy::loadcheck::check_macos_wheel;
 
 const DELOCATE: &str = "delocate-0.13.0.tar.gz";
 const PYZMQ: &str = "pyzmq-27.3.0-cp311-cp311-macosx_10_15_universal2.whl";
@@ -227,7 +227,7 @@ fn slices_of(wheel: &WheelArchive) -> Vec<(String, Vec<(Arch, String)>)> {
     let mut found = Vec::new();
     for entry in wheel.entries() {
         let data = wheel.read(&entry.name).unwrap();
-        if !crosswheel::macho::is_macho(&data) {
+        if !crosswheel::formats::macho::is_macho(&data) {
             continue;
         }
         let file = MachOFile::parse(&data).unwrap();

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::options::{CliOverrides, Plan, env_var_warnings};
+use crosswheel::support::options::{CliOverrides, Plan, env_var_warnings};
 
 use crate::common::project::Project;
 
@@ -617,7 +617,7 @@ fn container_project_paths_name_the_project_folder_in_linux_options() {
         .iter()
         .find(|build| build.identifier == "cp311-manylinux_aarch64")
         .unwrap();
-    let literal = |build: &crosswheel::options::BuildSpec, name: &str| -> String {
+    let literal = |build: &crosswheel::support::options::BuildSpec, name: &str| -> String {
         let assignment = build
             .options
             .environment
@@ -626,7 +626,7 @@ fn container_project_paths_name_the_project_folder_in_linux_options() {
             .find(|a| a.name == name)
             .unwrap();
         match &assignment.value[..] {
-            [crosswheel::options::EnvPart::Literal(text)] => text.clone(),
+            [crosswheel::support::options::EnvPart::Literal(text)] => text.clone(),
             other => panic!("{name}: {other:?}"),
         }
     };

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::options::{BuildOptions, CliOverrides, resolve};
+use crosswheel::support::options::{BuildOptions, CliOverrides, resolve};
 
 /// Each field with the places that read it: (file, code that reads it). Fields consumed when
 /// the plan is resolved (into other fields, or into the notes said once per run) name
-/// src/options/build_spec.rs, where each build's options are computed.
+/// src/support/options/build_spec.rs, where each build's options are computed.
 fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let BuildOptions {
         build_frontend: _,
@@ -41,12 +41,12 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         debian_mirror: _,
         test_timeout: _,
     } = options;
-    const PIPELINE: &str = "src/pipeline/mod.rs";
-    const IDENTIFIER: &str = "src/pipeline/identifier.rs";
-    const TARGETS: &str = "src/pipeline/targets.rs";
-    const BUILD_SPEC: &str = "src/options/build_spec.rs";
-    const TESTING: &str = "src/testing/mod.rs";
-    const BACKEND: &str = "src/backend/mod.rs";
+    const PIPELINE: &str = "src/coordination/pipeline/mod.rs";
+    const IDENTIFIER: &str = "src/coordination/pipeline/identifier.rs";
+    const TARGETS: &str = "src/coordination/pipeline/targets.rs";
+    const BUILD_SPEC: &str = "src/support/options/build_spec.rs";
+    const TESTING: &str = "src/stages/testing/mod.rs";
+    const BACKEND: &str = "src/stages/backend/mod.rs";
     vec![
         (
             "build_frontend",
@@ -113,7 +113,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "test_skipped",
             vec![
-                ("src/options/mod.rs", "!self.test_skipped"),
+                ("src/support/options/mod.rs", "!self.test_skipped"),
                 (PIPELINE, "spec.options.runs_tests()"),
             ],
         ),

@@ -2,7 +2,9 @@
 //! the options table `crosswheel help config` prints (derived from
 //! config/cibuildwheel-options.toml).
 
-use crosswheel::options::{TABLE_BEGIN, TABLE_END, env_var_name, option_names, options_table};
+use crosswheel::support::options::{
+    TABLE_BEGIN, TABLE_END, env_var_name, option_names, options_table,
+};
 
 fn docs() -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md");
@@ -64,7 +66,10 @@ fn help_config_prints_every_option_and_help_names_commands() {
             "{option}: {text}"
         );
     }
-    assert!(text.contains(crosswheel::options::DOCS_URL), "{text}");
+    assert!(
+        text.contains(crosswheel::support::options::DOCS_URL),
+        "{text}"
+    );
     let (ok, text) = run(&["help", "build"]);
     assert!(ok && text.contains("--print-build-identifiers"), "{text}");
     let (ok, text) = run(&["help", "no-such-thing"]);

@@ -2,8 +2,8 @@
 //! a cached download whose bytes changed after they were verified is refused in one line
 //! that names the file, the pinned hash and the hash it has, and is left as it is.
 
-use crosswheel::sysroot::{OrigTarball, orig_tarball};
-use crosswheel::target_libraries::catalogue;
+use crosswheel::support::sysroot::{OrigTarball, orig_tarball};
+use crosswheel::support::target_libraries::catalogue;
 
 use sha2::Digest;
 

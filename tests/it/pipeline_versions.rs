@@ -36,7 +36,7 @@ fn build(out: &Path, identifier: &str, env: &[(&str, &str)]) -> Output {
 /// rather than skipping.
 fn host_python(version: &str) {
     let tag = crosswheel::python_tag::PythonTag::parse_version(version).unwrap();
-    if let Err(error) = crosswheel::host::BuildPython::find(tag) {
+    if let Err(error) = crosswheel::support::host::BuildPython::find(tag) {
         panic!(
             "this test needs a host CPython {version} (pyenv's, or `uv python install {version}`): {error}"
         );
@@ -271,9 +271,9 @@ fn a_missing_host_cpython_is_installed_with_uv_or_named_in_one_error() {
 
 /// zig from the usual cache, so the fresh HOME only has to fetch what the test is about.
 fn zig() -> PathBuf {
-    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
+    let cache = crosswheel::support::host::Cache::from_env().expect("a cache directory");
     let python = common::require_tool("python3", "apt-get install python3");
-    crosswheel::toolchain::ensure_zig(&cache, &python, false)
+    crosswheel::stages::toolchain::ensure_zig(&cache, &python, false)
         .unwrap_or_else(|err| panic!("zig: {err}"))
         .exe
 }

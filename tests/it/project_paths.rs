@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crosswheel::options::{CliOverrides, ProjectPaths, RepairCommand, resolve};
+use crosswheel::support::options::{CliOverrides, ProjectPaths, RepairCommand, resolve};
 
 use crate::common::{crosswheel_bin, without_option_variables};
 

@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crosswheel::publish::{DistributionKind, check_distribution};
-use crosswheel::wheel::{Contents, WheelName, WriteOptions, write_wheel};
+use crosswheel::formats::wheel::{Contents, WheelName, WriteOptions, write_wheel};
+use crosswheel::stages::publish::{DistributionKind, check_distribution};
 
 const GOOD_WHEEL_FILE: &str =
     "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n";

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use common::crosswheel_bin;
-use crosswheel::wheel::{Contents, WheelName, WriteOptions, write_wheel};
+use crosswheel::formats::wheel::{Contents, WheelName, WriteOptions, write_wheel};
 
 /// What the job's runner gives it with `id-token: write`.
 pub(crate) const REQUEST_TOKEN: &str = "actions-request-token-5ecret";

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crosswheel::publish::{Credentials, UploadError, UploadOptions, UploadOutcome, upload};
-use crosswheel::wheel::{Contents, WheelName, WriteOptions, write_wheel};
+use crosswheel::formats::wheel::{Contents, WheelName, WriteOptions, write_wheel};
+use crosswheel::stages::publish::{Credentials, UploadError, UploadOptions, UploadOutcome, upload};
 
 const PROJECT: &str = "crosswheel-publish-demo";
 const MODULE: &str = "crosswheel_publish_demo";

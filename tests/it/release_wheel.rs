@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::wheel::WheelArchive;
 use serde_json::Value;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -593,9 +593,18 @@ fn example_workflow_jobs_need_the_outputs_they_read() {
         matches!((check, upload), (Some(check), Some(upload)) if check < upload),
         "publish must run `crosswheel check` before `crosswheel upload`: {publish:?}"
     );
+    let publish_job = &jobs["publish"];
+    assert_eq!(
+        publish_job["permissions"]["id-token"], "write",
+        "publish must be able to get the OIDC token Trusted Publishing trades"
+    );
     assert!(
-        jobs["publish"].to_string().contains("${{ secrets."),
-        "publish must take its token from a secret"
+        publish[upload.unwrap()].contains("--trusted-publishing"),
+        "publish must upload with Trusted Publishing: {publish:?}"
+    );
+    assert!(
+        !publish_job.to_string().contains("${{ secrets."),
+        "publish must store no token: Trusted Publishing needs none"
     );
 }
 

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crosswheel::elf::facts::{ElfFacts, is_elf};
+use crosswheel::formats::elf::facts::{ElfFacts, is_elf};
 
 const TABLE: &str = include_str!("../data/peers/auditwheel.toml");
 const SDIST: &str = "auditwheel-6.8.2.tar.gz";

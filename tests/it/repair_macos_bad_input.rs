@@ -5,9 +5,9 @@ use crate::common;
 
 use std::path::Path;
 
-use crosswheel::loadcheck::check_macos_wheel;
-use crosswheel::repair::macos::{MacosRepairOptions, repair};
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::wheel::WheelArchive;
+use crosswheel::policy::loadcheck::check_macos_wheel;
+use crosswheel::stages::repair::macos::{MacosRepairOptions, repair};
 
 fn wheel_with(dir: &Path, binary: &[u8]) -> WheelArchive {
     let metadata = common::minimal_metadata("broken", "1.0", "cp311-cp311-macosx_11_0_arm64");

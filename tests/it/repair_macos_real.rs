@@ -5,9 +5,9 @@ use crate::common;
 
 use std::path::Path;
 
-use crosswheel::macho::{MachOFile, SignatureStatus, is_macho, verify_signature};
-use crosswheel::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::macho::{MachOFile, SignatureStatus, is_macho, verify_signature};
+use crosswheel::formats::wheel::WheelArchive;
+use crosswheel::stages::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
 
 fn repair_fixture(file_name: &str, out: &Path) -> (WheelArchive, MacosRepairReport) {
     let input = WheelArchive::open(common::fixture(file_name)).expect("fixture opens");

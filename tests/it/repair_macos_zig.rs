@@ -7,10 +7,10 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crosswheel::loadcheck::{LoadProblem, check_macos_wheel};
-use crosswheel::macho::{MachOFile, SignatureStatus, Version, is_macho, verify_signature};
-use crosswheel::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
-use crosswheel::wheel::WheelArchive;
+use crosswheel::formats::macho::{MachOFile, SignatureStatus, Version, is_macho, verify_signature};
+use crosswheel::formats::wheel::WheelArchive;
+use crosswheel::policy::loadcheck::{LoadProblem, check_macos_wheel};
+use crosswheel::stages::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
 
 const BLAS_SOURCE: &str = r#"
 extern float scipy_cblas_sdot(int n, const float *x, int incx, const float *y, int incy);

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{crosswheel_bin, fixture, make_wheel, minimal_metadata, unzip_to};
-use crosswheel::repair::macos::{MacosRepairOptions, repair};
-use crosswheel::sysroot::{LinuxArch, TreeSpec, provision};
-use crosswheel::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
+use crosswheel::formats::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
+use crosswheel::stages::repair::macos::{MacosRepairOptions, repair};
+use crosswheel::support::sysroot::{LinuxArch, TreeSpec, provision};
 use sha2::{Digest, Sha256};
 
 const SCHEMA_WHEEL: &str = "cyclonedx_python_lib-11.12.0-py3-none-any.whl";
@@ -338,7 +338,7 @@ void demo_init(void) { static char *argv[] = {"demo", 0}; _gfortran_set_args(1, 
 #[test]
 #[ignore = "slow: a Debian download and a zig-built extension"]
 fn linux_graft_from_a_debian_target_tree_names_the_debian_package() {
-    let cache = crosswheel::host::Cache::from_env().expect("crosswheel's cache folder");
+    let cache = crosswheel::support::host::Cache::from_env().expect("crosswheel's cache folder");
     let spec = TreeSpec::target_package(LinuxArch::Aarch64, "libgfortran5", &[], None);
     let tree = provision(cache.root(), &spec).expect("fetch libgfortran5 for arm64");
     let version = &tree

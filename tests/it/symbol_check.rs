@@ -11,7 +11,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crosswheel::host::Cache;
+use crosswheel::support::host::Cache;
 
 const LONG_DOUBLE_SOURCE: &str = "long double scale(long double a, long double b) \
     { return a * b + a / b - (long double)(long long)a; }\n\
@@ -142,7 +142,7 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
         dir.path(),
     );
     let library = std::fs::read(dir.path().join("libldbl.so")).unwrap();
-    let facts = crosswheel::elf::facts::ElfFacts::parse(&library).unwrap();
+    let facts = crosswheel::formats::elf::facts::ElfFacts::parse(&library).unwrap();
     let undefined: Vec<&str> = facts
         .undefined_symbols
         .iter()
@@ -158,7 +158,7 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
     // The helpers compute what GCC's own build computes: 3*7 + 3/7 - 3 in IBM
     // double-double precision (31 significant digits, not double's 17).
     let cache = Cache::from_env().unwrap();
-    let root = crosswheel::sysroot::system_libraries(
+    let root = crosswheel::support::sysroot::system_libraries(
         cache.root(),
         crosswheel::target::LinuxArch::Ppc64le,
         None,

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crosswheel::host::Cache;
-use crosswheel::sysroot::{self, LinuxArch, PackageTree, Sysroot, TreeSpec};
-use crosswheel::testing::{Emulator, find_qemu};
+use crosswheel::stages::testing::{Emulator, find_qemu};
+use crosswheel::support::host::Cache;
+use crosswheel::support::sysroot::{self, LinuxArch, PackageTree, Sysroot, TreeSpec};
 
 /// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
 /// The CPython bookworm ships.

@@ -13,8 +13,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crosswheel::backend::BuildError;
-use crosswheel::crossenv::CrossEnv;
+use crosswheel::stages::backend::BuildError;
+use crosswheel::stages::crossenv::CrossEnv;
 
 const UNAME_MACHINE: &str = "#include <stdio.h>\n#include <sys/utsname.h>\nint main(void) { struct utsname u; if (uname(&u) != 0) return 1; puts(u.machine); return 0; }\n";
 

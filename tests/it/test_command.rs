@@ -186,8 +186,8 @@ fn real_cp313_and_cp314_wheels_pass_their_own_suites_on_both_linux_targets() {
 #[test]
 #[ignore = "slow: qemu, Debian CPython"]
 fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
-    use crosswheel::sysroot::{LinuxArch, Sysroot};
-    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
+    use crosswheel::support::sysroot::{LinuxArch, Sysroot};
+    let cache = crosswheel::support::host::Cache::from_env().expect("a cache directory");
     let debian = Sysroot::provision(
         cache.root(),
         LinuxArch::Aarch64,

@@ -63,7 +63,7 @@ fn printed_log_paths(text: &str) -> Vec<PathBuf> {
 }
 
 fn cache_root() -> PathBuf {
-    crosswheel::host::Cache::from_env()
+    crosswheel::support::host::Cache::from_env()
         .expect("a cache folder")
         .root()
         .to_path_buf()

@@ -7,9 +7,9 @@ use crate::common;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use crosswheel::host::Cache;
-use crosswheel::sysroot::LinuxArch;
-use crosswheel::testing::{TestPlatform, TestSpec, test_wheel};
+use crosswheel::stages::testing::{TestPlatform, TestSpec, test_wheel};
+use crosswheel::support::host::Cache;
+use crosswheel::support::sysroot::LinuxArch;
 
 #[test]
 #[ignore = "slow: a test run under qemu"]

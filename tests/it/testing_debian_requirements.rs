@@ -8,9 +8,9 @@ use crate::common;
 use std::fs;
 use std::path::PathBuf;
 
-use crosswheel::host::Cache;
-use crosswheel::sysroot::LinuxArch;
-use crosswheel::testing::{TestMode, TestPlatform, TestSpec, test_wheel};
+use crosswheel::stages::testing::{TestMode, TestPlatform, TestSpec, test_wheel};
+use crosswheel::support::host::Cache;
+use crosswheel::support::sysroot::LinuxArch;
 
 fn markupsafe_ppc64le() -> PathBuf {
     common::fixture(

@@ -8,9 +8,9 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crosswheel::host::Cache;
-use crosswheel::sysroot::LinuxArch;
-use crosswheel::testing::{TestMode, TestOutcome, TestPlatform, TestSpec, test_wheel};
+use crosswheel::stages::testing::{TestMode, TestOutcome, TestPlatform, TestSpec, test_wheel};
+use crosswheel::support::host::Cache;
+use crosswheel::support::sysroot::LinuxArch;
 
 /// crosswheel's shared cache, so these tests reuse (or warm) what the tool itself uses.
 fn cache_root() -> PathBuf {

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::crosswheel_bin;
-use crosswheel::host::Cache;
-use crosswheel::toolchain::ensure_zig;
+use crosswheel::stages::toolchain::ensure_zig;
+use crosswheel::support::host::Cache;
 
 const OS_RELEASE: &str = "PRETTY_NAME=\"Ubuntu 24.04.3 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\n\
     VERSION_CODENAME=noble\nID=ubuntu\nID_LIKE=debian\nUBUNTU_CODENAME=noble\n";

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
-use crosswheel::wheel::{
+use crosswheel::formats::wheel::{
     CompressionMethod, Limits, ParseErrorKind, UnsafeName, WheelArchive, WheelError,
 };
 use sha2::Digest;

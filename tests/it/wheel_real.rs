@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crosswheel::wheel::{Contents, WheelArchive, WheelError, WriteOptions, write_wheel};
+use crosswheel::formats::wheel::{Contents, WheelArchive, WheelError, WriteOptions, write_wheel};
 
 const NUMPY: &str = "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crosswheel::wheel::{
+use crosswheel::formats::wheel::{
     CompressionMethod, Contents, DosDateTime, Record, UnsafeName, WheelArchive, WheelError,
     WheelName, WriteOptions, write_wheel,
 };

@@ -11,7 +11,7 @@ use crate::common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crosswheel::toolchain::{WRAPPER_NOTES_VAR, wrapper_errors, wrapper_notices};
+use crosswheel::stages::toolchain::{WRAPPER_NOTES_VAR, wrapper_errors, wrapper_notices};
 
 /// Compiles `source` with `flags` in `dir`, leaving notes in `notes`.
 fn compile(cc: &Path, dir: &Path, notes: &Path, source: &str, flags: &[&str]) -> Output {

@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use crosswheel::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
+use crosswheel::stages::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
 
 /// Runs `compiler args` in `dir` as inside a build whose notes folder is `notes`.
 fn run(compiler: &Path, dir: &Path, notes: &Path, args: &[&str]) {

@@ -136,9 +136,9 @@ pub fn otool_thin(path: &Path) -> OtoolReading {
 }
 
 /// The same facts, as crosswheel reads them.
-pub fn our_reading(slice: &crosswheel::macho::Slice<'_>) -> OtoolReading {
-    use crosswheel::macho::DependencyKind;
-    let version = |v: crosswheel::macho::Version| {
+pub fn our_reading(slice: &crosswheel::formats::macho::Slice<'_>) -> OtoolReading {
+    use crosswheel::formats::macho::DependencyKind;
+    let version = |v: crosswheel::formats::macho::Version| {
         if v.packed() == 0 {
             "n/a".to_string()
         } else {

@@ -358,18 +358,18 @@ pub fn record_line(name: &str, data: &[u8]) -> String {
 /// Build interpreters: every kind this machine has.
 /// The distribution's CPython 3.11 (Debian 12's own), which every user of a Debian or
 /// Ubuntu machine has.
-pub fn distribution_python() -> crosswheel::host::BuildPython {
+pub fn distribution_python() -> crosswheel::support::host::BuildPython {
     let path = Path::new("/usr/bin/python3.11");
     assert!(
         path.is_file(),
         "this test needs the distribution's CPython at {}: apt-get install python3.11-dev",
         path.display()
     );
-    crosswheel::host::BuildPython::probe(path).unwrap_or_else(|err| panic!("{err}"))
+    crosswheel::support::host::BuildPython::probe(path).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A CPython 3.11 that is not the distribution's (plain `pyconfig.h`): pyenv's or uv's.
-pub fn plain_header_python() -> Option<crosswheel::host::BuildPython> {
+pub fn plain_header_python() -> Option<crosswheel::support::host::BuildPython> {
     let pyenv_root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".pyenv")));
@@ -393,10 +393,10 @@ pub fn plain_header_python() -> Option<crosswheel::host::BuildPython> {
         (output.status.success() && !path.starts_with("/usr/")).then_some(path)
     };
     let path = from_pyenv.or_else(from_uv)?;
-    Some(crosswheel::host::BuildPython::probe(&path).unwrap_or_else(|err| panic!("{err}")))
+    Some(crosswheel::support::host::BuildPython::probe(&path).unwrap_or_else(|err| panic!("{err}")))
 }
 
-pub fn build_pythons() -> Vec<crosswheel::host::BuildPython> {
+pub fn build_pythons() -> Vec<crosswheel::support::host::BuildPython> {
     let mut pythons = vec![distribution_python()];
     match plain_header_python() {
         Some(python) => pythons.push(python),
@@ -412,12 +412,12 @@ pub fn build_pythons() -> Vec<crosswheel::host::BuildPython> {
 /// crosswheel's zig toolchain for `target` (`linux-aarch64`) and `python`, from crosswheel's
 /// usual cache, as builds get it (zig installed on first use).
 pub fn zig_toolchain(
-    python: &crosswheel::host::BuildPython,
+    python: &crosswheel::support::host::BuildPython,
     target: &str,
-) -> crosswheel::toolchain::Toolchain {
-    use crosswheel::host::Cache;
+) -> crosswheel::stages::toolchain::Toolchain {
+    use crosswheel::stages::toolchain::resolve_toolchain;
+    use crosswheel::support::host::Cache;
     use crosswheel::target::ToolchainKind;
-    use crosswheel::toolchain::resolve_toolchain;
     let parsed = crosswheel::target::Target::parse(target).unwrap();
     let cache = Cache::from_env().expect("a cache directory");
     resolve_toolchain(
@@ -447,37 +447,37 @@ pub fn zig_wrapper(target: &str, cxx: bool) -> PathBuf {
 /// The zig cross environment of `target` (`linux-aarch64`) for `python`, from crosswheel's
 /// usual cache (zig installed on first use).
 pub fn zig_cross_env(
-    python: &crosswheel::host::BuildPython,
+    python: &crosswheel::support::host::BuildPython,
     target: &str,
-) -> crosswheel::crossenv::CrossEnv {
+) -> crosswheel::stages::crossenv::CrossEnv {
     let toolchain = zig_toolchain(python, target);
     let parsed = crosswheel::target::Target::parse(target).unwrap();
-    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
+    let cache = crosswheel::support::host::Cache::from_env().expect("a cache directory");
     // A target this machine runs itself needs no emulator, as in the pipeline.
     let runner = parsed
         .linux_arch()
         .filter(|_| !parsed.runs_natively_here())
         .map(|arch| target_runner(&cache, arch));
-    crosswheel::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
+    crosswheel::stages::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
 }
 
 /// qemu-user and the default Debian target tree of `arch`, as the pipeline gives a Linux
 /// build.
 pub fn target_runner(
-    cache: &crosswheel::host::Cache,
+    cache: &crosswheel::support::host::Cache,
     arch: crosswheel::target::LinuxArch,
-) -> crosswheel::crossenv::TargetRunner {
-    let emulator = crosswheel::testing::Emulator::new(
+) -> crosswheel::stages::crossenv::TargetRunner {
+    let emulator = crosswheel::stages::testing::Emulator::new(
         cache.root(),
         arch,
-        crosswheel::sysroot::archive::default_python_for(arch),
+        crosswheel::support::sysroot::archive::default_python_for(arch),
         None,
         None,
         None,
     )
     .unwrap_or_else(|err| panic!("qemu-user and a target tree for {arch}: {err}"));
-    crosswheel::crossenv::TargetRunner {
+    crosswheel::stages::crossenv::TargetRunner {
         qemu: emulator.qemu().to_path_buf(),
         root: emulator.sysroot().root().to_path_buf(),
         cpu: emulator.cpu().map(str::to_string),
@@ -487,13 +487,13 @@ pub fn target_runner(
 /// Runs crosswheel's build stage on `project` in `env` with default options, as the
 /// pipeline does for a project without configuration.
 pub fn build_in(
-    env: &crosswheel::crossenv::CrossEnv,
-    python: &crosswheel::host::BuildPython,
+    env: &crosswheel::stages::crossenv::CrossEnv,
+    python: &crosswheel::support::host::BuildPython,
     project: &Path,
     out_dir: &Path,
-) -> Result<crosswheel::backend::BuiltWheel, crosswheel::backend::BuildError> {
-    let cache = crosswheel::host::Cache::from_env().expect("a cache directory");
-    crosswheel::backend::build_wheel(&crosswheel::backend::BuildRequest {
+) -> Result<crosswheel::stages::backend::BuiltWheel, crosswheel::stages::backend::BuildError> {
+    let cache = crosswheel::support::host::Cache::from_env().expect("a cache directory");
+    crosswheel::stages::backend::build_wheel(&crosswheel::stages::backend::BuildRequest {
         project_dir: project,
         out_dir,
         cross_env: env,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crosswheel::options::{CliOverrides, OptionsError, Plan, resolve};
+use crosswheel::support::options::{CliOverrides, OptionsError, Plan, resolve};
 
 pub struct Project {
     dir: tempfile::TempDir,

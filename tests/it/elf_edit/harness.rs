@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use crosswheel::elf::edit::{ElfEdits, apply_edits, check_layout};
+use crosswheel::formats::elf::edit::{ElfEdits, apply_edits, check_layout};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Target {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crosswheel::elf::edit::{ElfEditError, ElfEdits, apply_edits, check_layout};
+use crosswheel::formats::elf::edit::{ElfEditError, ElfEdits, apply_edits, check_layout};
 use harness::{
     AARCH64, ARMHF, PPC64LE, S390X, Target, X86_64, assert_printed,
     assert_program_headers_are_sane, count_loads, dynamic_values, edit_file, readelf, run_loader,

@@ -1,0 +1,13 @@
+//! One module per subcommand: each turns parsed arguments into calls to the
+//! stage modules and prints the result. Errors carry `anyhow` context.
+
+pub use crate::coordination::pipeline::exit_code;
+
+pub mod build;
+pub mod help;
+pub mod inspect;
+pub mod publish;
+pub mod repair;
+pub mod sdist;
+pub mod test;
+pub mod toolchain;

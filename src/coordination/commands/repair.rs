@@ -1,0 +1,81 @@
+//! `crosswheel repair WHEEL...` and `crosswheel fuse WHEEL WHEEL`
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{FuseArgs, RepairArgs};
+use crate::formats::wheel::source_date_epoch;
+use crate::stages::repair::{RepairRequest, repair};
+
+pub fn run(args: &RepairArgs) -> Result<ExitCode> {
+    let exclude = args
+        .exclude
+        .iter()
+        .map(|p| {
+            glob::Pattern::new(p)
+                .with_context(|| format!("--exclude {p:?} is not a valid glob pattern"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let cache = crate::support::host::Cache::from_env()?;
+    let mut request = RepairRequest {
+        out_dir: args.wheel_dir.clone(),
+        lib_paths: args.lib_path.clone(),
+        exclude,
+        epoch: source_date_epoch()?,
+        plat: args.plat.clone(),
+        sysroot: args.sysroot.clone(),
+        system_libraries: None,
+        macos_version: crate::support::options::repair_macos_version(
+            args.macos_version.as_deref(),
+            &crate::support::options::ProcessEnv,
+        )
+        .map_err(anyhow::Error::msg)?,
+        retag: args.retag,
+    };
+    for path in &args.wheels {
+        let wheel = crate::formats::wheel::open_within_env_limits(path)?;
+        request.system_libraries = system_libraries_for(&cache, &wheel)?;
+        println!("{}", repair(&wheel, &request)?.output.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tree of system libraries the symbol check reads for a Linux wheel of an
+/// architecture crosswheel has one for.
+pub(crate) fn system_libraries_for(
+    cache: &crate::support::host::Cache,
+    wheel: &crate::formats::wheel::WheelArchive,
+) -> Result<Option<std::path::PathBuf>> {
+    let arch = wheel
+        .name()
+        .platform
+        .iter()
+        .find_map(|tag| crate::target::LinuxArch::of_platform_tag(tag));
+    match arch {
+        Some(arch) => Ok(Some(crate::support::sysroot::system_libraries(
+            cache.root(),
+            arch,
+            crate::support::options::debian_mirror_variable(&crate::support::options::ProcessEnv)
+                .as_deref(),
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// Fuses two thin macOS wheels and prints the fused wheel's path.
+pub fn run_fuse(args: &FuseArgs) -> Result<ExitCode> {
+    let [first, second] = &args.wheels[..] else {
+        anyhow::bail!("fuse takes two wheels, an x86_64 and an arm64 one");
+    };
+    let first = crate::formats::wheel::open_within_env_limits(first)?;
+    let second = crate::formats::wheel::open_within_env_limits(second)?;
+    let fused = crate::stages::repair::fuse::fuse_wheels(
+        &first,
+        &second,
+        &args.wheel_dir,
+        source_date_epoch()?,
+    )?;
+    println!("{}", fused.output.display());
+    Ok(ExitCode::SUCCESS)
+}

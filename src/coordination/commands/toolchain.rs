@@ -1,0 +1,74 @@
+//! `crosswheel toolchain` (doctor) and `crosswheel env`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{EnvArgs, ToolchainArgs};
+use crate::python_tag::PythonTag;
+use crate::stages::crossenv::CrossEnv;
+use crate::stages::toolchain::{doctor, resolve_toolchain};
+use crate::support::host::BuildPython;
+use crate::support::host::Cache;
+use crate::target::{Target, ToolchainKind};
+
+pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
+    let named = if args.targets.is_empty() {
+        Target::all()
+    } else {
+        args.targets
+            .iter()
+            .map(|t| Target::parse(t))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    // A fused target (universal2) has no toolchain of its own: its slices' are shown.
+    let mut targets: Vec<Target> = Vec::new();
+    for target in named {
+        let slices = target.fused_slices();
+        for target in if slices.is_empty() {
+            vec![target]
+        } else {
+            slices
+        } {
+            if !targets.contains(&target) {
+                targets.push(target);
+            }
+        }
+    }
+    let cache = Cache::from_env()?;
+    let python = crate::support::host::find_on_path("python3").unwrap_or_else(|| "python3".into());
+    let report = doctor(&cache, &python, &targets)?;
+    print!("{report}");
+    Ok(
+        if report
+            .targets
+            .iter()
+            .all(|t| t.zig.is_ready() || t.gcc.is_ready())
+        {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
+}
+
+pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
+    let target = Target::parse(&args.target)?;
+    let cache = Cache::from_env()?;
+    let tag = PythonTag::parse_version(&args.python)
+        .map_err(|message| anyhow::anyhow!("--python: {message}"))?;
+    let python = BuildPython::find(tag.with_gil())?.targeting(tag.is_free_threaded());
+    let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
+    let toolchain = resolve_toolchain(
+        kind,
+        &target,
+        &cache,
+        &python.executable,
+        args.offline,
+        crate::support::options::debian_mirror_variable(&crate::support::options::ProcessEnv)
+            .as_deref(),
+    )?;
+    let env = CrossEnv::create(&cache, &python, &toolchain, None)?;
+    print!("{}", env.shell_exports());
+    Ok(ExitCode::SUCCESS)
+}

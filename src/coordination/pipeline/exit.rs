@@ -1,0 +1,140 @@
+//! cibuildwheel's exit codes (its `errors.py`), so CI scripts that branch on them work
+//! unchanged: 2 configuration error, 3 nothing to build, 5 a pure wheel where a platform
+//! wheel was expected, 6 a wheel name built twice in one run, 8 a repair command that left
+//! no wheel or several; 1 for every other failure.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use crate::stages::backend::BuildError;
+use crate::support::options::OptionsError;
+
+/// A failure whose kind cibuildwheel gives its own exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum FatalError {
+    #[error(
+        "a wheel named {wheel} was already generated in this run: two builds made the same wheel; check `build`, `skip` and `archs`, or what the backend names its wheels"
+    )]
+    AlreadyBuilt { wheel: String },
+    #[error(
+        "repair-wheel-command left no wheel in {{dest_dir}}: it must write the repaired wheel there"
+    )]
+    RepairLeftNoWheel,
+    #[error("repair-wheel-command left {count} wheels in {{dest_dir}}; it must leave exactly one")]
+    RepairLeftWheels { count: usize },
+    #[error("{failed} of {total} builds failed (see the summary above)")]
+    BuildsFailed {
+        failed: usize,
+        total: usize,
+        code: u8,
+    },
+}
+
+/// The wheel names this run has put in a wheelhouse, claimed before each move so two
+/// concurrent builds cannot both take a name.
+#[derive(Debug, Default)]
+pub struct WheelsThisRun {
+    names: Mutex<BTreeSet<String>>,
+}
+
+impl WheelsThisRun {
+    /// Claims `name`; an error if an earlier build of this run made a wheel of that name.
+    pub(super) fn claim(&self, name: &str) -> Result<(), FatalError> {
+        let mut names = self
+            .names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if names.insert(name.to_string()) {
+            Ok(())
+        } else {
+            Err(FatalError::AlreadyBuilt {
+                wheel: name.to_string(),
+            })
+        }
+    }
+}
+
+/// The process exit code of a failed command, as cibuildwheel would give it.
+pub fn exit_code(error: &anyhow::Error) -> u8 {
+    error.chain().find_map(code_of).unwrap_or(1)
+}
+
+/// The code of the first failure among `errors` that has its own, else 1.
+pub(super) fn first_code<'a>(errors: impl IntoIterator<Item = &'a anyhow::Error>) -> u8 {
+    errors
+        .into_iter()
+        .map(exit_code)
+        .find(|&code| code != 1)
+        .unwrap_or(1)
+}
+
+fn code_of(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    if let Some(fatal) = cause.downcast_ref::<FatalError>() {
+        return Some(match fatal {
+            FatalError::AlreadyBuilt { .. } => 6,
+            FatalError::RepairLeftNoWheel | FatalError::RepairLeftWheels { .. } => 8,
+            FatalError::BuildsFailed { code, .. } => *code,
+        });
+    }
+    if let Some(options) = cause.downcast_ref::<OptionsError>() {
+        return Some(match options {
+            OptionsError::NothingSelected { .. } => 3,
+            _ => 2,
+        });
+    }
+    match cause.downcast_ref::<BuildError>() {
+        Some(BuildError::NoExtension { wheel, .. }) if wheel.ends_with("-none-any.whl") => Some(5),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wheel_name_can_be_claimed_once_per_run() {
+        let run = WheelsThisRun::default();
+        run.claim("spam-0.1.0-cp311-cp311-manylinux_2_17_aarch64.whl")
+            .unwrap();
+        let again = run
+            .claim("spam-0.1.0-cp311-cp311-manylinux_2_17_aarch64.whl")
+            .unwrap_err();
+        assert!(again.to_string().contains("already generated"), "{again}");
+        assert_eq!(exit_code(&anyhow::Error::new(again)), 6);
+        assert!(WheelsThisRun::default().claim("other.whl").is_ok());
+    }
+
+    #[test]
+    fn codes_follow_cibuildwheel_through_context() {
+        let nothing = OptionsError::NothingSelected {
+            build: "*".into(),
+            skip: "".into(),
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(nothing)), 3);
+        let repair = anyhow::Error::new(FatalError::RepairLeftNoWheel).context("cp311-x");
+        assert_eq!(exit_code(&repair), 8);
+        let pure = BuildError::NoExtension {
+            backend: "setuptools",
+            wheel: "spam-0.1.0-py3-none-any.whl".into(),
+            target: "linux-aarch64".into(),
+            cause: "x".into(),
+            log: Box::default(),
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(pure)), 5);
+        assert_eq!(exit_code(&anyhow::anyhow!("a compiler failed")), 1);
+    }
+
+    #[test]
+    fn a_run_with_failures_exits_with_the_first_specific_code() {
+        let errors = [
+            anyhow::anyhow!("a compiler failed"),
+            anyhow::Error::new(FatalError::AlreadyBuilt {
+                wheel: "x.whl".into(),
+            }),
+            anyhow::Error::new(FatalError::RepairLeftNoWheel),
+        ];
+        assert_eq!(first_code(&errors), 6);
+        assert_eq!(first_code(&errors[..1]), 1);
+    }
+}

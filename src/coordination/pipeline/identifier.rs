@@ -1,0 +1,499 @@
+//! One build identifier through build → repair → test → wheelhouse. Each stage is a
+//! named step; the first that fails ends the identifier with a typed [`Ending::Failed`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+
+use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
+use super::{PipelineOptions, hooks, progress, report};
+use crate::io_error::IoError;
+use crate::stages::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
+use crate::stages::crossenv::{CrossEnv, TargetRunner};
+use crate::stages::testing::Emulator;
+use crate::stages::toolchain::resolve_toolchain;
+use crate::support::host::{BuildPython, Cache};
+use crate::support::options::{BuildSpec, Plan, RepairCommand};
+use crate::target::Target;
+
+/// Everything the stages of one identifier share.
+struct Identifier<'a> {
+    plan: &'a Plan,
+    spec: &'a BuildSpec,
+    cache: &'a Cache,
+    options: &'a PipelineOptions,
+    /// The user's `environment`, expanded.
+    environment: BTreeMap<String, String>,
+    /// The target's libraries and `CROSSWHEEL_PREFIX`, prepared before any build.
+    target: super::targets::Prepared,
+    /// Work happens outside the wheelhouse: a crash must not leave the backend's or the
+    /// repair's intermediate wheels where users and upload steps glob `*.whl`.
+    work: tempfile::TempDir,
+    /// This run's log folder: every log path a message prints is there after the run.
+    logs: &'a super::RunLogs,
+    times: StageTimes,
+    test: TestResult,
+}
+
+/// Runs one identifier to its end; never fails itself, so one identifier cannot stop the
+/// others.
+pub(super) fn run_one(
+    plan: &Plan,
+    spec: &BuildSpec,
+    cache: &Cache,
+    options: &PipelineOptions,
+    target: &super::targets::Prepared,
+    logs: &super::RunLogs,
+) -> Outcome {
+    let mut times = StageTimes::default();
+    let prepared = super::build_environment(spec, &plan.project_dir).and_then(|environment| {
+        Ok(Identifier {
+            plan,
+            spec,
+            cache,
+            options,
+            environment,
+            target: target.clone(),
+            work: tempfile::Builder::new()
+                .prefix("crosswheel-work-")
+                .tempdir()
+                .map_err(IoError::at("create a folder in", &std::env::temp_dir()))?,
+            logs,
+            times,
+            test: TestResult::NotRun,
+        })
+    });
+    let mut identifier = match prepared {
+        Ok(identifier) => identifier,
+        Err(error) => {
+            return Outcome {
+                identifier: spec.identifier.clone(),
+                times,
+                test: TestResult::NotRun,
+                ending: failed(Stage::Build, error),
+            };
+        }
+    };
+    let ending = identifier
+        .run()
+        .unwrap_or_else(|(stage, error)| failed(stage, error));
+    times = identifier.times;
+    Outcome {
+        identifier: spec.identifier.clone(),
+        times,
+        test: identifier.test,
+        ending,
+    }
+}
+
+fn failed(stage: Stage, error: anyhow::Error) -> Ending {
+    Ending::Failed {
+        stage,
+        error,
+        kept_apart: None,
+    }
+}
+
+type StageResult<T> = std::result::Result<T, (Stage, anyhow::Error)>;
+
+/// Runs `step` as `stage`, records its duration and tags its error with the stage.
+fn timed<T>(
+    slot: &mut std::time::Duration,
+    stage: Stage,
+    step: impl FnOnce() -> Result<T>,
+) -> StageResult<T> {
+    let started = Instant::now();
+    let result = step();
+    *slot = started.elapsed();
+    result.map_err(|error| (stage, error))
+}
+
+impl Identifier<'_> {
+    fn run(&mut self) -> StageResult<Ending> {
+        let id = self.spec.identifier.clone();
+
+        let slices = self.spec.target.fused_slices();
+        let repaired = if slices.is_empty() {
+            self.build_and_repair(&self.spec.target.clone(), "")?
+        } else {
+            let mut thin = Vec::new();
+            for slice in &slices {
+                thin.push(self.build_and_repair(slice, slice.arch())?);
+            }
+            let step = progress::Step::start(&id, "fuse");
+            // Fusing is part of the repair: its time adds to the slices' repairs.
+            let mut fuse_time = std::time::Duration::ZERO;
+            let fused = timed(&mut fuse_time, Stage::Repair, || self.fuse(&thin));
+            self.times.repair += fuse_time;
+            let fused = fused?;
+            step.finish(&format!("fused as {}", super::file_name_of(&fused)));
+            fused
+        };
+
+        let step = progress::Step::start_streaming(&id, "test");
+        let mut test_time = self.times.test;
+        let test = timed(&mut test_time, Stage::Test, || {
+            super::test(
+                self.plan,
+                self.spec,
+                &repaired,
+                self.cache,
+                self.logs,
+                self.options.offline,
+                &self.environment,
+            )
+        });
+        self.times.test = test_time;
+        // A wheel that built and repaired but could not be tested is kept, with the reason.
+        self.test = match test {
+            Ok(test) => test,
+            Err((_, error)) => {
+                let reason = format!("not tested: {}", crate::logging::one_line(&error));
+                return Ok(self.keep_failed_wheel_apart(&repaired, &reason));
+            }
+        };
+        step.finish(&report::test_cell(&self.test));
+        if let TestResult::Failed { reason } | TestResult::TimedOut { reason, .. } = &self.test {
+            return Ok(self.keep_failed_wheel_apart(&repaired, reason));
+        }
+        if let TestResult::NotTested { reason } = &self.test {
+            if self.spec.options.require_tests {
+                let reason = format!("not tested: {reason}; --require-tests makes that a failure");
+                return Ok(self.keep_failed_wheel_apart(&repaired, &reason));
+            }
+            tracing::warn!("{id}: not tested: {reason}");
+        }
+
+        let wheel = self
+            .collect(&repaired)
+            .map_err(|error| (Stage::Collect, error))?;
+        Ok(Ending::Finished(wheel))
+    }
+
+    /// Build and repair for `target`: the identifier's own, or one slice of a fused one
+    /// (`slice` names it in the work folders and the log; empty for the identifier's own).
+    /// Stage times add up over the slices.
+    fn build_and_repair(&mut self, target: &Target, slice: &str) -> StageResult<PathBuf> {
+        let id = match slice {
+            "" => self.spec.identifier.clone(),
+            slice => format!("{} ({slice})", self.spec.identifier),
+        };
+        let step = progress::Step::start_build(&id);
+        let mut build_time = std::time::Duration::ZERO;
+        let built = timed(&mut build_time, Stage::Build, || {
+            self.build(target, slice, &step)
+        });
+        self.times.build += build_time;
+        let (python, built) = built?;
+        step.finish(&format!("built {}", super::file_name_of(&built.path)));
+
+        let step = progress::Step::start(&id, "repair");
+        let mut repair_time = std::time::Duration::ZERO;
+        let repaired = timed(&mut repair_time, Stage::Repair, || {
+            self.repair(&python, &built, target, slice)
+        });
+        self.times.repair += repair_time;
+        let repaired = repaired?;
+        step.finish(&format!("repaired as {}", super::file_name_of(&repaired)));
+        Ok(repaired)
+    }
+
+    /// The thin wheels of a fused target (universal2) as one wheel.
+    fn fuse(&self, thin: &[PathBuf]) -> Result<PathBuf> {
+        let [first, second] = thin else {
+            anyhow::bail!(
+                "{} fuses {} wheels; a universal2 wheel is fused from two",
+                self.spec.target.id(),
+                thin.len()
+            );
+        };
+        let first = crate::formats::wheel::open_within_env_limits(first)?;
+        let second = crate::formats::wheel::open_within_env_limits(second)?;
+        let out_dir = self.work.path().join("fused");
+        let fused = crate::stages::repair::fuse::fuse_wheels(
+            &first,
+            &second,
+            &out_dir,
+            crate::formats::wheel::source_date_epoch()?,
+        )?;
+        Ok(fused.output)
+    }
+
+    fn out_dir(&self) -> PathBuf {
+        let configured = &self.spec.options.output_dir;
+        if configured.is_absolute() {
+            configured.clone()
+        } else {
+            // cibuildwheel's output folder is relative to where it runs: the project root.
+            self.plan.project_root.join(configured)
+        }
+    }
+
+    /// The project's backend in the target's cross environment (and `before-build`).
+    fn build(
+        &self,
+        target: &Target,
+        slice: &str,
+        step: &progress::Step,
+    ) -> Result<(BuildPython, BuiltWheel)> {
+        let spec = self.spec;
+        let version = spec.python.version();
+        let python =
+            BuildPython::find_or_install(spec.python.with_gil(), self.cache, self.options.offline)
+                .with_context(|| {
+                    format!(
+                        "{} needs a python{version} interpreter on PATH to build with",
+                        spec.identifier
+                    )
+                })?
+                .targeting(spec.python.is_free_threaded());
+        let toolchain = resolve_toolchain(
+            spec.options.toolchain,
+            target,
+            self.cache,
+            &python.executable,
+            self.options.offline,
+            spec.options.debian_mirror.as_deref(),
+        )?;
+        let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
+        let frontend = frontend_of(&spec.options.build_frontend);
+        let hook_env = self.hook_env(target, slice, &python, &frontend)?;
+        if let Some(command) = &spec.options.before_build {
+            let mut environment = self.target.hook_variables.clone();
+            environment.extend(self.environment.clone());
+            if let Some(env) = &hook_env {
+                let path = environment.get("PATH").cloned();
+                environment.extend(env.variables(path.as_deref()));
+            }
+            hooks::run_shell(
+                "before-build",
+                command,
+                &self.plan.project_dir,
+                &environment,
+            )?;
+            if let Some(env) = &hook_env {
+                for line in env.settle()? {
+                    tracing::info!("{line}");
+                }
+            }
+        }
+        let constraints = spec
+            .options
+            .dependency_versions
+            .constraint_lines()
+            .context("reading the constraints file of `dependency-versions`")?;
+        let built = build_wheel(&BuildRequest {
+            project_dir: &self.plan.project_dir,
+            out_dir: &self.work.path().join(work_folder("built", slice)),
+            cross_env: &cross_env,
+            python: &python,
+            cache: self.cache,
+            config_settings: &spec.options.config_settings,
+            target_requires: &spec.options.target_requires,
+            target_prefixes: &self.target.prefix.roots(),
+            log_file: Some(
+                &self
+                    .logs
+                    .file(&work_folder(&spec.identifier, slice), "build"),
+            ),
+            environment: &self.environment,
+            offline: self.options.offline,
+            verbosity: spec.options.build_verbosity,
+            constraints: &constraints,
+            frontend: &frontend,
+            hook_env: hook_env.as_ref(),
+            progress: Some(crate::stages::backend::LineSink(&|line: &str| {
+                step.observe(line)
+            })),
+        })?;
+        Ok((python, built))
+    }
+
+    /// The build's own environment, in the work folder: where `before-build` runs, and the
+    /// backend when the build has no isolation. None when neither needs one.
+    fn hook_env(
+        &self,
+        target: &Target,
+        slice: &str,
+        python: &BuildPython,
+        frontend: &crate::stages::backend::Frontend,
+    ) -> Result<Option<HookEnv>> {
+        if self.spec.options.before_build.is_none() && frontend.isolation {
+            return Ok(None);
+        }
+        let dir = self.work.path().join(work_folder("env", slice));
+        let env = HookEnv::create(&HookEnvRequest {
+            dir: &dir,
+            python,
+            target,
+            cache: self.cache,
+            see_build_python: !frontend.isolation,
+            offline: self.options.offline,
+        })?;
+        Ok(Some(env))
+    }
+
+    /// qemu-user and a target root for the programs a Linux build runs (meson's `cc.run()`,
+    /// CMake's `try_run`, generators built by the project): the tree the test stage uses.
+    /// When it cannot be had (offline, no mirror), the build goes on and such a program
+    /// fails naming itself.
+    fn target_runner(&self) -> Option<TargetRunner> {
+        if self.spec.target.runs_natively_here() {
+            return None;
+        }
+        let arch = self.spec.target.linux_arch()?;
+        let gil = self.spec.python.with_gil();
+        let python = match crate::support::sysroot::check_target_python(arch, gil) {
+            Ok(()) => gil,
+            Err(_) => crate::support::sysroot::archive::default_python_for(arch),
+        };
+        let options = &self.spec.options;
+        match Emulator::new(
+            self.cache.root(),
+            arch,
+            python,
+            None,
+            options.debian_mirror.as_deref(),
+            options.qemu_cpu.clone(),
+        ) {
+            Ok(emulator) => Some(TargetRunner {
+                qemu: emulator.qemu().to_path_buf(),
+                root: emulator.sysroot().root().to_path_buf(),
+                cpu: emulator.cpu().map(str::to_string),
+            }),
+            Err(error) => {
+                tracing::warn!(
+                    "{}: target programs cannot run during the build (no emulator: {})",
+                    self.spec.identifier,
+                    crate::logging::one_line(&anyhow::Error::from(error))
+                );
+                None
+            }
+        }
+    }
+
+    /// crosswheel's own repair, the user's `repair-wheel-command`, or none.
+    fn repair(
+        &self,
+        python: &BuildPython,
+        built: &BuiltWheel,
+        target: &Target,
+        slice: &str,
+    ) -> Result<PathBuf> {
+        let repaired_dir = self.work.path().join(work_folder("repaired", slice));
+        std::fs::create_dir_all(&repaired_dir).map_err(IoError::at("create", &repaired_dir))?;
+        match &self.spec.options.repair {
+            RepairCommand::Skip => Ok(built.path.clone()),
+            RepairCommand::Command(_) => {
+                let command = self
+                    .spec
+                    .options
+                    .repair
+                    .command_for(
+                        &built.path.to_string_lossy(),
+                        &repaired_dir.to_string_lossy(),
+                    )
+                    .unwrap_or_default();
+                hooks::run_shell(
+                    "repair-wheel-command",
+                    &command,
+                    &self.plan.project_dir,
+                    &self.environment,
+                )?;
+                super::single_wheel_in(&repaired_dir)
+            }
+            RepairCommand::Builtin => {
+                let mut lib_paths = super::target_library_folders(
+                    self.cache,
+                    target,
+                    python,
+                    self.spec,
+                    self.options.offline,
+                )?;
+                lib_paths.extend(self.target.prefix.library_dirs());
+                lib_paths.extend(built.library_dirs.iter().cloned());
+                super::builtin_repair(
+                    self.cache,
+                    &built.path,
+                    target,
+                    lib_paths,
+                    &repaired_dir,
+                    self.spec.options.debian_mirror.as_deref(),
+                )
+            }
+        }
+    }
+
+    /// A wheel whose tests failed goes to `<wheelhouse>/.crosswheel-failed/<identifier>/`
+    /// with its log, never among the finished wheels.
+    fn keep_failed_wheel_apart(&self, repaired: &Path, reason: &str) -> Ending {
+        match super::keep_apart(
+            &self.out_dir(),
+            &self.spec.identifier,
+            repaired,
+            &self.logs.files_of(&self.spec.identifier),
+            reason,
+        ) {
+            Ok(kept) => Ending::Failed {
+                stage: Stage::Test,
+                error: anyhow::anyhow!(
+                    "{reason}; the wheel, its logs and the reason are kept in {}",
+                    kept.display()
+                ),
+                kept_apart: Some(kept),
+            },
+            Err(error) => failed(
+                Stage::Test,
+                error.context(format!("{reason}; keeping the wheel apart failed too")),
+            ),
+        }
+    }
+
+    /// Moves the tested wheel into the wheelhouse and hashes it.
+    fn collect(&self, repaired: &Path) -> Result<FinishedWheel> {
+        let out_dir = self.out_dir();
+        let file_name = repaired
+            .file_name()
+            .context("repaired wheel has no file name")?;
+        self.options.wheels.claim(&file_name.to_string_lossy())?;
+        std::fs::create_dir_all(&out_dir).map_err(IoError::at("create", &out_dir))?;
+        let destination = out_dir.join(file_name);
+        super::move_file(repaired, &destination)
+            .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
+        let bytes = std::fs::read(&destination).map_err(IoError::at("read", &destination))?;
+        Ok(FinishedWheel {
+            sha256: Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            size: bytes.len() as u64,
+            path: destination,
+        })
+    }
+}
+
+/// `built`, or `built-arm64` for one slice of a fused target.
+fn work_folder(stage: &str, slice: &str) -> String {
+    match slice {
+        "" => stage.to_string(),
+        slice => format!("{stage}-{slice}"),
+    }
+}
+
+/// The backend's view of `build-frontend`: who installs the build requirements, with which
+/// options, or no isolation at all.
+fn frontend_of(
+    option: &crate::support::options::BuildFrontend,
+) -> crate::stages::backend::Frontend {
+    let args = &option.parsed;
+    crate::stages::backend::Frontend {
+        description: option.to_string(),
+        installer: args.installer,
+        isolation: args.isolation,
+        check_dependencies: args.check_dependencies,
+        installer_args: args.installer_args.clone(),
+    }
+}

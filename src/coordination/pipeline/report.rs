@@ -1,0 +1,296 @@
+//! How the pipeline talks to people: the end-of-run summary table, and on
+//! GitHub Actions `::group::` folding plus a Markdown job summary.
+
+use std::io::Write;
+
+use super::{Ending, Outcome, TestResult};
+use crate::stages::testing::TestMode;
+
+fn on_github_actions() -> bool {
+    std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
+}
+
+/// Folds everything logged for one identifier on GitHub Actions.
+pub struct Group(bool);
+
+impl Group {
+    pub fn start(identifier: &str) -> Group {
+        let enabled = on_github_actions();
+        if enabled {
+            println!("::group::{identifier}");
+        }
+        Group(enabled)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.0 {
+            println!("::endgroup::");
+        }
+    }
+}
+
+pub fn mode_name(mode: TestMode) -> &'static str {
+    match mode {
+        TestMode::Emulated => "emulated",
+        TestMode::Native => "native",
+    }
+}
+
+pub fn test_cell(test: &TestResult) -> String {
+    match test {
+        TestResult::NotRun => "not run".into(),
+        TestResult::Passed { mode } => format!("passed ({})", mode_name(*mode)),
+        TestResult::StaticCheckPassed => "static check (not executed)".into(),
+        TestResult::NotTested { .. } => "NOT TESTED".into(),
+        TestResult::CoveredByAbi3 { built_as } => format!("abi3 wheel of {built_as}"),
+        TestResult::Failed { .. } => "FAILED".into(),
+        TestResult::TimedOut { after, .. } => {
+            format!(
+                "timed out after {}",
+                crate::stages::testing::format_duration(*after)
+            )
+        }
+    }
+}
+
+struct Row {
+    identifier: String,
+    result: &'static str,
+    wheel: String,
+    size: String,
+    test: String,
+    build: String,
+    repair: String,
+    test_time: String,
+    sha256: String,
+    problem: Option<String>,
+    /// Said of a build that succeeded but was not tested.
+    note: Option<String>,
+}
+
+fn rows(outcomes: &[Outcome]) -> Vec<Row> {
+    outcomes
+        .iter()
+        .map(|o| Row {
+            identifier: o.identifier.clone(),
+            result: match (&o.test, o.succeeded()) {
+                (_, true) => "ok",
+                (TestResult::TimedOut { .. }, false) => "TIMEOUT",
+                (_, false) => "FAILED",
+            },
+            wheel: o
+                .wheel()
+                .and_then(|w| w.path.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "-".into()),
+            size: o
+                .wheel()
+                .map(|w| format!("{:.1} MB", w.size as f64 / 1e6))
+                .unwrap_or_else(|| "-".into()),
+            test: test_cell(&o.test),
+            build: format!("{:.1}s", o.times.build.as_secs_f64()),
+            repair: format!("{:.2}s", o.times.repair.as_secs_f64()),
+            test_time: format!("{:.1}s", o.times.test.as_secs_f64()),
+            sha256: o.wheel().map_or_else(|| "-".into(), |w| w.sha256.clone()),
+            problem: match &o.ending {
+                // Said as a timeout, not as a failure of the code.
+                Ending::Failed { error, .. } if matches!(o.test, TestResult::TimedOut { .. }) => {
+                    Some(crate::logging::one_line(error))
+                }
+                Ending::Failed { stage, error, .. } => Some(format!(
+                    "{} failed: {}",
+                    stage.name(),
+                    crate::logging::one_line(error)
+                )),
+                Ending::Finished(_) => None,
+            },
+            note: match &o.test {
+                TestResult::NotTested { reason } => Some(format!("not tested: {reason}")),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// What the summary says of a failure: the error's first line, the first compiler or
+/// linker error of a build log excerpt below it, and where the full log is. The whole
+/// error was logged when it happened; the summary does not print it twice.
+fn problem_lines(problem: &str) -> Vec<String> {
+    let mut lines = problem.lines();
+    let mut out = vec![format!(
+        "error: {}",
+        lines.next().unwrap_or_default().trim_end_matches(':')
+    )];
+    let rest: Vec<&str> = lines.collect();
+    if let Some(first_error) = rest
+        .iter()
+        .map(|line| line.trim())
+        // meson says `meson.build:444:4: ERROR: ...`.
+        .find(|line| {
+            ["error:", "Error:", "ERROR:"]
+                .iter()
+                .any(|e| line.contains(e))
+        })
+    {
+        out.push(format!("first error: {first_error}"));
+    }
+    for kept in ["full log: ", "meson's log: "] {
+        if let Some(log) = rest.iter().find_map(|line| line.trim().strip_prefix(kept)) {
+            out.push(format!("{kept}{log}"));
+        }
+    }
+    out
+}
+
+/// The exit code of a run with failed builds: the first failure's own code where
+/// cibuildwheel gives it one (a wheel built twice: 6), else 1.
+pub fn exit_code_of(outcomes: &[Outcome]) -> u8 {
+    super::exit::first_code(outcomes.iter().filter_map(|outcome| match &outcome.ending {
+        Ending::Failed { error, .. } => Some(error),
+        Ending::Finished(_) => None,
+    }))
+}
+
+/// The plain-text table printed at the end of every run.
+pub fn summary(outcomes: &[Outcome]) -> String {
+    use std::fmt::Write as _;
+    let rows = rows(outcomes);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} wheel",
+        "identifier", "result", "build", "repair", "test", "test result", "size"
+    );
+    for row in &rows {
+        let _ = writeln!(
+            out,
+            "{:<26} {:<6} {:>7} {:>7} {:>7}  {:<28} {:<9} {}",
+            row.identifier,
+            row.result,
+            row.build,
+            row.repair,
+            row.test_time,
+            row.test,
+            row.size,
+            row.wheel
+        );
+        if row.sha256 != "-" {
+            let _ = writeln!(out, "{:<26} sha256 {}", "", row.sha256);
+        }
+        if let Some(note) = &row.note {
+            let _ = writeln!(out, "{:<26} {note}", "");
+        }
+        if let Some(problem) = &row.problem {
+            for line in problem_lines(problem) {
+                let _ = writeln!(out, "{:<26} {line}", "");
+            }
+        }
+    }
+    out
+}
+
+/// Appends a Markdown table to `$GITHUB_STEP_SUMMARY` when running there.
+pub fn write_github_summary(outcomes: &[Outcome]) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|_| on_github_actions()) else {
+        return Ok(());
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(
+        file,
+        "### crosswheel\n\n| identifier | result | wheel | size | test | build | repair | sha256 |\n|---|---|---|---|---|---|---|---|"
+    )?;
+    for row in rows(outcomes) {
+        let result = match (&row.problem, &row.note) {
+            (None, Some(note)) => format!("{}: {note}", row.result),
+            (Some(problem), _) => format!(
+                "{}: {}",
+                row.result,
+                problem_lines(problem).join("<br>").replace('|', "\\|")
+            ),
+            (None, None) => row.result.to_string(),
+        };
+        writeln!(
+            file,
+            "| {} | {} | {} | {} | {} | {} | {} | `{}` |",
+            row.identifier,
+            result,
+            row.wheel,
+            row.size,
+            row.test,
+            row.build,
+            row.repair,
+            row.sha256
+        )?;
+    }
+    Ok(())
+}
+
+/// The folders the finished wheels of a run went to, each once.
+pub fn wheel_folders(outcomes: &[Outcome]) -> Vec<std::path::PathBuf> {
+    let mut folders: Vec<std::path::PathBuf> = outcomes
+        .iter()
+        .filter_map(|outcome| Some(outcome.wheel()?.path.parent()?.to_path_buf()))
+        .collect();
+    folders.dedup();
+    folders
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordination::pipeline::{Stage, StageTimes};
+
+    #[test]
+    fn a_meson_failure_is_summarised_by_its_first_error_line_and_both_logs() {
+        let problem = "building numpy for linux-aarch64 with zig failed (meson-python exited with exit status: 1):\n\
+            Run-time dependency openblas found: NO\n\
+            ../numpy/meson.build:212:4: ERROR: Problem encountered: No BLAS library detected!\n\
+            meson's log: /c/logs/numpy-linux-aarch64-cp311.meson-log.txt\n  full log: /c/logs/numpy-linux-aarch64-cp311.log";
+        assert_eq!(
+            problem_lines(problem),
+            [
+                "error: building numpy for linux-aarch64 with zig failed (meson-python exited with exit status: 1)",
+                "first error: ../numpy/meson.build:212:4: ERROR: Problem encountered: No BLAS library detected!",
+                "full log: /c/logs/numpy-linux-aarch64-cp311.log",
+                "meson's log: /c/logs/numpy-linux-aarch64-cp311.meson-log.txt",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_timed_out_suite_is_summarised_as_a_timeout_not_a_failure() {
+        let reason = "tests timed out after 30s; the last test that printed: `test_one PASSED` (emulated); log: /w/x.test.log";
+        let outcome = Outcome {
+            identifier: "cp311-linux_ppc64le".into(),
+            times: StageTimes::default(),
+            test: TestResult::TimedOut {
+                after: std::time::Duration::from_secs(30),
+                reason: reason.into(),
+            },
+            ending: Ending::Failed {
+                stage: Stage::Test,
+                error: anyhow::anyhow!(
+                    "{reason}; the wheel and its log are in /out/.crosswheel-failed"
+                ),
+                kept_apart: None,
+            },
+        };
+        let text = summary(&[outcome]);
+        let row = text
+            .lines()
+            .find(|line| line.starts_with("cp311-linux_ppc64le"))
+            .unwrap();
+        assert!(row.contains("TIMEOUT"), "{text}");
+        assert!(row.contains("timed out after 30s"), "{text}");
+        assert!(
+            !text.contains("FAILED") && !text.contains("test failed"),
+            "{text}"
+        );
+        assert!(text.contains("test_one PASSED"), "{text}");
+    }
+}

@@ -1,0 +1,330 @@
+//! The pipeline's [`RequirementBuilder`]: a test requirement that neither the index nor
+//! Debian has a target wheel of is built from its sdist as crosswheel builds any project —
+//! `pipeline::run` on the unpacked sdist for the one identifier, build and repair, no
+//! tests — and cached under `<cache>/test-requirements/<target>/<cpXY>/<name>-<version>/`,
+//! so the key is (distribution and version the requirement resolved to, target, CPython);
+//! `build.json` beside the wheel records the requirement and how long the build took.
+//! Every ELF file of the wheel must be for the target before it is cached.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::io_error::IoError;
+use crate::python_tag::PythonTag;
+use crate::stages::testing::{BuiltRequirement, RequirementBuildFailure, RequirementBuilder};
+use crate::support::host::Cache;
+use crate::support::sysroot::LinuxArch;
+
+use super::run_logs::RunLogs;
+use super::{Ending, PipelineOptions, WheelsThisRun};
+
+/// Written beside a cached wheel: what it was built for and how long that took.
+const RECORD: &str = "build.json";
+
+pub(super) struct PipelineBuilder {
+    pub cache: Cache,
+    pub logs: RunLogs,
+    pub offline: bool,
+    pub debian_mirror: Option<String>,
+}
+
+impl RequirementBuilder for PipelineBuilder {
+    fn build(
+        &self,
+        requirement: &str,
+        arch: LinuxArch,
+        python: PythonTag,
+    ) -> Result<BuiltRequirement, RequirementBuildFailure> {
+        let failure =
+            |reason: String, log: Option<PathBuf>| RequirementBuildFailure { reason, log };
+        let downloads = self.cache.root().join("test-requirements").join("sdists");
+        let log = self.logs.file(
+            &format!(
+                "requirement-{}",
+                crate::package_name::normalize(requirement)
+            ),
+            "download",
+        );
+        let sdist = download_sdist(requirement, &downloads, &log)
+            .map_err(|reason| failure(reason, Some(log.clone())))?;
+        let (name, version) = sdist_name_version(&sdist).ok_or_else(|| {
+            failure(
+                format!("cannot read a name and version from {}", sdist.display()),
+                None,
+            )
+        })?;
+        let target = format!("linux-{}", arch.machine());
+        let key = self
+            .cache
+            .root()
+            .join("test-requirements")
+            .join(&target)
+            .join(python.to_string())
+            .join(format!(
+                "{}-{version}",
+                crate::package_name::normalize(&name)
+            ));
+        if let Some(cached) = cached(&key, &name, &version) {
+            return Ok(cached);
+        }
+        let started = Instant::now();
+        let logs = self
+            .logs
+            .nested(&format!(
+                "{}-{version}-{target}-{python}",
+                crate::package_name::normalize(&name)
+            ))
+            .map_err(|error| failure(error.to_string(), None))?;
+        let built = self.build_sdist(&sdist, &target, python, &key, &logs);
+        if let Some(download) = sdist.parent() {
+            let _ = std::fs::remove_dir_all(download);
+        }
+        let wheel = built.map_err(|reason| failure(reason, Some(logs.dir().to_path_buf())))?;
+        if let Some((file, found)) = crate::stages::testing::foreign_elf(&wheel, arch)
+            .map_err(|error| failure(error.to_string(), None))?
+        {
+            let _ = std::fs::remove_dir_all(&key);
+            return Err(failure(
+                format!("its wheel holds {file} for {found}, not {arch}: refused"),
+                Some(logs.dir().to_path_buf()),
+            ));
+        }
+        let took = started.elapsed();
+        let record = serde_json::json!({
+            "requirement": requirement,
+            "seconds": took.as_secs_f64(),
+            "wheel": wheel.file_name().map(|n| n.to_string_lossy().into_owned()),
+        });
+        let record_path = key.join(RECORD);
+        std::fs::write(&record_path, record.to_string()).map_err(|error| {
+            failure(IoError::new("write", &record_path, error).to_string(), None)
+        })?;
+        Ok(BuiltRequirement {
+            wheel,
+            name,
+            version,
+            took,
+            cached: false,
+        })
+    }
+}
+
+impl PipelineBuilder {
+    /// crosswheel's pipeline on the unpacked `sdist` for one identifier, without tests; the
+    /// wheel lands in `key` (first in a folder of its own, renamed into place when done).
+    fn build_sdist(
+        &self,
+        sdist: &Path,
+        target: &str,
+        python: PythonTag,
+        key: &Path,
+        logs: &RunLogs,
+    ) -> Result<PathBuf, String> {
+        let unpacked = tempfile::Builder::new()
+            .prefix("crosswheel-sdist-")
+            .tempdir()
+            .map_err(|error| error.to_string())?;
+        let project = unpack_sdist(sdist, unpacked.path())?;
+        let data = crate::target::targets()
+            .iter()
+            .find(|data| data.id == target)
+            .ok_or_else(|| format!("no crosswheel target {target}"))?;
+        let partial = key.with_extension(format!("partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&partial);
+        let mut overrides = crate::support::options::CliOverrides {
+            only: Some(format!("{python}-{}", data.identifier_platform())),
+            ..Default::default()
+        };
+        overrides
+            .set("test-skip", "*")
+            .set("output-dir", partial.to_string_lossy());
+        if let Some(mirror) = &self.debian_mirror {
+            overrides.set("debian-mirror", mirror.clone());
+        }
+        // The user's variables configure their project, not this one.
+        let env = std::collections::BTreeMap::<String, String>::new();
+        let plan = crate::support::options::resolve(&project, &overrides, &env)
+            .map_err(|error| format!("its configuration: {error}"))?;
+        let options = PipelineOptions {
+            offline: self.offline,
+            jobs: 1,
+            wheels: WheelsThisRun::default(),
+            logs: Some(logs.clone()),
+        };
+        let outcomes =
+            super::run(&plan, &options).map_err(|error| crate::logging::one_line(&error))?;
+        let outcome = outcomes.into_iter().next().ok_or("nothing was built")?;
+        let wheel = match outcome.ending {
+            Ending::Finished(wheel) => wheel.path,
+            Ending::Failed { stage, error, .. } => {
+                return Err(format!("{stage:?}: {}", crate::logging::one_line(&error)));
+            }
+        };
+        let file = wheel.file_name().ok_or("the wheel has no name")?.to_owned();
+        if let Some(parent) = key.parent() {
+            std::fs::create_dir_all(parent).map_err(|error| error.to_string())?;
+        }
+        // Another run may have cached the same build meanwhile: its wheel is as good.
+        if std::fs::rename(&partial, key).is_err() && !key.join(&file).is_file() {
+            return Err(format!(
+                "cannot move {} to {}",
+                partial.display(),
+                key.display()
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&partial);
+        Ok(key.join(file))
+    }
+}
+
+/// The wheel cached in `key` by an earlier build, with that build's time.
+fn cached(key: &Path, name: &str, version: &str) -> Option<BuiltRequirement> {
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(key.join(RECORD)).ok()?).ok()?;
+    let wheel = key.join(record.get("wheel")?.as_str()?);
+    wheel.is_file().then(|| BuiltRequirement {
+        wheel,
+        name: name.to_string(),
+        version: version.to_string(),
+        took: Duration::from_secs_f64(
+            record
+                .get("seconds")
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0),
+        ),
+        cached: true,
+    })
+}
+
+/// `pip download --no-binary <name> --no-deps` of `requirement` into a fresh folder under
+/// `downloads`; the one sdist it saved.
+fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<PathBuf, String> {
+    let no_binary = crate::package_name::requirement_name(requirement)
+        .map(|name| name.to_string())
+        .ok_or_else(|| format!("`{requirement}` is not a requirement pip can download"))?;
+    std::fs::create_dir_all(downloads).map_err(|error| error.to_string())?;
+    let dir = tempfile::Builder::new()
+        .prefix("download-")
+        .tempdir_in(downloads)
+        .map_err(|error| error.to_string())?
+        .keep();
+    let output = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--disable-pip-version-check",
+            "--no-input",
+        ])
+        // The sdist of this distribution only: `:all:` would also build every build
+        // requirement pip installs to read the sdist's metadata (cmake, ninja) from source.
+        .args(["--no-deps", "--no-binary", &no_binary, "--dest"])
+        .arg(&dir)
+        .arg(requirement)
+        .env_remove("_PYTHON_HOST_PLATFORM")
+        .env_remove("PYTHONPATH")
+        .output()
+        .map_err(|error| format!("cannot run python3 -m pip: {error}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let _ = std::fs::write(log, &text);
+    if !output.status.success() {
+        let last = text
+            .lines()
+            .rev()
+            .find(|line| line.starts_with("ERROR:"))
+            .unwrap_or("no sdist");
+        return Err(format!("pip download found no sdist: {last}"));
+    }
+    let sdist = std::fs::read_dir(&dir)
+        .map_err(|error| error.to_string())?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| is_sdist(path))
+        .ok_or_else(|| format!("pip download saved no sdist in {}", dir.display()))?;
+    Ok(sdist)
+}
+
+fn is_sdist(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.ends_with(".tar.gz") || name.ends_with(".zip")
+}
+
+/// `crc16-0.1.1.zip` → (`crc16`, `0.1.1`).
+fn sdist_name_version(sdist: &Path) -> Option<(String, String)> {
+    let file = sdist.file_name()?.to_string_lossy().into_owned();
+    let stem = file
+        .strip_suffix(".tar.gz")
+        .or_else(|| file.strip_suffix(".zip"))?;
+    let (name, version) = stem.rsplit_once('-')?;
+    Some((name.to_string(), version.to_string()))
+}
+
+/// Unpacks `sdist` into `into`, refusing members that would land outside it (the tar and
+/// zip readers both skip `..` and absolute paths); the project folder is the one top folder.
+fn unpack_sdist(sdist: &Path, into: &Path) -> Result<PathBuf, String> {
+    let file =
+        std::fs::File::open(sdist).map_err(|error| format!("{}: {error}", sdist.display()))?;
+    if sdist.to_string_lossy().ends_with(".zip") {
+        zip::ZipArchive::new(file)
+            .and_then(|mut archive| archive.extract(into))
+            .map_err(|error| format!("cannot unpack {}: {error}", sdist.display()))?;
+    } else {
+        tar::Archive::new(flate2::read::GzDecoder::new(file))
+            .unpack(into)
+            .map_err(|error| format!("cannot unpack {}: {error}", sdist.display()))?;
+    }
+    let folders: Vec<PathBuf> = std::fs::read_dir(into)
+        .map_err(|error| error.to_string())?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    match folders.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(format!("{} has no single top folder", sdist.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sdists_file_name_gives_its_name_and_version() {
+        let of = |name: &str| sdist_name_version(Path::new(name));
+        assert_eq!(
+            of("crc16-0.1.1.zip"),
+            Some(("crc16".into(), "0.1.1".into()))
+        );
+        assert_eq!(
+            of("/d/numpy-2.4.6.tar.gz"),
+            Some(("numpy".into(), "2.4.6".into()))
+        );
+        assert_eq!(of("numpy.whl"), None);
+    }
+
+    #[test]
+    fn a_cached_build_is_found_with_its_first_builds_time() {
+        let key = tempfile::tempdir().unwrap();
+        assert_eq!(cached(key.path(), "crc16", "0.1.1"), None);
+        std::fs::write(
+            key.path()
+                .join("crc16-0.1.1-cp311-cp311-manylinux_2_17_ppc64le.whl"),
+            "",
+        )
+        .unwrap();
+        std::fs::write(
+            key.path().join(RECORD),
+            r#"{"requirement":"crc16","seconds":12.5,"wheel":"crc16-0.1.1-cp311-cp311-manylinux_2_17_ppc64le.whl"}"#,
+        )
+        .unwrap();
+        let found = cached(key.path(), "crc16", "0.1.1").unwrap();
+        assert!(found.cached);
+        assert_eq!(found.took, Duration::from_secs_f64(12.5));
+    }
+}

@@ -1,0 +1,243 @@
+//! In which order identifiers run, and at what concurrency.
+//!
+//! Identifiers of one target form a lane, run oldest CPython first: when a build turns out
+//! to be an abi3 wheel, it serves every later version of its lane, which is then not built
+//! again (cibuildwheel does the same). Lanes run `--jobs` at a time; each identifier's
+//! output is captured and printed together when it is done. Outcomes come back in plan
+//! order.
+
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::outcome::{Ending, FinishedWheel, Outcome, StageTimes, TestResult};
+use super::{PipelineOptions, report, run_and_report};
+use crate::support::host::Cache;
+use crate::support::options::{BuildSpec, Plan};
+
+/// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
+fn lanes(plan: &Plan) -> Vec<Vec<usize>> {
+    let mut lanes: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (index, spec) in plan.builds.iter().enumerate() {
+        match lanes
+            .iter_mut()
+            .find(|(target, _)| *target == spec.target.id())
+        {
+            Some((_, lane)) => lane.push(index),
+            None => lanes.push((spec.target.id(), vec![index])),
+        }
+    }
+    // By version only: a free-threaded build keeps its plan place beside its version's.
+    let minor = |index: &usize| plan.builds[*index].python.minor();
+    lanes
+        .into_iter()
+        .map(|(_, mut lane)| {
+            lane.sort_by_key(minor);
+            lane
+        })
+        .collect()
+}
+
+pub(super) fn run_all(
+    plan: &Plan,
+    cache: &Cache,
+    options: &PipelineOptions,
+    targets: &super::targets::Targets,
+    logs: &super::RunLogs,
+) -> Vec<Outcome> {
+    let lanes = lanes(plan);
+    let concurrent = options.jobs > 1 && plan.builds.len() > 1;
+    let workers = if concurrent {
+        options.jobs.min(lanes.len())
+    } else {
+        1
+    };
+    if concurrent {
+        tracing::info!(
+            "building {} identifiers, up to {workers} at a time (--jobs); each one's output follows when it is done",
+            plan.builds.len()
+        );
+    }
+    let next = AtomicUsize::new(0);
+    let finished: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    let printing = Mutex::new(());
+    let run_lane = |lane: &[usize]| {
+        let mut abi3: Option<(String, FinishedWheel)> = None;
+        for &index in lane {
+            let spec = &plan.builds[index];
+            let outcome = match serving_abi3(spec, abi3.as_ref()) {
+                Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
+                None if concurrent => {
+                    let (outcome, output) = crate::logging::capture(|| {
+                        run_and_report(plan, spec, cache, options, targets, logs)
+                    });
+                    let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
+                    let _group = report::Group::start(&spec.identifier);
+                    let mut stderr = std::io::stderr().lock();
+                    let _ = stderr.write_all(&output);
+                    let _ = stderr.flush();
+                    outcome
+                }
+                None => {
+                    let _group = report::Group::start(&spec.identifier);
+                    run_and_report(plan, spec, cache, options, targets, logs)
+                }
+            };
+            if abi3.is_none()
+                && let Some(wheel) = outcome.wheel().filter(|wheel| is_abi3(wheel))
+            {
+                abi3 = Some((spec.identifier.clone(), wheel.clone()));
+            }
+            finished
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((index, outcome));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(lane) = lanes.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    run_lane(lane);
+                }
+            });
+        }
+    });
+    let mut outcomes = finished.into_inner().unwrap_or_else(|p| p.into_inner());
+    outcomes.sort_by_key(|(index, _)| *index);
+    outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+}
+
+fn is_abi3(wheel: &FinishedWheel) -> bool {
+    let file_name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
+    crate::formats::wheel::WheelName::parse(&file_name).is_ok_and(|name| super::is_abi3(&name))
+}
+
+/// The abi3 wheel an earlier identifier of the lane built, if it serves `spec`: never a
+/// free-threaded one, since no free-threaded CPython loads an abi3 wheel (cibuildwheel
+/// builds `cp3XXt` identifiers separately for the same reason).
+fn serving_abi3<'a>(
+    spec: &BuildSpec,
+    abi3: Option<&'a (String, FinishedWheel)>,
+) -> Option<&'a (String, FinishedWheel)> {
+    abi3.filter(|_| !spec.python.is_free_threaded())
+}
+
+/// An identifier a lower version's abi3 wheel already serves: not built again.
+fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel) -> Outcome {
+    tracing::info!("{identifier}: served by the abi3 wheel built as {built_as}; not built again");
+    Outcome {
+        identifier,
+        times: StageTimes::default(),
+        test: TestResult::CoveredByAbi3 {
+            built_as: built_as.to_string(),
+        },
+        ending: Ending::Finished(wheel.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordination::pipeline::tests::plan_of;
+
+    fn identifiers(plan: &Plan, lane: &[usize]) -> Vec<String> {
+        lane.iter()
+            .map(|&index| plan.builds[index].identifier.clone())
+            .collect()
+    }
+
+    #[test]
+    fn an_abi3_wheel_serves_later_gil_builds_but_never_a_free_threaded_one() {
+        let plan = plan_of("cp310-* cp312-* cp314t-*");
+        let wheel = FinishedWheel {
+            path: "/w/spam-1.0-cp310-abi3-manylinux_2_17_aarch64.whl".into(),
+            sha256: String::new(),
+            size: 0,
+        };
+        let built = ("cp310-manylinux_aarch64".to_string(), wheel);
+        let spec = |identifier: &str| {
+            plan.builds
+                .iter()
+                .find(|spec| spec.identifier == identifier)
+                .unwrap()
+        };
+        assert!(serving_abi3(spec("cp312-manylinux_aarch64"), Some(&built)).is_some());
+        assert!(serving_abi3(spec("cp314t-manylinux_aarch64"), Some(&built)).is_none());
+        assert!(serving_abi3(spec("cp312-manylinux_aarch64"), None).is_none());
+    }
+
+    #[test]
+    fn a_lane_per_target_oldest_cpython_first_in_plan_order_of_targets() {
+        let plan = plan_of("cp312-* cp311-* cp313t-* cp313-*");
+        let lanes: Vec<Vec<String>> = lanes(&plan)
+            .iter()
+            .map(|lane| identifiers(&plan, lane))
+            .collect();
+        assert_eq!(
+            lanes,
+            [
+                [
+                    "cp311-manylinux_aarch64",
+                    "cp312-manylinux_aarch64",
+                    "cp313-manylinux_aarch64",
+                    "cp313t-manylinux_aarch64"
+                ],
+                [
+                    "cp311-manylinux_ppc64le",
+                    "cp312-manylinux_ppc64le",
+                    "cp313-manylinux_ppc64le",
+                    "cp313t-manylinux_ppc64le"
+                ],
+                [
+                    "cp311-macosx_arm64",
+                    "cp312-macosx_arm64",
+                    "cp313-macosx_arm64",
+                    "cp313t-macosx_arm64"
+                ],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_covered_identifier_finishes_with_the_wheel_it_is_served_by() {
+        let wheel = FinishedWheel {
+            path: "/wheelhouse/demo-1.0-cp311-abi3-manylinux_2_17_aarch64.whl".into(),
+            sha256: "00".repeat(32),
+            size: 1234,
+        };
+        assert!(is_abi3(&wheel));
+        let outcome = covered(
+            "cp312-manylinux_aarch64".to_string(),
+            "cp311-manylinux_aarch64",
+            &wheel,
+        );
+        assert_eq!(outcome.identifier, "cp312-manylinux_aarch64");
+        assert_eq!(
+            outcome.test,
+            TestResult::CoveredByAbi3 {
+                built_as: "cp311-manylinux_aarch64".to_string()
+            }
+        );
+        let served = outcome.wheel().expect("a finished identifier");
+        assert_eq!((&served.path, served.size), (&wheel.path, wheel.size));
+        assert_eq!(
+            outcome.times.build + outcome.times.repair,
+            Default::default()
+        );
+    }
+
+    #[test]
+    fn only_an_abi3_wheel_serves_other_versions() {
+        let wheel = |name: &str| FinishedWheel {
+            path: std::path::PathBuf::from("/wheelhouse").join(name),
+            sha256: String::new(),
+            size: 0,
+        };
+        assert!(is_abi3(&wheel("demo-1.0-cp39-abi3-macosx_11_0_arm64.whl")));
+        assert!(!is_abi3(&wheel(
+            "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl"
+        )));
+        assert!(!is_abi3(&wheel("not a wheel name")));
+    }
+}

@@ -1,0 +1,230 @@
+//! What each target gets once, before its first build: the catalogue libraries its
+//! configuration names (`target-libraries`, package-manager lines in `before-all`), built
+//! for it; a prefix of its own (`CROSSWHEEL_PREFIX`); and its `before-all`, run with the
+//! target's cross toolchain exported the way autotools, CMake and meson expect.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::hooks;
+use crate::io_error::IoError;
+use crate::stages::crossenv::CrossEnv;
+use crate::stages::toolchain::{Toolchain, resolve_toolchain};
+use crate::support::host::{BuildPython, Cache};
+use crate::support::options::{BuildSpec, Plan};
+use crate::support::target_libraries::{
+    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, ensure_library, read_before_all,
+    requested_libraries,
+};
+
+/// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
+/// a folder of the run, removed with it.
+pub(super) struct Targets {
+    prepared: BTreeMap<String, Prepared>,
+    _folder: Option<tempfile::TempDir>,
+}
+
+/// One target's prefix and the variables its hooks see.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Prepared {
+    pub prefix: TargetPrefix,
+    /// CC, CXX, ..., CROSSWHEEL_HOST, CROSSWHEEL_PREFIX: for `before-all` and `before-build`.
+    pub hook_variables: BTreeMap<String, String>,
+}
+
+fn key_of(spec: &BuildSpec) -> String {
+    format!("{} {:?}", spec.target.id(), spec.options.toolchain)
+}
+
+impl Targets {
+    pub(super) fn of(&self, spec: &BuildSpec) -> Prepared {
+        self.prepared
+            .get(&key_of(spec))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// Prepares each target with builds, in plan order; a failure stops the run before any
+/// build, as a failed `before-all` does in cibuildwheel (every build after it would run
+/// on a machine the project did not prepare).
+pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) -> Result<Targets> {
+    let mut targets = Targets {
+        prepared: BTreeMap::new(),
+        _folder: None,
+    };
+    let origin = plan
+        .config_file
+        .as_ref()
+        .and_then(|file| file.file_name())
+        .map_or_else(
+            || "the configuration".to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+    for spec in &plan.builds {
+        let key = key_of(spec);
+        if targets.prepared.contains_key(&key) {
+            continue;
+        }
+        let before_all = spec
+            .options
+            .before_all
+            .as_deref()
+            .map(|command| read_before_all(command, &origin))
+            .transpose()?;
+        let mut libraries = requested_libraries(&spec.options.target_libraries)?;
+        for entry in before_all.iter().flat_map(|read| read.libraries.iter()) {
+            if !libraries.iter().any(|known| known.name == entry.name) {
+                libraries.push(entry);
+            }
+        }
+        let command = before_all.and_then(|read| read.command);
+        if libraries.is_empty() && command.is_none() {
+            targets.prepared.insert(key, Prepared::default());
+            continue;
+        }
+        if targets._folder.is_none() {
+            targets._folder = Some(
+                tempfile::Builder::new()
+                    .prefix("crosswheel-prefix-")
+                    .tempdir()
+                    .map_err(IoError::at("create a folder in", &std::env::temp_dir()))?,
+            );
+        }
+        let folder = targets._folder.as_ref().map(|dir| dir.path().to_path_buf());
+        let user = folder.unwrap_or_default().join(spec.target.id());
+        let prepared = prepare_one(
+            plan,
+            spec,
+            cache,
+            &libraries,
+            command.as_deref(),
+            user,
+            offline,
+            jobs,
+        )
+        .with_context(|| format!("stopping before any {} build", spec.target.id()))?;
+        targets.prepared.insert(key, prepared);
+    }
+    Ok(targets)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn prepare_one(
+    plan: &Plan,
+    spec: &BuildSpec,
+    cache: &Cache,
+    libraries: &[&'static LibraryEntry],
+    before_all: Option<&str>,
+    user_prefix: PathBuf,
+    offline: bool,
+    jobs: usize,
+) -> Result<Prepared> {
+    for sub in ["include", "lib/pkgconfig", "bin"] {
+        let dir = user_prefix.join(sub);
+        std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
+    }
+    let version = spec.python.version();
+    let python = BuildPython::find_or_install(spec.python.with_gil(), cache, offline)
+        .with_context(|| format!("preparing {} needs a python{version} on PATH", spec.target))?;
+    let toolchain = resolve_toolchain(
+        spec.options.toolchain,
+        &spec.target,
+        cache,
+        &python.executable,
+        offline,
+        spec.options.debian_mirror.as_deref(),
+    )?;
+    let cross_env = CrossEnv::create(cache, &python, &toolchain, None)?;
+    let environment = super::build_environment(spec, &plan.project_dir)?;
+    let mut base = cross_variables(&cross_env, &toolchain);
+    base.extend(environment);
+    let mut prefix = TargetPrefix {
+        user: Some(user_prefix.clone()),
+        libraries: Vec::new(),
+    };
+    for entry in libraries {
+        let mut vars = base.clone();
+        let roots: Vec<PathBuf> = prefix.libraries.iter().map(|l| l.prefix.clone()).collect();
+        add_prefix_variables(&mut vars, &roots);
+        let cross = CrossBuild {
+            target: spec.target.clone(),
+            toolchain: toolchain.description.clone(),
+            vars,
+            jobs,
+            debian_mirror: spec.options.debian_mirror.clone(),
+        };
+        let started = std::time::Instant::now();
+        let built = ensure_library(cache, entry, &cross)?;
+        match built.built_in {
+            Some(took) => tracing::info!(
+                "{}: {} {} built in {:.1} s",
+                spec.target.id(),
+                entry.name,
+                entry.version,
+                took.as_secs_f64()
+            ),
+            None => tracing::info!(
+                "{}: {} {} from the cache in {:.1} ms ({})",
+                spec.target.id(),
+                entry.name,
+                entry.version,
+                started.elapsed().as_secs_f64() * 1000.0,
+                built.prefix.display()
+            ),
+        }
+        prefix.libraries.push(built);
+    }
+    let mut hook_variables = base;
+    hook_variables.insert(
+        "CROSSWHEEL_PREFIX".to_string(),
+        user_prefix.to_string_lossy().into_owned(),
+    );
+    add_prefix_variables(&mut hook_variables, &prefix.roots());
+    if let Some(command) = before_all {
+        hooks::run_shell("before-all", command, &plan.project_dir, &hook_variables)
+            .context("`before-all` failed")?;
+    }
+    Ok(Prepared {
+        prefix,
+        hook_variables,
+    })
+}
+
+/// The cross environment's variables for commands that run on the build machine but
+/// build for the target: its compilers, archivers, CMake toolchain file and pkg-config
+/// folder, with `NM`, `STRIP`, `LD`, the GNU triple (`CROSSWHEEL_HOST`, for
+/// `./configure --host=`) and the meson cross file added. The target's sysconfig is left
+/// out: the build machine's Python and pip run here as themselves.
+fn cross_variables(cross_env: &CrossEnv, toolchain: &Toolchain) -> BTreeMap<String, String> {
+    let mut vars = cross_env.env_vars();
+    for python_only in [
+        "PYTHONPATH",
+        "_PYTHON_HOST_PLATFORM",
+        "_PYTHON_SYSCONFIGDATA_NAME",
+    ] {
+        vars.remove(python_only);
+    }
+    let path = |path: &Path| path.to_string_lossy().into_owned();
+    let binutils = &toolchain.binutils;
+    for (name, tool) in [
+        ("NM", &binutils.nm),
+        ("STRIP", &binutils.strip),
+        ("LD", &binutils.ld),
+    ] {
+        if let Some(tool) = tool {
+            vars.insert(name.to_string(), path(tool));
+        }
+    }
+    vars.insert(
+        "CROSSWHEEL_HOST".to_string(),
+        toolchain.target.gnu_triple().to_string(),
+    );
+    vars.insert(
+        "CROSSWHEEL_MESON_CROSS_FILE".to_string(),
+        path(&cross_env.meson_cross_file),
+    );
+    vars
+}

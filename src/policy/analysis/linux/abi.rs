@@ -1,0 +1,122 @@
+//! The wheel-level verdict: the one ABI every binary shares, what the
+//! manylinux policies see, and which platform tags the wheel may carry.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::graph::{Binary, Graph, Link};
+use super::search::Abi;
+use super::symbols::SymbolReport;
+use crate::policy::manylinux::{
+    Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, provided_names,
+};
+
+/// The one ABI every binary of the wheel shares.
+pub fn wheel_abi(wheel: &Path, binaries: &[Binary]) -> Result<Option<Abi>> {
+    let Some(first) = binaries.first() else {
+        return Ok(None);
+    };
+    let abi = Abi::of(&first.facts);
+    if let Some(other) = binaries.iter().find(|b| Abi::of(&b.facts) != abi) {
+        bail!(
+            "{}: mixes architectures: {} is {} but {} is {}",
+            wheel.display(),
+            first.path,
+            first.facts.arch.unwrap_or("unknown"),
+            other.path,
+            other.facts.arch.unwrap_or("unknown")
+        );
+    }
+    Ok(Some(abi))
+}
+
+/// The binaries as the policy sees them, with the unversioned imports that the symbol
+/// check bound to versioned system definitions (`bound[i]` for `binaries[i]`).
+pub fn policy_binaries<'a>(
+    binaries: &'a [Binary],
+    symbols: &'a SymbolReport,
+) -> Vec<PolicyBinary<'a>> {
+    binaries
+        .iter()
+        .enumerate()
+        .map(|(index, b)| PolicyBinary {
+            path: &b.path,
+            facts: &b.facts,
+            bound: symbols.bound.get(index).map_or(&[], Vec::as_slice),
+        })
+        .collect()
+}
+
+/// The binaries as the policy sees them, and the names the wheel provides:
+/// every file name and SONAME it carries, the original names of grafted
+/// libraries, `--exclude`d names (the user takes responsibility for them), and
+/// libpython, whose DT_NEEDED the repair drops.
+pub fn policy_input<'a>(
+    graph: &'a Graph,
+    symbols: &'a SymbolReport,
+    exclude: &[glob::Pattern],
+) -> (Vec<PolicyBinary<'a>>, BTreeSet<String>) {
+    let binaries = policy_binaries(&graph.binaries, symbols);
+    let mut provided = provided_names(&binaries);
+    for links in &graph.links {
+        for (needed, link) in links {
+            let excluded = exclude.iter().any(|p| p.matches(needed));
+            if matches!(link, Link::Internal(_) | Link::Python) || excluded {
+                provided.insert(needed.clone());
+            }
+        }
+    }
+    (binaries, provided)
+}
+
+/// The platform tags for the wheel: the best policy for `auto`, or the
+/// requested one when the binaries satisfy it.
+pub fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Result<Vec<String>> {
+    let achieved = policies.iter().find(|p| p.tag() == analysis.policy);
+    let requested = match policies.parse_plat(plat)? {
+        PlatRequest::Auto => {
+            let Some(policy) = achieved.filter(|p| !p.unrestricted) else {
+                let why = analysis
+                    .next_blockers()
+                    .map(describe_blockers)
+                    .unwrap_or_default();
+                bail!("cannot be tagged manylinux: {why}");
+            };
+            policy
+        }
+        PlatRequest::Policy(policy) => {
+            if let Some(blockers) = analysis.blocked.iter().find(|b| b.policy == policy.tag()) {
+                bail!(
+                    "cannot satisfy --plat {plat}: {} (the best it can have is {})",
+                    describe_blockers(blockers),
+                    analysis.policy
+                );
+            }
+            policy
+        }
+    };
+    Ok(requested.platform_tags())
+}
+
+fn describe_blockers(blockers: &Blockers) -> String {
+    let shown: Vec<String> = blockers
+        .violations
+        .iter()
+        .take(3)
+        .map(|v| v.to_string())
+        .collect();
+    let more = blockers.violations.len().saturating_sub(shown.len());
+    let suffix = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    format!(
+        "{} fails because {}{}",
+        blockers.policy,
+        shown.join("; "),
+        suffix
+    )
+}

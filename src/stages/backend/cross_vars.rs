@@ -1,0 +1,205 @@
+//! The environment the backend's `build_wheel` runs in: the cross environment's variables,
+//! the target-form requirements on pkg-config's path, and the user's `environment` on top,
+//! with the target's sysconfig kept first on PYTHONPATH.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::project::{Backend, Project};
+use super::{BuildError, BuildRequest, io_error, prepare_target_site};
+
+/// The cross environment's variables for the backend, with the target-form requirements'
+/// site (`target-requires`) on PKG_CONFIG_LIBDIR and the user's `environment` last.
+pub(super) fn cross_variables(
+    request: &BuildRequest<'_>,
+    project: &Project,
+    source_dir: &Path,
+    path_var: String,
+    header_requires: &[String],
+) -> Result<BTreeMap<String, String>, BuildError> {
+    let mut vars = request.cross_env.env_vars();
+    if project.build_system.backend == Backend::MesonPython {
+        // meson-python turns ARCHFLAGS on a non-mac host into its own cross file with the
+        // host `cc -arch arm64`, which overrides ours.
+        vars.remove("ARCHFLAGS");
+    }
+    vars.insert("PATH".to_string(), path_var);
+    vars.extend(builder_markers());
+    // Read by the compiler wrappers, which map these away in debug info.
+    vars.insert(
+        "CROSSWHEEL_SOURCE_DIR".to_string(),
+        source_dir.to_string_lossy().into_owned(),
+    );
+    vars.insert(
+        "CROSSWHEEL_CROSSENV_DIR".to_string(),
+        request.cross_env.root.to_string_lossy().into_owned(),
+    );
+    if let Some(site) = target_site(request, header_requires)? {
+        let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
+        pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
+        let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| {
+            io_error(
+                "put on PKG_CONFIG_LIBDIR the pkg-config folders of",
+                &site,
+                std::io::Error::other(err.to_string()),
+            )
+        })?;
+        vars.insert(
+            "PKG_CONFIG_LIBDIR".to_string(),
+            joined.to_string_lossy().into_owned(),
+        );
+        vars.insert(
+            "CROSSWHEEL_TARGET_SITE".to_string(),
+            site.to_string_lossy().into_owned(),
+        );
+    }
+    vars.extend(
+        request
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
+    crate::support::target_libraries::add_prefix_variables(&mut vars, request.target_prefixes);
+    Ok(vars)
+}
+
+/// The variables that say which builder runs the build. As cibuildwheel sets it for every
+/// step: projects use it to make a failed extension build fatal instead of falling back to
+/// a pure wheel, and setup.py often checks it at import, in `get_requires_for_build_wheel`.
+fn builder_markers() -> [(String, String); 2] {
+    [
+        ("CIBUILDWHEEL".to_string(), "1".to_string()),
+        ("CROSSWHEEL".to_string(), "1".to_string()),
+    ]
+}
+
+/// The environment of the hooks that run on the host (`get_requires_for_build_wheel`):
+/// the host venv first on PATH, the builder markers and the user's `environment`, as
+/// `build_wheel` sees them, without the cross environment.
+pub(super) fn host_variables(
+    request: &BuildRequest<'_>,
+    path_var: String,
+) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::from([("PATH".to_string(), path_var)]);
+    vars.extend(builder_markers());
+    vars.extend(
+        request
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    vars
+}
+
+/// The target's wheels of `target-requires` and of the build requirements whose headers
+/// are per platform (numpy), unpacked; `None` when there are none. A header package
+/// without a wheel for the target (numpy on ppc64le) leaves the build machine's copy in
+/// place, said in one line.
+fn target_site(
+    request: &BuildRequest<'_>,
+    header_requires: &[String],
+) -> Result<Option<PathBuf>, BuildError> {
+    let target = &request.cross_env.target;
+    let prepare = |requires: &[String]| {
+        let mut requires = requires.to_vec();
+        // The same set, however it was spelt, must map to the same cached site.
+        requires.sort();
+        requires.dedup();
+        if requires.is_empty() {
+            return Ok(None);
+        }
+        prepare_target_site(
+            request.cache,
+            target,
+            request.python,
+            &requires,
+            request.offline,
+        )
+        .map(Some)
+    };
+    if header_requires.is_empty() {
+        return prepare(request.target_requires);
+    }
+    let all: Vec<String> = request
+        .target_requires
+        .iter()
+        .chain(header_requires)
+        .cloned()
+        .collect();
+    match prepare(&all) {
+        Ok(site) => {
+            tracing::info!(
+                "{} among the build requirements ship per-platform headers or libraries: the build compiles and links against their {target} wheels (config/target-installs.toml)",
+                header_requires.join(", ")
+            );
+            Ok(site)
+        }
+        Err(BuildError::TargetRequires { .. }) => {
+            tracing::warn!(
+                "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
+                header_requires.join(", ")
+            );
+            prepare(request.target_requires)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// A user's `PYTHONPATH=...` in `environment` replaces the variable; the cross
+/// environment's folder (the target's sysconfig) must stay first on it, or the build sees
+/// the host again.
+fn keep_cross_path_first(vars: &mut BTreeMap<String, String>, sysconfig_dir: &Path) {
+    let ours = sysconfig_dir.to_string_lossy().into_owned();
+    let current = vars.get("PYTHONPATH").cloned().unwrap_or_default();
+    if current.split(':').next() != Some(ours.as_str()) {
+        let rest: Vec<&str> = current
+            .split(':')
+            .filter(|entry| !entry.is_empty() && *entry != ours)
+            .collect();
+        let mut value = ours;
+        for entry in rest {
+            value.push(':');
+            value.push_str(entry);
+        }
+        vars.insert("PYTHONPATH".to_string(), value);
+    }
+}
+
+pub(super) fn prepend_path(dir: &Path) -> String {
+    match std::env::var("PATH") {
+        Ok(existing) if !existing.is_empty() => format!("{}:{existing}", dir.display()),
+        _ => dir.to_string_lossy().into_owned(),
+    }
+}
+
+fn pkgconfig_dirs_under(site: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = walkdir::WalkDir::new(site)
+        .max_depth(4)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_dir() && entry.file_name() == "pkgconfig")
+        .map(|entry| entry.into_path())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_pythonpath_keeps_the_cross_environment_first() {
+        let ours = Path::new("/cache/crossenv/x/sysconfig");
+        let mut vars = BTreeMap::from([(
+            "PYTHONPATH".to_string(),
+            "/src:/cache/crossenv/x/sysconfig:/lib".to_string(),
+        )]);
+        keep_cross_path_first(&mut vars, ours);
+        assert_eq!(vars["PYTHONPATH"], "/cache/crossenv/x/sysconfig:/src:/lib");
+        let mut unset = BTreeMap::new();
+        keep_cross_path_first(&mut unset, ours);
+        assert_eq!(unset["PYTHONPATH"], "/cache/crossenv/x/sysconfig");
+    }
+}

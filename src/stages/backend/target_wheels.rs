@@ -1,0 +1,305 @@
+//! Build requirements needed in their *target* form: libraries an extension links
+//! against (scipy-openblas32). The host copy installed as a build requirement holds
+//! x86_64 binaries, so the target's wheels are downloaded with `pip download --platform`
+//! and unpacked into a folder the backend is told about through `CROSSWHEEL_TARGET_SITE`.
+
+use std::path::{Path, PathBuf};
+
+use super::{BuildError, host_env};
+use crate::support::host::{BuildPython, Cache, cache_key};
+use crate::target::Target;
+
+const MARKER: &str = ".crosswheel-complete";
+
+#[derive(serde::Deserialize)]
+struct HeaderPackage {
+    required_as: Vec<String>,
+}
+
+/// `config/target-headers.toml`: packages whose headers are the target's business.
+fn header_packages() -> &'static std::collections::BTreeMap<String, HeaderPackage> {
+    static PACKAGES: std::sync::OnceLock<std::collections::BTreeMap<String, HeaderPackage>> =
+        std::sync::OnceLock::new();
+    PACKAGES.get_or_init(|| {
+        toml::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/config/target-headers.toml"
+        )))
+        .expect("config/target-headers.toml is valid")
+    })
+}
+
+/// The normalized project a requirement names; empty for text that is not a requirement,
+/// which then matches no package.
+fn requirement_name(requirement: &str) -> String {
+    crate::package_name::requirement_name(requirement)
+        .map(|name| name.to_string())
+        .unwrap_or_default()
+}
+
+/// Build requirements whose headers must be the target's (numpy) and that the user's
+/// `target-requires` does not already name: the requirement as the project wrote it, or
+/// the package's bare name when it came in through a meta-package.
+pub fn header_requirements(build_requires: &[String], target_requires: &[String]) -> Vec<String> {
+    let named: Vec<String> = target_requires
+        .iter()
+        .map(|r| requirement_name(r))
+        .collect();
+    let mut found = Vec::new();
+    for (package, data) in header_packages() {
+        if named.contains(package) {
+            continue;
+        }
+        let requirement = build_requires.iter().find_map(|requirement| {
+            let name = requirement_name(requirement);
+            if name == *package {
+                // Markers were for the build machine's pip; the version applies as is.
+                Some(
+                    requirement
+                        .split(';')
+                        .next()
+                        .unwrap_or(requirement)
+                        .trim()
+                        .to_string(),
+                )
+            } else if data.required_as.contains(&name) {
+                Some(package.clone())
+            } else {
+                None
+            }
+        });
+        found.extend(requirement);
+    }
+    found
+}
+
+/// The header requirements with the build environment's library wheels (names,
+/// config/target-installs.toml) added, as the build requirements spell them when they name
+/// them: the target gets the newest wheel it can install that satisfies them, which is
+/// not always the build machine's version (scipy-openblas32 0.3.34 has no manylinux2014
+/// aarch64 wheel). Nothing is added twice, nor for a package `target-requires` names.
+pub fn with_library_requirements(
+    header: Vec<String>,
+    library: &[String],
+    build_requires: &[String],
+    target_requires: &[String],
+) -> Vec<String> {
+    let mut named: Vec<String> = target_requires
+        .iter()
+        .chain(&header)
+        .map(|r| requirement_name(r))
+        .collect();
+    let mut all = header;
+    for name in library {
+        let name = crate::package_name::normalize(name);
+        if named.contains(&name) {
+            continue;
+        }
+        let spelt = build_requires
+            .iter()
+            .find(|r| requirement_name(r) == name)
+            .map(|r| r.split(';').next().unwrap_or(r).trim().to_string());
+        all.push(spelt.unwrap_or_else(|| name.clone()));
+        named.push(name);
+    }
+    all
+}
+
+/// Unpacks the target wheels of `requires` (without dependencies) and returns the folder.
+pub fn prepare_target_site(
+    cache: &Cache,
+    target: &Target,
+    python: &BuildPython,
+    requires: &[String],
+    offline: bool,
+) -> Result<PathBuf, BuildError> {
+    let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let key = cache_key(&[sorted.join("\n").as_bytes()]);
+    let root = cache.target_wheels().join(format!(
+        "{}-{}-{}-{key}",
+        target.id(),
+        target.os_version(),
+        python.abi_tag()
+    ));
+    let site = root.join("site");
+    std::fs::create_dir_all(&root).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "create",
+            root.clone(),
+            source,
+        ))
+    })?;
+    let _lock = host_env::lock(&root.join("lock"))?;
+    if site.join(MARKER).is_file() {
+        return Ok(site);
+    }
+    if offline {
+        return Err(BuildError::OfflineTargetRequires {
+            target: target.id().to_string(),
+            requires: requires.join(", "),
+        });
+    }
+    let wheels = root.join("wheels");
+    for dir in [&wheels, &site] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|source| {
+                BuildError::Io(crate::io_error::IoError::new("remove", dir.clone(), source))
+            })?;
+        }
+    }
+    tracing::info!(
+        "downloading the {} wheels of {} that the build links against (once per target and Python; OpenBLAS is ~30 MB)",
+        target.id(),
+        requires.join(", ")
+    );
+    download(target, python, requires, &wheels)?;
+    std::fs::create_dir_all(&site).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "create",
+            site.clone(),
+            source,
+        ))
+    })?;
+    for entry in std::fs::read_dir(&wheels).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "list",
+            wheels.clone(),
+            source,
+        ))
+    })? {
+        let path = entry
+            .map_err(|source| {
+                BuildError::Io(crate::io_error::IoError::new(
+                    "list",
+                    wheels.clone(),
+                    source,
+                ))
+            })?
+            .path();
+        if path.extension().is_some_and(|ext| ext == "whl") {
+            unpack(&path, &site)?;
+        }
+    }
+    std::fs::write(site.join(MARKER), "").map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new("write", site.clone(), source))
+    })?;
+    Ok(site)
+}
+
+fn download(
+    target: &Target,
+    python: &BuildPython,
+    requires: &[String],
+    dest: &Path,
+) -> Result<(), BuildError> {
+    let abi = python.abi_tag();
+    let mut args: Vec<String> = vec![
+        "--no-deps".into(),
+        "--only-binary=:all:".into(),
+        "--python-version".into(),
+        python.version_text(),
+        "--implementation".into(),
+        "cp".into(),
+        "--abi".into(),
+        abi,
+        "--abi".into(),
+        "abi3".into(),
+        "--abi".into(),
+        "none".into(),
+    ];
+    // pip does not widen a manylinux --platform to older glibc tags: list every one the
+    // target's glibc can load.
+    let platforms = if target.is_macos() {
+        vec![target.platform_tag()]
+    } else {
+        target.compatible_manylinux_platforms()
+    };
+    for platform in platforms {
+        args.push("--platform".into());
+        args.push(platform);
+    }
+    args.push("--dest".into());
+    args.push(dest.to_string_lossy().into_owned());
+    args.extend(requires.iter().cloned());
+    let rest: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    host_env::run_host(
+        &python.executable,
+        &[
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "download",
+            "--quiet",
+        ],
+        &rest,
+    )
+    .map(|_| ())
+    .map_err(|output| BuildError::TargetRequires {
+        target: target.id().to_string(),
+        requires: requires.join(", "),
+        output,
+    })
+}
+
+fn unpack(wheel: &Path, site: &Path) -> Result<(), BuildError> {
+    let bad = |message: String| BuildError::BadTargetWheel {
+        wheel: wheel.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(wheel).map_err(|source| {
+        BuildError::Io(crate::io_error::IoError::new(
+            "open",
+            wheel.to_path_buf(),
+            source,
+        ))
+    })?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|err| bad(err.to_string()))?;
+    // `extract` refuses entries escaping the folder (`..`, absolute paths).
+    archive.extract(site).map_err(|err| bad(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|item| item.to_string()).collect()
+    }
+
+    #[test]
+    fn numpy_among_the_build_requirements_is_wanted_in_its_target_form() {
+        let build = strings(&["meson-python>=0.15", "numpy>=2.0; python_version>='3.9'"]);
+        assert_eq!(header_requirements(&build, &[]), ["numpy>=2.0"]);
+    }
+
+    #[test]
+    fn an_installed_library_wheel_joins_the_target_requirements_as_the_project_spells_it() {
+        let all = with_library_requirements(
+            strings(&["numpy>=2.0"]),
+            &strings(&["numpy", "scipy_openblas32", "pillow", "scipy-openblas64"]),
+            &strings(&[
+                "scipy-openblas32>=0.3.30; sys_platform != 'win32'",
+                "numpy>=2.0",
+            ]),
+            &strings(&["Pillow"]),
+        );
+        assert_eq!(
+            all,
+            ["numpy>=2.0", "scipy-openblas32>=0.3.30", "scipy-openblas64"]
+        );
+    }
+
+    #[test]
+    fn oldest_supported_numpy_brings_numpy() {
+        let build = strings(&["setuptools", "oldest-supported-numpy"]);
+        assert_eq!(header_requirements(&build, &[]), ["numpy"]);
+    }
+
+    #[test]
+    fn a_user_listed_target_requirement_is_not_added_twice() {
+        let build = strings(&["numpy>=2"]);
+        assert!(header_requirements(&build, &strings(&["NumPy==2.1.0"])).is_empty());
+        assert!(header_requirements(&strings(&["cython", "pybind11"]), &[]).is_empty());
+    }
+}

@@ -1,0 +1,412 @@
+//! A crossenv-like environment: the build python runs the build backend, but sysconfig,
+//! compilers and cross files describe the target.
+//!
+//! One folder per (target, OS version, python, toolchain) under the cache holds the
+//! target's `_sysconfigdata_*.py`, a copy of the build python's headers, and meson/CMake
+//! cross files; [`CrossEnv::env_vars`] lists the variables that switch a process into it.
+
+mod files;
+mod pyconfig;
+mod runner;
+mod sysconfigdata;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use files::{UserFlags, meson_prefix_options};
+pub use runner::TargetRunner;
+
+use crate::stages::toolchain::Toolchain;
+use crate::support::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};
+use crate::target::Target;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrossEnvError {
+    #[error(
+        "build python {python} has no C headers ({missing} is missing): install {package} (apt install {package}) or use another CPython"
+    )]
+    NoHeaders {
+        python: PathBuf,
+        missing: PathBuf,
+        package: String,
+    },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
+}
+
+/// A ready cross environment for one target and one build python.
+#[derive(Debug, Clone)]
+pub struct CrossEnv {
+    pub root: PathBuf,
+    pub target: Target,
+    pub python: PathBuf,
+    /// Folder on PYTHONPATH holding the target's sysconfigdata module.
+    pub sysconfig_dir: PathBuf,
+    pub sysconfigdata_name: String,
+    /// `.../include/python3.11`: the headers extensions compile against.
+    pub python_include_dir: PathBuf,
+    pub meson_cross_file: PathBuf,
+    pub meson_native_file: PathBuf,
+    pub cmake_toolchain_file: PathBuf,
+    /// Runs the programs a build runs: the build python as it is, target programs under
+    /// qemu-user (CMake's CROSSCOMPILING_EMULATOR, meson's exe_wrapper); see [`runner`].
+    pub run_program: PathBuf,
+    /// qemu-user and the target's root for target programs; `None` for macOS, or when no
+    /// emulator could be provisioned.
+    pub runner: Option<TargetRunner>,
+    /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
+    pub pkgconfig_dir: PathBuf,
+    toolchain: Toolchain,
+}
+
+/// Generated files of an environment, kept in memory until written.
+struct Contents {
+    files: Vec<(PathBuf, String)>,
+    stamp: String,
+}
+
+impl CrossEnv {
+    /// Creates (or reuses, when nothing changed) the environment for `toolchain.target`.
+    /// User `CFLAGS`/`CXXFLAGS`/`CPPFLAGS`/`LDFLAGS` are read from the environment now.
+    /// With a `runner`, target programs the build runs go to qemu-user.
+    pub fn create(
+        cache: &Cache,
+        python: &BuildPython,
+        toolchain: &Toolchain,
+        runner: Option<TargetRunner>,
+    ) -> Result<CrossEnv, CrossEnvError> {
+        let target = &toolchain.target;
+        let key = cache_key(&[
+            python.executable.to_string_lossy().as_bytes(),
+            toolchain.description.as_bytes(),
+            toolchain.cc.to_string_lossy().as_bytes(),
+        ]);
+        let name = format!(
+            "{}-{}-{}-{key}",
+            target.id(),
+            target.os_version(),
+            python.abi_tag()
+        );
+        let root = cache.cross_envs().join(name);
+        // CPython's own name for the folder: `python3.13t` for the free-threaded ABI.
+        let header_dir_name = format!(
+            "python{}{}",
+            python.version_text(),
+            python.target_abiflags()
+        );
+        let env = CrossEnv {
+            sysconfig_dir: root.join("sysconfig"),
+            sysconfigdata_name: target.sysconfigdata_name(python.target_abiflags()),
+            python_include_dir: root.join("include").join(header_dir_name),
+            meson_cross_file: root.join("meson-cross.ini"),
+            meson_native_file: root.join("meson-native.ini"),
+            cmake_toolchain_file: root.join("cmake-toolchain.cmake"),
+            pkgconfig_dir: root.join("lib").join("pkgconfig"),
+            run_program: runner::run_program_path(&root),
+            runner,
+            python: python.executable.clone(),
+            target: target.clone(),
+            toolchain: toolchain.clone(),
+            root,
+        };
+        let contents = env.contents(python, &UserFlags::from_env())?;
+        let stamp_path = env.root.join("stamp");
+        if std::fs::read_to_string(&stamp_path).is_ok_and(|stamp| stamp == contents.stamp) {
+            return Ok(env);
+        }
+        env.write(python, &contents)?;
+        Ok(env)
+    }
+
+    fn contents(&self, python: &BuildPython, flags: &UserFlags) -> Result<Contents, CrossEnvError> {
+        let layout = sysconfigdata::EnvLayout {
+            include_dir: &self.root.join("include"),
+            python_include_dir: &self.python_include_dir,
+            lib_dir: &self.root.join("lib"),
+        };
+        let vars = sysconfigdata::target_vars(python, &self.toolchain, &layout);
+        let module = self
+            .sysconfig_dir
+            .join(format!("{}.py", self.sysconfigdata_name));
+        let pkg_config = find_on_path("pkg-config").or_else(|| find_on_path("pkgconf"));
+        let host_cc = host_tool("cc");
+        let host_cxx = host_tool("c++");
+        let host_config = pyconfig::host_pyconfig(python)?;
+        let host_config_text = std::fs::read_to_string(&host_config).map_err(|source| {
+            CrossEnvError::Io(crate::io_error::IoError::new(
+                "read",
+                host_config.clone(),
+                source,
+            ))
+        })?;
+        let files = vec![
+            (module, sysconfigdata::render_module(&vars)),
+            (
+                self.sysconfig_dir.join("sitecustomize.py"),
+                sysconfigdata::render_sitecustomize(
+                    &self.python_include_dir,
+                    &self.target,
+                    python.target_abiflags(),
+                ),
+            ),
+            (
+                self.python_include_dir.join("pyconfig.h"),
+                pyconfig::for_target(
+                    &host_config_text,
+                    &self.target,
+                    python.targets_free_threaded(),
+                ),
+            ),
+            (
+                self.meson_cross_file.clone(),
+                files::meson_cross_file(
+                    &self.toolchain,
+                    &python.executable,
+                    pkg_config.as_deref(),
+                    // run-program runs the target's programs: under the runner's qemu,
+                    // or as they are when this machine is the target's own.
+                    (self.runner.is_some() || self.target.runs_natively_here())
+                        .then_some(self.run_program.as_path()),
+                    flags,
+                ),
+            ),
+            (
+                self.meson_native_file.clone(),
+                files::meson_native_file(&host_cc, &host_cxx, &python.executable),
+            ),
+            (
+                self.cmake_toolchain_file.clone(),
+                files::cmake_toolchain_file(&self.toolchain, &self.run_program),
+            ),
+            (self.root.join("env.sh"), self.shell_exports()),
+            (
+                self.run_program.clone(),
+                runner::run_program_script(&self.target, self.runner.as_ref()),
+            ),
+        ];
+        let mut parts: Vec<&[u8]> = vec![
+            python.include.as_os_str().as_encoded_bytes(),
+            python.platinclude.as_os_str().as_encoded_bytes(),
+        ];
+        for (path, text) in &files {
+            parts.push(path.as_os_str().as_encoded_bytes());
+            parts.push(text.as_bytes());
+        }
+        Ok(Contents {
+            stamp: cache_key(&parts),
+            files,
+        })
+    }
+
+    /// Builds the environment in a sibling temp folder and swaps it in, so a concurrent or
+    /// interrupted run never sees half an environment.
+    fn write(&self, python: &BuildPython, contents: &Contents) -> Result<(), CrossEnvError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| CrossEnvError::Io(crate::io_error::IoError::new("write", path, source))
+        };
+        let parent = self.root.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+        let staging = tempfile::Builder::new()
+            .prefix(".staging-")
+            .tempdir_in(parent)
+            .map_err(io(parent))?;
+        let relocate = |path: &Path| {
+            staging
+                .path()
+                .join(path.strip_prefix(&self.root).unwrap_or(path))
+        };
+
+        copy_headers(python, &relocate(&self.python_include_dir))?;
+        std::fs::create_dir_all(relocate(&self.pkgconfig_dir)).map_err(io(&self.pkgconfig_dir))?;
+        for (path, text) in &contents.files {
+            let staged = relocate(path);
+            if let Some(dir) = staged.parent() {
+                std::fs::create_dir_all(dir).map_err(io(dir))?;
+            }
+            std::fs::write(&staged, text).map_err(io(path))?;
+            if text.starts_with("#!") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o755))
+                    .map_err(io(path))?;
+            }
+        }
+        std::fs::write(staging.path().join("stamp"), &contents.stamp).map_err(io(&self.root))?;
+
+        // Another run may have made the same environment while this one staged it.
+        let finished_elsewhere = || {
+            std::fs::read_to_string(self.root.join("stamp"))
+                .is_ok_and(|stamp| stamp == contents.stamp)
+        };
+        if finished_elsewhere() {
+            return Ok(());
+        }
+        // An outdated environment is moved aside in one rename before it is deleted: two
+        // runs replacing it at once must not delete each other's files half-way.
+        if self.root.exists() {
+            let outdated = tempfile::Builder::new()
+                .prefix(".outdated-")
+                .tempdir_in(parent)
+                .map_err(io(parent))?;
+            match std::fs::rename(&self.root, outdated.path().join("env")) {
+                Ok(()) => {}
+                // Another run moved it first.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(CrossEnvError::Io(crate::io_error::IoError::new(
+                        "replace",
+                        self.root.clone(),
+                        source,
+                    )));
+                }
+            }
+        }
+        let staged_root = staging.keep();
+        if let Err(source) = std::fs::rename(&staged_root, &self.root) {
+            let _ = std::fs::remove_dir_all(&staged_root);
+            // Another run created it meanwhile: fine if it made the same thing. It may be
+            // between its two renames, so its environment gets a moment to arrive.
+            if !wait_for(finished_elsewhere, std::time::Duration::from_secs(5)) {
+                return Err(CrossEnvError::Io(crate::io_error::IoError::new(
+                    "replace",
+                    self.root.clone(),
+                    source,
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Variables that switch a process into the environment. `PYTHONPATH` keeps whatever
+    /// the current process has after the sysconfig folder; user `CFLAGS`/`LDFLAGS` are left
+    /// alone (setuptools and CMake read them).
+    pub fn env_vars(&self) -> BTreeMap<String, String> {
+        let mut vars = BTreeMap::new();
+        let target = &self.target;
+        let mut python_path = self.sysconfig_dir.to_string_lossy().into_owned();
+        if let Some(existing) = std::env::var("PYTHONPATH")
+            .ok()
+            .filter(|value| !value.is_empty())
+        {
+            python_path = format!("{python_path}:{existing}");
+        }
+        vars.insert("PYTHONPATH".into(), python_path);
+        vars.insert(
+            "_PYTHON_HOST_PLATFORM".into(),
+            target.python_host_platform(),
+        );
+        vars.insert(
+            "_PYTHON_SYSCONFIGDATA_NAME".into(),
+            self.sysconfigdata_name.clone(),
+        );
+        vars.insert(
+            "CC".into(),
+            self.toolchain.cc.to_string_lossy().into_owned(),
+        );
+        if let Some(cxx) = &self.toolchain.cxx {
+            vars.insert("CXX".into(), cxx.to_string_lossy().into_owned());
+        }
+        vars.insert(
+            "AR".into(),
+            self.toolchain.ar.to_string_lossy().into_owned(),
+        );
+        vars.insert(
+            "RANLIB".into(),
+            self.toolchain.ranlib.to_string_lossy().into_owned(),
+        );
+        vars.insert("CC_FOR_BUILD".into(), host_tool("cc"));
+        vars.insert("CXX_FOR_BUILD".into(), host_tool("c++"));
+        vars.insert(
+            "PKG_CONFIG_LIBDIR".into(),
+            self.pkgconfig_dir.to_string_lossy().into_owned(),
+        );
+        vars.insert(
+            "CMAKE_TOOLCHAIN_FILE".into(),
+            self.cmake_toolchain_file.to_string_lossy().into_owned(),
+        );
+        // For build scripts that run a target program themselves.
+        vars.insert(
+            "CROSSWHEEL_RUN_PROGRAM".into(),
+            self.run_program.to_string_lossy().into_owned(),
+        );
+        for (name, value) in self.runner.iter().flat_map(TargetRunner::env_vars) {
+            vars.insert(name.into(), value);
+        }
+        if target.is_macos() {
+            vars.insert("ARCHFLAGS".into(), format!("-arch {}", target.arch()));
+            vars.insert(
+                "MACOSX_DEPLOYMENT_TARGET".into(),
+                target.os_version().to_string(),
+            );
+        }
+        vars
+    }
+
+    /// `export NAME=value` lines for `crosswheel env` and `env.sh`.
+    pub fn shell_exports(&self) -> String {
+        let sysconfig_dir = shell_quote(&self.sysconfig_dir.to_string_lossy()).into_owned();
+        self.env_vars()
+            .iter()
+            .map(|(name, value)| match name.as_str() {
+                // The file is sourced later, under whatever PYTHONPATH the shell has then.
+                "PYTHONPATH" => {
+                    format!("export PYTHONPATH={sysconfig_dir}${{PYTHONPATH:+:$PYTHONPATH}}\n")
+                }
+                _ => format!("export {name}={}\n", shell_quote(value)),
+            })
+            .collect()
+    }
+
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.toolchain
+    }
+}
+
+fn host_tool(name: &str) -> String {
+    find_on_path(name)
+        .map(|path| path.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Copies the build python's headers but `pyconfig.h`, which is the target's (see
+/// [`pyconfig`]) and written with the other generated files.
+fn copy_headers(python: &BuildPython, dest: &Path) -> Result<(), CrossEnvError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CrossEnvError::Io(crate::io_error::IoError::new("copy", path, source))
+    };
+    for entry in walkdir::WalkDir::new(&python.include).follow_links(true) {
+        let entry = entry.map_err(|err| {
+            CrossEnvError::Io(crate::io_error::IoError::new(
+                "copy",
+                python.include.clone(),
+                std::io::Error::other(err.to_string()),
+            ))
+        })?;
+        let relative = entry
+            .path()
+            .strip_prefix(&python.include)
+            .unwrap_or(entry.path());
+        let out = dest.join(relative);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&out).map_err(io(&out))?;
+        } else if relative != Path::new("pyconfig.h") {
+            std::fs::copy(entry.path(), &out).map_err(io(entry.path()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `done` holds within `limit`, asked every 100 ms.
+fn wait_for(done: impl Fn() -> bool, limit: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if started.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

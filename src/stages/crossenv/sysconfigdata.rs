@@ -1,0 +1,297 @@
+//! The target's `_sysconfigdata_*.py`: the build python's own variables with everything
+//! that describes the host rewritten for the target.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::stages::toolchain::Toolchain;
+use crate::support::host::BuildPython;
+use crate::target::Target;
+use crate::target::config as targets_config;
+
+/// Paths inside the cross environment the variables point at.
+pub(crate) struct EnvLayout<'a> {
+    pub include_dir: &'a Path,
+    pub python_include_dir: &'a Path,
+    pub lib_dir: &'a Path,
+}
+
+pub(crate) fn target_vars(
+    python: &BuildPython,
+    toolchain: &Toolchain,
+    layout: &EnvLayout<'_>,
+) -> BTreeMap<String, Value> {
+    let target = &toolchain.target;
+    let abi = python.abi_name();
+    let mut vars = python.vars.clone();
+    let mut set = |key: &str, value: String| {
+        vars.insert(key.to_string(), Value::String(value));
+    };
+
+    set("EXT_SUFFIX", target.ext_suffix(&abi));
+    set("SOABI", target.soabi(&abi));
+    set("MULTIARCH", target.multiarch().to_string());
+    set("PLATFORM_TRIPLET", target.multiarch().to_string());
+    set("HOST_GNU_TYPE", target.data().host_gnu_type.clone());
+    set("MACHDEP", target.data().machdep.clone());
+    set("SHLIB_SUFFIX", ".so".to_string());
+
+    set_abi(&mut vars, python);
+    set_sizes(&mut vars, target);
+    set_compilers(&mut vars, toolchain);
+    set_flags(&mut vars, layout);
+    set_paths(&mut vars, layout);
+
+    // Target CPythons on manylinux and macOS installers do not want extensions to link
+    // libpython; a shared build python must not make the target look shared.
+    vars.insert("Py_ENABLE_SHARED".to_string(), Value::from(0));
+    if target.is_macos() {
+        vars.insert(
+            "MACOSX_DEPLOYMENT_TARGET".to_string(),
+            Value::String(target.os_version().to_string()),
+        );
+    } else {
+        vars.remove("MACOSX_DEPLOYMENT_TARGET");
+    }
+    vars
+}
+
+/// The target's CPython ABI: free-threaded (`t`) or not, whatever the build python's own.
+/// Backends read `Py_GIL_DISABLED` (packaging's tags, meson, CMake's FindPython, PyO3) and
+/// the `t` in SOABI/EXT_SUFFIX (setuptools' and meson-python's wheel tags); the library
+/// names carry it as a real free-threaded CPython's do (`libpython3.13t.so`).
+fn set_abi(vars: &mut BTreeMap<String, Value>, python: &BuildPython) {
+    let version = python.version_text();
+    let host_ldversion = format!("{version}{}", python.abiflags);
+    let target_ldversion = format!("{version}{}", python.target_abiflags());
+    for key in [
+        "LDVERSION",
+        "LDLIBRARY",
+        "LIBRARY",
+        "INSTSONAME",
+        "BLDLIBRARY",
+    ] {
+        if let Some(Value::String(value)) = vars.get(key) {
+            let renamed = value.replace(&host_ldversion, &target_ldversion);
+            vars.insert(key.to_string(), Value::String(renamed));
+        }
+    }
+    vars.insert(
+        "ABIFLAGS".to_string(),
+        Value::String(python.target_abiflags().to_string()),
+    );
+    // CPythons before 3.13 have no such variable; a GIL build's is 0.
+    if python.targets_free_threaded() || vars.contains_key("Py_GIL_DISABLED") {
+        vars.insert(
+            "Py_GIL_DISABLED".to_string(),
+            Value::from(u8::from(python.targets_free_threaded())),
+        );
+    }
+}
+
+/// The target's sizes and alignments where `config/targets.toml` corrects the build
+/// machine's (`SIZEOF_VOID_P` 4 on i686): sysconfig carries pyconfig.h's numbers, so a
+/// build that asks sysconfig for a size gets the target's.
+fn set_sizes(vars: &mut BTreeMap<String, Value>, target: &Target) {
+    for (name, value) in &target.data().pyconfig_define {
+        let is_size = name.starts_with("SIZEOF_") || name.starts_with("ALIGNOF_");
+        if let (true, Ok(number)) = (is_size, value.parse::<u64>()) {
+            vars.insert(name.clone(), Value::from(number));
+        }
+    }
+}
+
+/// The toolchain's compilers and archiver; linking a shared object starts clean.
+fn set_compilers(vars: &mut BTreeMap<String, Value>, toolchain: &Toolchain) {
+    let target = &toolchain.target;
+    let set = |vars: &mut BTreeMap<String, Value>, key: &str, value: String| {
+        vars.insert(key.to_string(), Value::String(value));
+    };
+    let cc = toolchain.cc.to_string_lossy().into_owned();
+    let cxx = match &toolchain.cxx {
+        Some(cxx) => cxx.to_string_lossy().into_owned(),
+        // A name that fails with "not found" is clearer than the host's g++ silently
+        // building x86_64 objects.
+        None => format!("{}-g++", target.gnu_triple()),
+    };
+    // The host's LDSHARED carries host library paths and rpaths; the target's starts clean.
+    let shared = if target.is_macos() {
+        "-shared -undefined dynamic_lookup"
+    } else {
+        "-shared"
+    };
+    set(vars, "CC", cc.clone());
+    set(vars, "CXX", cxx.clone());
+    set(vars, "LDSHARED", format!("{cc} {shared}"));
+    set(vars, "BLDSHARED", format!("{cc} {shared}"));
+    set(vars, "LDCXXSHARED", format!("{cxx} {shared}"));
+    set(vars, "AR", toolchain.ar.to_string_lossy().into_owned());
+    set(vars, "ARFLAGS", "rcs".to_string());
+    set(
+        vars,
+        "RANLIB",
+        toolchain.ranlib.to_string_lossy().into_owned(),
+    );
+}
+
+/// Compiler flags without the build python's host flags; the environment's headers are
+/// the only include path, and nothing links against host libraries.
+fn set_flags(vars: &mut BTreeMap<String, Value>, layout: &EnvLayout<'_>) {
+    for key in [
+        "CFLAGS",
+        "OPT",
+        "BASECFLAGS",
+        "CONFIGURE_CFLAGS",
+        "PY_CFLAGS",
+        "CFLAGS_NODIST",
+        "PY_CFLAGS_NODIST",
+        // CPython's own module flags; a few projects compile with them.
+        "PY_CORE_CFLAGS",
+        "PY_STDMODULE_CFLAGS",
+        "PY_BUILTIN_MODULE_CFLAGS",
+    ] {
+        if let Some(Value::String(flags)) = vars.get(key) {
+            let cleaned = without_host_flags(flags);
+            vars.insert(key.to_string(), Value::String(cleaned));
+        }
+    }
+    let include_flag = format!("-I{}", layout.python_include_dir.display());
+    for key in ["CPPFLAGS", "CONFIGURE_CPPFLAGS"] {
+        vars.insert(key.to_string(), Value::String(include_flag.clone()));
+    }
+    for key in [
+        "LDFLAGS",
+        "CONFIGURE_LDFLAGS",
+        "PY_LDFLAGS",
+        "PY_LDFLAGS_NODIST",
+        "LDFLAGS_NODIST",
+        "LIBS",
+    ] {
+        vars.insert(key.to_string(), Value::String(String::new()));
+    }
+}
+
+/// Header, library and pkg-config folders inside the environment.
+fn set_paths(vars: &mut BTreeMap<String, Value>, layout: &EnvLayout<'_>) {
+    let python_include = layout.python_include_dir.to_string_lossy().into_owned();
+    let include = layout.include_dir.to_string_lossy().into_owned();
+    let lib = layout.lib_dir.to_string_lossy().into_owned();
+    for key in ["INCLUDEPY", "CONFINCLUDEPY"] {
+        vars.insert(key.to_string(), Value::String(python_include.clone()));
+    }
+    for key in ["INCLUDEDIR", "CONFINCLUDEDIR"] {
+        vars.insert(key.to_string(), Value::String(include.clone()));
+    }
+    for key in ["LIBDIR", "LIBPL"] {
+        vars.insert(key.to_string(), Value::String(lib.clone()));
+    }
+    // meson reads the python's pkg-config files from LIBPC: the host's `python-3.X.pc`
+    // names the host's headers (Debian's: the multiarch wrapper). The environment's own,
+    // empty, pkg-config folder instead.
+    vars.insert(
+        "LIBPC".to_string(),
+        Value::String(
+            layout
+                .lib_dir
+                .join("pkgconfig")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+    );
+}
+
+/// Drops the flags of the build python's CFLAGS listed in `config/targets.toml`.
+pub(crate) fn without_host_flags(flags: &str) -> String {
+    let rules = &targets_config().host_cflags;
+    flags
+        .split_whitespace()
+        .filter(|flag| {
+            !rules.drop_exact.iter().any(|exact| exact == flag)
+                && !rules
+                    .drop_prefixes
+                    .iter()
+                    .any(|prefix| flag.starts_with(prefix.as_str()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Python source of a sysconfigdata module. JSON string and integer literals are valid
+/// Python literals, so serde_json does the escaping.
+pub(crate) fn render_module(vars: &BTreeMap<String, Value>) -> String {
+    let mut source = String::from(
+        "# Generated by crosswheel: the target's sysconfig for a cross build.\nbuild_time_vars = {\n",
+    );
+    for (key, value) in vars {
+        let literal = match value {
+            Value::Null => "None".to_string(),
+            Value::Bool(true) => "True".to_string(),
+            Value::Bool(false) => "False".to_string(),
+            other => other.to_string(),
+        };
+        source.push_str(&format!("    {}: {literal},\n", Value::String(key.clone())));
+    }
+    source.push_str("}\n");
+    source
+}
+
+/// `sitecustomize.py` for the cross environment's PYTHONPATH folder: points sysconfig's
+/// `include`/`platinclude` paths at the environment's headers (see the file's comments).
+pub(crate) fn render_sitecustomize(
+    python_include_dir: &Path,
+    target: &Target,
+    abiflags: &str,
+) -> String {
+    let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
+    let data = target.data();
+    let release = target.kernel_release();
+    let facts = serde_json::json!({
+        "platform": data.machdep,
+        "sysname": data.uname_sysname,
+        "release": release.clone().unwrap_or_default(),
+        "version": release.map(|release| format!("Darwin Kernel Version {release}")).unwrap_or_default(),
+        "machine": target.arch(),
+        "processor": data.uname_processor,
+        "multiarch": target.multiarch(),
+        "mac_ver": if target.is_macos() { target.os_version().to_string() } else { String::new() },
+        "abiflags": abiflags,
+    });
+    include_str!("python_files/sitecustomize.py")
+        .replace("@INCLUDE@", &literal)
+        .replace("@TARGET@", &facts.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_host_tuning_debug_info_and_include_paths() {
+        let cleaned = without_host_flags(
+            "-Wsign-compare -DNDEBUG -g -fwrapv -O3 -Wall -march=x86-64 -I/usr/include -fcf-protection",
+        );
+        assert_eq!(cleaned, "-Wsign-compare -DNDEBUG -fwrapv -O3 -Wall");
+    }
+
+    #[test]
+    fn renders_python_literals() {
+        let mut vars = BTreeMap::new();
+        vars.insert(
+            "A".to_string(),
+            Value::String("it's \"q\" \\ \n".to_string()),
+        );
+        vars.insert("B".to_string(), Value::from(1));
+        vars.insert("C".to_string(), Value::Null);
+        let source = render_module(&vars);
+        assert!(
+            source.contains("    \"A\": \"it's \\\"q\\\" \\\\ \\n\",\n"),
+            "{source}"
+        );
+        assert!(
+            source.contains("    \"B\": 1,\n    \"C\": None,\n"),
+            "{source}"
+        );
+    }
+}

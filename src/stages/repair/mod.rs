@@ -1,0 +1,101 @@
+//! The repair stage: make a wheel self-contained and honestly tagged for its
+//! platform. `linux` is the auditwheel equivalent, `macos` the delocate one;
+//! [`repair`] picks between them from the wheel's own tags.
+
+pub mod fuse;
+pub mod linux;
+pub mod macos;
+mod rewrite;
+pub mod sbom;
+
+pub(crate) use rewrite::rewrite_wheel;
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+use crate::formats::wheel::WheelArchive;
+use crate::target::{OsVersion, Platform};
+
+/// Everything a repair may be told, whatever the wheel's platform; each platform's repair
+/// reads its part. Built by `crosswheel repair` from flags and by the pipeline from the
+/// target.
+#[derive(Debug, Clone)]
+pub struct RepairRequest {
+    pub out_dir: PathBuf,
+    /// Folders searched first, by file name, for libraries outside the wheel.
+    pub lib_paths: Vec<PathBuf>,
+    /// Libraries never vendored.
+    pub exclude: Vec<glob::Pattern>,
+    pub epoch: Option<u64>,
+    /// Linux: `auto` or a manylinux platform tag.
+    pub plat: String,
+    /// Linux: a target root whose libraries satisfy what the wheel needs.
+    pub sysroot: Option<PathBuf>,
+    /// Linux: the target's system libraries for the symbol check
+    /// (`sysroot::system_libraries`).
+    pub system_libraries: Option<PathBuf>,
+    /// macOS: the deployment target (`crosswheel repair` takes `MACOSX_DEPLOYMENT_TARGET`
+    /// where `--macos-version` is not given); `None`: the wheel's tag.
+    pub macos_version: Option<OsVersion>,
+    /// macOS: raise the tag to the newest minos instead of failing.
+    pub retag: bool,
+}
+
+/// What a repair produced.
+#[derive(Debug)]
+pub struct Repaired {
+    pub output: PathBuf,
+    /// Host path of each vendored library → its path inside the wheel.
+    pub grafted: Vec<(PathBuf, String)>,
+}
+
+/// The repair stage's one entry: auditwheel's job for Linux wheels, delocate's for macOS
+/// ones, chosen by the wheel's own platform tags.
+pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired> {
+    let (output, grafted) = match Platform::of_platform_tags(&wheel.name().platform) {
+        Some(Platform::Linux) => {
+            let report = linux::repair(
+                wheel,
+                &linux::LinuxRepairOptions {
+                    plat: request.plat.clone(),
+                    exclude: request.exclude.clone(),
+                    lib_paths: request.lib_paths.clone(),
+                    sysroot: request.sysroot.clone(),
+                    system_libraries: request.system_libraries.clone(),
+                    out_dir: request.out_dir.clone(),
+                    epoch: request.epoch,
+                },
+            )?;
+            (report.output, report.grafted)
+        }
+        Some(Platform::Macos) => {
+            let report = macos::repair(
+                wheel,
+                &macos::MacosRepairOptions {
+                    lib_paths: request.lib_paths.clone(),
+                    exclude: request.exclude.clone(),
+                    macos_version: request.macos_version,
+                    retag: request.retag,
+                    out_dir: request.out_dir.clone(),
+                    epoch: request.epoch,
+                    executable_path: None,
+                },
+            )?;
+            (report.output, report.grafted)
+        }
+        None if wheel.name().platform.iter().all(|tag| tag == "any") => bail!(
+            "{}: is a pure wheel (platform `any`), and a pure wheel needs no repair",
+            wheel.path().display()
+        ),
+        None => bail!(
+            "{}: platform {} is neither Linux nor macOS; nothing crosswheel can repair",
+            wheel.path().display(),
+            wheel.name().platform.join(".")
+        ),
+    };
+    for (source, inside) in &grafted {
+        tracing::info!("vendored {} as {inside}", source.display());
+    }
+    Ok(Repaired { output, grafted })
+}

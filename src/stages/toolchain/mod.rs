@@ -1,0 +1,167 @@
+//! Compilers for the targets: zig (default, from the `ziglang` package in a private venv)
+//! or a system cross gcc, presented to build systems as plain `cc`/`c++`/`ar`/`ranlib`.
+
+mod cpu_flags;
+mod doctor;
+mod gcc;
+mod macos_sdk;
+mod runtime;
+mod wrappers;
+mod zig;
+
+use std::path::{Path, PathBuf};
+
+pub use cpu_flags::{CPU_FLAGS_ERROR, wrapper_errors};
+pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
+pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
+pub use macos_sdk::{MacosSdk, find_macos_sdk};
+pub use wrappers::{
+    DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers,
+};
+pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
+
+use crate::support::host::Cache;
+use crate::target::{Target, ToolchainKind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolchainError {
+    #[error(
+        "zig is not installed in {venv} and --offline forbids installing it: run `{install_command}` (or set CROSSWHEEL_ZIG to a zig executable)"
+    )]
+    ZigMissingOffline {
+        venv: PathBuf,
+        install_command: String,
+    },
+    #[error("installing zig into {venv} failed: {reason}\n  to install by hand: {install_command}")]
+    ZigInstallFailed {
+        venv: PathBuf,
+        reason: String,
+        install_command: String,
+    },
+    #[error("zig at {exe} does not work: {reason}")]
+    BrokenZig { exe: PathBuf, reason: String },
+    #[error("no cross gcc for {target}: missing {missing}; install with `{install_command}`")]
+    GccMissing {
+        target: String,
+        missing: String,
+        install_command: String,
+    },
+    #[error(
+        "{origin} = {path}: not a macOS SDK (no System/Library/Frameworks or usr/lib in it); point it at a MacOSX*.sdk folder"
+    )]
+    NotAnSdk { origin: &'static str, path: PathBuf },
+    #[error("cannot get {package} for {target}, whose libgcc helpers zig lacks: {reason}")]
+    Runtime {
+        target: String,
+        package: String,
+        reason: String,
+    },
+    #[error(
+        "{target} is not compiled itself: it is built as {slices} and fused; use one of those targets"
+    )]
+    FusedTarget { target: String, slices: String },
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
+}
+
+/// Compilers for one target, ready to be put in `CC`/`CXX`/`AR`/`RANLIB`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    pub kind: ToolchainKind,
+    pub target: Target,
+    pub cc: PathBuf,
+    /// `None` when a gcc toolchain has no g++ installed.
+    pub cxx: Option<PathBuf>,
+    pub ar: PathBuf,
+    pub ranlib: PathBuf,
+    /// The symbol lister, stripper and linker autotools and libtool ask for (`NM`,
+    /// `STRIP`, `LD`); a missing one stays unset.
+    pub binutils: Binutils,
+    /// One line for logs and error messages, e.g. `zig 0.17.1 -target aarch64-linux-gnu.2.17`.
+    pub description: String,
+}
+
+/// `nm`, `strip` and `ld` for the target, where this machine has them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Binutils {
+    pub nm: Option<PathBuf>,
+    pub strip: Option<PathBuf>,
+    pub ld: Option<PathBuf>,
+}
+
+/// zig ships no `nm` or `strip`: LLVM's read every target's objects; without them, the
+/// build machine's GNU ones read and strip any ELF file (their generic `elf64-little`
+/// and `elf64-big` formats), not Mach-O.
+fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
+    let llvm = std::iter::once(format!("llvm-{tool}"))
+        .chain(
+            (14..=21)
+                .rev()
+                .map(|version| format!("llvm-{tool}-{version}")),
+        )
+        .find_map(|name| crate::support::host::find_on_path(&name));
+    llvm.or_else(|| {
+        (!target.is_macos())
+            .then(|| crate::support::host::find_on_path(tool))
+            .flatten()
+    })
+}
+
+/// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`;
+/// `debian_mirror` (the `debian-mirror` option) serves the runtime pieces zig lacks.
+pub fn resolve_toolchain(
+    kind: ToolchainKind,
+    target: &Target,
+    cache: &Cache,
+    host_python: &Path,
+    offline: bool,
+    debian_mirror: Option<&str>,
+) -> Result<Toolchain, ToolchainError> {
+    if !target.data().fuses.is_empty() {
+        return Err(ToolchainError::FusedTarget {
+            target: target.id().to_string(),
+            slices: target.data().fuses.join(" and "),
+        });
+    }
+    match kind {
+        ToolchainKind::Zig => {
+            let zig = ensure_zig(cache, host_python, offline)?;
+            let runtime = runtime::runtime_archive(cache, &zig, target, debian_mirror)?;
+            let wrappers = write_zig_wrappers(cache, &zig, target, runtime.as_deref())?;
+            Ok(Toolchain {
+                kind,
+                target: target.clone(),
+                cc: wrappers.cc,
+                cxx: Some(wrappers.cxx),
+                ar: wrappers.ar,
+                ranlib: wrappers.ranlib,
+                binutils: Binutils {
+                    nm: llvm_or_host_tool("nm", target),
+                    strip: llvm_or_host_tool("strip", target),
+                    ld: wrappers.ld,
+                },
+                description: format!("zig {} -target {}", zig.version, target.zig_triple()),
+            })
+        }
+        ToolchainKind::Gcc => {
+            let tools = find_gcc(target)?;
+            let sibling = |tool: &str| {
+                crate::support::host::find_on_path(&format!("{}-{tool}", target.gnu_triple()))
+            };
+            Ok(Toolchain {
+                binutils: Binutils {
+                    nm: sibling("nm"),
+                    strip: sibling("strip"),
+                    ld: sibling("ld"),
+                },
+                kind,
+                target: target.clone(),
+                description: format!("system gcc {}", tools.cc.display()),
+                cc: tools.cc,
+                cxx: tools.cxx,
+                ar: tools.ar,
+                ranlib: tools.ranlib,
+            })
+        }
+    }
+}

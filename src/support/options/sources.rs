@@ -1,0 +1,295 @@
+//! Where option values come from and which wins: the bundled defaults, the configuration
+//! file (its platform tables and overrides), `CROSSWHEEL_*` variables (falling back to
+//! cibuildwheel's `CIBW_*` ones) and flags, lowest precedence first.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::cibw;
+use super::document::{ConfigDocument, Layer};
+use super::error::{OptionsError, Origin, keep};
+use super::identifiers::Platform;
+use super::notes::Notes;
+use super::schema::{self, Kind};
+use super::selector::Selector;
+use super::value::{self, Inherit, Located, Setting};
+use super::{CliOverrides, EnvSource};
+
+pub(crate) const DEFAULTS_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/config/defaults.toml"));
+/// How messages name the bundled defaults.
+pub(super) const DEFAULTS_PATH: &str = "crosswheel's config/defaults.toml";
+
+fn defaults() -> Result<ConfigDocument, OptionsError> {
+    ConfigDocument::parse(Path::new(DEFAULTS_PATH), DEFAULTS_TOML, &["options"])
+}
+
+/// Every layer, lowest precedence first.
+pub(super) struct Sources {
+    pub(super) defaults: ConfigDocument,
+    pub(super) file: ConfigDocument,
+    pub(super) env: Layer,
+    pub(super) env_platform: BTreeMap<Platform, Layer>,
+    pub(super) cli: Layer,
+}
+
+impl Sources {
+    /// The layers around the configuration file: the bundled defaults below it, the
+    /// variables and flags above it. Every problem of the variables and flags is reported
+    /// at once; what they set that does not apply to cross builds, or that a `CIBW_*`
+    /// variable set, goes into the notes.
+    pub(super) fn read(
+        file: ConfigDocument,
+        env: &impl EnvSource,
+        cli: &CliOverrides,
+        notes: &mut Notes,
+    ) -> Result<Sources, OptionsError> {
+        let mut problems = Vec::new();
+        let mut env_platform = BTreeMap::new();
+        let mut env_vars = EnvVarsUsed::default();
+        for platform in Platform::ALL {
+            let layer = env_layer(env, Some(platform), &mut env_vars);
+            env_platform.insert(platform, keep(layer, &mut problems).unwrap_or_default());
+        }
+        let env_general =
+            keep(env_layer(env, None, &mut env_vars), &mut problems).unwrap_or_default();
+        let cli_settings = keep(cli_layer(cli), &mut problems).unwrap_or_default();
+        OptionsError::from_all(problems)?;
+        let mut ignored = file.ignored.clone();
+        for (name, var) in &env_vars.ignored {
+            if !ignored.iter().any(|known| known == name || known == var) {
+                ignored.push(var.clone());
+            }
+        }
+        notes.ignored(&ignored);
+        notes.env_vars(&env_vars);
+        Ok(Sources {
+            defaults: defaults()?,
+            file,
+            env: env_general,
+            env_platform,
+            cli: cli_settings,
+        })
+    }
+
+    /// The value of `key` for a platform, and for one build when `identifier` is given
+    /// (overrides apply only then).
+    pub(super) fn get(
+        &self,
+        key: &'static str,
+        platform: Platform,
+        identifier: Option<&str>,
+    ) -> Option<Located> {
+        let mut current: Option<Located> = None;
+        let file_layers = [
+            Some(&self.defaults.global),
+            self.defaults.platforms.get(&platform),
+            Some(&self.file.global),
+            self.file.platforms.get(&platform),
+        ];
+        for layer in file_layers.into_iter().flatten() {
+            if let Some(found) = layer.get(key) {
+                current = Some(found.clone());
+            }
+        }
+        if let Some(identifier) = identifier {
+            let matching = self
+                .file
+                .overrides
+                .iter()
+                .filter(|o| o.select.matches(identifier));
+            for entry in matching {
+                if let Some(found) = entry.values.get(key) {
+                    let rule = entry.inherit.get(key).copied().unwrap_or(Inherit::None);
+                    let previous = current.as_ref().map(|located| &located.setting);
+                    current = Some(Located {
+                        setting: value::inherit(previous, found.setting.clone(), rule),
+                        origin: found.origin.clone(),
+                    });
+                }
+            }
+        }
+        let late_layers = [
+            Some(&self.env),
+            self.env_platform.get(&platform),
+            Some(&self.cli),
+        ];
+        for layer in late_layers.into_iter().flatten() {
+            if let Some(found) = layer.get(key) {
+                current = Some(found.clone());
+            }
+        }
+        current
+    }
+
+    pub(super) fn setting(
+        &self,
+        key: &'static str,
+        platform: Platform,
+        identifier: Option<&str>,
+    ) -> Setting {
+        self.get(key, platform, identifier)
+            .map_or(Setting::List(Vec::new()), |located| located.setting)
+    }
+
+    /// A selector option; one that selects nothing where unset.
+    pub(super) fn selector(&self, key: &'static str, platform: Platform) -> Selector {
+        self.setting(key, platform, None).selector()
+    }
+}
+
+/// Which `CIBW_*` variables `env_layer` read, which it passed over for a `CROSSWHEEL_*`
+/// one, and which set options that do not apply to cross builds.
+#[derive(Debug, Default)]
+pub(super) struct EnvVarsUsed {
+    pub(super) cibw: Vec<String>,
+    pub(super) shadowed: Vec<String>,
+    /// (option, variable)
+    ignored: Vec<(String, String)>,
+}
+
+/// The `CROSSWHEEL_<OPTION>` (or `..._<PLATFORM>`) variables, each falling back to
+/// cibuildwheel's `CIBW_<OPTION>` (`..._<PLATFORM>`) where it is unset.
+fn env_layer(
+    env: &impl EnvSource,
+    platform: Option<Platform>,
+    used: &mut EnvVarsUsed,
+) -> Result<Layer, OptionsError> {
+    let mut layer = Layer::new();
+    let mut problems = Vec::new();
+    let platform_name = platform.map(Platform::name);
+    for spec in schema::all() {
+        let mut name = schema::env_var_name(spec.key);
+        if let Some(platform) = platform_name {
+            name = format!("{name}_{}", platform.to_ascii_uppercase());
+        }
+        let is_set = |text: &String| !text.trim().is_empty() || spec.kind.empty_is_a_value();
+        let own = env.var(&name).filter(is_set);
+        let cibw_name = cibw_env_var(spec.key, platform_name);
+        let cibw = cibw_name
+            .and_then(|cibw_name| env.var(cibw_name).map(|text| (cibw_name, text)))
+            .filter(|(_, text)| is_set(text));
+        let (name, text) = match (own, cibw) {
+            (Some(text), shadowed) => {
+                if let Some((cibw_name, _)) = shadowed {
+                    push_new(&mut used.shadowed, cibw_name);
+                }
+                (name, text)
+            }
+            (None, Some((cibw_name, text))) => {
+                push_new(&mut used.cibw, cibw_name);
+                (cibw_name.to_string(), text)
+            }
+            (None, None) => continue,
+        };
+        if spec.kind == Kind::Ignored {
+            used.ignored.push((spec.key.to_string(), name));
+            continue;
+        }
+        let origin = Origin::Env(name);
+        let setting = match value::parse_text(spec.kind, &text) {
+            Ok(setting) => setting,
+            Err(message) => {
+                problems.push(OptionsError::InvalidValue {
+                    origin,
+                    key: spec.key.to_string(),
+                    message,
+                });
+                continue;
+            }
+        };
+        let key = schema::canonical_key(spec.key);
+        if layer.contains_key(key) {
+            problems.push(OptionsError::ArchsAndTargets { origin });
+            continue;
+        }
+        layer.insert(key, Located { setting, origin });
+    }
+    OptionsError::from_all(problems)?;
+    Ok(layer)
+}
+
+/// cibuildwheel's variable for an option (`CIBW_OUTPUT_DIR` too, which its schema lacks).
+fn cibw_env_var(key: &str, platform: Option<&str>) -> Option<&'static str> {
+    match (key, platform) {
+        ("output-dir", None) => Some("CIBW_OUTPUT_DIR"),
+        _ => cibw::env_var(key, platform),
+    }
+}
+
+pub(super) fn push_new(list: &mut Vec<String>, item: &str) {
+    if !list.iter().any(|known| known == item) {
+        list.push(item.to_string());
+    }
+}
+
+fn cli_layer(cli: &CliOverrides) -> Result<Layer, OptionsError> {
+    let mut layer = Layer::new();
+    let mut problems = Vec::new();
+    for setting in &cli.settings {
+        let origin = Origin::Cli(setting.flag.clone());
+        let Some(spec) = schema::find(&setting.key) else {
+            problems.push(OptionsError::UnknownKey {
+                origin,
+                key: setting.key.clone(),
+                table: "the command line".to_string(),
+                suggestion: schema::closest(&setting.key, schema::all().iter().map(|o| o.key))
+                    .map(String::from),
+            });
+            continue;
+        };
+        if setting.value.trim().is_empty() && !spec.kind.empty_is_a_value() {
+            continue;
+        }
+        match value::parse_text(spec.kind, &setting.value) {
+            // A later flag wins over an earlier one, as with repeated flags elsewhere.
+            Ok(parsed) => {
+                layer.insert(
+                    schema::canonical_key(spec.key),
+                    Located {
+                        setting: parsed,
+                        origin,
+                    },
+                );
+            }
+            Err(message) => problems.push(OptionsError::InvalidValue {
+                origin,
+                key: spec.key.to_string(),
+                message,
+            }),
+        }
+    }
+    OptionsError::from_all(problems)?;
+    Ok(layer)
+}
+
+/// Keys `config/defaults.toml` must define; see `bundled_defaults_define_every_option`.
+#[cfg(test)]
+pub(crate) fn keys_needing_defaults() -> impl Iterator<Item = &'static str> {
+    schema::OPTIONS
+        .iter()
+        .map(|option| option.key)
+        .filter(|key| *key != "targets" && !schema::WITHOUT_DEFAULT.contains(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_defaults_define_every_option() {
+        let defaults = defaults().unwrap();
+        for key in keys_needing_defaults() {
+            assert!(
+                defaults.global.contains_key(key),
+                "config/defaults.toml lacks `{key}`"
+            );
+        }
+        for key in schema::WITHOUT_DEFAULT {
+            assert!(
+                !defaults.global.contains_key(key),
+                "`{key}` must stay unset by default"
+            );
+        }
+    }
+}

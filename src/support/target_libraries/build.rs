@@ -1,0 +1,314 @@
+//! Building one catalogue library for one target: unpack its Debian orig tarball, run its
+//! configure command with the target's toolchain, `make install` into a staging folder,
+//! check the install, and rename it into its final prefix in the cache.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::catalogue::LibraryEntry;
+use super::{DebianSource, LibraryRecord, RECORD_NAME, TargetLibraryError, record_of};
+use crate::io_error::IoError;
+use crate::support::host::{Cache, cache_key};
+use crate::support::sysroot::{OrigTarball, orig_tarball};
+use crate::target::Target;
+
+/// The cross build environment a library is configured in.
+#[derive(Debug, Clone)]
+pub struct CrossBuild {
+    pub target: Target,
+    /// The toolchain as logs name it; part of the cache key.
+    pub toolchain: String,
+    /// CC, CXX, AR, RANLIB, NM, STRIP, LD, CPPFLAGS, LDFLAGS, PKG_CONFIG_LIBDIR, ...
+    pub vars: BTreeMap<String, String>,
+    /// `make -j`.
+    pub jobs: usize,
+    /// The `debian-mirror` option.
+    pub debian_mirror: Option<String>,
+}
+
+/// A library ready in its prefix.
+#[derive(Debug, Clone)]
+pub struct BuiltLibrary {
+    pub prefix: PathBuf,
+    pub record: LibraryRecord,
+    /// How long it took to build now; `None` when it came from the cache.
+    pub built_in: Option<Duration>,
+}
+
+/// The variables that change what a build produces, for the cache key.
+const KEYED_VARIABLES: &[&str] = &["CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "SDKROOT"];
+
+/// `entry` built for `cross.target`, from the cache when it was built before with the
+/// same toolchain and flags.
+pub fn ensure_library(
+    cache: &Cache,
+    entry: &LibraryEntry,
+    cross: &CrossBuild,
+) -> Result<BuiltLibrary, TargetLibraryError> {
+    let target = &cross.target;
+    let mut parts: Vec<Vec<u8>> = vec![
+        format!("{entry:?}").into_bytes(),
+        target.id().as_bytes().to_vec(),
+        target.os_version().to_string().into_bytes(),
+        cross.toolchain.as_bytes().to_vec(),
+    ];
+    for name in KEYED_VARIABLES {
+        parts.push(format!("{name}={:?}", cross.vars.get(*name)).into_bytes());
+    }
+    let borrowed: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let key = cache_key(&borrowed);
+    let root = cache.root().join("target-libraries");
+    let prefix = root.join(format!(
+        "{}-{}-{}-{}",
+        entry.name,
+        entry.version,
+        target.id(),
+        key
+    ));
+    if let Some(record) = record_of(&prefix) {
+        return Ok(BuiltLibrary {
+            prefix,
+            record,
+            built_in: None,
+        });
+    }
+    let started = Instant::now();
+    tracing::info!(
+        "building {} {} for {} from Debian's {} {} (once; cached in {})",
+        entry.name,
+        entry.version,
+        target.id(),
+        entry.debian_source,
+        entry.debian_version,
+        prefix.display()
+    );
+    let tarball = orig_tarball(
+        cache.root(),
+        &OrigTarball {
+            package: &entry.debian_source,
+            version: &entry.debian_version,
+            file_name: &entry.orig,
+            sha256: &entry.sha256,
+            release: entry.debian_release.as_deref(),
+        },
+        cross.debian_mirror.as_deref(),
+    )?;
+    let record = LibraryRecord {
+        name: entry.name.clone(),
+        version: entry.version.clone(),
+        licence: entry.licence.clone(),
+        source: DebianSource {
+            package: entry.debian_source.clone(),
+            version: entry.debian_version.clone(),
+            file: entry.orig.clone(),
+            sha256: entry.sha256.clone(),
+        },
+        target: target.id().to_string(),
+        toolchain: cross.toolchain.clone(),
+    };
+    let logs = root.join("logs");
+    std::fs::create_dir_all(&logs).map_err(IoError::at("create", &logs))?;
+    let log = logs.join(format!("{}-{}-{}.log", entry.name, target.id(), key));
+    let staging = tempfile::Builder::new()
+        .prefix(&format!(".build-{}-", entry.name))
+        .tempdir_in(&root)
+        .map_err(IoError::at("create a temporary folder in", &root))?;
+    let build = Build {
+        entry,
+        cross,
+        prefix: &prefix,
+        log: &log,
+    };
+    let installed = build.run(&tarball, staging.path())?;
+    let record_path = installed.join(RECORD_NAME);
+    let text = serde_json::to_string_pretty(&record).map_err(|error| {
+        IoError::new("write", record_path.clone(), std::io::Error::other(error))
+    })?;
+    std::fs::write(&record_path, text).map_err(IoError::at("write", &record_path))?;
+    if let Err(error) = std::fs::rename(&installed, &prefix) {
+        // Another run finished the same library first: its prefix is as good as ours.
+        if record_of(&prefix).is_none() {
+            return Err(IoError::new("move the finished library to", prefix, error).into());
+        }
+    }
+    let took = started.elapsed();
+    tracing::info!(
+        "built {} for {} in {:.1} s",
+        entry.name,
+        target.id(),
+        took.as_secs_f64()
+    );
+    Ok(BuiltLibrary {
+        prefix,
+        record,
+        built_in: Some(took),
+    })
+}
+
+struct Build<'a> {
+    entry: &'a LibraryEntry,
+    cross: &'a CrossBuild,
+    prefix: &'a Path,
+    log: &'a Path,
+}
+
+impl Build<'_> {
+    /// Unpacks, configures, builds and installs under `staging`; returns the installed
+    /// prefix there.
+    fn run(&self, tarball: &Path, staging: &Path) -> Result<PathBuf, TargetLibraryError> {
+        let unpacked = staging.join("src");
+        std::fs::create_dir_all(&unpacked).map_err(IoError::at("create", &unpacked))?;
+        let mut tar = Command::new("tar");
+        tar.arg("-xf").arg(tarball).arg("-C").arg(&unpacked);
+        self.step("tar -xf", tar, false)?;
+        let source = single_folder(&unpacked)?;
+        let host = self.cross.target.gnu_triple();
+        let cc = self.cross.vars.get("CC").map_or("cc", String::as_str);
+        let ar = self.cross.vars.get("AR").map_or("ar", String::as_str);
+        let fill = |text: &str| {
+            text.replace("{host}", host)
+                .replace("{cc}", cc)
+                .replace("{ar}", ar)
+                .replace("{prefix}", &self.prefix.to_string_lossy())
+        };
+        if let Some((program, args)) = self.entry.bootstrap.split_first() {
+            // A tool of the build machine: the cross variables are not its business.
+            let mut bootstrap = Command::new(program);
+            bootstrap.current_dir(&source).args(args);
+            self.step(&self.entry.bootstrap.join(" "), bootstrap, true)?;
+        }
+        let configure: Vec<String> = self.entry.configure.iter().map(|arg| fill(arg)).collect();
+        let mut command = self.command(&configure[0], &source);
+        command.args(&configure[1..]);
+        let macos = self.cross.target.is_macos();
+        let os_env = if macos {
+            &self.entry.macos_configure_env
+        } else {
+            &self.entry.linux_configure_env
+        };
+        for (name, value) in self.entry.configure_env.iter().chain(os_env) {
+            command.env(name, fill(value));
+        }
+        self.step(&configure.join(" "), command, true)?;
+        let make_vars: Vec<String> = if macos {
+            self.entry
+                .macos_make_vars
+                .iter()
+                .map(|(name, value)| format!("{name}={}", fill(value)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut make = self.command("make", &source);
+        make.arg(format!("-j{}", self.cross.jobs.max(1)))
+            .args(&make_vars);
+        self.step("make", make, true)?;
+        let destination = staging.join("dest");
+        let mut install = self.command("make", &source);
+        install
+            .args(&make_vars)
+            .arg("install")
+            .arg(format!("DESTDIR={}", destination.display()));
+        self.step("make install", install, true)?;
+        let relative = self.prefix.strip_prefix("/").unwrap_or(self.prefix);
+        let installed = destination.join(relative);
+        self.check(&installed)?;
+        Ok(installed)
+    }
+
+    fn command(&self, program: &str, dir: &Path) -> Command {
+        let mut command = Command::new(program);
+        command
+            .current_dir(dir)
+            .envs(&self.cross.vars)
+            .stdin(std::process::Stdio::null());
+        command
+    }
+
+    /// Runs one step with its output appended to the log.
+    fn step(
+        &self,
+        name: &str,
+        mut command: Command,
+        logged: bool,
+    ) -> Result<(), TargetLibraryError> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log)
+            .map_err(IoError::at("write", self.log))?;
+        if logged {
+            use std::io::Write;
+            let mut header = &log;
+            let _ = writeln!(header, "==> {name}");
+        }
+        let err = log.try_clone().map_err(IoError::at("write", self.log))?;
+        command.stdout(log).stderr(err);
+        let program = name.split(' ').next().unwrap_or(name).to_string();
+        let status = command.status().map_err(|error| {
+            if error.kind() == std::io::ErrorKind::NotFound {
+                TargetLibraryError::ToolMissing {
+                    library: self.entry.name.clone(),
+                    tool: program.clone(),
+                }
+            } else {
+                IoError::new("run", PathBuf::from(&program), error).into()
+            }
+        })?;
+        if status.success() {
+            return Ok(());
+        }
+        Err(TargetLibraryError::BuildFailed {
+            library: self.entry.name.clone(),
+            target: self.cross.target.id().to_string(),
+            step: name.to_string(),
+            status: status.to_string(),
+            log: self.log.to_path_buf(),
+        })
+    }
+
+    /// The install has the files the catalogue names; libtool's `.la` files, which
+    /// carry the build's paths and mislead later links, are removed.
+    fn check(&self, installed: &Path) -> Result<(), TargetLibraryError> {
+        let checks = if self.cross.target.is_macos() {
+            &self.entry.check.macos
+        } else {
+            &self.entry.check.linux
+        };
+        for file in checks {
+            if !installed.join(file).exists() {
+                return Err(TargetLibraryError::Incomplete {
+                    library: self.entry.name.clone(),
+                    target: self.cross.target.id().to_string(),
+                    missing: file.clone(),
+                    log: self.log.to_path_buf(),
+                });
+            }
+        }
+        let lib = installed.join("lib");
+        for entry in std::fs::read_dir(&lib).map_err(IoError::at("list", &lib))? {
+            let path = entry.map_err(IoError::at("list", &lib))?.path();
+            if path.extension().is_some_and(|ext| ext == "la") {
+                std::fs::remove_file(&path).map_err(IoError::at("remove", &path))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The one folder a source tarball unpacks to.
+fn single_folder(dir: &Path) -> Result<PathBuf, TargetLibraryError> {
+    let mut folders = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(IoError::at("list", dir))? {
+        let path = entry.map_err(IoError::at("list", dir))?.path();
+        if path.is_dir() {
+            folders.push(path);
+        }
+    }
+    match folders.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Ok(dir.to_path_buf()),
+    }
+}

@@ -1,0 +1,151 @@
+//! The catalogue of target libraries (`config/target-libraries.toml`), parsed once.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+const CATALOGUE_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/target-libraries.toml"
+));
+
+/// One library crosswheel can build for a target.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LibraryEntry {
+    pub name: String,
+    pub version: String,
+    pub licence: String,
+    /// Package names (yum, apt, apk, brew) that mean this library.
+    pub packages: Vec<String>,
+    pub debian_source: String,
+    pub debian_version: String,
+    /// The Debian release whose Sources index lists `debian_version`; `None`: the
+    /// system release of config/debian/releases.toml.
+    #[serde(default)]
+    pub debian_release: Option<String>,
+    pub orig: String,
+    pub sha256: String,
+    /// Makes the configure script of a tarball that ships none; empty: it has one.
+    #[serde(default)]
+    pub bootstrap: Vec<String>,
+    pub configure: Vec<String>,
+    pub configure_env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub linux_configure_env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub macos_configure_env: BTreeMap<String, String>,
+    /// Variables given to every `make` on macOS targets, as command-line assignments
+    /// (which override the Makefile's own).
+    #[serde(default)]
+    pub macos_make_vars: BTreeMap<String, String>,
+    pub check: Checks,
+}
+
+/// Files an install must have produced, relative to the prefix.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Checks {
+    pub linux: Vec<String>,
+    pub macos: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    library: Vec<LibraryEntry>,
+    build_tools: BuildTools,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuildTools {
+    packages: Vec<String>,
+}
+
+pub fn catalogue() -> &'static Catalogue {
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    CATALOGUE.get_or_init(|| match toml::from_str(CATALOGUE_TOML) {
+        Ok(catalogue) => catalogue,
+        // Compiled in; the unit test `bundled_catalogue_parses` guards it.
+        Err(error) => panic!("config/target-libraries.toml is invalid: {error}"),
+    })
+}
+
+impl Catalogue {
+    pub fn libraries(&self) -> &[LibraryEntry] {
+        &self.library
+    }
+
+    /// The library named `name` (as `target-libraries` spells it).
+    pub fn library(&self, name: &str) -> Option<&LibraryEntry> {
+        self.library
+            .iter()
+            .find(|entry| entry.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The library a package manager's package `name` stands for.
+    pub fn by_package(&self, name: &str) -> Option<&LibraryEntry> {
+        self.library.iter().find(|entry| {
+            entry
+                .packages
+                .iter()
+                .any(|package| package.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// Whether package `name` is a tool of the build machine (a compiler, a build system).
+    pub fn is_build_tool(&self, name: &str) -> bool {
+        self.build_tools
+            .packages
+            .iter()
+            .any(|tool| tool.eq_ignore_ascii_case(name))
+    }
+
+    /// The catalogue's names, for messages.
+    pub fn names(&self) -> Vec<&str> {
+        self.library
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_catalogue_parses_and_every_entry_is_complete() {
+        let catalogue = catalogue();
+        assert!(catalogue.library("libffi").is_some());
+        for entry in catalogue.libraries() {
+            assert_eq!(entry.sha256.len(), 64, "{}", entry.name);
+            assert!(
+                entry.orig.starts_with(&format!("{}_", entry.debian_source)),
+                "{}: the orig tarball is named after its source package",
+                entry.name
+            );
+            assert!(entry.configure.iter().any(|arg| arg.contains("{prefix}")));
+            assert!(!entry.check.linux.is_empty() && !entry.check.macos.is_empty());
+            for package in &entry.packages {
+                assert!(
+                    !catalogue.is_build_tool(package),
+                    "{package} is both a library and a build tool"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn package_names_of_every_package_manager_mean_the_same_library() {
+        let catalogue = catalogue();
+        for package in ["libffi-devel", "libffi-dev", "libffi", "LIBFFI-DEVEL"] {
+            assert_eq!(catalogue.by_package(package).unwrap().name, "libffi");
+        }
+        assert_eq!(catalogue.by_package("zlib1g-dev").unwrap().name, "zlib");
+        assert!(catalogue.by_package("cmake").is_none());
+        assert!(catalogue.is_build_tool("ninja-build"));
+    }
+}

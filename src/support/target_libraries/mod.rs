@@ -1,0 +1,307 @@
+//! C libraries built for a target: the catalogue of `config/target-libraries.toml`, built
+//! from Debian's source packages with the target's toolchain into a prefix of their own
+//! in the cache, and the target prefix every build of a target sees (`CROSSWHEEL_PREFIX`
+//! and those libraries: their headers, libraries and pkg-config files), whose `lib/`
+//! folders the repair vendors from.
+//!
+//! A library's prefix is keyed by (library entry, target, toolchain, flags), and holds a
+//! [`LibraryRecord`] written last: its presence is what makes the prefix usable, and it is
+//! what the SBOM of a wheel the library is vendored into says of it.
+
+mod before_all;
+mod build;
+mod catalogue;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use before_all::{BeforeAll, read_before_all};
+pub use build::{BuiltLibrary, CrossBuild, ensure_library};
+pub use catalogue::{Catalogue, LibraryEntry, catalogue};
+
+/// The file in a library's prefix that records what was built there.
+pub const RECORD_NAME: &str = ".crosswheel-library.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetLibraryError {
+    #[error(
+        "before-all in {origin}: `{line}` installs {package}, which crosswheel cannot build for the target: \
+         build it into $CROSSWHEEL_PREFIX in a before-all of its own \
+         (`./configure --host=$CROSSWHEEL_HOST --prefix=$CROSSWHEEL_PREFIX && make install`), \
+         or add it to crosswheel's catalogue (config/target-libraries.toml; it has {known})",
+        known = catalogue().names().join(", ")
+    )]
+    UnknownPackage {
+        package: String,
+        line: String,
+        origin: String,
+    },
+    #[error(
+        "target-libraries: `{requirement}`: {problem} (the catalogue, config/target-libraries.toml, has {known})",
+        known = catalogue().names().join(", ")
+    )]
+    BadRequirement {
+        requirement: String,
+        problem: String,
+    },
+    #[error("{library} for {target}: `{step}` failed ({status}); its log: {log}")]
+    BuildFailed {
+        library: String,
+        target: String,
+        step: String,
+        status: String,
+        log: PathBuf,
+    },
+    #[error(
+        "building {library} needs `{tool}` on the build machine: install it (Debian/Ubuntu: apt-get install autoconf automake libtool make)"
+    )]
+    ToolMissing { library: String, tool: String },
+    #[error("{library} for {target}: the install has no {missing}; its log: {log}")]
+    Incomplete {
+        library: String,
+        target: String,
+        missing: String,
+        log: PathBuf,
+    },
+    #[error(transparent)]
+    Source(#[from] crate::support::sysroot::SysrootError),
+    #[error(transparent)]
+    Io(#[from] crate::io_error::IoError),
+}
+
+/// What is known of a library built into a prefix: what an SBOM says of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryRecord {
+    pub name: String,
+    pub version: String,
+    /// SPDX expression.
+    pub licence: String,
+    pub source: DebianSource,
+    /// The target id (`linux-aarch64`) it was built for.
+    pub target: String,
+    /// The toolchain it was built with, as logs name it.
+    pub toolchain: String,
+}
+
+/// A Debian source package's orig tarball.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DebianSource {
+    pub package: String,
+    pub version: String,
+    pub file: String,
+    pub sha256: String,
+}
+
+/// The record of the library prefix `folder`, if it is one.
+pub fn record_of(folder: &Path) -> Option<LibraryRecord> {
+    let text = std::fs::read_to_string(folder.join(RECORD_NAME)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The catalogue libraries `requirements` name (`libffi`, `openssl>=3`, `zlib==1.2.13`).
+pub fn requested_libraries(
+    requirements: &[String],
+) -> Result<Vec<&'static LibraryEntry>, TargetLibraryError> {
+    let mut entries: Vec<&'static LibraryEntry> = Vec::new();
+    for requirement in requirements {
+        let entry = requested(requirement)?;
+        if !entries.iter().any(|known| known.name == entry.name) {
+            entries.push(entry);
+        }
+    }
+    Ok(entries)
+}
+
+fn requested(requirement: &str) -> Result<&'static LibraryEntry, TargetLibraryError> {
+    let bad = |problem: String| TargetLibraryError::BadRequirement {
+        requirement: requirement.to_string(),
+        problem,
+    };
+    let at = requirement
+        .find(['<', '>', '=', '!', '~'])
+        .unwrap_or(requirement.len());
+    let name = requirement[..at].trim();
+    let constraint = requirement[at..].trim();
+    let entry = catalogue()
+        .library(name)
+        .ok_or_else(|| bad(format!("no library {name} in the catalogue")))?;
+    if constraint.is_empty() {
+        return Ok(entry);
+    }
+    let (operator, wanted) = ["==", ">=", "<=", "!=", ">", "<"]
+        .iter()
+        .find_map(|op| constraint.strip_prefix(op).map(|rest| (*op, rest.trim())))
+        .ok_or_else(|| {
+            bad(format!(
+                "`{constraint}` is not ==, >=, <=, !=, > or < a version"
+            ))
+        })?;
+    let have = version_parts(&entry.version);
+    let want = version_parts(wanted);
+    let ordering = compare(&have, &want);
+    let satisfied = match operator {
+        "==" => ordering.is_eq(),
+        ">=" => ordering.is_ge(),
+        "<=" => ordering.is_le(),
+        "!=" => ordering.is_ne(),
+        ">" => ordering.is_gt(),
+        _ => ordering.is_lt(),
+    };
+    if !satisfied {
+        return Err(bad(format!(
+            "the catalogue's {name} is {}, not {operator}{wanted}",
+            entry.version
+        )));
+    }
+    Ok(entry)
+}
+
+fn version_parts(version: &str) -> Vec<u64> {
+    version
+        .split('.')
+        .map(|part| {
+            part.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// Compares versions part by part, a missing part counting as 0 (`3` == `3.0`).
+fn compare(left: &[u64], right: &[u64]) -> std::cmp::Ordering {
+    let length = left.len().max(right.len());
+    let at = |parts: &[u64], index: usize| parts.get(index).copied().unwrap_or(0);
+    (0..length)
+        .map(|index| at(left, index).cmp(&at(right, index)))
+        .find(|ordering| ordering.is_ne())
+        .unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// Everything a target's builds see besides the cross environment: the libraries built
+/// for it and the prefix its `before-all` installs into (`CROSSWHEEL_PREFIX`).
+#[derive(Debug, Clone, Default)]
+pub struct TargetPrefix {
+    /// `CROSSWHEEL_PREFIX`: `include/`, `lib/`, `lib/pkgconfig/` for the user's own
+    /// libraries.
+    pub user: Option<PathBuf>,
+    pub libraries: Vec<BuiltLibrary>,
+}
+
+impl TargetPrefix {
+    /// Every prefix, the catalogue libraries' first.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.libraries
+            .iter()
+            .map(|library| library.prefix.clone())
+            .chain(self.user.clone())
+            .collect()
+    }
+
+    /// The `lib/` folders the repair vendors from.
+    pub fn library_dirs(&self) -> Vec<PathBuf> {
+        self.roots().iter().map(|root| root.join("lib")).collect()
+    }
+}
+
+/// `vars` with the prefixes `roots` made visible to compilers (`CPPFLAGS`, `LDFLAGS`),
+/// pkg-config (`PKG_CONFIG_LIBDIR`) and CMake (`CMAKE_PREFIX_PATH`), before what `vars`
+/// already has.
+pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBuf]) {
+    if roots.is_empty() {
+        return;
+    }
+    let mut prepend = |name: &str, items: Vec<String>, separator: &str| {
+        let mut value = items.join(separator);
+        // A value the process has, and `vars` does not replace, is the user's: kept after.
+        let inherited = std::env::var(name).ok();
+        if let Some(existing) = vars
+            .get(name)
+            .or(inherited.as_ref())
+            .filter(|existing| !existing.is_empty())
+        {
+            value.push_str(separator);
+            value.push_str(existing);
+        }
+        vars.insert(name.to_string(), value);
+    };
+    let each = |format: &dyn Fn(&Path) -> String| -> Vec<String> {
+        roots.iter().map(|root| format(root)).collect()
+    };
+    prepend(
+        "CPPFLAGS",
+        each(&|root| format!("-I{}", root.join("include").display())),
+        " ",
+    );
+    prepend(
+        "LDFLAGS",
+        each(&|root| format!("-L{}", root.join("lib").display())),
+        " ",
+    );
+    prepend(
+        "PKG_CONFIG_LIBDIR",
+        each(&|root| root.join("lib/pkgconfig").display().to_string()),
+        ":",
+    );
+    prepend(
+        "CMAKE_PREFIX_PATH",
+        each(&|root| root.display().to_string()),
+        ":",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_name_catalogue_libraries_with_optional_versions() {
+        let names = |list: &[&str]| -> Result<Vec<String>, String> {
+            let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            requested_libraries(&list)
+                .map(|entries| entries.iter().map(|e| e.name.clone()).collect())
+                .map_err(|error| error.to_string())
+        };
+        assert_eq!(
+            names(&["libffi", "zlib>=1.2", "libffi==3.4.4"]).unwrap(),
+            ["libffi", "zlib"]
+        );
+        let too_new = names(&["libffi>=4"]).unwrap_err();
+        assert!(
+            too_new.starts_with(
+                "target-libraries: `libffi>=4`: the catalogue's libffi is 3.4.4, not >=4"
+            ),
+            "{too_new}"
+        );
+        let unknown = names(&["libfoo"]).unwrap_err();
+        assert!(
+            unknown.contains("no library libfoo in the catalogue"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn prefixes_come_before_the_users_flags() {
+        let mut vars = BTreeMap::from([
+            ("CPPFLAGS".to_string(), "-DX".to_string()),
+            (
+                "PKG_CONFIG_LIBDIR".to_string(),
+                "/env/lib/pkgconfig".to_string(),
+            ),
+        ]);
+        add_prefix_variables(
+            &mut vars,
+            &[PathBuf::from("/p/ffi"), PathBuf::from("/p/user")],
+        );
+        assert_eq!(vars["CPPFLAGS"], "-I/p/ffi/include -I/p/user/include -DX");
+        assert_eq!(vars["LDFLAGS"], "-L/p/ffi/lib -L/p/user/lib");
+        assert_eq!(
+            vars["PKG_CONFIG_LIBDIR"],
+            "/p/ffi/lib/pkgconfig:/p/user/lib/pkgconfig:/env/lib/pkgconfig"
+        );
+        assert_eq!(vars["CMAKE_PREFIX_PATH"], "/p/ffi:/p/user");
+    }
+}
