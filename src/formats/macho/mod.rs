@@ -18,6 +18,7 @@ mod edit;
 mod error;
 mod facts;
 mod fat;
+mod load_commands;
 mod parse;
 mod sign;
 mod signature;
