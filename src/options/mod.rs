@@ -133,6 +133,11 @@ pub struct BuildOptions {
     pub before_build: Option<String>,
     pub before_test: Option<String>,
     pub repair: RepairCommand,
+    /// `audit-command`, split at ` && ` as cibuildwheel splits it, `{project}` and
+    /// `{package}` filled; each holds `{wheel}` or `{abi3_wheel}` (checked when read).
+    pub audit_command: Vec<String>,
+    /// `audit-requires`: installed into the audit's venv.
+    pub audit_requires: Vec<String>,
     /// With `{project}` and `{package}` placeholders; see [`BuildOptions::test_command_for`].
     pub test_command: Option<String>,
     /// `test-requires`, then the requirements of the `test-groups` (PEP 735

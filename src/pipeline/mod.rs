@@ -3,6 +3,7 @@
 //! reach the wheelhouse. Stages exchange plain data (paths, `Target`); a
 //! failing identifier does not stop the others.
 
+mod audit;
 mod exit;
 mod extensions;
 pub mod hints;
