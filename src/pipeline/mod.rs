@@ -76,7 +76,8 @@ fn run_and_report(
 ) -> Outcome {
     let outcome = identifier::run_one(plan, spec, cache, options, &targets.of(spec), logs);
     if let Ending::Failed { error, .. } = &outcome.ending {
-        tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
+        let problem = crate::logging::one_line(error);
+        tracing::error!("{}: {}", spec.identifier, report::failure_notice(&problem));
     }
     outcome
 }
