@@ -73,12 +73,18 @@ def _section(platform, tests):
     counts = {o: sum(1 for t in tests.values() if t["outcome"] == o) for o in OUTCOMES}
     lines = [f"## {PLATFORMS[platform]}", ""]
     lines.append(", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o] or o != "not run") + ".")
-    lines += ["", "| test | result | seconds | reason or first error |", "|---|---|---|---|"]
+    commands = sorted({t["command"] for t in tests.values()})
+    lines += ["", "| test | result | seconds | run | reason or first error |", "|---|---|---|---|---|"]
     for node in sorted(tests):
         t = tests[node]
-        lines.append(f"| `{_cell(node)}` | {t['outcome']} | {t['seconds']} | {_cell(t['detail'])} |")
-    commands = sorted({t["command"] for t in tests.values()})
-    lines += ["", "Run with: " + "; ".join(f"`{c}`" for c in commands), ""]
+        run = commands.index(t["command"]) + 1
+        lines.append(f"| `{_cell(node)}` | {t['outcome']} | {t['seconds']} | {run} | {_cell(t['detail'])} |")
+    lines += ["", "Runs (each test's latest result is shown):", ""]
+    for n, command in enumerate(commands, 1):
+        # `... # note` in a stored command: which crosswheel ran, said beside the command.
+        command, _, note = command.partition(" # ")
+        lines.append(f"{n}. `{command}`" + (f" ({note})" if note else ""))
+    lines.append("")
     return lines, counts
 
 
