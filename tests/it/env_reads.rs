@@ -30,6 +30,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the size limits of wheel::open_within_env_limits, for `crosswheel inspect`/`repair` on wheels of unknown origin: a safety limit of the zip reader, named in its error",
     ),
     (
+        "src/coordination/pipeline/audit.rs",
+        "var_os(\"PATH\")",
+        "the PATH audit commands inherit, with the audit's venv put first",
+    ),
+    (
         "src/stages/backend/hook_env.rs",
         "var(\"PATH\")",
         "the PATH before-build inherits, with the build's own venv put first",

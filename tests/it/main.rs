@@ -21,6 +21,7 @@ mod cache_concurrency;
 mod cibuildwheel_build;
 mod cibuildwheel_corpus;
 mod compat_slice;
+mod conformance;
 mod crash_safety;
 mod cross_properties;
 mod crossenv_headers;

@@ -423,7 +423,7 @@ fn real_cibuildwheel_options_are_never_taken_for_misspellings() {
     assert_eq!(
         note(&plan, "ignored"),
         Some(
-            "ignored (does not apply to cross builds): audit-command, xbuild-tools, test-runtime, pyodide-version"
+            "ignored (does not apply to cross builds): xbuild-tools, test-runtime, pyodide-version"
         )
     );
 }

@@ -20,6 +20,8 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         before_build: _,
         before_test: _,
         repair: _,
+        audit_command: _,
+        audit_requires: _,
         test_command: _,
         test_requires: _,
         test_groups_problem: _,
@@ -75,6 +77,17 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             vec![(BUILD_SPEC, "environment_pass.iter()")],
         ),
         ("before_all", vec![(TARGETS, "spec.options.before_all")]),
+        (
+            "audit_command",
+            vec![
+                (IDENTIFIER, "self.spec.options.audit_command.is_empty()"),
+                ("src/coordination/pipeline/audit.rs", "applicable(&options.audit_command"),
+            ],
+        ),
+        (
+            "audit_requires",
+            vec![("src/coordination/pipeline/audit.rs", "make_venv(&options.audit_requires")],
+        ),
         (
             "before_build",
             vec![(IDENTIFIER, "spec.options.before_build")],

@@ -357,6 +357,28 @@ fn config_file_flag_replaces_pyproject() {
     assert_eq!(plan.config_file, Some(other));
 }
 
+/// cibuildwheel's test_from_sdist: `--config-file {package}/wheel_build_config.toml`.
+#[test]
+fn config_file_flag_fills_the_package_placeholder() {
+    let project = Project::with_pyproject("[tool.crosswheel]\nbuild = \"cp311-*\"\n");
+    let inside = project.path().join("wheel_build_config.toml");
+    std::fs::write(
+        &inside,
+        "[tool.cibuildwheel]\nbuild = \"cp312-macosx_arm64\"\n",
+    )
+    .unwrap();
+    let cli = CliOverrides {
+        config_file: Some("{package}/wheel_build_config.toml".into()),
+        ..CliOverrides::default()
+    };
+    let plan = project.plan_with(&cli, &[]);
+    assert_eq!(
+        plan.identifiers().collect::<Vec<_>>(),
+        ["cp312-macosx_arm64"]
+    );
+    assert_eq!(plan.config_file, Some(inside));
+}
+
 #[test]
 fn a_setup_py_project_without_pyproject_gets_the_defaults() {
     let dir = tempfile::tempdir().unwrap();

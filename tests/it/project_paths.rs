@@ -126,6 +126,46 @@ fn before_all_sees(cwd: &Path, package: &str) -> String {
 }
 
 #[test]
+fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_project() {
+    let root = subdir_project("[tool.cibuildwheel]\n");
+    let root_path = root.path().canonicalize().unwrap();
+    let seen = before_all_sees(&root_path, "src/spam");
+    let package = root_path.join("src/spam");
+    let (r, p) = (root_path.display(), package.display());
+    assert!(
+        seen.contains(&format!("project={r} package={p}")),
+        "before-all printed: {seen}"
+    );
+}
+
+#[test]
+fn a_package_folder_without_configuration_has_the_working_directory_as_project() {
+    let root = subdir_project("[build-system]\nrequires = [\"setuptools\"]\n");
+    let root_path = root.path().canonicalize().unwrap();
+    let seen = before_all_sees(&root_path, "src/spam");
+    let package = root_path.join("src/spam");
+    let (r, p) = (root_path.display(), package.display());
+    assert!(
+        seen.contains(&format!("project={r} package={p}")),
+        "before-all printed: {seen}"
+    );
+}
+
+/// README's `crosswheel build examples/blasdot`: crosswheel's own table means its folder.
+#[test]
+fn a_package_folder_with_its_own_tool_crosswheel_table_is_its_own_project() {
+    let root = subdir_project("[tool.crosswheel]\n");
+    let root_path = root.path().canonicalize().unwrap();
+    let seen = before_all_sees(&root_path, "src/spam");
+    let p = root_path.join("src/spam");
+    let p = p.display();
+    assert!(
+        seen.contains(&format!("project={p} package={p}")),
+        "before-all printed: {seen}"
+    );
+}
+
+#[test]
 fn crosswheel_build_of_a_folder_outside_the_working_directory_is_its_own_project() {
     let root = subdir_project("[tool.cibuildwheel]\n");
     let package = root.path().canonicalize().unwrap().join("src/spam");

@@ -8,16 +8,13 @@ use crate::cli::{BuildArgs, MatrixArgs};
 use crate::coordination::pipeline::{FatalError, PipelineOptions, WheelsThisRun, report, run};
 use crate::support::options::{
     CliOverrides, MatrixJobs, Plan, ProcessEnv, env_var_warnings, github_matrix, identifiers_json,
-    identifiers_text, resolve,
+    identifiers_text, project_root_for, resolve,
 };
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
     if !super::sdist::is_sdist(&args.project) {
-        // The folder given is its own project root: its configuration's relative paths
-        // (test-sources, output-dir) and README's `crosswheel build examples/blasdot` mean
-        // that folder. cibuildwheel's working-directory root is not taken yet (issue 23
-        // item 3 is open for this), so `{project}` and `{package}` both name it here.
-        return build_folder(args, &args.project, None, false);
+        let root = project_root_for(&args.project, &std::env::current_dir()?);
+        return build_folder(args, &args.project, root, false);
     }
     // The tree is removed when `unpacked` is dropped, after the run; nothing of the run
     // lives there (the work folder and logs are under the output folder).

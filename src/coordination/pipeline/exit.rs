@@ -1,7 +1,7 @@
 //! cibuildwheel's exit codes (its `errors.py`), so CI scripts that branch on them work
 //! unchanged: 2 configuration error, 3 nothing to build, 5 a pure wheel where a platform
 //! wheel was expected, 6 a wheel name built twice in one run, 8 a repair command that left
-//! no wheel or several; 1 for every other failure.
+//! no wheel or several, 9 an `audit-command` that failed; 1 for every other failure.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -22,6 +22,8 @@ pub enum FatalError {
     RepairLeftNoWheel,
     #[error("repair-wheel-command left {count} wheels in {{dest_dir}}; it must leave exactly one")]
     RepairLeftWheels { count: usize },
+    #[error("audit-command failed: {reason}")]
+    AuditFailed { command: String, reason: String },
     #[error("{failed} of {total} builds failed (see the summary above)")]
     BuildsFailed {
         failed: usize,
@@ -73,6 +75,7 @@ fn code_of(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
         return Some(match fatal {
             FatalError::AlreadyBuilt { .. } => 6,
             FatalError::RepairLeftNoWheel | FatalError::RepairLeftWheels { .. } => 8,
+            FatalError::AuditFailed { .. } => 9,
             FatalError::BuildsFailed { code, .. } => *code,
         });
     }
@@ -121,7 +124,18 @@ mod tests {
             cause: "x".into(),
             log: Box::default(),
         };
+        // cibuildwheel's words, which its test_pure_wheel reads.
+        assert!(
+            pure.to_string()
+                .starts_with("Build failed because a pure Python wheel was generated. "),
+            "{pure}"
+        );
         assert_eq!(exit_code(&anyhow::Error::new(pure)), 5);
+        let audit = FatalError::AuditFailed {
+            command: "abi3audit --strict --report x.whl".into(),
+            reason: "audit-command failed (exit status: 1)".into(),
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(audit)), 9);
         assert_eq!(exit_code(&anyhow::anyhow!("a compiler failed")), 1);
     }
 

@@ -36,6 +36,8 @@ struct Identifier<'a> {
     logs: &'a super::RunLogs,
     times: StageTimes,
     test: TestResult,
+    /// The host CPython of the last build, which makes the audit's venv.
+    host_python: Option<PathBuf>,
 }
 
 /// Runs one identifier to its end; never fails itself, so one identifier cannot stop the
@@ -64,6 +66,7 @@ pub(super) fn run_one(
             logs,
             times,
             test: TestResult::NotRun,
+            host_python: None,
         })
     });
     let mut identifier = match prepared {
@@ -133,6 +136,15 @@ impl Identifier<'_> {
             fused
         };
 
+        if !self.spec.options.audit_command.is_empty() {
+            let step = progress::Step::start_streaming(&id, "audit");
+            let mut audit_time = std::time::Duration::ZERO;
+            timed(&mut audit_time, Stage::Audit, || self.audit(&repaired))?;
+            // Counted with the repair: the summary's columns are build, repair and test.
+            self.times.repair += audit_time;
+            step.finish("audited");
+        }
+
         let step = progress::Step::start_streaming(&id, "test");
         let mut test_time = self.times.test;
         let test = timed(&mut test_time, Stage::Test, || {
@@ -188,6 +200,7 @@ impl Identifier<'_> {
         });
         self.times.build += build_time;
         let (python, built) = built?;
+        self.host_python = Some(python.executable.clone());
         step.finish(&format!("built {}", super::file_name_of(&built.path)));
 
         let step = progress::Step::start(&id, "repair");
@@ -199,6 +212,22 @@ impl Identifier<'_> {
         let repaired = repaired?;
         step.finish(&format!("repaired as {}", super::file_name_of(&repaired)));
         Ok(repaired)
+    }
+
+    /// `audit-command` on the repaired wheel, in the project root.
+    fn audit(&self, repaired: &Path) -> Result<()> {
+        let python = self
+            .host_python
+            .as_deref()
+            .context("no host CPython was found for this build's audit")?;
+        super::audit::audit(
+            &self.spec.options,
+            repaired,
+            &self.plan.project_root,
+            self.work.path(),
+            python,
+            &self.environment,
+        )
     }
 
     /// The thin wheels of a fused target (universal2) as one wheel.

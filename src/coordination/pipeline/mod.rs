@@ -3,6 +3,7 @@
 //! reach the wheelhouse. Stages exchange plain data (paths, `Target`); a
 //! failing identifier does not stop the others.
 
+mod audit;
 mod exit;
 mod extensions;
 pub mod hints;
@@ -75,7 +76,8 @@ fn run_and_report(
 ) -> Outcome {
     let outcome = identifier::run_one(plan, spec, cache, options, &targets.of(spec), logs);
     if let Ending::Failed { error, .. } = &outcome.ending {
-        tracing::error!("{}: {}", spec.identifier, crate::logging::one_line(error));
+        let problem = crate::logging::one_line(error);
+        tracing::error!("{}: {}", spec.identifier, report::failure_notice(&problem));
     }
     outcome
 }

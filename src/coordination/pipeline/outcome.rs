@@ -41,6 +41,8 @@ pub enum TestResult {
 pub enum Stage {
     Build,
     Repair,
+    /// `audit-command` on the repaired wheel (abi3audit by default).
+    Audit,
     Test,
     /// Moving the tested wheel into the wheelhouse and hashing it.
     Collect,
@@ -51,6 +53,7 @@ impl Stage {
         match self {
             Stage::Build => "build",
             Stage::Repair => "repair",
+            Stage::Audit => "audit",
             Stage::Test => "test",
             Stage::Collect => "collect",
         }

@@ -134,7 +134,7 @@ fn problem_lines(problem: &str) -> Vec<String> {
                 .any(|e| line.contains(e))
         })
     {
-        out.push(format!("first error: {first_error}"));
+        out.push(format!("{FIRST_ERROR}{first_error}"));
     }
     for kept in ["full log: ", "meson's log: "] {
         if let Some(log) = rest.iter().find_map(|line| line.trim().strip_prefix(kept)) {
@@ -143,6 +143,32 @@ fn problem_lines(problem: &str) -> Vec<String> {
     }
     out
 }
+
+/// What is said the moment an identifier fails, before the summary. Where the summary
+/// gives a first compiler or meson error, the cause is the summary's alone: it is printed
+/// once, at the end of the run, beside every other identifier's result, where CI's log
+/// tail and GitHub's folded groups leave it in view. The moment of failure then says what
+/// failed and where its logs are (the excerpt around the error is in the full log).
+/// Other failures have no such line in the summary and are said whole, as before.
+pub(super) fn failure_notice(problem: &str) -> String {
+    let lines = problem_lines(problem);
+    if !lines.iter().any(|line| line.starts_with(FIRST_ERROR)) {
+        return problem.to_string();
+    }
+    let mut notice = lines[0].trim_start_matches("error: ").to_string();
+    notice.push_str("; its first error is in the summary");
+    for line in lines
+        .iter()
+        .skip(1)
+        .filter(|line| !line.starts_with(FIRST_ERROR))
+    {
+        notice.push_str("\n  ");
+        notice.push_str(line);
+    }
+    notice
+}
+
+const FIRST_ERROR: &str = "first error: ";
 
 /// The exit code of a run with failed builds: the first failure's own code where
 /// cibuildwheel gives it one (a wheel built twice: 6), else 1.
@@ -260,6 +286,39 @@ mod tests {
                 "meson's log: /c/logs/numpy-linux-aarch64-cp311.meson-log.txt",
             ]
         );
+    }
+
+    #[test]
+    fn a_build_failures_first_error_is_printed_once_in_the_summary_not_at_the_failure() {
+        let cause =
+            "../numpy/meson.build:212:4: ERROR: Problem encountered: No BLAS library detected!";
+        let problem = format!(
+            "building numpy for linux-aarch64 with zig failed (meson-python exited with exit status: 1):\n\
+             Run-time dependency openblas found: NO\n{cause}\n\
+             meson's log: /c/logs/m.txt\n  full log: /c/logs/b.log"
+        );
+        let outcome = Outcome {
+            identifier: "cp311-manylinux_aarch64".into(),
+            times: StageTimes::default(),
+            test: TestResult::NotRun,
+            ending: Ending::Failed {
+                stage: Stage::Build,
+                error: anyhow::anyhow!("{problem}"),
+                kept_apart: None,
+            },
+        };
+        let printed = format!("{}\n{}", failure_notice(&problem), summary(&[outcome]));
+        assert_eq!(printed.matches(cause).count(), 1, "{printed}");
+        let notice = failure_notice(&problem);
+        assert!(notice.contains("full log: /c/logs/b.log"), "{notice}");
+        assert!(notice.contains("meson's log: /c/logs/m.txt"), "{notice}");
+        assert!(notice.starts_with("building numpy"), "{notice}");
+    }
+
+    #[test]
+    fn a_failure_without_a_first_error_is_said_whole_at_the_failure() {
+        let problem = "repair failed:\n  libfoo.so needs GLIBC_2.34 (manylinux_2_17 allows 2.17)";
+        assert_eq!(failure_notice(problem), problem);
     }
 
     #[test]

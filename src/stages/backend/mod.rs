@@ -114,7 +114,7 @@ pub enum BuildError {
         expected: String,
         log: Box<PathBuf>,
     },
-    #[error("{backend} built {wheel} for {target}, a wheel without its extensions: {}; full log: {}", .cause, .log.display())]
+    #[error("{}{backend} built {wheel} for {target}, a wheel without its extensions: {}; full log: {}", pure_wheel_words(.wheel), .cause, .log.display())]
     NoExtension {
         backend: &'static str,
         wheel: String,
@@ -453,4 +453,14 @@ fn run_build_wheel(
     std::fs::rename(staging.path().join(&wheel_name), &path)
         .map_err(|source| io_error("move the wheel to", &path, source))?;
     Ok(path)
+}
+
+/// cibuildwheel's words for a pure wheel where a platform wheel was expected (exit code 5),
+/// which CI logs and cibuildwheel's own test_pure_wheel look for.
+fn pure_wheel_words(wheel: &str) -> &'static str {
+    if wheel.ends_with("-none-any.whl") {
+        "Build failed because a pure Python wheel was generated. "
+    } else {
+        ""
+    }
 }

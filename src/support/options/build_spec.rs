@@ -137,6 +137,7 @@ pub(super) fn build_spec(
         .map(|(key, value)| (key, build.container_paths(&value, false)))
         .collect();
     let repair = repair_command(build.get("repair-wheel-command"), paths);
+    let audit_command = audit_commands(build.get("audit-command"), &build)?;
     let toolchain = toolchain(build.get("toolchain"), platform)?;
     let (test_requires, test_groups_problem) = test_requirements(
         build.list("test-requires"),
@@ -157,6 +158,8 @@ pub(super) fn build_spec(
         before_build: build.command("before-build"),
         before_test: build.command("before-test"),
         repair,
+        audit_command,
+        audit_requires: build.list("audit-requires"),
         test_command: build.text("test-command"),
         test_requires,
         test_groups_problem,
@@ -250,6 +253,45 @@ fn repair_command(located: Option<Located>, paths: &ProjectPaths) -> RepairComma
             command => RepairCommand::Command(super::fill_project(&command, paths)),
         },
     }
+}
+
+/// `audit-command` as cibuildwheel reads it: commands joined with ` && ` are run one by
+/// one, and each must name the wheel it audits (`{wheel}`, or `{abi3_wheel}` for a command
+/// that runs on abi3 wheels only), not both.
+fn audit_commands(
+    located: Option<Located>,
+    build: &BuildSettings,
+) -> Result<Vec<String>, OptionsError> {
+    let Some(located) = located else {
+        return Ok(Vec::new());
+    };
+    let Some(text) = build.command("audit-command") else {
+        return Ok(Vec::new());
+    };
+    let commands: Vec<String> = text.split(" && ").map(str::to_string).collect();
+    for command in &commands {
+        let (wheel, abi3) = (
+            command.contains("{wheel}"),
+            command.contains("{abi3_wheel}"),
+        );
+        if wheel == abi3 {
+            let message = if wheel {
+                format!(
+                    "{command:?} names both {{wheel}} and {{abi3_wheel}}; a command audits one of them"
+                )
+            } else {
+                format!(
+                    "{command:?} must name the wheel it audits: {{wheel}}, or {{abi3_wheel}} for abi3 wheels only"
+                )
+            };
+            return Err(OptionsError::InvalidValue {
+                origin: located.origin.clone(),
+                key: "audit-command".into(),
+                message,
+            });
+        }
+    }
+    Ok(commands)
 }
 
 /// `test-requires` plus the requirements of the `test-groups`, each once; a group that

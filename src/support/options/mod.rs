@@ -23,6 +23,7 @@ mod notes;
 mod project_tables;
 mod requires_python;
 mod resolve;
+mod root;
 mod schema;
 mod selection;
 mod selector;
@@ -42,6 +43,7 @@ pub use frontend::{FrontendArgs, Installer};
 pub use help::{TABLE_BEGIN, TABLE_END, config_help, options_table};
 pub use identifiers::{Platform, PythonTag, TargetData, parse_identifier, targets};
 pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
+pub use root::project_root_for;
 pub use selector::Selector;
 pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders};
 pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
@@ -131,6 +133,11 @@ pub struct BuildOptions {
     pub before_build: Option<String>,
     pub before_test: Option<String>,
     pub repair: RepairCommand,
+    /// `audit-command`, split at ` && ` as cibuildwheel splits it, `{project}` and
+    /// `{package}` filled; each holds `{wheel}` or `{abi3_wheel}` (checked when read).
+    pub audit_command: Vec<String>,
+    /// `audit-requires`: installed into the audit's venv.
+    pub audit_requires: Vec<String>,
     /// With `{project}` and `{package}` placeholders; see [`BuildOptions::test_command_for`].
     pub test_command: Option<String>,
     /// `test-requires`, then the requirements of the `test-groups` (PEP 735

@@ -68,9 +68,17 @@ fn config_document(
     notes: &mut Notes,
 ) -> Result<(ConfigDocument, Option<PathBuf>), OptionsError> {
     Ok(match &cli.config_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(IoError::at("read", path))?;
-            (read_config(path, &text, notes)?, Some(path.clone()))
+        Some(given) => {
+            // cibuildwheel fills `{package}` in --config-file
+            // (`--config-file {package}/wheel_build_config.toml`, as in its test_from_sdist).
+            let package = pyproject_path.parent().unwrap_or(Path::new("."));
+            let path = PathBuf::from(
+                given
+                    .to_string_lossy()
+                    .replace("{package}", &package.to_string_lossy()),
+            );
+            let text = std::fs::read_to_string(&path).map_err(IoError::at("read", &path))?;
+            (read_config(&path, &text, notes)?, Some(path))
         }
         None => match pyproject_text {
             Some(text) => (

@@ -133,6 +133,8 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     spec("before-test", Kind::Command, Scope::PerBuild),
     spec("repair-wheel-command", Kind::Command, Scope::PerBuild),
     spec("test-command", Kind::Command, Scope::PerBuild),
+    spec("audit-command", Kind::Command, Scope::PerBuild),
+    spec("audit-requires", Kind::Words, Scope::PerBuild),
     spec("test-requires", Kind::Words, Scope::PerBuild),
     spec("test-extras", Kind::CommaList, Scope::PerBuild),
     spec("test-sources", Kind::ShellWords, Scope::PerBuild),

@@ -20,16 +20,13 @@ pub struct BeforeAll {
 pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetLibraryError> {
     let mut libraries: Vec<&'static LibraryEntry> = Vec::new();
     let mut kept = Vec::new();
-    for part in command
-        .split(['\n', ';'])
-        .flat_map(|line| line.split("&&"))
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-    {
+    let mut removed_any = false;
+    for part in shell_parts(command) {
         let Some(packages) = installed_packages(part) else {
             kept.push(part.to_string());
             continue;
         };
+        removed_any = true;
         for package in packages {
             let name = bare_name(package);
             if let Some(entry) = catalogue().by_package(name) {
@@ -45,10 +42,47 @@ pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetL
             }
         }
     }
-    Ok(BeforeAll {
-        libraries,
-        command: (!kept.is_empty()).then(|| kept.join(" && ")),
-    })
+    // A command without package-manager lines runs exactly as written: `;` keeps going
+    // after a failure where `&&` stops, and quoted code (`python -c "a; b"`) is not shell.
+    let command = if removed_any {
+        (!kept.is_empty()).then(|| kept.join(" && "))
+    } else {
+        Some(command.to_string()).filter(|command| !command.trim().is_empty())
+    };
+    Ok(BeforeAll { libraries, command })
+}
+
+/// The commands of a shell line, split at newlines, `;` and `&&` outside quotes
+/// (`python -c "import os; print(1)"` is one command), trimmed, empty ones dropped.
+fn shell_parts(command: &str) -> Vec<&str> {
+    let (mut parts, mut start, mut quote) = (Vec::new(), 0, None);
+    let bytes = command.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(b'"') if c == b'\\' => i += 1,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'\\' => i += 1,
+            None if c == b'\n' || c == b';' || (c == b'&' && bytes.get(i + 1) == Some(&b'&')) => {
+                parts.push(&command[start..i]);
+                if c == b'&' {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    parts.push(&command[start.min(command.len())..]);
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect()
 }
 
 /// The packages a package-manager command installs (empty for `yum update`, `apk
@@ -119,6 +153,29 @@ mod tests {
             .iter()
             .map(|entry| entry.name.as_str())
             .collect()
+    }
+
+    /// cibuildwheel's test_before_all: `;` inside `python -c "..."` is Python, not shell.
+    #[test]
+    fn a_command_without_package_manager_lines_runs_exactly_as_written() {
+        let command = r#"python -c "import os, sys; f = open('x', 'w'); f.close()" && python -c "import sys; assert sys.version_info >= (3, 8)"; echo done"#;
+        let read = read_before_all(command, "CIBW_BEFORE_ALL_LINUX").unwrap();
+        assert_eq!(read.command.as_deref(), Some(command));
+        assert!(read.libraries.is_empty());
+    }
+
+    #[test]
+    fn quoted_separators_stay_inside_the_command_they_belong_to() {
+        let read = read_before_all(
+            r#"yum install -y libffi-devel; python -c "import a; import b""#,
+            "pyproject.toml",
+        )
+        .unwrap();
+        assert_eq!(names(&read), ["libffi"]);
+        assert_eq!(
+            read.command.as_deref(),
+            Some(r#"python -c "import a; import b""#)
+        );
     }
 
     #[test]

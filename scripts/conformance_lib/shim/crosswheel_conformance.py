@@ -1,0 +1,83 @@
+"""pytest plugin for scripts/conformance: cibuildwheel's integration tests, crosswheel's targets.
+
+Loaded with `-p crosswheel_conformance` into a run of cibuildwheel 4.2.0's `test/`. It
+changes only what names the wheels a run should give, never what a test asserts:
+
+- `utils.SINGLE_PYTHON_VERSION` is (3, 11): crosswheel's conformance run builds cp311
+  (the "single python" tests and the stand-in `cibuildwheel` narrow to it alike).
+- `utils.expected_wheels` asks cibuildwheel's own function once per crosswheel target of
+  the platform (Linux: aarch64 and ppc64le; macOS: arm64) instead of for the machine's
+  architecture, with crosswheel's manylinux tag (`manylinux_2_17_<arch>.manylinux2014_<arch>`:
+  zig links against glibc 2.17, where cibuildwheel's default image is manylinux_2_28) and
+  no musllinux wheel (not a crosswheel target). A call that names no Python and is not
+  "single python" keeps cp311's wheels only, as the stand-in narrows the run.
+- Tests listed in the not-applicable table (CROSSWHEEL_CONFORMANCE_NOT_APPLICABLE) are
+  skipped with `not applicable: <reason>`; the report counts them apart from failures.
+"""
+
+import fnmatch
+import os
+import tomllib
+
+import pytest
+
+LINUX_ARCHS = ["aarch64", "ppc64le"]
+MACOS_ARCHS = ["arm64"]
+CROSSWHEEL_MANYLINUX = ["manylinux_2_17", "manylinux2014"]
+NARROWED_PYTHON = "cp311"
+
+
+def _patch_utils():
+    from test import utils
+
+    original = utils.expected_wheels
+    utils.SINGLE_PYTHON_VERSION = (3, 11)
+
+    def expected_wheels(package_name, package_version, **kwargs):
+        platform = kwargs.pop("platform", None) or utils.get_platform()
+        arch = kwargs.pop("machine_arch", None)
+        archs = [arch] if arch else {"linux": LINUX_ARCHS, "macos": MACOS_ARCHS}.get(platform, [None])
+        if kwargs.get("manylinux_versions") is None:
+            kwargs["manylinux_versions"] = CROSSWHEEL_MANYLINUX
+        if kwargs.get("musllinux_versions") is None:
+            kwargs["musllinux_versions"] = []
+        kwargs.pop("single_arch", None)
+        kwargs.pop("full_auto", None)
+        narrowed = kwargs.get("python_abi_tags") is None and not kwargs.get("single_python")
+        wheels = [
+            wheel
+            for one in archs
+            for wheel in original(
+                package_name, package_version, platform=platform, machine_arch=one, single_arch=True, **kwargs
+            )
+        ]
+        if narrowed:
+            wheels = [w for w in wheels if w.split("-")[-3] == NARROWED_PYTHON]
+        return wheels
+
+    utils.expected_wheels = expected_wheels
+
+
+def _not_applicable():
+    path = os.environ.get("CROSSWHEEL_CONFORMANCE_NOT_APPLICABLE")
+    if not path:
+        return []
+    with open(path, "rb") as file:
+        table = tomllib.load(file)
+    platform = os.environ.get("CIBW_PLATFORM", "linux")
+    rows = []
+    for row in table["test"]:
+        if platform in row.get("platforms", ["linux", "macos"]):
+            rows.append((row["id"], row["reason"]))
+    return rows
+
+
+def pytest_collection_modifyitems(config, items):
+    _patch_utils()
+    rows = _not_applicable()
+    for item in items:
+        for pattern, reason in rows:
+            # `[` of a parametrized id is literal here, not an fnmatch character class.
+            if fnmatch.fnmatchcase(item.nodeid, pattern.replace("[", "[[]")):
+                item.add_marker(pytest.mark.skip(reason=f"not applicable: {reason}"))
+                break
