@@ -3,7 +3,7 @@
 //! for every file, `<identifier>-<stage>.log`. A run never overwrites another's logs, and
 //! every path a message prints stays there after the run: the work folder, which is deleted,
 //! holds none. `logs/runs/latest` points at the newest run; the oldest runs beyond
-//! [`KEPT_RUNS`] are removed when a run starts.
+//! [`KEPT_RUNS`] are removed when a run starts, except those of runs still going.
 
 use std::path::{Path, PathBuf};
 
