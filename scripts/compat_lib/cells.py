@@ -37,6 +37,9 @@ class Result:
     fault: str = ""
     note: str = ""
     log: str = ""
+    # crosswheel's own stage times (its summary row), when it printed one: the cell's
+    # `seconds` also holds the sdist's unpacking and the test environment.
+    stage_seconds: tuple = None  # (build, repair, test)
 
 
 def save_results(path, results):
@@ -51,7 +54,8 @@ def load_results(path):
         rows = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise SystemExit(f"compat: error: cannot read the results of an earlier run {path}: {err}")
-    results = [Result(**{**row, "reference": tuple(row["reference"]) if row["reference"] else None}) for row in rows]
+    results = [Result(**{**row, "reference": tuple(row["reference"]) if row["reference"] else None,
+                          "stage_seconds": tuple(row["stage_seconds"]) if row.get("stage_seconds") else None}) for row in rows]
     for result in results:
         _reclassify(result)
     return {(r.project, r.version, r.target): r for r in results}
@@ -103,7 +107,7 @@ def cell_environment(options):
 
 
 SUMMARY_ROW = re.compile(
-    r"^(?P<id>cp\S+)\s+(?P<result>ok|FAILED)\s+[\d.]+s\s+[\d.]+s\s+[\d.]+s\s+"
+    r"^(?P<id>cp\S+)\s+(?P<result>ok|FAILED)\s+(?P<build>[\d.]+)s\s+(?P<repair>[\d.]+)s\s+(?P<test_s>[\d.]+)s\s+"
     r"(?P<test>.+?)\s+(?P<size>[\d.]+ MB|-)\s+(?P<wheel>\S+)$",
     re.MULTILINE,
 )
@@ -220,6 +224,8 @@ class Run:
             result.tag = "-".join(built_wheel.name[:-4].split("-")[-3:])
             result.size = built_wheel.stat().st_size
         result.test_cell = row.group("test").strip() if row else ""
+        if row:
+            result.stage_seconds = tuple(float(row.group(g)) for g in ("build", "repair", "test_s"))
         counts = test_counts(text)
         if counts:
             result.passed, result.total = counts

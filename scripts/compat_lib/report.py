@@ -78,15 +78,23 @@ def _main_table(projects, targets, results):
 
 def _detail_table(results):
     lines = [
-        "| project | target | built | wheel tag | tests passed/total | time | wheel size (index wheel) | crosswheel's test column |",
+        "| project | target | built | wheel tag | tests passed/total | time (crosswheel's stages) | wheel size (index wheel) | crosswheel's test column |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.project} | {r.target} | {'yes' if r.built else 'no'} | {r.tag or '-'} | {_tests(r)} "
-            f"| {r.seconds:.0f} s | {_size(r)} | {r.test_cell or '-'} |"
+            f"| {_time(r)} | {_size(r)} | {r.test_cell or '-'} |"
         )
     return lines
+
+
+def _time(r):
+    """The cell's time, with crosswheel's build, repair and test stages when it printed them."""
+    if not r.stage_seconds:
+        return f"{r.seconds:.0f} s"
+    build, repair, test = r.stage_seconds
+    return f"{r.seconds:.0f} s (build {build:.0f} s, repair {repair:.0f} s, test {test:.0f} s)"
 
 
 def _size_outliers(results):

@@ -125,3 +125,69 @@ fn two_first_runs_sharing_a_fresh_cache_both_succeed_with_identical_wheels() {
         "a cache in another folder gave a different wheel: its path leaks into the build"
     );
 }
+
+/// The cross environments under `cache`, by folder name.
+fn cross_envs(cache: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cache.join("crossenv"))
+        .expect("the cache has cross environments")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.is_dir() && !path.file_name().unwrap().to_string_lossy().starts_with('.')
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// A cross environment is named by what it holds: a run with other compiler flags (or
+/// another crosswheel version) gets a folder of its own rather than replacing the one a
+/// concurrent build compiles against. numpy's macOS build failed on a missing
+/// `structmember.h` when another run swapped the environment under it.
+#[test]
+#[ignore = "slow: installs zig into a fresh cache, makes macOS cross environments"]
+fn a_run_with_other_flags_gets_its_own_cross_environment_and_leaves_the_first_alone() {
+    let cache = tempfile::tempdir().expect("a temporary cache");
+    let env_with = |cflags: &str| {
+        let output = Command::new(common::crosswheel_bin())
+            .args(["env", "--target", "macos-arm64", "--python", "3.11"])
+            .env("CROSSWHEEL_CACHE", cache.path())
+            .env("CFLAGS", cflags)
+            .output()
+            .expect("crosswheel env runs");
+        assert_succeeded(&output, &format!("crosswheel env with CFLAGS={cflags}"));
+    };
+    let header_of = |env: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        let header = env.join("include/python3.11/Python.h");
+        std::fs::metadata(&header)
+            .unwrap_or_else(|error| panic!("{}: {error}", header.display()))
+            .ino()
+    };
+
+    env_with("-O2");
+    let first = cross_envs(cache.path());
+    assert_eq!(first.len(), 1, "one environment: {first:?}");
+    let first_header = header_of(&first[0]);
+
+    env_with("-O2 -DCROSSWHEEL_OTHER_FLAGS");
+    let both = cross_envs(cache.path());
+    assert_eq!(both.len(), 2, "other flags, another folder: {both:?}");
+    assert!(
+        both.contains(&first[0]),
+        "the first environment stays: {both:?}"
+    );
+    assert_eq!(
+        header_of(&first[0]),
+        first_header,
+        "the first environment's headers are the same files, never rewritten"
+    );
+
+    env_with("-O2");
+    assert_eq!(
+        cross_envs(cache.path()),
+        both,
+        "the same flags again reuse their environment"
+    );
+    assert_eq!(header_of(&first[0]), first_header);
+}

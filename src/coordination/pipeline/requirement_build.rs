@@ -5,6 +5,8 @@
 //! so the key is (distribution and version the requirement resolved to, target, CPython);
 //! `build.json` beside the wheel records the requirement and how long the build took.
 //! Every ELF file of the wheel must be for the target before it is cached.
+//! A cached wheel whose version satisfies the requirement is taken before anything is
+//! downloaded, so the newest release is not looked for once one satisfying build exists.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,6 +40,18 @@ impl RequirementBuilder for PipelineBuilder {
     ) -> Result<BuiltRequirement, RequirementBuildFailure> {
         let failure =
             |reason: String, log: Option<PathBuf>| RequirementBuildFailure { reason, log };
+        let target = format!("linux-{}", arch.machine());
+        let builds = self
+            .cache
+            .root()
+            .join("test-requirements")
+            .join(&target)
+            .join(python.to_string());
+        // Before anything is downloaded: pip reads an sdist's metadata by building it when
+        // the backend cannot say it otherwise (numpy's meson-python: a whole native build).
+        if let Some(cached) = cached_satisfying(&builds, requirement) {
+            return Ok(cached);
+        }
         let downloads = self.cache.root().join("test-requirements").join("sdists");
         let log = self.logs.file(
             &format!(
@@ -54,17 +68,10 @@ impl RequirementBuilder for PipelineBuilder {
                 None,
             )
         })?;
-        let target = format!("linux-{}", arch.machine());
-        let key = self
-            .cache
-            .root()
-            .join("test-requirements")
-            .join(&target)
-            .join(python.to_string())
-            .join(format!(
-                "{}-{version}",
-                crate::package_name::normalize(&name)
-            ));
+        let key = builds.join(format!(
+            "{}-{version}",
+            crate::package_name::normalize(&name)
+        ));
         if let Some(cached) = cached(&key, &name, &version) {
             return Ok(cached);
         }
@@ -197,6 +204,37 @@ fn cached(key: &Path, name: &str, version: &str) -> Option<BuiltRequirement> {
     })
 }
 
+/// The newest wheel an earlier run built into `builds` (one folder per `<name>-<version>`)
+/// whose version satisfies `requirement`; its markers were evaluated by the caller.
+fn cached_satisfying(builds: &Path, requirement: &str) -> Option<BuiltRequirement> {
+    use pep508_rs::pep440_rs::Version;
+    use std::str::FromStr;
+    let parsed =
+        pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(requirement.trim()).ok()?;
+    let specifiers = match parsed.version_or_url {
+        None => None,
+        Some(pep508_rs::VersionOrUrl::VersionSpecifier(specifiers)) => Some(specifiers),
+        Some(pep508_rs::VersionOrUrl::Url(_)) => return None,
+    };
+    let prefix = format!("{}-", crate::package_name::normalize(parsed.name.as_ref()));
+    let mut found: Vec<(Version, BuiltRequirement)> = std::fs::read_dir(builds)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let folder = entry.file_name().into_string().ok()?;
+            let version_text = folder.strip_prefix(&prefix)?;
+            let version = Version::from_str(version_text).ok()?;
+            if specifiers.as_ref().is_some_and(|s| !s.contains(&version)) {
+                return None;
+            }
+            let built = cached(&entry.path(), parsed.name.as_ref(), version_text)?;
+            Some((version, built))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found.pop().map(|(_, built)| built)
+}
+
 /// `pip download --no-binary <name> --no-deps` of `requirement` into a fresh folder under
 /// `downloads`; the one sdist it saved.
 fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<PathBuf, String> {
@@ -306,6 +344,36 @@ mod tests {
             Some(("numpy".into(), "2.4.6".into()))
         );
         assert_eq!(of("numpy.whl"), None);
+    }
+
+    #[test]
+    fn a_cached_build_that_satisfies_the_requirement_is_found_before_any_download() {
+        let builds = tempfile::tempdir().unwrap();
+        let record = |folder: &str, wheel: &str| {
+            let key = builds.path().join(folder);
+            std::fs::create_dir_all(&key).unwrap();
+            std::fs::write(key.join(wheel), "").unwrap();
+            let text = format!(r#"{{"requirement":"numpy","seconds":1200.0,"wheel":"{wheel}"}}"#);
+            std::fs::write(key.join(RECORD), text).unwrap();
+        };
+        record(
+            "numpy-1.24.2",
+            "numpy-1.24.2-cp311-cp311-manylinux_2_17_ppc64le.whl",
+        );
+        record(
+            "numpy-2.4.6",
+            "numpy-2.4.6-cp311-cp311-manylinux_2_34_ppc64le.whl",
+        );
+        // A build that never finished has no record.
+        std::fs::create_dir_all(builds.path().join("numpy-2.5.0")).unwrap();
+        let version_for = |requirement: &str| {
+            cached_satisfying(builds.path(), requirement).map(|built| built.version)
+        };
+        assert_eq!(version_for("numpy>=1.25").as_deref(), Some("2.4.6"));
+        assert_eq!(version_for("NumPy").as_deref(), Some("2.4.6"));
+        assert_eq!(version_for("numpy<2").as_deref(), Some("1.24.2"));
+        assert_eq!(version_for("numpy>=3"), None);
+        assert_eq!(version_for("crc16"), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! for every file, `<identifier>-<stage>.log`. A run never overwrites another's logs, and
 //! every path a message prints stays there after the run: the work folder, which is deleted,
 //! holds none. `logs/runs/latest` points at the newest run; the oldest runs beyond
-//! [`KEPT_RUNS`] are removed when a run starts.
+//! [`KEPT_RUNS`] are removed when a run starts, except those of runs still going.
 
 use std::path::{Path, PathBuf};
 
@@ -108,8 +108,14 @@ fn prune(runs: &Path, keep: usize) -> Result<(), IoError> {
         .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let started = name.split_once('-')?.0.parse().ok()?;
-            Some((started, entry.path()))
+            let (started, pid) = name.split_once('-')?;
+            // A run still going keeps its folder however many runs started since: its build
+            // writes there until it ends (numpy's 12-minute macOS build failed when 20
+            // short runs started meanwhile and the oldest folder, its own, was removed).
+            if is_running(pid) {
+                return None;
+            }
+            Some((started.parse().ok()?, entry.path()))
         })
         .collect();
     folders.sort();
@@ -124,6 +130,13 @@ fn prune(runs: &Path, keep: usize) -> Result<(), IoError> {
         }
     }
     Ok(())
+}
+
+/// Whether the process a run folder is named after is alive (Linux's `/proc`; a reused
+/// pid only keeps a folder a little longer).
+fn is_running(pid: &str) -> bool {
+    pid.parse::<u32>()
+        .is_ok_and(|pid| Path::new("/proc").join(pid.to_string()).exists())
 }
 
 #[cfg(test)]
@@ -168,8 +181,12 @@ mod tests {
         let cache = tempfile::tempdir().unwrap();
         let runs = cache.path().join("logs/runs");
         for started in 1..=KEPT_RUNS + 5 {
-            std::fs::create_dir_all(runs.join(format!("{started}-1"))).unwrap();
+            // No process has pid 999999999 (above Linux's pid_max): these runs are over.
+            std::fs::create_dir_all(runs.join(format!("{started}-999999999"))).unwrap();
         }
+        // The oldest folder of all belongs to a run still going: this process.
+        let running = runs.join(format!("0-{}", std::process::id()));
+        std::fs::create_dir_all(&running).unwrap();
         std::fs::create_dir_all(runs.join("not-a-run")).unwrap();
         let this = RunLogs::create(cache.path()).unwrap();
         let mut left: Vec<String> = std::fs::read_dir(&runs)
@@ -178,8 +195,12 @@ mod tests {
             .filter(|name| name != "latest" && name != "not-a-run")
             .collect();
         left.sort_by_key(|name| name.split_once('-').unwrap().0.parse::<u64>().unwrap());
-        assert_eq!(left.len(), KEPT_RUNS);
-        assert_eq!(left[0], "7-1", "the six oldest are gone: {left:?}");
+        assert_eq!(left.len(), KEPT_RUNS + 1, "{left:?}");
+        assert!(running.is_dir(), "a running run's folder stays: {left:?}");
+        assert_eq!(
+            left[1], "7-999999999",
+            "the six oldest ended runs are gone: {left:?}"
+        );
         assert!(this.dir().is_dir());
         assert!(
             runs.join("not-a-run").is_dir(),

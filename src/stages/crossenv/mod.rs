@@ -87,14 +87,44 @@ impl CrossEnv {
             target.os_version(),
             python.abi_tag()
         );
-        let root = cache.cross_envs().join(name);
+        // The folder is named by what goes in it too (the user's flags, and whatever a
+        // crosswheel version writes): an environment is never replaced while a build of
+        // another run, with other contents, compiles against its headers (a replacement
+        // is two renames, and numpy's macOS build lost `structmember.h` between them).
+        let flags = UserFlags::from_env();
+        let provisional = Self::at(
+            cache.cross_envs().join(&name),
+            python,
+            toolchain,
+            runner.clone(),
+        );
+        let content_key = cache_key(&[provisional.contents(python, &flags)?.stamp.as_bytes()]);
+        let root = cache.cross_envs().join(format!("{name}-{content_key}"));
+        let env = Self::at(root, python, toolchain, runner);
+        let contents = env.contents(python, &flags)?;
+        let stamp_path = env.root.join("stamp");
+        if std::fs::read_to_string(&stamp_path).is_ok_and(|stamp| stamp == contents.stamp) {
+            return Ok(env);
+        }
+        env.write(python, &contents)?;
+        Ok(env)
+    }
+
+    /// The environment's layout under `root`.
+    fn at(
+        root: PathBuf,
+        python: &BuildPython,
+        toolchain: &Toolchain,
+        runner: Option<TargetRunner>,
+    ) -> CrossEnv {
+        let target = &toolchain.target;
         // CPython's own name for the folder: `python3.13t` for the free-threaded ABI.
         let header_dir_name = format!(
             "python{}{}",
             python.version_text(),
             python.target_abiflags()
         );
-        let env = CrossEnv {
+        CrossEnv {
             sysconfig_dir: root.join("sysconfig"),
             sysconfigdata_name: target.sysconfigdata_name(python.target_abiflags()),
             python_include_dir: root.join("include").join(header_dir_name),
@@ -108,14 +138,7 @@ impl CrossEnv {
             target: target.clone(),
             toolchain: toolchain.clone(),
             root,
-        };
-        let contents = env.contents(python, &UserFlags::from_env())?;
-        let stamp_path = env.root.join("stamp");
-        if std::fs::read_to_string(&stamp_path).is_ok_and(|stamp| stamp == contents.stamp) {
-            return Ok(env);
         }
-        env.write(python, &contents)?;
-        Ok(env)
     }
 
     fn contents(&self, python: &BuildPython, flags: &UserFlags) -> Result<Contents, CrossEnvError> {
