@@ -81,12 +81,18 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "audit_command",
             vec![
                 (IDENTIFIER, "self.spec.options.audit_command.is_empty()"),
-                ("src/coordination/pipeline/audit.rs", "applicable(&options.audit_command"),
+                (
+                    "src/coordination/pipeline/audit.rs",
+                    "applicable(&options.audit_command",
+                ),
             ],
         ),
         (
             "audit_requires",
-            vec![("src/coordination/pipeline/audit.rs", "make_venv(&options.audit_requires")],
+            vec![(
+                "src/coordination/pipeline/audit.rs",
+                "make_venv(&options.audit_requires",
+            )],
         ),
         (
             "before_build",

@@ -18,7 +18,10 @@ use crate::support::options::BuildOptions;
 
 /// cibuildwheel's default `audit-requires`, installed from [`PINNED_ABI3AUDIT`] instead.
 const DEFAULT_REQUIRES: &str = "abi3audit";
-const PINNED_ABI3AUDIT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/config/audit-requirements.txt"));
+const PINNED_ABI3AUDIT: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/audit-requirements.txt"
+));
 
 /// Whether the wheel file name's ABI tag is `abi3`.
 fn is_abi3(wheel_name: &str) -> bool {
