@@ -85,22 +85,44 @@ fn every_pinned_release_names_its_version_and_hashes() {
     }
 }
 
-/// Runs the install step as the runner would, with `crosswheel-from: pypi`, the action
-/// checked out in `action_dir`.
-fn install_with_pypi(action_dir: &Path, version: &str) -> (bool, String) {
-    let temp = tempfile::tempdir().unwrap();
+/// The inputs of the install step, as the action passes them in its environment.
+struct InstallInputs<'a> {
+    from: &'a str,
+    version: &'a str,
+    install_only: &'a str,
+}
+
+/// Runs the install step as the runner would, with the action checked out in
+/// `action_dir` and `runner_temp` as `$RUNNER_TEMP`.
+fn run_install_step(
+    inputs: &InstallInputs<'_>,
+    action_dir: &Path,
+    runner_temp: &Path,
+) -> std::process::Output {
     let script = step_script(&action(), "Install crosswheel");
-    let output = Command::new("bash")
+    Command::new("bash")
         .arg("-c")
         .arg(&script)
-        .env("CROSSWHEEL_FROM", "pypi")
-        .env("CROSSWHEEL_VERSION", version)
-        .env("INSTALL_ONLY", "false")
+        .env("CROSSWHEEL_FROM", inputs.from)
+        .env("CROSSWHEEL_VERSION", inputs.version)
+        .env("INSTALL_ONLY", inputs.install_only)
         .env("GITHUB_ACTION_PATH", action_dir)
-        .env("RUNNER_TEMP", temp.path())
-        .env("GITHUB_PATH", temp.path().join("path"))
+        .env("RUNNER_TEMP", runner_temp)
+        .env("GITHUB_PATH", runner_temp.join("path"))
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs the install step with `crosswheel-from: pypi`, the action checked out in
+/// `action_dir`.
+fn install_with_pypi(action_dir: &Path, version: &str) -> (bool, String) {
+    let temp = tempfile::tempdir().unwrap();
+    let inputs = InstallInputs {
+        from: "pypi",
+        version,
+        install_only: "false",
+    };
+    let output = run_install_step(&inputs, action_dir, temp.path());
     let text = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
     // The venv is made only after the checks pass: a refusal installs nothing.
@@ -142,18 +164,12 @@ fn pypi_refuses_a_version_other_than_the_pinned_one() {
 #[test]
 fn source_refuses_a_version_other_than_the_checkouts() {
     let temp = tempfile::tempdir().unwrap();
-    let script = step_script(&action(), "Install crosswheel");
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .env("CROSSWHEEL_FROM", "source")
-        .env("CROSSWHEEL_VERSION", "999.0.0")
-        .env("INSTALL_ONLY", "false")
-        .env("GITHUB_ACTION_PATH", repo(""))
-        .env("RUNNER_TEMP", temp.path())
-        .env("GITHUB_PATH", temp.path().join("path"))
-        .output()
-        .unwrap();
+    let inputs = InstallInputs {
+        from: "source",
+        version: "999.0.0",
+        install_only: "false",
+    };
+    let output = run_install_step(&inputs, &repo(""), temp.path());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!output.status.success());
     assert!(
@@ -172,18 +188,12 @@ fn source_refuses_a_version_other_than_the_checkouts() {
 #[test]
 fn install_only_takes_true_or_false_and_nothing_else() {
     let temp = tempfile::tempdir().unwrap();
-    let script = step_script(&action(), "Install crosswheel");
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .env("CROSSWHEEL_FROM", "source")
-        .env("CROSSWHEEL_VERSION", "")
-        .env("INSTALL_ONLY", "yes")
-        .env("GITHUB_ACTION_PATH", repo(""))
-        .env("RUNNER_TEMP", temp.path())
-        .env("GITHUB_PATH", temp.path().join("path"))
-        .output()
-        .unwrap();
+    let inputs = InstallInputs {
+        from: "source",
+        version: "",
+        install_only: "yes",
+    };
+    let output = run_install_step(&inputs, &repo(""), temp.path());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!output.status.success());
     assert!(
