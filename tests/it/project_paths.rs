@@ -125,13 +125,20 @@ fn before_all_sees(cwd: &Path, package: &str) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-#[test]
-fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_project() {
-    let root = subdir_project("[tool.cibuildwheel]\n");
+/// The project root (canonical) and what its before-all printed for `{project}` and
+/// `{package}` when `crosswheel build src/spam` runs there, with `table` in the root's
+/// pyproject.toml.
+fn placeholders_of_src_spam(table: &str) -> (std::path::PathBuf, String) {
+    let root = subdir_project(table);
     let root_path = root.path().canonicalize().unwrap();
     let seen = before_all_sees(&root_path, "src/spam");
-    let package = root_path.join("src/spam");
-    let (r, p) = (root_path.display(), package.display());
+    (root_path, seen)
+}
+
+#[test]
+fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_project() {
+    let (root, seen) = placeholders_of_src_spam("[tool.cibuildwheel]\n");
+    let (r, p) = (root.display(), root.join("src/spam").display().to_string());
     assert!(
         seen.contains(&format!("project={r} package={p}")),
         "before-all printed: {seen}"
@@ -140,11 +147,8 @@ fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_proj
 
 #[test]
 fn a_package_folder_without_configuration_has_the_working_directory_as_project() {
-    let root = subdir_project("[build-system]\nrequires = [\"setuptools\"]\n");
-    let root_path = root.path().canonicalize().unwrap();
-    let seen = before_all_sees(&root_path, "src/spam");
-    let package = root_path.join("src/spam");
-    let (r, p) = (root_path.display(), package.display());
+    let (root, seen) = placeholders_of_src_spam("[build-system]\nrequires = [\"setuptools\"]\n");
+    let (r, p) = (root.display(), root.join("src/spam").display().to_string());
     assert!(
         seen.contains(&format!("project={r} package={p}")),
         "before-all printed: {seen}"
