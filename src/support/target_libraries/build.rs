@@ -167,10 +167,14 @@ impl Build<'_> {
         let host = self.cross.target.gnu_triple();
         let cc = self.cross.vars.get("CC").map_or("cc", String::as_str);
         let ar = self.cross.vars.get("AR").map_or("ar", String::as_str);
+        // An entry that sets LDFLAGS itself extends the build's own (the prefixes of the
+        // libraries it depends on) instead of replacing them.
+        let ldflags = self.cross.vars.get("LDFLAGS").map_or("", String::as_str);
         let fill = |text: &str| {
             text.replace("{host}", host)
                 .replace("{cc}", cc)
                 .replace("{ar}", ar)
+                .replace("{ldflags}", ldflags)
                 .replace("{prefix}", &self.prefix.to_string_lossy())
         };
         if let Some((program, args)) = self.entry.bootstrap.split_first() {
