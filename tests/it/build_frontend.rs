@@ -2,10 +2,10 @@
 //! `[tool.cibuildwheel]` table as a cibuildwheel user has it. The project's setup.py prints
 //! `sys.prefix`, so each build's own output shows which environment the backend ran in:
 //! - `build[uv]`: an isolated environment in crosswheel's cache, filled by uv;
-//! - `pip; args: --no-build-isolation`: the build's own environment, which reads the build
-//!   python's (a venv made here with blasdot's build requirements), nothing installed;
-//! - `build; args: --no-isolation`: the build python's own environment too, but build
-//!   checks the requirements first: a venv without scipy-openblas32 is one error naming it.
+//! - `pip; args: --no-build-isolation`: the build's own environment, pip and what
+//!   `before-build` installed, never what the build python holds; nothing installed;
+//! - `build; args: --no-isolation`: the same environment, but build checks the
+//!   requirements first: one without scipy-openblas32 is one error naming it.
 
 use crate::common;
 
@@ -24,14 +24,18 @@ fn table(frontend: &str) -> String {
 fn project_with(frontend: &str) -> tempfile::TempDir {
     let project = tempfile::tempdir().unwrap();
     blasdot_with_table(project.path(), &table(frontend));
-    let setup = project.path().join("setup.py");
-    let text = std::fs::read_to_string(&setup).unwrap();
-    std::fs::write(
-        &setup,
-        format!("{text}\nimport sys\nprint(\"backend ran in:\", sys.prefix)\n"),
-    )
-    .unwrap();
+    append_to_setup_py(
+        project.path(),
+        "import sys\nprint(\"backend ran in:\", sys.prefix)",
+    );
     project
+}
+
+/// `code` at the end of the project's setup.py, so the backend runs it.
+fn append_to_setup_py(project: &Path, code: &str) {
+    let setup = project.join("setup.py");
+    let text = std::fs::read_to_string(&setup).unwrap();
+    std::fs::write(&setup, format!("{text}\n{code}\n")).unwrap();
 }
 
 fn build(project: &Path, path_first: Option<&Path>) -> (Output, String) {
@@ -114,29 +118,40 @@ fn build_uv_installs_the_requirements_with_uv_into_an_isolated_environment() {
 
 #[test]
 #[ignore = "slow: builds blasdot with zig through pip and uv"]
-fn pip_without_build_isolation_runs_in_the_build_pythons_own_environment() {
+fn pip_without_build_isolation_runs_in_the_builds_own_environment_with_what_before_build_installed()
+{
     let scratch = tempfile::tempdir().unwrap();
-    // blasdot's setup.py imports scipy_openblas32 on the host to list its requirements.
-    let venv = venv_with(scratch.path(), &["setuptools>=77", "scipy-openblas32"]);
-    let project = project_with("{ name = \"pip\", args = [\"--no-build-isolation\"] }");
+    // The build python holds everything blasdot needs, and a marker package besides: none
+    // of it may reach the backend, which sees pip and what before-build installed only,
+    // as in cibuildwheel's build venv.
+    let venv = venv_with(
+        scratch.path(),
+        &["setuptools>=77", "scipy-openblas32", "six"],
+    );
+    let project = project_with(
+        "{ name = \"pip\", args = [\"--no-build-isolation\"] }\nbefore-build = \"pip install --quiet setuptools>=77 scipy-openblas32\"",
+    );
+    append_to_setup_py(
+        project.path(),
+        "import importlib.util\nprint(\"six visible:\", importlib.util.find_spec(\"six\") is not None)",
+    );
     let (output, all) = build(project.path(), Some(&venv.join("bin")));
     assert!(output.status.success(), "build failed:\n{all}");
     assert!(
-        all.contains("build-frontend pip; args: --no-build-isolation: no build isolation: the backend runs in "),
+        all.contains("build-frontend pip; args: --no-build-isolation: no build isolation: the backend runs in the build's own environment "),
         "{all}"
     );
     assert!(
         all.contains("build requirements are not installed nor checked"),
         "{all}"
     );
-    // The build's own environment (docs/hooks.md), which reads the user's venv: the
-    // backend found setuptools and scipy-openblas32 there.
     let prefix = backend_prefix(&all);
     assert!(
         prefix.contains("crosswheel-work-") && prefix.ends_with("/env"),
         "{prefix}"
     );
     assert_ne!(Path::new(prefix), venv);
+    assert!(all.contains("six visible: False"), "{all}");
     assert!(!all.contains("installing the build requirements"), "{all}");
 }
 
@@ -144,20 +159,24 @@ fn pip_without_build_isolation_runs_in_the_build_pythons_own_environment() {
 #[ignore = "slow: builds blasdot with zig through pip and uv"]
 fn build_without_isolation_checks_the_requirements_first() {
     let scratch = tempfile::tempdir().unwrap();
-    let venv = venv_with(scratch.path(), &["setuptools>=77"]);
-    let project = project_with("\"build; args: --no-isolation\"");
+    // What the build python has does not count: the build's environment is fresh.
+    let venv = venv_with(scratch.path(), &["setuptools>=77", "scipy-openblas32"]);
+    let project = project_with(
+        "\"build; args: --no-isolation\"\nbefore-build = \"pip install --quiet setuptools>=77\"",
+    );
     let (output, all) = build(project.path(), Some(&venv.join("bin")));
     assert!(!output.status.success(), "{all}");
     let line = all
         .lines()
-        .find(|line| line.contains("without build isolation the build python"))
+        .find(|line| line.contains("without build isolation the build's environment"))
         .unwrap_or_else(|| panic!("{all}"));
     assert!(
         line.contains("lacks scipy-openblas32 (not installed)"),
         "{line}"
     );
     assert!(
-        line.contains("or pass -x (--skip-dependency-check)"),
+        line.contains("before-build = \"pip install ...\"")
+            && line.contains("or pass -x (--skip-dependency-check)"),
         "{line}"
     );
     assert!(!all.contains("backend ran in:"), "{all}");

@@ -186,7 +186,7 @@ fn a_before_build_pip_install_leaves_the_users_python_untouched() {
     blasdot_with_table(
         project.path(),
         &format!(
-            "[tool.cibuildwheel]\nbuild-verbosity = 1\nbuild-frontend = \"build; args: --no-isolation\"\nbefore-build = \"pip install --quiet {marker} scipy-openblas32\"\n",
+            "[tool.cibuildwheel]\nbuild-verbosity = 1\nbuild-frontend = \"build; args: --no-isolation\"\nbefore-build = \"pip install --quiet {marker} setuptools>=68 scipy-openblas32\"\n",
             marker = marker.display()
         ),
     );

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::support::options::{CliOverrides, Plan, env_var_warnings};
+use crosswheel::support::options::{CliOverrides, OptionsError, Plan, env_var_warnings};
 
 use crate::common::project::Project;
 
@@ -654,4 +654,44 @@ fn container_project_paths_name_the_project_folder_in_linux_options() {
         macos.options.before_build.as_deref(),
         Some(format!("bash /project/tools/before.sh {folder}").as_str())
     );
+}
+
+/// cibuildwheel's `test_setting_arch_on_other_platforms`: with macOS chosen, `archs =
+/// aarch64` names nothing macOS has, which is a configuration error in cibuildwheel's
+/// words, not an empty run.
+#[test]
+fn archs_that_the_chosen_platform_lacks_are_cibuildwheels_invalid_archs_option() {
+    let project = Project::with_pyproject("[project]\nname = \"x\"\n");
+    let err = project.error(&[("CIBW_PLATFORM", "macos"), ("CIBW_ARCHS", "aarch64")]);
+    assert!(matches!(err, OptionsError::InvalidArchs { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("Invalid archs option aarch64: macOS only supports arm64, universal2, x86_64 at the moment"),
+        "{text}"
+    );
+    assert!(text.contains("CIBW_PLATFORM=macos"), "{text}");
+    assert!(text.contains("use CIBW_ARCHS_LINUX instead"), "{text}");
+    // With no platform chosen, aarch64 is Linux's: built there, nothing to refuse.
+    assert!(!project.plan(&[("CIBW_ARCHS", "aarch64")]).builds.is_empty());
+}
+
+/// crosswheel's shared lists name both platforms' architectures; with one platform chosen,
+/// the other's are neither refused nor reported as not built here.
+#[test]
+fn a_shared_archs_list_with_one_platform_chosen_reports_nothing_of_the_other() {
+    let project = Project::with_pyproject(
+        "[project]\nname = \"x\"\n[tool.crosswheel]\narchs = [\"aarch64\", \"ppc64le\", \"arm64\"]\n",
+    );
+    for (platform, other) in [("linux", "arm64"), ("macos", "aarch64")] {
+        let plan = project.plan(&[("CROSSWHEEL_PLATFORM", platform)]);
+        assert!(!plan.builds.is_empty(), "{platform}");
+        assert!(
+            !plan
+                .notes
+                .iter()
+                .any(|note| note.starts_with("not built here") && note.contains(other)),
+            "{platform}: {:?}",
+            plan.notes
+        );
+    }
 }

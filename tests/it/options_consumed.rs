@@ -136,10 +136,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
                 (PIPELINE, "spec.options.runs_tests()"),
             ],
         ),
-        (
-            "output_dir",
-            vec![(IDENTIFIER, "self.spec.options.output_dir")],
-        ),
+        ("output_dir", vec![(PIPELINE, "spec.options.output_dir")]),
         ("toolchain", vec![(IDENTIFIER, "spec.options.toolchain")]),
         (
             "macos_deployment_target",

@@ -367,7 +367,7 @@ fn zlib_from_target_libraries_is_linked_and_works_under_qemu() {
     let output = build(&project, "cp311-manylinux_aarch64", &out);
     let text = text_of(&output);
     if !output.status.success() {
-        let kept = out.join(".crosswheel-failed/cp311-manylinux_aarch64");
+        let kept = common::failed_folder(&text, "cp311-manylinux_aarch64");
         for entry in std::fs::read_dir(&kept).into_iter().flatten().flatten() {
             if entry.path().extension().is_some_and(|ext| ext == "log") {
                 eprintln!(

@@ -56,7 +56,7 @@ fn printed_log_paths(text: &str) -> Vec<PathBuf> {
         .map(|word| word.trim_matches(|c: char| matches!(c, ';' | ',' | '(' | ')' | '`' | ':')))
         .filter(|word| word.starts_with('/'))
         .filter(|word| {
-            word.ends_with(".log") || word.contains(".crosswheel-failed") || word.contains("/logs/")
+            word.ends_with(".log") || word.contains("/failed/") || word.contains("/logs/")
         })
         .map(PathBuf::from)
         .collect()
@@ -159,7 +159,11 @@ fn a_wheel_that_could_not_be_tested_is_kept_with_the_reason_and_every_printed_lo
         error.contains("No matching distribution found for numpy>=99"),
         "pip's own reason: {error}"
     );
-    let kept = out.path().join(".crosswheel-failed").join(IDENTIFIER);
+    let kept = common::failed_folder(&text, IDENTIFIER);
+    assert!(
+        std::fs::read_dir(out.path()).map_or(true, |mut entries| entries.next().is_none()),
+        "the output folder holds finished wheels only: {text}"
+    );
     assert_eq!(
         common::wheel_names_in(&kept).len(),
         1,

@@ -58,6 +58,24 @@ def _patch_utils():
     utils.expected_wheels = expected_wheels
 
 
+_patched = False
+
+
+def _ensure_patched():
+    global _patched
+    if not _patched:
+        _patch_utils()
+        _patched = True
+
+
+def pytest_collectstart(collector):
+    # Before the first test module is imported: some build their projects at import time
+    # from `utils.SINGLE_PYTHON_VERSION` (test_build_skip's setup.py asserts the version),
+    # which must already be cp311's then.
+    if isinstance(collector, pytest.Module):
+        _ensure_patched()
+
+
 def _not_applicable():
     path = os.environ.get("CROSSWHEEL_CONFORMANCE_NOT_APPLICABLE")
     if not path:
@@ -73,7 +91,7 @@ def _not_applicable():
 
 
 def pytest_collection_modifyitems(config, items):
-    _patch_utils()
+    _ensure_patched()
     rows = _not_applicable()
     for item in items:
         for pattern, reason in rows:

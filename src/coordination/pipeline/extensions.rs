@@ -37,7 +37,11 @@ fn extension_modules(wheel: &std::path::Path) -> Option<BTreeSet<String>> {
 /// Fails, in place, every finished wheel that lacks an extension module another wheel of
 /// the same platform and CPython ABI has (a free-threaded build may leave out what its
 /// project keeps for the GIL build); its file moves to the failed-wheels folder.
-pub(super) fn fail_wheels_missing_extensions(plan: &Plan, outcomes: &mut [Outcome]) {
+pub(super) fn fail_wheels_missing_extensions(
+    plan: &Plan,
+    outcomes: &mut [Outcome],
+    logs: &super::RunLogs,
+) {
     let modules: Vec<Option<BTreeSet<String>>> = outcomes
         .iter()
         .map(|outcome| match (&outcome.ending, &outcome.test) {
@@ -73,21 +77,16 @@ pub(super) fn fail_wheels_missing_extensions(plan: &Plan, outcomes: &mut [Outcom
             plan.builds[other].identifier,
             if lacking.len() == 1 { "it" } else { "them" },
         );
-        fail(plan, &mut outcomes[index], index, message);
+        fail(plan, logs, &mut outcomes[index], index, message);
     }
 }
 
-fn fail(plan: &Plan, outcome: &mut Outcome, index: usize, message: String) {
+fn fail(plan: &Plan, logs: &super::RunLogs, outcome: &mut Outcome, index: usize, message: String) {
     let Ending::Finished(wheel) = &outcome.ending else {
         return;
     };
-    let out_dir = wheel
-        .path
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
     let kept_apart = super::keep_apart(
-        &out_dir,
+        logs,
         &plan.builds[index].identifier,
         &wheel.path,
         &[],
@@ -192,7 +191,9 @@ mod tests {
                 ),
             ],
         );
-        fail_wheels_missing_extensions(&plan, &mut outcomes);
+        let cache = tempfile::tempdir().unwrap();
+        let logs = super::super::RunLogs::create(cache.path()).unwrap();
+        fail_wheels_missing_extensions(&plan, &mut outcomes, &logs);
         let ended: Vec<(&str, bool)> = outcomes
             .iter()
             .map(|outcome| (outcome.identifier.as_str(), outcome.succeeded()))
@@ -221,6 +222,12 @@ mod tests {
             "{error}"
         );
         let kept_apart = kept_apart.as_ref().expect("the wheel is kept apart");
+        // In the run's log folder, never in the output folder.
+        assert!(
+            kept_apart.starts_with(logs.dir()),
+            "{}",
+            kept_apart.display()
+        );
         assert!(
             kept_apart
                 .join("demo-1.0-cp311-cp311-manylinux_2_17_ppc64le.whl")
@@ -257,7 +264,9 @@ mod tests {
                 ),
             ],
         );
-        fail_wheels_missing_extensions(&plan, &mut outcomes);
+        let cache = tempfile::tempdir().unwrap();
+        let logs = super::super::RunLogs::create(cache.path()).unwrap();
+        fail_wheels_missing_extensions(&plan, &mut outcomes, &logs);
         assert!(outcomes.iter().all(Outcome::succeeded));
         let modules = extension_modules(&outcomes[0].wheel().unwrap().path).unwrap();
         assert_eq!(modules.into_iter().collect::<Vec<_>>(), ["demo/_speedups"]);

@@ -26,7 +26,7 @@ pub fn run_shell(
             .stdin(std::process::Stdio::null())
             .output()
             .with_context(|| format!("{option}: could not start sh"))?;
-        crate::logging::echo(&output.stdout);
+        crate::logging::echo_stdout(&output.stdout);
         crate::logging::echo(&output.stderr);
         output.status
     } else {

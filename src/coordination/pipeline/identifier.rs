@@ -252,13 +252,7 @@ impl Identifier<'_> {
     }
 
     fn out_dir(&self) -> PathBuf {
-        let configured = &self.spec.options.output_dir;
-        if configured.is_absolute() {
-            configured.clone()
-        } else {
-            // cibuildwheel's output folder is relative to where it runs: the project root.
-            self.plan.project_root.join(configured)
-        }
+        super::output_dir(self.plan, self.spec)
     }
 
     /// The project's backend in the target's cross environment (and `before-build`).
@@ -359,7 +353,6 @@ impl Identifier<'_> {
             python,
             target,
             cache: self.cache,
-            see_build_python: !frontend.isolation,
             offline: self.options.offline,
         })?;
         Ok(Some(env))
@@ -456,11 +449,11 @@ impl Identifier<'_> {
         }
     }
 
-    /// A wheel whose tests failed goes to `<wheelhouse>/.crosswheel-failed/<identifier>/`
-    /// with its log, never among the finished wheels.
+    /// A wheel whose tests failed goes to `failed/<identifier>/` of the run's log folder
+    /// with its logs, never among the finished wheels.
     fn keep_failed_wheel_apart(&self, repaired: &Path, reason: &str) -> Ending {
         match super::keep_apart(
-            &self.out_dir(),
+            self.logs,
             &self.spec.identifier,
             repaired,
             &self.logs.files_of(&self.spec.identifier),

@@ -60,10 +60,27 @@ pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
         None => RunLogs::create(cache.root())?,
     };
     tracing::info!("logs of this run: {}", logs.dir().display());
+    // The output folders exist from the start, as cibuildwheel makes them, so a run whose
+    // every build failed still leaves the (empty) folder a CI step looks into.
+    for spec in &plan.builds {
+        let dir = output_dir(plan, spec);
+        std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
+    }
     let targets = targets::prepare(plan, &cache, options.offline, options.jobs.max(1))?;
     let mut outcomes = schedule::run_all(plan, &cache, options, &targets, &logs);
-    extensions::fail_wheels_missing_extensions(plan, &mut outcomes);
+    extensions::fail_wheels_missing_extensions(plan, &mut outcomes, &logs);
     Ok(outcomes)
+}
+
+/// Where the finished wheels of `spec` go: its `output-dir`, relative to the project root
+/// as cibuildwheel's is to where it runs.
+fn output_dir(plan: &Plan, spec: &BuildSpec) -> PathBuf {
+    let configured = &spec.options.output_dir;
+    if configured.is_absolute() {
+        configured.clone()
+    } else {
+        plan.project_root.join(configured)
+    }
 }
 
 fn run_and_report(
@@ -371,16 +388,17 @@ fn is_abi3(name: &crate::formats::wheel::WheelName) -> bool {
 }
 
 /// A wheel that built and repaired but failed its tests, or could not be tested, goes to
-/// `<out>/.crosswheel-failed/<id>/` with a copy of its logs and `REASON.txt`, never into
-/// the wheelhouse.
+/// `failed/<id>/` in this run's log folder with a copy of its logs and `REASON.txt`: never
+/// into the output folder, which holds only finished wheels (cibuildwheel leaves it empty
+/// when a test fails, and CI upload steps take whatever is there).
 fn keep_apart(
-    out_dir: &Path,
+    run_logs: &RunLogs,
     identifier: &str,
     wheel: &Path,
     logs: &[PathBuf],
     reason: &str,
 ) -> Result<PathBuf> {
-    let folder = out_dir.join(".crosswheel-failed").join(identifier);
+    let folder = run_logs.failed_folder(identifier);
     if folder.exists() {
         std::fs::remove_dir_all(&folder).map_err(IoError::at("remove", &folder))?;
     }

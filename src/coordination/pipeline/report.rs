@@ -334,7 +334,7 @@ mod tests {
             ending: Ending::Failed {
                 stage: Stage::Test,
                 error: anyhow::anyhow!(
-                    "{reason}; the wheel and its log are in /out/.crosswheel-failed"
+                    "{reason}; the wheel, its logs and the reason are kept in /cache/logs/runs/1-1/failed/cp311-linux_ppc64le"
                 ),
                 kept_apart: None,
             },

@@ -53,6 +53,12 @@ impl RunLogs {
             .join(format!("{}-{stage}.log", file_safe(identifier)))
     }
 
+    /// Where a wheel of `identifier` that failed after it was built is kept, with its
+    /// reason: `failed/<identifier>/` of this run's folder.
+    pub fn failed_folder(&self, identifier: &str) -> PathBuf {
+        self.dir.join("failed").join(file_safe(identifier))
+    }
+
     /// This run's log files of `identifier`.
     pub fn files_of(&self, identifier: &str) -> Vec<PathBuf> {
         let prefix = format!("{}-", file_safe(identifier));

@@ -6,7 +6,6 @@
 //! output is captured and printed together when it is done. Outcomes come back in plan
 //! order.
 
-use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -73,9 +72,7 @@ pub(super) fn run_all(
                     });
                     let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
                     let _group = report::Group::start(&spec.identifier);
-                    let mut stderr = std::io::stderr().lock();
-                    let _ = stderr.write_all(&output);
-                    let _ = stderr.flush();
+                    output.replay();
                     outcome
                 }
                 None => {

@@ -1,6 +1,7 @@
 //! What the user's `build-frontend` decides for the build environment: which installer
 //! (pip or uv) fills it, with which of the frontend's options, or, without isolation, that
-//! the build python's own environment is used and only checked.
+//! the build's own environment (pip only, then what `before-build` installs) is used and
+//! only checked.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -15,7 +16,7 @@ pub struct Frontend {
     /// The option as written (`pip; args: --no-build-isolation`), for the build log.
     pub description: String,
     pub installer: Installer,
-    /// `false`: the backend runs in the build python's own environment; nothing is installed.
+    /// `false`: the backend runs in the build's own environment; nothing is installed.
     pub isolation: bool,
     /// Without isolation: missing build requirements are an error before the build.
     pub check_dependencies: bool,

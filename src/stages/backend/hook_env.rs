@@ -31,9 +31,6 @@ pub struct HookEnvRequest<'a> {
     pub python: &'a BuildPython,
     pub target: &'a Target,
     pub cache: &'a Cache,
-    /// Without build isolation the backend runs here and sees what the build python has
-    /// (the packages a user installed for `--no-isolation`), read-only.
-    pub see_build_python: bool,
     pub offline: bool,
 }
 
@@ -66,11 +63,9 @@ impl HookEnv {
                 std::io::Error::other("python -m venv made none"),
             )
         })?;
-        let mut paths = Vec::new();
-        if request.see_build_python {
-            paths.extend(site_folders(&python.executable)?);
-        }
-        paths.extend(pip_folder(&env, &python.executable)?);
+        // pip and nothing else, as cibuildwheel's build venv: a build without isolation sees
+        // what `before-build` installed, never what the user's interpreter happens to hold.
+        let paths: Vec<PathBuf> = pip_folder(&env, &python.executable)?.into_iter().collect();
         let mut layer = paths
             .iter()
             .map(|path| path.to_string_lossy().into_owned())
@@ -192,21 +187,6 @@ impl HookEnv {
 
 fn write(path: &Path, text: &str) -> Result<(), BuildError> {
     std::fs::write(path, text).map_err(|source| io("write", path, source))
-}
-
-/// The build python's own site-packages folders.
-fn site_folders(python: &Path) -> Result<Vec<PathBuf>, BuildError> {
-    let script = "import site, sys; print('\\n'.join(p for p in site.getsitepackages() + [site.getusersitepackages()] if p))";
-    let output =
-        run_host(python, &["-c", script], &[]).map_err(|output| BuildError::InstallRequires {
-            requires: "the build python's site folders".into(),
-            output,
-        })?;
-    Ok(output
-        .lines()
-        .map(PathBuf::from)
-        .filter(|path| path.is_dir())
-        .collect())
 }
 
 /// A folder holding only the build python's pip, so the environment has a pip without

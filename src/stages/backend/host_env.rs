@@ -2,7 +2,8 @@
 //! requirements installed for the host, by pip or uv as `build-frontend` says, with every
 //! cross variable removed (`_PYTHON_HOST_PLATFORM` otherwise makes the installer resolve the
 //! requirements for the target arch). Without isolation (`--no-isolation`,
-//! `--no-build-isolation`): the build python's own environment, where nothing is installed.
+//! `--no-build-isolation`): the build's own fresh environment (pip and whatever
+//! `before-build` installed, as in cibuildwheel's build venv), where nothing is installed.
 //!
 //! Venvs are cached by (build python, requirements, installer and its options); a venv is
 //! only trusted once its marker lists the requirements, so an interrupted install is redone.
@@ -23,7 +24,7 @@ pub struct HostEnv {
     pub bin: PathBuf,
     /// pip constraints (`dependency-versions`) for every install into the venv.
     pub constraints: Option<PathBuf>,
-    /// `None` without isolation: the build python's own environment.
+    /// `None` without isolation: the build's own environment (docs/hooks.md).
     installer: Option<ResolvedInstaller>,
     /// Without isolation, whether missing requirements are an error (build without `-x`).
     check_dependencies: bool,
@@ -46,7 +47,7 @@ pub(crate) struct EnvRequest<'a> {
 }
 
 impl HostEnv {
-    /// The environment for `requires`: a cached venv, or the build python's own one.
+    /// The environment for `requires`: a cached venv, or the build's own one (no isolation).
     pub(crate) fn prepare(
         request: &EnvRequest<'_>,
         requires: &[String],
@@ -168,7 +169,7 @@ impl HostEnv {
                 installer.kind_name()
             ),
             None => format!(
-                "no build isolation: the backend runs in {}'s own environment; build requirements are not installed{}",
+                "no build isolation: the backend runs in the build's own environment {} (pip and what before-build installed); build requirements are not installed{}",
                 self.python.display(),
                 if self.check_dependencies {
                     ", only checked"

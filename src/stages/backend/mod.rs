@@ -61,7 +61,7 @@ pub enum BuildError {
     #[error("build-frontend {frontend} needs uv: {reason}")]
     NoUv { frontend: String, reason: String },
     #[error(
-        "without build isolation the build python {} must have the build requirements, and it lacks {missing}: install them into it, or pass -x (--skip-dependency-check) in the build-frontend args",
+        "without build isolation the build's environment {} (a fresh venv holding pip only, as cibuildwheel's) must have the build requirements, and it lacks {missing}: install them with `before-build = \"pip install ...\"`, or pass -x (--skip-dependency-check) in the build-frontend args",
         .python.display()
     )]
     MissingWithoutIsolation { python: PathBuf, missing: String },
@@ -161,7 +161,7 @@ pub struct BuildRequest<'a> {
     /// `build-frontend`: the installer of the build environment, or no isolation.
     pub frontend: &'a Frontend,
     /// The build's own environment (where `before-build` ran): without isolation the
-    /// backend runs in it instead of the build python's own environment.
+    /// backend runs in it (pip and what `before-build` installed, as cibuildwheel's build venv).
     pub hook_env: Option<&'a HookEnv>,
     /// The build log; `None`: `<cache>/logs/<project>-<target>-<abi>.log`. The pipeline
     /// gives each run's builds a file in that run's log folder.

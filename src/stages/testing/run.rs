@@ -17,7 +17,8 @@ const KEPT_LINES: usize = 40;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Echo {
-    /// Stream to our stderr as well (the test command: the user watches it).
+    /// Stream to our stdout as well (the test command and before-test: the user watches
+    /// them, and cibuildwheel prints them there).
     Yes,
     /// Log only (installation chatter; its gist is in the error if it fails).
     No,
@@ -140,7 +141,7 @@ impl Log {
                 .map_err(TestError::io("write", &self.path))?;
             let text = String::from_utf8_lossy(&line);
             if echo == Echo::Yes {
-                crate::logging::echo(text.as_bytes());
+                crate::logging::echo_stdout(text.as_bytes());
             }
             if tail.len() == KEPT_LINES {
                 tail.pop_front();

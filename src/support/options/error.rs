@@ -80,6 +80,18 @@ pub enum OptionsError {
         "no build selected (build = {build:?}, skip = {skip:?}, archs and python as configured): widen the selection, or pass --allow-empty"
     )]
     NothingSelected { build: String, skip: String },
+    /// cibuildwheel's words, which its users (and its tests) look for.
+    #[error(
+        "Invalid archs option {}: {platform} only supports {} at the moment (the platform is chosen by {chosen_by}). If you want to set emulation architectures on Linux, use CIBW_ARCHS_LINUX instead.",
+        .names.join(", "),
+        .supported.join(", ")
+    )]
+    InvalidArchs {
+        names: Vec<String>,
+        platform: &'static str,
+        supported: Vec<String>,
+        chosen_by: String,
+    },
 }
 
 /// Where a user of the installed binary reads about the options: docs/configuration.md of

@@ -14,7 +14,8 @@ pub use crate::support::host::Installer;
 pub struct FrontendArgs {
     pub installer: Installer,
     /// `false` with `--no-isolation`/`-n` (build) or `--no-build-isolation` (pip, uv): the
-    /// backend runs in the build python's own environment and nothing is installed.
+    /// backend runs in the build's own environment (pip and what `before-build` installed)
+    /// and nothing is installed.
     pub isolation: bool,
     /// Without isolation, whether missing build requirements are an error before the build:
     /// build checks unless `-x`; pip only with `--check-build-dependencies`; uv never.

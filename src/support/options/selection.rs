@@ -78,6 +78,10 @@ fn select(
     let groups = enabled_groups(sources);
     let extra_pythons = enabled_pythons(sources, &groups);
     let only_platform = platform_filter(env)?;
+    if let Some((platform, chosen_by)) = &only_platform {
+        check_archs_fit(sources, *platform, chosen_by)?;
+    }
+    let only_platform = only_platform.map(|(platform, _)| platform);
     let mut selected = Vec::new();
     let mut not_built: Vec<String> = Vec::new();
     let mut built_names = std::collections::BTreeSet::new();
@@ -106,7 +110,12 @@ fn select(
                         &mut not_built,
                         &format!("{}_{missing}", platform.identifier_prefix()),
                     );
-                } else if !archs::is_keyword(name) {
+                } else if !archs::is_keyword(name)
+                    && (only_platform.is_none() || !is_crosswheel_platform_arch(name))
+                {
+                    // With one platform chosen, another platform's architecture in a
+                    // shared list (`archs = ["aarch64", "arm64"]`) is that platform's, not
+                    // missing.
                     push_new(&mut not_built, name);
                 }
             }
@@ -138,6 +147,49 @@ fn select(
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
     Ok(selected)
+}
+
+/// With one platform chosen (`CIBW_PLATFORM=macos`), an `archs` value none of whose names
+/// that platform knows (`aarch64`) is cibuildwheel's "Invalid archs option", a
+/// configuration error, not an empty run. A list that also names the other platform's
+/// architectures (crosswheel's shared lists) is fine as long as one name fits.
+fn check_archs_fit(
+    sources: &Sources,
+    platform: Platform,
+    chosen_by: &str,
+) -> Result<(), OptionsError> {
+    let names = sources.setting("archs", platform, None).list();
+    let fits = |name: &String| {
+        archs::is_keyword(name)
+            || is_platform_arch(name, platform)
+            || !archs::pick(name, platform).targets.is_empty()
+    };
+    if names.is_empty() || names.iter().any(fits) {
+        return Ok(());
+    }
+    let supported = cibw::arch_platform(platform.name())
+        .map(|known| {
+            let mut names = known.names;
+            names.sort();
+            names
+        })
+        .unwrap_or_default();
+    Err(OptionsError::InvalidArchs {
+        names,
+        platform: match platform {
+            Platform::Linux => "Linux",
+            Platform::Macos => "macOS",
+        },
+        supported,
+        chosen_by: chosen_by.to_string(),
+    })
+}
+
+/// Whether `arch` is an architecture of a platform crosswheel builds for.
+fn is_crosswheel_platform_arch(arch: &str) -> bool {
+    Platform::ALL
+        .into_iter()
+        .any(|platform| is_platform_arch(arch, platform))
 }
 
 /// Whether cibuildwheel knows `arch` as an architecture of `platform` (`universal2` of
@@ -276,8 +328,9 @@ fn enable_notes(groups: &[String], notes: &mut Notes) {
     }
 }
 
-/// `CROSSWHEEL_PLATFORM` / `CIBW_PLATFORM`: build one platform only (`auto`: all).
-fn platform_filter(env: &impl EnvSource) -> Result<Option<Platform>, OptionsError> {
+/// `CROSSWHEEL_PLATFORM` / `CIBW_PLATFORM`: build one platform only (`auto`: all), with the
+/// variable that chose it.
+fn platform_filter(env: &impl EnvSource) -> Result<Option<(Platform, String)>, OptionsError> {
     let found = [PLATFORM_VAR, "CIBW_PLATFORM"]
         .into_iter()
         .find_map(|name| {
@@ -292,7 +345,7 @@ fn platform_filter(env: &impl EnvSource) -> Result<Option<Platform>, OptionsErro
         return Ok(None);
     }
     if let Some(platform) = Platform::from_name(&value) {
-        return Ok(Some(platform));
+        return Ok(Some((platform, format!("{name}={value}"))));
     }
     if cibw::data().platform_tables.contains(&value) {
         return Err(OptionsError::InvalidValue {

@@ -579,3 +579,17 @@ pub fn setuptools_project(
     }
     project
 }
+
+/// Where a `crosswheel build` run that printed `text` keeps the wheel of `identifier` that
+/// failed after it was built: `failed/<identifier>/` of the run's log folder, which the run
+/// names in its `logs of this run: DIR` line.
+pub fn failed_folder(text: &str, identifier: &str) -> PathBuf {
+    let logs = text
+        .lines()
+        .find_map(|line| {
+            line.split_once("logs of this run: ")
+                .map(|(_, dir)| dir.trim())
+        })
+        .unwrap_or_else(|| panic!("the run did not name its log folder:\n{text}"));
+    PathBuf::from(logs).join("failed").join(identifier)
+}
