@@ -19,7 +19,8 @@ use std::process::Command;
 
 /// Every target crosswheel builds blasdot for (scipy-openblas32 has no s390x wheel), each
 /// named once: `x86_64` alone would be Linux's and macOS's.
-const ARCHS: &str = "aarch64 ppc64le manylinux_x86_64 arm64 macosx_x86_64 universal2";
+const ARCHS: &str =
+    "manylinux_aarch64 manylinux_ppc64le manylinux_x86_64 arm64 macosx_x86_64 universal2";
 /// 2024-01-01T00:00:00Z.
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 

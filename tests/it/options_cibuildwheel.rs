@@ -140,10 +140,15 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
         ));
         project.plan(&[])
     };
+    // Each architecture a keyword names is its manylinux and its musllinux build.
     for keyword in ["auto64", "native", "NATIVE"] {
         assert_eq!(
             ids(&plan_of(&format!("\"{keyword}\""))),
-            ["cp311-manylinux_x86_64", "cp311-macosx_arm64"],
+            [
+                "cp311-manylinux_x86_64",
+                "cp311-musllinux_x86_64",
+                "cp311-macosx_arm64"
+            ],
             "{keyword}"
         );
     }
@@ -154,6 +159,7 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
         [
             "cp311-manylinux_x86_64",
             "cp311-manylinux_i686",
+            "cp311-musllinux_x86_64",
             "cp311-macosx_arm64"
         ]
     );
@@ -164,6 +170,8 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
         [
             "cp311-manylinux_aarch64",
             "cp311-manylinux_x86_64",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_aarch64",
             "cp311-macosx_arm64"
         ]
     );
@@ -177,6 +185,8 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
             "cp311-manylinux_i686",
             "cp311-manylinux_armv7l",
             "cp311-manylinux_riscv64",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_aarch64",
             "cp311-macosx_arm64",
             "cp311-macosx_x86_64",
             "cp311-macosx_universal2"
@@ -206,9 +216,14 @@ fn archs_on_the_command_line_pick_targets() {
         cli
     };
     let plan = project.resolve(&cli, &[]).unwrap();
+    // An architecture is both C libraries' builds, as in cibuildwheel.
     assert_eq!(
         ids(&plan),
-        ["cp311-manylinux_aarch64", "cp311-macosx_arm64"]
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-musllinux_aarch64",
+            "cp311-macosx_arm64"
+        ]
     );
     let mut cli = CliOverrides::default();
     cli.set("archs", "auto32");
@@ -255,7 +270,7 @@ fn crosswheel_variables_beat_cibw_ones_and_platform_variants_beat_both() {
         ("CROSSWHEEL_TEST_COMMAND", "crosswheel"),
         ("CIBW_TEST_COMMAND_MACOS", "cibw-macos"),
         ("CIBW_ARCHS", "ppc64le arm64"),
-        ("CROSSWHEEL_ARCHS", "aarch64 arm64"),
+        ("CROSSWHEEL_ARCHS", "manylinux_aarch64 arm64"),
     ]);
     assert_eq!(
         ids(&plan),
@@ -368,7 +383,7 @@ fn free_threaded_builds_follow_cibuildwheels_identifiers() {
 #[test]
 fn the_python_option_names_free_threaded_builds_too() {
     let project = Project::with_pyproject(
-        "[tool.crosswheel]\narchs = \"aarch64\"\npython = [\"cp313t\", \"cp312\"]\n",
+        "[tool.crosswheel]\narchs = \"manylinux_aarch64\"\npython = [\"cp313t\", \"cp312\"]\n",
     );
     assert_eq!(
         ids(&project.plan(&[])),

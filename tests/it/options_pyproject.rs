@@ -121,7 +121,7 @@ fn test_command_placeholders_are_filled_and_quoted() {
 const OVERRIDES: &str = r#"
 [tool.crosswheel]
 python = ["cp310", "cp311", "cp312"]
-archs = ["aarch64", "arm64"]
+archs = ["manylinux_aarch64", "arm64"]
 test-command = "pytest"
 before-build = "echo base"
 config-settings = { setup-args = ["-Dblas=openblas", "-Dlapack=openblas"] }

@@ -94,7 +94,7 @@ fn archs_choose_targets_by_arch_or_id() {
 #[test]
 fn platform_table_archs_and_python_apply_to_that_platform() {
     let pyproject = format!(
-        "{TWO_PYTHONS}[tool.crosswheel.linux]\narchs = \"aarch64\"\n[tool.crosswheel.macos]\npython = \"cp312\"\n"
+        "{TWO_PYTHONS}[tool.crosswheel.linux]\narchs = \"manylinux_aarch64\"\n[tool.crosswheel.macos]\npython = \"cp312\"\n"
     );
     assert_eq!(
         selected(&pyproject, &CliOverrides::default(), &[]),
@@ -156,7 +156,7 @@ fn only_builds_exactly_one_identifier_ignoring_build_skip_archs_and_python() {
 
 #[test]
 fn only_rejects_unknown_identifiers() {
-    for bad in ["cp311-musllinux_x86_64", "cp311", "pp310-macosx_arm64"] {
+    for bad in ["cp311-musllinux_mips64", "cp311", "pp310-macosx_arm64"] {
         let err = resolve_with(TWO_PYTHONS, &only(bad), &[]).unwrap_err();
         assert!(
             matches!(err, OptionsError::BadOnly { .. }),

@@ -106,9 +106,18 @@ mod tests {
 
     #[test]
     fn keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
+        // An architecture is both its manylinux and its musllinux target, as cibuildwheel
+        // builds both identifiers unless `build`/`skip` select.
         let linux_native = pick("native", Platform::Linux);
-        assert_eq!(ids(&linux_native), ["linux-x86_64"]);
-        assert_eq!(ids(&pick("AUTO64", Platform::Linux)), ["linux-x86_64"]);
+        assert_eq!(ids(&linux_native), ["linux-x86_64", "musllinux-x86_64"]);
+        assert_eq!(
+            ids(&pick("AUTO64", Platform::Linux)),
+            ["linux-x86_64", "musllinux-x86_64"]
+        );
+        assert_eq!(
+            ids(&pick("manylinux_x86_64", Platform::Linux)),
+            ["linux-x86_64"]
+        );
         assert_eq!(ids(&pick("native", Platform::Macos)), ["macos-arm64"]);
         assert_eq!(ids(&pick("auto", Platform::Macos)), ["macos-arm64"]);
         assert!(pick("auto32", Platform::Macos).targets.is_empty());
