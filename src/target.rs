@@ -911,6 +911,11 @@ mod tests {
             "linux-riscv64",
             "musllinux-x86_64",
             "musllinux-aarch64",
+            "musllinux-ppc64le",
+            "musllinux-s390x",
+            "musllinux-i686",
+            "musllinux-armv7l",
+            "musllinux-riscv64",
             "macos-arm64",
             "macos-x86_64",
             "macos-universal2",
@@ -1006,6 +1011,50 @@ mod tests {
             Target::parse("linux-musl-aarch64").unwrap().zig_triple(),
             "aarch64-linux-musl"
         );
+    }
+
+    /// The extension suffixes musllinux_1_2 wheels of the package index carry for cp311
+    /// (charset-normalizer 3.5.3, msgpack 1.1.1), and 3.10's glibc-like spelling.
+    #[test]
+    fn every_musl_target_names_itself_as_cpython_does_on_musl() {
+        for (id, cp311, cp310) in [
+            ("musllinux-i686", "i386-linux-musl", "i386-linux-gnu"),
+            (
+                "musllinux-armv7l",
+                "arm-linux-musleabihf",
+                "arm-linux-gnueabihf",
+            ),
+            (
+                "musllinux-ppc64le",
+                "powerpc64le-linux-musl",
+                "powerpc64le-linux-gnu",
+            ),
+            ("musllinux-s390x", "s390x-linux-musl", "s390x-linux-gnu"),
+            (
+                "musllinux-riscv64",
+                "riscv64-linux-musl",
+                "riscv64-linux-gnu",
+            ),
+        ] {
+            let target = Target::parse(id).unwrap();
+            assert_eq!(
+                target.ext_suffix((3, 11), ""),
+                format!(".cpython-311-{cp311}.so")
+            );
+            assert_eq!(
+                target.ext_suffix((3, 10), ""),
+                format!(".cpython-310-{cp310}.so")
+            );
+            assert_eq!(
+                target.repair_policy(),
+                Some(format!("musllinux_1_2_{}", target.arch()))
+            );
+        }
+        // musl 1.2's time_t is 64-bit on the 32-bit architectures too.
+        for id in ["musllinux-i686", "musllinux-armv7l"] {
+            let target = Target::parse(id).unwrap();
+            assert_eq!(target.data().pyconfig_define["SIZEOF_TIME_T"], "8", "{id}");
+        }
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn architectures_crosswheel_does_not_build_are_kept_and_named() {
 #[test]
 fn crosswheel_table_wins_wholesale() {
     let project = Project::with_pyproject(&format!(
-        "{CIBW}\n[tool.crosswheel]\nbuild = \"cp313-*\"\narchs = \"ppc64le\"\n"
+        "{CIBW}\n[tool.crosswheel]\nbuild = \"cp313-*\"\narchs = \"manylinux_ppc64le\"\n"
     ));
     let plan = project.plan(&[]);
     assert_eq!(ids(&plan), ["cp313-manylinux_ppc64le"]);
@@ -160,6 +160,7 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
             "cp311-manylinux_x86_64",
             "cp311-manylinux_i686",
             "cp311-musllinux_x86_64",
+            "cp311-musllinux_i686",
             "cp311-macosx_arm64"
         ]
     );
@@ -187,6 +188,11 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
             "cp311-manylinux_riscv64",
             "cp311-musllinux_x86_64",
             "cp311-musllinux_aarch64",
+            "cp311-musllinux_ppc64le",
+            "cp311-musllinux_s390x",
+            "cp311-musllinux_i686",
+            "cp311-musllinux_armv7l",
+            "cp311-musllinux_riscv64",
             "cp311-macosx_arm64",
             "cp311-macosx_x86_64",
             "cp311-macosx_universal2"
@@ -229,7 +235,7 @@ fn archs_on_the_command_line_pick_targets() {
     cli.set("archs", "auto32");
     cli.allow_empty = true;
     let plan = project.resolve(&cli, &[]).unwrap();
-    assert_eq!(ids(&plan), ["cp311-manylinux_i686"]);
+    assert_eq!(ids(&plan), ["cp311-manylinux_i686", "cp311-musllinux_i686"]);
 }
 
 #[test]
@@ -240,7 +246,7 @@ fn cibw_variables_apply_where_crosswheel_ones_are_unset() {
     let plan = project.plan(&[
         ("CIBW_BUILD", "cp312-*"),
         ("CIBW_SKIP", "*-macosx_*"),
-        ("CIBW_ARCHS_LINUX", "ppc64le"),
+        ("CIBW_ARCHS_LINUX", "manylinux_ppc64le"),
         ("CIBW_TEST_COMMAND", "from-cibw"),
         ("CIBW_ENVIRONMENT", "A=1 B=$A$A"),
     ]);
@@ -291,7 +297,10 @@ fn crosswheel_variables_beat_cibw_ones_and_platform_variants_beat_both() {
         )
     );
     // An empty CROSSWHEEL_* list variable counts as unset, so the CIBW_* one applies.
-    let plan = project.plan(&[("CROSSWHEEL_ARCHS", ""), ("CIBW_ARCHS", "ppc64le")]);
+    let plan = project.plan(&[
+        ("CROSSWHEEL_ARCHS", ""),
+        ("CIBW_ARCHS", "manylinux_ppc64le"),
+    ]);
     assert_eq!(ids(&plan), ["cp311-manylinux_ppc64le"]);
 }
 

@@ -231,7 +231,8 @@ fn platform_specific_variables_beat_general_ones_on_their_platform() {
 fn command_line_beats_environment_variables() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let mut cli = CliOverrides::default();
-    cli.set("archs", "ppc64le").set("toolchain", "gcc");
+    cli.set("archs", "manylinux_ppc64le")
+        .set("toolchain", "gcc");
     let plan = project.plan_with(
         &cli,
         &[

@@ -80,9 +80,14 @@ fn skip_star_skips_everything_unless_empty_is_allowed() {
 fn archs_choose_targets_by_arch_or_id() {
     let pyproject =
         format!("{TWO_PYTHONS}build = \"cp311-*\"\narchs = [\"ppc64le\", \"macos-arm64\"]\n");
+    // An architecture is its manylinux and its musllinux target; an id names one.
     assert_eq!(
         selected(&pyproject, &CliOverrides::default(), &[]),
-        ["cp311-manylinux_ppc64le", "cp311-macosx_arm64"]
+        [
+            "cp311-manylinux_ppc64le",
+            "cp311-musllinux_ppc64le",
+            "cp311-macosx_arm64"
+        ]
     );
     let pyproject = format!("{TWO_PYTHONS}build = \"cp311-*\"\ntargets = \"linux-aarch64\"\n");
     assert_eq!(
@@ -113,7 +118,7 @@ fn platform_specific_archs_variable() {
             TWO_PYTHONS,
             &CliOverrides::default(),
             &[
-                ("CROSSWHEEL_ARCHS_LINUX", "ppc64le"),
+                ("CROSSWHEEL_ARCHS_LINUX", "manylinux_ppc64le"),
                 ("CROSSWHEEL_SKIP", "cp312-*")
             ]
         ),

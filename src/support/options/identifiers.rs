@@ -50,6 +50,11 @@ mod tests {
                 "linux-riscv64",
                 "musllinux-x86_64",
                 "musllinux-aarch64",
+                "musllinux-ppc64le",
+                "musllinux-s390x",
+                "musllinux-i686",
+                "musllinux-armv7l",
+                "musllinux-riscv64",
                 "macos-arm64",
                 "macos-x86_64",
                 "macos-universal2"
@@ -73,6 +78,11 @@ mod tests {
                 "cp311-manylinux_riscv64",
                 "cp311-musllinux_x86_64",
                 "cp311-musllinux_aarch64",
+                "cp311-musllinux_ppc64le",
+                "cp311-musllinux_s390x",
+                "cp311-musllinux_i686",
+                "cp311-musllinux_armv7l",
+                "cp311-musllinux_riscv64",
                 "cp311-macosx_arm64",
                 "cp311-macosx_x86_64",
                 "cp311-macosx_universal2"
