@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::support::options::{CliOverrides, Plan, env_var_warnings};
+use crosswheel::support::options::{CliOverrides, FrontendName, Plan, env_var_warnings};
 
 use crate::common::project::Project;
 
@@ -678,4 +678,61 @@ fn container_project_paths_name_the_project_folder_in_linux_options() {
         macos.options.before_build.as_deref(),
         Some(format!("bash /project/tools/before.sh {folder}").as_str())
     );
+}
+
+/// markupsafe 3.0.3's own `[tool.cibuildwheel]`, as its pyproject.toml holds it.
+const MARKUPSAFE_3_0_3: &str = r#"
+[tool.cibuildwheel]
+enable = "cpython-freethreading"
+build-frontend = "build[uv]"
+
+[[tool.cibuildwheel.overrides]]
+select = "*-musllinux_riscv64"
+# uv is not available
+build-frontend = "build"
+
+[tool.cibuildwheel.linux]
+archs = ["x86_64", "aarch64", "riscv64"]
+
+[tool.cibuildwheel.macos]
+archs = ["x86_64", "arm64"]
+
+[tool.cibuildwheel.windows]
+archs = ["auto", "ARM64"]
+"#;
+
+/// Unchanged but for `CIBW_BUILD=cp311-*`, markupsafe's configuration plans exactly the
+/// eight cp311 identifiers cibuildwheel builds for it: manylinux and musllinux for each
+/// Linux architecture, macOS x86_64 and arm64; its override reaches the musllinux riscv64
+/// build alone.
+#[test]
+fn markupsafes_own_configuration_plans_cibuildwheels_eight_cp311_identifiers() {
+    let project = Project::with_pyproject(MARKUPSAFE_3_0_3);
+    let plan = project.plan(&[("CIBW_BUILD", "cp311-*")]);
+    assert_eq!(
+        ids(&plan),
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-manylinux_x86_64",
+            "cp311-manylinux_riscv64",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_aarch64",
+            "cp311-musllinux_riscv64",
+            "cp311-macosx_arm64",
+            "cp311-macosx_x86_64",
+        ]
+    );
+    assert_eq!(note(&plan, "not built here"), None, "{:?}", plan.notes);
+    for build in &plan.builds {
+        let expected = if build.identifier == "cp311-musllinux_riscv64" {
+            FrontendName::Build
+        } else {
+            FrontendName::BuildUv
+        };
+        assert_eq!(
+            build.options.build_frontend.name, expected,
+            "{}",
+            build.identifier
+        );
+    }
 }
