@@ -273,6 +273,25 @@ fn matrix_has_one_linux_build_job_per_identifier_and_native_tests_for_macos() {
 }
 
 #[test]
+fn matrix_gives_a_musllinux_wheel_no_glibc_test_runner() {
+    let cli = {
+        let mut cli = CliOverrides::default();
+        cli.set("archs", "aarch64");
+        cli
+    };
+    let pyproject = format!("{TWO_PYTHONS}test-command = \"pytest\"\n");
+    let plan = resolve_with(&pyproject, &cli, &[]).unwrap();
+    let matrix = github_matrix(&plan, MatrixJobs::Test);
+    let test_ids: Vec<&str> = matrix_entries(&matrix)
+        .iter()
+        .filter_map(|e| e["identifier"].as_str())
+        .collect();
+    // cp312: Debian ships no aarch64 CPython 3.12, so the manylinux wheel goes to an arm64
+    // runner; its musllinux twin would not install there.
+    assert_eq!(test_ids, ["cp312-manylinux_aarch64"]);
+}
+
+#[test]
 fn matrix_says_x86_64_runs_natively_on_the_build_runner() {
     let cli = {
         let mut cli = CliOverrides::default();
