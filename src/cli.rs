@@ -112,7 +112,7 @@ pub struct BuildArgs {
     /// Build only this identifier (e.g. cp311-manylinux_aarch64), ignoring build/skip.
     #[arg(long)]
     pub only: Option<String>,
-    /// Architectures or targets to build (option `archs`): aarch64 ppc64le arm64, or target ids.
+    /// Architectures or targets to build (option `archs`): aarch64 (manylinux and musllinux), manylinux_aarch64, arm64, or target ids.
     #[arg(long)]
     pub archs: Option<String>,
     /// Where finished wheels go (option `output-dir`).

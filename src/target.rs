@@ -51,16 +51,18 @@ impl Platform {
         Platform::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// The platform part of an identifier before the architecture, as cibuildwheel spells it.
+    /// The platform part of a macOS identifier before the architecture (`macosx`); a Linux
+    /// identifier's is its C library's ([`Libc::identifier_prefix`]).
     pub fn identifier_prefix(self) -> &'static str {
         match self {
-            Platform::Linux => "manylinux",
+            Platform::Linux => Libc::Glibc.identifier_prefix(),
             Platform::Macos => "macosx",
         }
     }
 
     /// The platform of a wheel from its platform tags (`manylinux_2_17_aarch64`,
-    /// `macosx_11_0_arm64`); `None` for pure wheels and mixed or unknown tags.
+    /// `musllinux_1_2_x86_64`, `macosx_11_0_arm64`); `None` for pure wheels and mixed or
+    /// unknown tags.
     pub fn of_platform_tags(tags: &[String]) -> Option<Platform> {
         if tags.is_empty() {
             None
@@ -68,7 +70,7 @@ impl Platform {
             Some(Platform::Macos)
         } else if tags
             .iter()
-            .all(|p| p.starts_with("linux_") || p.starts_with("manylinux"))
+            .all(|p| p.starts_with("linux_") || Libc::of_platform_tag(p).is_some())
         {
             Some(Platform::Linux)
         } else {
@@ -80,6 +82,48 @@ impl Platform {
 impl fmt::Display for Platform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The C library a Linux target's programs link against: what its wheels are tagged for
+/// (`manylinux_*` promises glibc, `musllinux_*` musl), which policies judge them and what
+/// its CPython calls itself (`x86_64-linux-gnu`, `x86_64-linux-musl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Libc {
+    Glibc,
+    Musl,
+}
+
+impl Libc {
+    /// `glibc`, `musl`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Libc::Glibc => "glibc",
+            Libc::Musl => "musl",
+        }
+    }
+
+    /// The platform part of a build identifier before the architecture, and the stem of
+    /// the wheel tags: `manylinux`, `musllinux`.
+    pub fn identifier_prefix(self) -> &'static str {
+        match self {
+            Libc::Glibc => "manylinux",
+            Libc::Musl => "musllinux",
+        }
+    }
+
+    /// The C library a Linux platform tag promises: `manylinux_2_17_x86_64`,
+    /// `manylinux2014_aarch64` (glibc), `musllinux_1_2_aarch64` (musl); `None` for
+    /// `linux_*`, which promises nothing, and for other platforms' tags.
+    pub fn of_platform_tag(tag: &str) -> Option<Libc> {
+        if tag.starts_with("musllinux_") {
+            Some(Libc::Musl)
+        } else if tag.starts_with("manylinux") {
+            Some(Libc::Glibc)
+        } else {
+            None
+        }
     }
 }
 
@@ -275,6 +319,9 @@ pub struct TargetData {
     pub arch: String,
     #[serde(rename = "os")]
     pub platform: Platform,
+    /// The C library of a Linux target; `None` for macOS.
+    #[serde(default)]
+    pub libc: Option<Libc>,
     pub min_os_version: String,
     pub default_os_version: String,
     pub zig_triple: String,
@@ -282,7 +329,13 @@ pub struct TargetData {
     pub host_gnu_type: String,
     pub python_host_platform: String,
     pub platform_tag: String,
+    /// CPython's `MULTIARCH` on the target (`x86_64-linux-musl`); `{multiarch}` in the
+    /// name templates is this, or for older CPythons `multiarch_before`'s.
     pub multiarch: String,
+    /// The multiarch name CPythons before a version used on this target (3.10 said
+    /// `-linux-gnu` on musl).
+    #[serde(default)]
+    pub multiarch_before: Option<MultiarchBefore>,
     /// `sys.platform` on the target: `linux`, `darwin`.
     pub machdep: String,
     /// `os.uname().sysname` on the target: `Linux`, `Darwin`.
@@ -318,6 +371,13 @@ pub struct TargetData {
     /// arm64); empty for a target that is compiled itself.
     #[serde(default)]
     pub fuses: Vec<String>,
+}
+
+/// The multiarch name of CPythons older than `python` (`[3, 11]`) on a target.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct MultiarchBefore {
+    pub python: (u32, u32),
+    pub multiarch: String,
 }
 
 /// Object files of a Debian package's static archive that the zig wrappers link.
@@ -436,9 +496,14 @@ pub fn targets() -> &'static [TargetData] {
 }
 
 impl TargetData {
-    /// `manylinux_aarch64`, `macosx_arm64`: the platform part of a build identifier.
+    /// `manylinux_aarch64`, `musllinux_x86_64`, `macosx_arm64`: the platform part of a
+    /// build identifier.
     pub fn identifier_platform(&self) -> String {
-        format!("{}_{}", self.platform.identifier_prefix(), self.arch)
+        let prefix = match self.libc {
+            Some(libc) => libc.identifier_prefix(),
+            None => self.platform.identifier_prefix(),
+        };
+        format!("{prefix}_{}", self.arch)
     }
 
     /// Whether an `archs` value names this target: its id, an alias, its architecture or its
@@ -684,6 +749,24 @@ impl Target {
         self.data.platform == Platform::Macos
     }
 
+    /// The C library of a Linux target; `None` for macOS.
+    pub fn libc(&self) -> Option<Libc> {
+        self.data.libc
+    }
+
+    /// The policy tag a Linux target's wheels are repaired for when their binaries cannot
+    /// say it: `musllinux_1_2_x86_64` for musl, whose libraries carry no symbol versions
+    /// (auditwheel takes it from the running musl's version). `None`: the most compatible
+    /// policy the binaries satisfy (glibc, macOS).
+    pub fn repair_policy(&self) -> Option<String> {
+        (self.data.libc == Some(Libc::Musl)).then(|| {
+            format!(
+                "musllinux_{}_{}_{}",
+                self.os_version.major, self.os_version.minor, self.data.arch
+            )
+        })
+    }
+
     /// Whether this machine executes the target's programs itself: a Linux target of the
     /// architecture crosswheel runs on (x86_64 here), whose programs need no qemu-user.
     pub fn runs_natively_here(&self) -> bool {
@@ -720,8 +803,12 @@ impl Target {
         self.fill(&self.data.python_host_platform, "")
     }
 
-    pub fn multiarch(&self) -> &str {
-        &self.data.multiarch
+    /// CPython's `MULTIARCH` on the target for a CPython `version` (`(3, 11)`).
+    pub fn multiarch(&self, version: (u32, u32)) -> &str {
+        match &self.data.multiarch_before {
+            Some(before) if version < before.python => &before.multiarch,
+            _ => &self.data.multiarch,
+        }
     }
 
     /// `os.uname().release` of the target's oldest supported OS, where it says something
@@ -738,18 +825,28 @@ impl Target {
         }
     }
 
-    /// `EXT_SUFFIX` for a CPython ABI name like `311` or `313t`.
-    pub fn ext_suffix(&self, py_abi: &str) -> String {
-        self.fill(&self.data.ext_suffix, py_abi)
+    /// `EXT_SUFFIX` for CPython `version` (`(3, 11)`) with ABI flags `abiflags` (`""`,
+    /// `"t"`): `.cpython-313t-aarch64-linux-gnu.so`.
+    pub fn ext_suffix(&self, version: (u32, u32), abiflags: &str) -> String {
+        self.fill_python(&self.data.ext_suffix, version, abiflags)
     }
 
-    pub fn soabi(&self, py_abi: &str) -> String {
-        self.fill(&self.data.soabi, py_abi)
+    pub fn soabi(&self, version: (u32, u32), abiflags: &str) -> String {
+        self.fill_python(&self.data.soabi, version, abiflags)
     }
 
-    /// Module name of the target's `_sysconfigdata` for the given ABI flags (`""`, `"t"`).
-    pub fn sysconfigdata_name(&self, abiflags: &str) -> String {
-        self.data.sysconfigdata_name.replace("{abiflags}", abiflags)
+    /// Module name of the target's `_sysconfigdata` for CPython `version` with `abiflags`.
+    pub fn sysconfigdata_name(&self, version: (u32, u32), abiflags: &str) -> String {
+        self.fill_python(&self.data.sysconfigdata_name, version, abiflags)
+    }
+
+    /// A name template filled for one CPython: `{py}` (`311`, `313t`), `{abiflags}` and
+    /// `{multiarch}`.
+    fn fill_python(&self, template: &str, version: (u32, u32), abiflags: &str) -> String {
+        let py = format!("{}{}{abiflags}", version.0, version.1);
+        self.fill(template, &py)
+            .replace("{abiflags}", abiflags)
+            .replace("{multiarch}", self.multiarch(version))
     }
 
     /// ELF `e_machine` of the target (0 for Mach-O targets).
@@ -757,17 +854,25 @@ impl Target {
         self.data.elf_machine
     }
 
-    /// `manylinux_2_17_aarch64` ... up to the target's glibc: the platforms a target-arch
-    /// wheel may carry to be usable by what we build. Empty for macOS.
-    pub fn compatible_manylinux_platforms(&self) -> Vec<String> {
-        if self.is_macos() || self.os_version.major != 2 {
-            return Vec::new();
+    /// The platform tags a target-arch wheel may carry to be usable by what we build:
+    /// `manylinux_2_17_aarch64` ... up to the target's glibc, or `musllinux_1_1_x86_64` ...
+    /// up to its musl. Empty for macOS.
+    pub fn compatible_linux_platforms(&self) -> Vec<String> {
+        let arch = &self.data.arch;
+        match self.data.libc {
+            Some(Libc::Glibc) if self.os_version.major == 2 => {
+                let mut platforms: Vec<String> = (17..=self.os_version.minor)
+                    .map(|minor| format!("manylinux_2_{minor}_{arch}"))
+                    .collect();
+                platforms.push(format!("manylinux2014_{arch}"));
+                platforms
+            }
+            // PEP 656's first tag is musllinux_1_1.
+            Some(Libc::Musl) if self.os_version.major == 1 => (1..=self.os_version.minor)
+                .map(|minor| format!("musllinux_1_{minor}_{arch}"))
+                .collect(),
+            _ => Vec::new(),
         }
-        let mut platforms: Vec<String> = (17..=self.os_version.minor)
-            .map(|minor| format!("manylinux_2_{minor}_{}", self.data.arch))
-            .collect();
-        platforms.push(format!("manylinux2014_{}", self.data.arch));
-        platforms
     }
 
     fn fill(&self, template: &str, py_abi: &str) -> String {
@@ -782,10 +887,9 @@ impl Target {
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_macos() {
-            write!(f, "{} (macOS {})", self.data.id, self.os_version)
-        } else {
-            write!(f, "{} (glibc {})", self.data.id, self.os_version)
+        match self.data.libc {
+            Some(libc) => write!(f, "{} ({} {})", self.data.id, libc.name(), self.os_version),
+            None => write!(f, "{} (macOS {})", self.data.id, self.os_version),
         }
     }
 }
@@ -805,6 +909,13 @@ mod tests {
             "linux-i686",
             "linux-armv7l",
             "linux-riscv64",
+            "musllinux-x86_64",
+            "musllinux-aarch64",
+            "musllinux-ppc64le",
+            "musllinux-s390x",
+            "musllinux-i686",
+            "musllinux-armv7l",
+            "musllinux-riscv64",
             "macos-arm64",
             "macos-x86_64",
             "macos-universal2",
@@ -832,24 +943,152 @@ mod tests {
             assert_eq!(arch.machine(), data.arch, "{}", data.id);
             assert_eq!(arch.elf_machine(), data.elf_machine, "{}", data.id);
             assert_eq!(data.platform_tag, format!("linux_{}", data.arch));
+            let libc = data
+                .libc
+                .unwrap_or_else(|| panic!("{}: a Linux target names its libc", data.id));
             assert_eq!(
                 data.identifier_platform(),
-                format!("manylinux_{}", data.arch)
+                format!("{}_{}", libc.identifier_prefix(), data.arch)
+            );
+            assert!(
+                data.zig_triple
+                    .contains(&format!("-linux-{}", libc_abi(libc))),
+                "{}: zig must link {}: {}",
+                data.id,
+                libc.name(),
+                data.zig_triple
             );
         }
+        for data in targets().iter().filter(|t| t.platform == Platform::Macos) {
+            assert_eq!(data.libc, None, "{}", data.id);
+        }
+    }
+
+    /// The ABI part of a zig triple that links the C library (`-linux-gnueabihf` is glibc).
+    fn libc_abi(libc: Libc) -> &'static str {
+        match libc {
+            Libc::Glibc => "gnu",
+            Libc::Musl => "musl",
+        }
+    }
+
+    #[test]
+    fn musllinux_targets_link_zigs_musl_and_name_it_from_cpython_3_11_on() {
+        let target = Target::parse("musllinux-x86_64").unwrap();
+        assert_eq!(target.libc(), Some(Libc::Musl));
+        assert_eq!(target.zig_triple(), "x86_64-linux-musl");
+        assert_eq!(target.to_string(), "musllinux-x86_64 (musl 1.2)");
+        assert_eq!(target.data().identifier_platform(), "musllinux_x86_64");
+        assert_eq!(target.platform_tag(), "linux_x86_64");
+        assert_eq!(
+            target.repair_policy().as_deref(),
+            Some("musllinux_1_2_x86_64")
+        );
+        // What markupsafe 3.0.3's own musllinux_1_2_x86_64 wheels hold.
+        assert_eq!(
+            target.ext_suffix((3, 10), ""),
+            ".cpython-310-x86_64-linux-gnu.so"
+        );
+        assert_eq!(
+            target.ext_suffix((3, 11), ""),
+            ".cpython-311-x86_64-linux-musl.so"
+        );
+        assert_eq!(target.soabi((3, 14), "t"), "cpython-314t-x86_64-linux-musl");
+        assert_eq!(
+            target.sysconfigdata_name((3, 13), "t"),
+            "_sysconfigdata_t_linux_x86_64-linux-musl"
+        );
+        assert_eq!(
+            target.compatible_linux_platforms(),
+            ["musllinux_1_1_x86_64", "musllinux_1_2_x86_64"]
+        );
+        assert_eq!(
+            Target::parse("aarch64").unwrap().id(),
+            "linux-aarch64",
+            "a bare architecture still parses to the manylinux target"
+        );
+        assert_eq!(
+            Target::parse("linux-musl-aarch64").unwrap().zig_triple(),
+            "aarch64-linux-musl"
+        );
+    }
+
+    /// The extension suffixes musllinux_1_2 wheels of the package index carry for cp311
+    /// (charset-normalizer 3.5.3, msgpack 1.1.1), and 3.10's glibc-like spelling.
+    #[test]
+    fn every_musl_target_names_itself_as_cpython_does_on_musl() {
+        for (id, cp311, cp310) in [
+            ("musllinux-i686", "i386-linux-musl", "i386-linux-gnu"),
+            (
+                "musllinux-armv7l",
+                "arm-linux-musleabihf",
+                "arm-linux-gnueabihf",
+            ),
+            (
+                "musllinux-ppc64le",
+                "powerpc64le-linux-musl",
+                "powerpc64le-linux-gnu",
+            ),
+            ("musllinux-s390x", "s390x-linux-musl", "s390x-linux-gnu"),
+            (
+                "musllinux-riscv64",
+                "riscv64-linux-musl",
+                "riscv64-linux-gnu",
+            ),
+        ] {
+            let target = Target::parse(id).unwrap();
+            assert_eq!(
+                target.ext_suffix((3, 11), ""),
+                format!(".cpython-311-{cp311}.so")
+            );
+            assert_eq!(
+                target.ext_suffix((3, 10), ""),
+                format!(".cpython-310-{cp310}.so")
+            );
+            assert_eq!(
+                target.repair_policy(),
+                Some(format!("musllinux_1_2_{}", target.arch()))
+            );
+        }
+        // musl 1.2's time_t is 64-bit on the 32-bit architectures too.
+        for id in ["musllinux-i686", "musllinux-armv7l"] {
+            let target = Target::parse(id).unwrap();
+            assert_eq!(target.data().pyconfig_define["SIZEOF_TIME_T"], "8", "{id}");
+        }
+    }
+
+    #[test]
+    fn libc_of_a_platform_tag_is_what_the_tag_promises() {
+        assert_eq!(
+            Libc::of_platform_tag("musllinux_1_2_aarch64"),
+            Some(Libc::Musl)
+        );
+        assert_eq!(
+            Libc::of_platform_tag("manylinux2014_x86_64"),
+            Some(Libc::Glibc)
+        );
+        assert_eq!(Libc::of_platform_tag("linux_x86_64"), None);
+        assert_eq!(
+            Platform::of_platform_tags(&["musllinux_1_2_x86_64".to_string()]),
+            Some(Platform::Linux)
+        );
     }
 
     #[test]
     fn linux_x86_64_builds_against_manylinux2014s_glibc() {
         let target = Target::parse("manylinux-x86_64").unwrap();
         assert_eq!(target.zig_triple(), "x86_64-linux-gnu.2.17");
-        assert_eq!(target.ext_suffix("311"), ".cpython-311-x86_64-linux-gnu.so");
         assert_eq!(
-            target.sysconfigdata_name(""),
+            target.ext_suffix((3, 11), ""),
+            ".cpython-311-x86_64-linux-gnu.so"
+        );
+        assert_eq!(
+            target.sysconfigdata_name((3, 11), ""),
             "_sysconfigdata__linux_x86_64-linux-gnu"
         );
         assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
-        assert_eq!(target.compatible_manylinux_platforms().len(), 2);
+        assert_eq!(target.compatible_linux_platforms().len(), 2);
+        assert_eq!(target.repair_policy(), None, "glibc: from the symbols");
     }
 
     #[test]
@@ -928,11 +1167,11 @@ mod tests {
         let target = Target::parse("manylinux-aarch64").unwrap();
         assert_eq!(target.zig_triple(), "aarch64-linux-gnu.2.17");
         assert_eq!(
-            target.ext_suffix("311"),
+            target.ext_suffix((3, 11), ""),
             ".cpython-311-aarch64-linux-gnu.so"
         );
         assert_eq!(
-            target.sysconfigdata_name(""),
+            target.sysconfigdata_name((3, 11), ""),
             "_sysconfigdata__linux_aarch64-linux-gnu"
         );
         assert_eq!(target.python_host_platform(), "linux-aarch64");
@@ -944,7 +1183,7 @@ mod tests {
         let target = Target::parse("linux-ppc64le").unwrap();
         assert_eq!(target.zig_triple(), "powerpc64le-linux-gnu.2.19");
         assert_eq!(
-            target.compatible_manylinux_platforms(),
+            target.compatible_linux_platforms(),
             [
                 "manylinux_2_17_ppc64le",
                 "manylinux_2_18_ppc64le",
@@ -963,7 +1202,7 @@ mod tests {
         assert_eq!(target.zig_triple(), "aarch64-macos.12.3");
         assert_eq!(target.platform_tag(), "macosx_12_3_arm64");
         assert_eq!(target.python_host_platform(), "macosx-12.3-arm64");
-        assert_eq!(target.ext_suffix("313t"), ".cpython-313t-darwin.so");
+        assert_eq!(target.ext_suffix((3, 13), "t"), ".cpython-313t-darwin.so");
     }
 
     #[test]

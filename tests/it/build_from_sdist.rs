@@ -206,7 +206,7 @@ fn an_sdist_is_planned_from_its_unpacked_tree_with_a_config_file_beside_it() {
     let config = dir.path().join("cibw.toml");
     std::fs::write(
         &config,
-        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = [\"aarch64\"]\n",
+        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = [\"manylinux_aarch64\"]\n",
     )
     .unwrap();
     let before = sha256_of(&sdist).unwrap();

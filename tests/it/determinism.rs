@@ -21,10 +21,12 @@ use std::process::Command;
 
 /// Every target crosswheel builds blasdot for (scipy-openblas32 has no s390x wheel), each
 /// named once: `x86_64` alone would be Linux's and macOS's.
-const BLASDOT_ARCHS: &str = "aarch64 ppc64le manylinux_x86_64 arm64 macosx_x86_64 universal2";
+const BLASDOT_ARCHS: &str =
+    "manylinux_aarch64 manylinux_ppc64le manylinux_x86_64 arm64 macosx_x86_64 universal2";
 /// The targets no wheel of scipy-openblas32 serves: their vendored library is one
-/// crosswheel built.
-const LIBFFI_ARCHS: &str = "manylinux_s390x manylinux_i686 manylinux_armv7l manylinux_riscv64";
+/// crosswheel built. musllinux has no CPython here to test on, so its wheels are built and
+/// repaired, and say `not tested`.
+const LIBFFI_ARCHS: &str = "manylinux_s390x manylinux_i686 manylinux_armv7l manylinux_riscv64 musllinux_x86_64 musllinux_aarch64";
 /// 2024-01-01T00:00:00Z.
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 

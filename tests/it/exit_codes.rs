@@ -72,7 +72,7 @@ fn nothing_to_build_exits_with_3() {
 #[ignore = "slow: two real zig builds"]
 fn a_wheel_name_built_twice_in_one_run_exits_with_6_and_keeps_the_first() {
     let project = project(
-        "archs = [\"aarch64\"]\nbuild = [\"cp311-*\", \"cp312-*\"]\ntest-command = \"\"\n\
+        "archs = [\"manylinux_aarch64\"]\nbuild = [\"cp311-*\", \"cp312-*\"]\ntest-command = \"\"\n\
          repair-wheel-command = \"cp {wheel} {dest_dir}/spam-0.1-cp311-cp311-linux_aarch64.whl\"\n",
     );
     let output = build(project.path(), &["--jobs", "1"]);
@@ -101,7 +101,7 @@ fn a_wheel_name_built_twice_in_one_run_exits_with_6_and_keeps_the_first() {
 #[ignore = "slow: a real zig build"]
 fn a_repair_command_that_leaves_no_wheel_exits_with_8() {
     let project = project(
-        "archs = [\"aarch64\"]\nbuild = \"cp311-*\"\ntest-command = \"\"\nrepair-wheel-command = \"true\"\n",
+        "archs = [\"manylinux_aarch64\"]\nbuild = \"cp311-*\"\ntest-command = \"\"\nrepair-wheel-command = \"true\"\n",
     );
     let output = build(project.path(), &[]);
     let text = all_output(&output);

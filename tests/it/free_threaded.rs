@@ -313,7 +313,7 @@ fn a_free_threaded_wheel_runs_without_the_gil_on_a_real_free_threaded_cpython_un
     // As a user would: the free-threaded builds are tested on their own target CPython, the
     // GIL build on Debian 13's.
     let table = format!(
-        "\n[tool.crosswheel]\npython = [\"cp313\", \"cp313t\"]\narchs = [\"aarch64\"]\n\
+        "\n[tool.crosswheel]\npython = [\"cp313\", \"cp313t\"]\narchs = [\"manylinux_aarch64\"]\n\
          test-command = \"python -m gilfree.selfcheck\"\n\n\
          [[tool.crosswheel.overrides]]\nselect = \"cp313t-*\"\ntarget-python = {:?}\n",
         target_python.display().to_string()

@@ -238,7 +238,7 @@ test-sources = ["tests"]
 test-command = "python -m pytest -q tests"
 
 [tool.cibuildwheel.linux]
-archs = ["aarch64", "ppc64le"]
+archs = ["manylinux_aarch64", "manylinux_ppc64le"]
 
 [tool.cibuildwheel.macos]
 archs = ["arm64"]

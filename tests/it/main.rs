@@ -71,6 +71,7 @@ mod repair_auditwheel_data;
 mod repair_delocate_data;
 mod repair_linux_errors;
 mod repair_linux_graft;
+mod repair_linux_musl;
 mod repair_linux_noop;
 mod repair_macos_bad_input;
 mod repair_macos_cli;

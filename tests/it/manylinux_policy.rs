@@ -11,6 +11,7 @@ use std::process::Command;
 
 use crosswheel::formats::elf::facts::{ElfFacts, is_elf};
 use crosswheel::policy::manylinux::{Analysis, Binary, Policies, Violation, provided_names};
+use crosswheel::target::Libc;
 use serde_json::Value;
 
 fn run_reference(args: &[&str]) -> String {
@@ -79,7 +80,8 @@ fn analyze_wheel(wheel: &Path) -> Analysis {
             bound: &[],
         })
         .collect();
-    let policies = Policies::for_arch(arch).expect("the built-in policies cover the fixtures");
+    let policies =
+        Policies::for_arch(Libc::Glibc, arch).expect("the built-in policies cover the fixtures");
     policies.analyze(&binaries, &provided_names(&binaries))
 }
 
@@ -341,8 +343,8 @@ fn builtin_policies_match_the_reference_policy_data() {
     for arch in [
         "aarch64", "ppc64le", "x86_64", "i686", "s390x", "armv7l", "riscv64", "ppc64",
     ] {
-        let policies =
-            Policies::for_arch(arch).expect("the built-in policies cover the architecture");
+        let policies = Policies::for_arch(Libc::Glibc, arch)
+            .expect("the built-in policies cover the architecture");
         let expected: Vec<&Value> = reference
             .iter()
             .filter(|p| p["name"] != "linux" && p["symbol_versions"].get(arch).is_some())
@@ -392,7 +394,7 @@ fn builtin_policies_match_the_reference_policy_data() {
 /// against an older glibc could not be tagged lower.
 #[test]
 fn riscv64_builds_against_the_glibc_of_the_first_riscv64_policy() {
-    let policies = Policies::for_arch("riscv64").unwrap();
+    let policies = Policies::for_arch(Libc::Glibc, "riscv64").unwrap();
     assert_eq!(policies.most_compatible().name, "manylinux_2_31");
     let target = crosswheel::target::Target::parse("linux-riscv64").unwrap();
     assert_eq!(

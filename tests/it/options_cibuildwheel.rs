@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::support::options::{CliOverrides, OptionsError, Plan, env_var_warnings};
+use crosswheel::support::options::{
+    CliOverrides, FrontendName, OptionsError, Plan, env_var_warnings,
+};
 
 use crate::common::project::Project;
 
@@ -123,7 +125,7 @@ fn architectures_crosswheel_does_not_build_are_kept_and_named() {
 #[test]
 fn crosswheel_table_wins_wholesale() {
     let project = Project::with_pyproject(&format!(
-        "{CIBW}\n[tool.crosswheel]\nbuild = \"cp313-*\"\narchs = \"ppc64le\"\n"
+        "{CIBW}\n[tool.crosswheel]\nbuild = \"cp313-*\"\narchs = \"manylinux_ppc64le\"\n"
     ));
     let plan = project.plan(&[]);
     assert_eq!(ids(&plan), ["cp313-manylinux_ppc64le"]);
@@ -140,10 +142,15 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
         ));
         project.plan(&[])
     };
+    // Each architecture a keyword names is its manylinux and its musllinux build.
     for keyword in ["auto64", "native", "NATIVE"] {
         assert_eq!(
             ids(&plan_of(&format!("\"{keyword}\""))),
-            ["cp311-manylinux_x86_64", "cp311-macosx_arm64"],
+            [
+                "cp311-manylinux_x86_64",
+                "cp311-musllinux_x86_64",
+                "cp311-macosx_arm64"
+            ],
             "{keyword}"
         );
     }
@@ -154,6 +161,8 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
         [
             "cp311-manylinux_x86_64",
             "cp311-manylinux_i686",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_i686",
             "cp311-macosx_arm64"
         ]
     );
@@ -164,6 +173,8 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
         [
             "cp311-manylinux_aarch64",
             "cp311-manylinux_x86_64",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_aarch64",
             "cp311-macosx_arm64"
         ]
     );
@@ -177,6 +188,13 @@ fn archs_keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
             "cp311-manylinux_i686",
             "cp311-manylinux_armv7l",
             "cp311-manylinux_riscv64",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_aarch64",
+            "cp311-musllinux_ppc64le",
+            "cp311-musllinux_s390x",
+            "cp311-musllinux_i686",
+            "cp311-musllinux_armv7l",
+            "cp311-musllinux_riscv64",
             "cp311-macosx_arm64",
             "cp311-macosx_x86_64",
             "cp311-macosx_universal2"
@@ -206,15 +224,20 @@ fn archs_on_the_command_line_pick_targets() {
         cli
     };
     let plan = project.resolve(&cli, &[]).unwrap();
+    // An architecture is both C libraries' builds, as in cibuildwheel.
     assert_eq!(
         ids(&plan),
-        ["cp311-manylinux_aarch64", "cp311-macosx_arm64"]
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-musllinux_aarch64",
+            "cp311-macosx_arm64"
+        ]
     );
     let mut cli = CliOverrides::default();
     cli.set("archs", "auto32");
     cli.allow_empty = true;
     let plan = project.resolve(&cli, &[]).unwrap();
-    assert_eq!(ids(&plan), ["cp311-manylinux_i686"]);
+    assert_eq!(ids(&plan), ["cp311-manylinux_i686", "cp311-musllinux_i686"]);
 }
 
 #[test]
@@ -225,7 +248,7 @@ fn cibw_variables_apply_where_crosswheel_ones_are_unset() {
     let plan = project.plan(&[
         ("CIBW_BUILD", "cp312-*"),
         ("CIBW_SKIP", "*-macosx_*"),
-        ("CIBW_ARCHS_LINUX", "ppc64le"),
+        ("CIBW_ARCHS_LINUX", "manylinux_ppc64le"),
         ("CIBW_TEST_COMMAND", "from-cibw"),
         ("CIBW_ENVIRONMENT", "A=1 B=$A$A"),
     ]);
@@ -255,7 +278,7 @@ fn crosswheel_variables_beat_cibw_ones_and_platform_variants_beat_both() {
         ("CROSSWHEEL_TEST_COMMAND", "crosswheel"),
         ("CIBW_TEST_COMMAND_MACOS", "cibw-macos"),
         ("CIBW_ARCHS", "ppc64le arm64"),
-        ("CROSSWHEEL_ARCHS", "aarch64 arm64"),
+        ("CROSSWHEEL_ARCHS", "manylinux_aarch64 arm64"),
     ]);
     assert_eq!(
         ids(&plan),
@@ -276,7 +299,10 @@ fn crosswheel_variables_beat_cibw_ones_and_platform_variants_beat_both() {
         )
     );
     // An empty CROSSWHEEL_* list variable counts as unset, so the CIBW_* one applies.
-    let plan = project.plan(&[("CROSSWHEEL_ARCHS", ""), ("CIBW_ARCHS", "ppc64le")]);
+    let plan = project.plan(&[
+        ("CROSSWHEEL_ARCHS", ""),
+        ("CIBW_ARCHS", "manylinux_ppc64le"),
+    ]);
     assert_eq!(ids(&plan), ["cp311-manylinux_ppc64le"]);
 }
 
@@ -368,7 +394,7 @@ fn free_threaded_builds_follow_cibuildwheels_identifiers() {
 #[test]
 fn the_python_option_names_free_threaded_builds_too() {
     let project = Project::with_pyproject(
-        "[tool.crosswheel]\narchs = \"aarch64\"\npython = [\"cp313t\", \"cp312\"]\n",
+        "[tool.crosswheel]\narchs = \"manylinux_aarch64\"\npython = [\"cp313t\", \"cp312\"]\n",
     );
     assert_eq!(
         ids(&project.plan(&[])),
@@ -692,6 +718,63 @@ fn a_shared_archs_list_with_one_platform_chosen_reports_nothing_of_the_other() {
                 .any(|note| note.starts_with("not built here") && note.contains(other)),
             "{platform}: {:?}",
             plan.notes
+        );
+    }
+}
+
+/// markupsafe 3.0.3's own `[tool.cibuildwheel]`, as its pyproject.toml holds it.
+const MARKUPSAFE_3_0_3: &str = r#"
+[tool.cibuildwheel]
+enable = "cpython-freethreading"
+build-frontend = "build[uv]"
+
+[[tool.cibuildwheel.overrides]]
+select = "*-musllinux_riscv64"
+# uv is not available
+build-frontend = "build"
+
+[tool.cibuildwheel.linux]
+archs = ["x86_64", "aarch64", "riscv64"]
+
+[tool.cibuildwheel.macos]
+archs = ["x86_64", "arm64"]
+
+[tool.cibuildwheel.windows]
+archs = ["auto", "ARM64"]
+"#;
+
+/// Unchanged but for `CIBW_BUILD=cp311-*`, markupsafe's configuration plans exactly the
+/// eight cp311 identifiers cibuildwheel builds for it: manylinux and musllinux for each
+/// Linux architecture, macOS x86_64 and arm64; its override reaches the musllinux riscv64
+/// build alone.
+#[test]
+fn markupsafes_own_configuration_plans_cibuildwheels_eight_cp311_identifiers() {
+    let project = Project::with_pyproject(MARKUPSAFE_3_0_3);
+    let plan = project.plan(&[("CIBW_BUILD", "cp311-*")]);
+    assert_eq!(
+        ids(&plan),
+        [
+            "cp311-manylinux_aarch64",
+            "cp311-manylinux_x86_64",
+            "cp311-manylinux_riscv64",
+            "cp311-musllinux_x86_64",
+            "cp311-musllinux_aarch64",
+            "cp311-musllinux_riscv64",
+            "cp311-macosx_arm64",
+            "cp311-macosx_x86_64",
+        ]
+    );
+    assert_eq!(note(&plan, "not built here"), None, "{:?}", plan.notes);
+    for build in &plan.builds {
+        let expected = if build.identifier == "cp311-musllinux_riscv64" {
+            FrontendName::Build
+        } else {
+            FrontendName::BuildUv
+        };
+        assert_eq!(
+            build.options.build_frontend.name, expected,
+            "{}",
+            build.identifier
         );
     }
 }

@@ -121,7 +121,7 @@ fn test_command_placeholders_are_filled_and_quoted() {
 const OVERRIDES: &str = r#"
 [tool.crosswheel]
 python = ["cp310", "cp311", "cp312"]
-archs = ["aarch64", "arm64"]
+archs = ["manylinux_aarch64", "arm64"]
 test-command = "pytest"
 before-build = "echo base"
 config-settings = { setup-args = ["-Dblas=openblas", "-Dlapack=openblas"] }
@@ -231,7 +231,8 @@ fn platform_specific_variables_beat_general_ones_on_their_platform() {
 fn command_line_beats_environment_variables() {
     let project = Project::with_pyproject(PLATFORM_TABLES);
     let mut cli = CliOverrides::default();
-    cli.set("archs", "ppc64le").set("toolchain", "gcc");
+    cli.set("archs", "manylinux_ppc64le")
+        .set("toolchain", "gcc");
     let plan = project.plan_with(
         &cli,
         &[

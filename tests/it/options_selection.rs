@@ -80,9 +80,14 @@ fn skip_star_skips_everything_unless_empty_is_allowed() {
 fn archs_choose_targets_by_arch_or_id() {
     let pyproject =
         format!("{TWO_PYTHONS}build = \"cp311-*\"\narchs = [\"ppc64le\", \"macos-arm64\"]\n");
+    // An architecture is its manylinux and its musllinux target; an id names one.
     assert_eq!(
         selected(&pyproject, &CliOverrides::default(), &[]),
-        ["cp311-manylinux_ppc64le", "cp311-macosx_arm64"]
+        [
+            "cp311-manylinux_ppc64le",
+            "cp311-musllinux_ppc64le",
+            "cp311-macosx_arm64"
+        ]
     );
     let pyproject = format!("{TWO_PYTHONS}build = \"cp311-*\"\ntargets = \"linux-aarch64\"\n");
     assert_eq!(
@@ -94,7 +99,7 @@ fn archs_choose_targets_by_arch_or_id() {
 #[test]
 fn platform_table_archs_and_python_apply_to_that_platform() {
     let pyproject = format!(
-        "{TWO_PYTHONS}[tool.crosswheel.linux]\narchs = \"aarch64\"\n[tool.crosswheel.macos]\npython = \"cp312\"\n"
+        "{TWO_PYTHONS}[tool.crosswheel.linux]\narchs = \"manylinux_aarch64\"\n[tool.crosswheel.macos]\npython = \"cp312\"\n"
     );
     assert_eq!(
         selected(&pyproject, &CliOverrides::default(), &[]),
@@ -113,7 +118,7 @@ fn platform_specific_archs_variable() {
             TWO_PYTHONS,
             &CliOverrides::default(),
             &[
-                ("CROSSWHEEL_ARCHS_LINUX", "ppc64le"),
+                ("CROSSWHEEL_ARCHS_LINUX", "manylinux_ppc64le"),
                 ("CROSSWHEEL_SKIP", "cp312-*")
             ]
         ),
@@ -156,7 +161,7 @@ fn only_builds_exactly_one_identifier_ignoring_build_skip_archs_and_python() {
 
 #[test]
 fn only_rejects_unknown_identifiers() {
-    for bad in ["cp311-musllinux_x86_64", "cp311", "pp310-macosx_arm64"] {
+    for bad in ["cp311-musllinux_mips64", "cp311", "pp310-macosx_arm64"] {
         let err = resolve_with(TWO_PYTHONS, &only(bad), &[]).unwrap_err();
         assert!(
             matches!(err, OptionsError::BadOnly { .. }),
@@ -265,6 +270,25 @@ fn matrix_has_one_linux_build_job_per_identifier_and_native_tests_for_macos() {
     assert_eq!(native_runner("cp311-manylinux_aarch64"), "ubuntu-24.04-arm");
     assert_eq!(native_runner("cp311-manylinux_ppc64le"), Value::Null);
     assert_eq!(native_runner("cp311-macosx_arm64"), "macos-14");
+}
+
+#[test]
+fn matrix_gives_a_musllinux_wheel_no_glibc_test_runner() {
+    let cli = {
+        let mut cli = CliOverrides::default();
+        cli.set("archs", "aarch64");
+        cli
+    };
+    let pyproject = format!("{TWO_PYTHONS}test-command = \"pytest\"\n");
+    let plan = resolve_with(&pyproject, &cli, &[]).unwrap();
+    let matrix = github_matrix(&plan, MatrixJobs::Test);
+    let test_ids: Vec<&str> = matrix_entries(&matrix)
+        .iter()
+        .filter_map(|e| e["identifier"].as_str())
+        .collect();
+    // cp312: Debian ships no aarch64 CPython 3.12, so the manylinux wheel goes to an arm64
+    // runner; its musllinux twin would not install there.
+    assert_eq!(test_ids, ["cp312-manylinux_aarch64"]);
 }
 
 #[test]

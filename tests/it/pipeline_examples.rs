@@ -20,7 +20,7 @@ fn example(name: &str) -> PathBuf {
 /// Runs `crosswheel build` for the Linux identifiers of one example and returns
 /// the wheel names in the wheelhouse and the run's stdout and stderr.
 fn build_linux_wheels(name: &str) -> (Vec<String>, String, String) {
-    build_for_archs(name, "aarch64 ppc64le").0
+    build_for_archs(name, "manylinux_aarch64 manylinux_ppc64le").0
 }
 
 /// `crosswheel build` of one example's cp311 wheels for `archs`: the wheel names, stdout and
@@ -353,4 +353,88 @@ fn scikit_build_core_example_passes_its_suite_on_riscv64() {
 #[ignore = "slow: the whole pipeline on the examples (zig, qemu)"]
 fn meson_python_example_passes_its_suite_on_riscv64() {
     passes_on("mesonproj", "riscv64");
+}
+
+/// musllinux: the scikit-build-core example built with zig's musl for x86_64 and aarch64.
+/// Each wheel is repaired for `musllinux_1_2_<arch>` (musl's binaries cannot say their
+/// policy: the target does), its extension needs musl's C library by the name musllinux
+/// wheels use, `auditwheel show` gives the
+/// same tag, and the test stage says plainly that nothing here can run it.
+#[test]
+#[ignore = "slow: zig builds of the example against musl (its C library built once, ~1.5 min per architecture)"]
+fn scikit_build_core_example_builds_musllinux_wheels_auditwheel_agrees_with() {
+    let started = std::time::Instant::now();
+    let ((wheels, stdout, _stderr), out) =
+        build_for_archs("cmakeproj", "musllinux_x86_64 musllinux_aarch64");
+    eprintln!(
+        "cmakeproj cp311 musllinux x86_64 + aarch64: build + repair in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        wheels,
+        [
+            "cmakeproj-0.1.0-cp311-cp311-musllinux_1_2_aarch64.whl",
+            "cmakeproj-0.1.0-cp311-cp311-musllinux_1_2_x86_64.whl",
+        ]
+    );
+    for arch in ["x86_64", "aarch64"] {
+        let tag = format!("musllinux_1_2_{arch}");
+        let identifier = format!("cp311-musllinux_{arch}");
+        let lines: Vec<&str> = stdout.lines().collect();
+        let row = lines
+            .iter()
+            .position(|line| line.starts_with(&identifier))
+            .unwrap_or_else(|| panic!("no summary row for {identifier}:\n{stdout}"));
+        assert!(lines[row].contains("NOT TESTED"), "{}", lines[row]);
+        let why = format!("not tested: no musl CPython for {arch} here");
+        // The row's own lines (sha256, notes) are indented below it.
+        assert!(
+            lines[row + 1..]
+                .iter()
+                .take_while(|line| line.starts_with(' '))
+                .any(|line| line.trim().starts_with(&why)),
+            "{stdout}"
+        );
+        let wheel = out
+            .path()
+            .join(format!("cmakeproj-0.1.0-cp311-cp311-{tag}.whl"));
+        assert_eq!(auditwheel_tag(&wheel), tag);
+        let inspected = Command::new(crosswheel_bin())
+            .arg("inspect")
+            .arg(&wheel)
+            .output()
+            .expect("run crosswheel inspect");
+        let printed = String::from_utf8_lossy(&inspected.stdout);
+        assert!(
+            printed.contains(&format!("policy: {tag} ({tag})")),
+            "{printed}"
+        );
+        let mut archive =
+            zip::ZipArchive::new(std::fs::File::open(&wheel).expect("open")).expect("zip");
+        // CMake before 4.1 does not ask the target's sysconfig for the suffix in a cross
+        // build, so the module may be plain `_gcd.so`; a suffix, if any, is musl's.
+        let mut extension = None;
+        for index in 0..archive.len() {
+            let mut entry = archive.by_index(index).expect("entry");
+            let name = entry.name().expect("UTF-8 entry name").into_owned();
+            if name.starts_with("cmakeproj/_gcd") && name.ends_with(".so") {
+                let musl_suffix = format!("cmakeproj/_gcd.cpython-311-{arch}-linux-musl.so");
+                assert!(name == "cmakeproj/_gcd.so" || name == musl_suffix, "{name}");
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut entry, &mut bytes).expect("read");
+                extension = Some((name, bytes));
+            }
+        }
+        let (extension, bytes) =
+            extension.unwrap_or_else(|| panic!("no cmakeproj/_gcd*.so in {}", wheel.display()));
+        let facts = crosswheel::formats::elf::facts::ElfFacts::parse(&bytes).expect("ELF");
+        // `_gcd` calls no C library function, so it needs nothing at all (the repair was
+        // told its policy by the target, not by the binary); zig's `libc.so` never stays.
+        let libc = format!("libc.musl-{arch}.so.1");
+        assert!(
+            facts.needed.iter().all(|name| *name == libc),
+            "{extension} needs {:?}",
+            facts.needed
+        );
+    }
 }

@@ -141,7 +141,12 @@ fn blasdot_is_built_and_tested_for_two_cpython_versions_on_both_linux_targets() 
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot"))
         .arg("-w")
         .arg(out.path())
-        .args(["--archs", "aarch64,ppc64le", "--jobs", "2"])
+        .args([
+            "--archs",
+            "manylinux_aarch64,manylinux_ppc64le",
+            "--jobs",
+            "2",
+        ])
         .env("CROSSWHEEL_PYTHON", "cp311 cp313")
         .output()
         .expect("run crosswheel build");
@@ -179,7 +184,7 @@ fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
         "pyproject.toml",
         "[build-system]\nrequires = [\"setuptools>=68\"]\nbuild-backend = \"setuptools.build_meta\"\n\
          [project]\nname = \"limited\"\nversion = \"1.0\"\nrequires-python = \">=3.11\"\n\
-         [tool.crosswheel]\npython = [\"cp311\", \"cp312\", \"cp313\"]\narchs = \"aarch64\"\n\
+         [tool.crosswheel]\npython = [\"cp311\", \"cp312\", \"cp313\"]\narchs = \"manylinux_aarch64\"\n\
          test-command = \"python -c 'import sys, limited; print(\\\"limited\\\", limited.answer(), sys.version_info[:2])'\"\n",
     );
     write(

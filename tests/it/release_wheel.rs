@@ -477,7 +477,7 @@ fn action_build_step_selects_what_its_inputs_say() {
     let (listed, outputs) = select("cp311-manylinux_ppc64le", "");
     assert_eq!(listed, ["cp311-manylinux_ppc64le"]);
     assert_eq!(outputs, "output-dir=wheelhouse\n");
-    let (mut listed, _) = select("", "aarch64 arm64");
+    let (mut listed, _) = select("", "manylinux_aarch64 arm64");
     listed.sort();
     assert_eq!(listed, ["cp311-macosx_arm64", "cp311-manylinux_aarch64"]);
 }

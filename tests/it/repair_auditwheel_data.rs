@@ -127,9 +127,9 @@ fn run(case: &Case, data: &BTreeMap<String, Vec<u8>>) -> Observed {
             .rsplit('-')
             .next()
             .expect("tag");
-        // The PEP 600 name first, whatever order the file name lists aliases in.
+        // The PEP 600 (or PEP 656) name first, whatever order the file name lists aliases in.
         let mut tags: Vec<String> = platform.split('.').map(str::to_string).collect();
-        tags.sort_by_key(|tag| !tag.starts_with("manylinux_"));
+        tags.sort_by_key(|tag| !(tag.starts_with("manylinux_") || tag.starts_with("musllinux_")));
         observed.tags = tags;
         let mut archive = zip::ZipArchive::new(std::fs::File::open(&repaired).expect("open"))
             .expect("a zip archive");

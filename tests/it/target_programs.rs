@@ -180,7 +180,7 @@ fn optional_accelerator_project(dir: &Path) {
     .unwrap();
     std::fs::write(
         dir.join("pyproject.toml"),
-        "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"accel\"\nversion = \"1.0\"\n\n[tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"aarch64\", \"ppc64le\"]\n",
+        "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"accel\"\nversion = \"1.0\"\n\n[tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"manylinux_aarch64\", \"manylinux_ppc64le\"]\n",
     )
     .unwrap();
     std::fs::write(

@@ -95,7 +95,7 @@ fn an_ubuntu_host_with_a_fresh_cache_builds_and_tests_blasdot_on_both_linux_targ
     let out = tempfile::tempdir().unwrap();
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
     let command = format!(
-        "'{}' build '{}' --output-dir '{}' --archs 'aarch64 ppc64le'",
+        "'{}' build '{}' --output-dir '{}' --archs 'manylinux_aarch64 manylinux_ppc64le'",
         crosswheel_bin().display(),
         project.display(),
         out.path().display()

@@ -37,7 +37,7 @@ use crate::support::host::BuildPython;
 use crate::support::host::Cache;
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::sysroot::SysrootError;
-use crate::target::Target;
+use crate::target::{Libc, Target};
 
 pub struct PipelineOptions {
     pub offline: bool,
@@ -178,9 +178,15 @@ fn builtin_repair(
         lib_paths,
         exclude: Vec::new(),
         epoch: source_date_epoch()?,
-        plat: "auto".to_string(),
+        // glibc: the most compatible policy the symbols allow; musl: the musl zig linked,
+        // which no binary says.
+        plat: target.repair_policy().unwrap_or_else(|| "auto".to_string()),
         sysroot: None,
-        system_libraries: match target.linux_arch() {
+        // Debian's glibc libraries; Debian's trees hold no musl libraries to read.
+        system_libraries: match target
+            .linux_arch()
+            .filter(|_| target.libc() == Some(Libc::Glibc))
+        {
             Some(arch) => Some(crate::support::sysroot::system_libraries(
                 cache.root(),
                 arch,
@@ -255,6 +261,14 @@ fn test(
     }
     if let Some(problem) = &spec.options.test_groups_problem {
         bail!("{problem}");
+    }
+    if spec.target.libc() == Some(Libc::Musl) {
+        return Ok(TestResult::NotTested {
+            reason: format!(
+                "no musl CPython for {} here (Debian ships none, and crosswheel builds none yet)",
+                spec.target.arch()
+            ),
+        });
     }
     let opened = crate::formats::wheel::open_within_env_limits(wheel)?;
     let test_spec = TestSpec {

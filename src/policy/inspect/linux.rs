@@ -13,11 +13,12 @@ use crate::policy::analysis::linux::Unresolved;
 use crate::policy::analysis::linux::abi::policy_binaries;
 use crate::policy::analysis::linux::{
     Binary, Link, Rules, SymbolReport, SystemLibraries, WheelFiles, check_symbols, needed_link,
-    wheel_abi, wheel_binaries,
+    wheel_abi, wheel_binaries, wheel_libc,
 };
 use crate::policy::manylinux::{
     Analysis, BoundImport, Policies, is_dynamic_loader, provided_names,
 };
+use crate::target::Libc;
 
 /// Version of the JSON document; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -95,7 +96,23 @@ pub fn inspect(wheel: &WheelArchive, system_libraries: Option<&Path>) -> Result<
         });
     };
     let arch = first.facts.arch.unwrap_or("unknown").to_string();
-    let policies = Policies::for_arch(&arch).with_context(|| wheel.path().display().to_string())?;
+    // The C library the wheel's tag promises, else the one its binaries show; musllinux
+    // policies are narrowed to the tag's (or the newest), as the repair judges them.
+    let own_tag = wheel
+        .name()
+        .platform
+        .iter()
+        .find_map(|tag| Libc::of_platform_tag(tag).map(|libc| (libc, tag.as_str())));
+    let libc = own_tag.map_or_else(|| wheel_libc(&binaries), |(libc, _)| libc);
+    let mut policies =
+        Policies::for_arch(libc, &arch).with_context(|| wheel.path().display().to_string())?;
+    if !policies.judge_symbol_versions() {
+        let named = own_tag.map_or("auto", |(_, tag)| tag);
+        policies = policies
+            .only(named)
+            .or_else(|_| policies.only("auto"))
+            .with_context(|| wheel.path().display().to_string())?;
+    }
     // What `repair --plat auto` would leave to the system.
     let whitelist = &policies.most_compatible().whitelist;
     let is_system = |name: &str| whitelist.contains(name) || is_dynamic_loader(name);

@@ -125,9 +125,12 @@ pub fn provided_names(binaries: &[Binary<'_>]) -> BTreeSet<String> {
 }
 
 /// The dynamic loader is part of libc: it is never vendored, and its symbol
-/// versions are not judged.
+/// versions are not judged (glibc's `ld-linux-*`, `ld64.so.*`; musl's `ld-musl-*`).
 pub fn is_dynamic_loader(library: &str) -> bool {
-    library.contains("ld-linux") || library == "ld64.so.1" || library == "ld64.so.2"
+    library.contains("ld-linux")
+        || library.starts_with("ld-musl-")
+        || library == "ld64.so.1"
+        || library == "ld64.so.2"
 }
 
 impl Policies {

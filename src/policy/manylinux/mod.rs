@@ -7,4 +7,4 @@ mod policy;
 pub use analysis::{
     Analysis, Binary, Blockers, BoundImport, Violation, is_dynamic_loader, provided_names,
 };
-pub use policy::{PlatRequest, Policies, Policy, PolicyError};
+pub use policy::{CLibrary, PlatRequest, Policies, Policy, PolicyError};

@@ -1,24 +1,41 @@
-//! The manylinux policies of `config/manylinux-policy.toml`, resolved for one
-//! architecture, and the platform tags and `--plat` values that name them.
+//! The manylinux policies of `config/manylinux-policy.toml` and the musllinux ones of
+//! `config/musllinux-policy.toml`, resolved for one architecture, and the platform tags
+//! and `--plat` values that name them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::formats::elf::facts::split_version_name;
+use crate::target::Libc;
 
-const BUILTIN_CONFIG: &str = include_str!(concat!(
+const MANYLINUX_CONFIG: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/config/manylinux-policy.toml"
 ));
-const BUILTIN_CONFIG_NAME: &str = "config/manylinux-policy.toml";
+const MUSLLINUX_CONFIG: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/musllinux-policy.toml"
+));
+
+/// The built-in policy file of a C library: its name (for messages) and text.
+fn builtin_config(libc: Libc) -> (&'static str, &'static str) {
+    match libc {
+        Libc::Glibc => ("config/manylinux-policy.toml", MANYLINUX_CONFIG),
+        Libc::Musl => ("config/musllinux-policy.toml", MUSLLINUX_CONFIG),
+    }
+}
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PolicyError {
     #[error("{file}: {message}")]
     Config { file: String, message: String },
-    #[error("no manylinux policy exists for architecture `{arch}`; known architectures: {known}")]
-    UnknownArch { arch: String, known: String },
+    #[error("no {family} policy exists for architecture `{arch}`; known architectures: {known}")]
+    UnknownArch {
+        family: String,
+        arch: String,
+        known: String,
+    },
     #[error("unknown platform `{value}` for {arch}; use `auto` or one of: {known}")]
     UnknownPlatform {
         value: String,
@@ -111,10 +128,25 @@ pub enum PlatRequest<'a> {
     Policy(&'a Policy),
 }
 
+/// The C library of a policy family as its binaries name it (`[c_library]`): musl's
+/// `libc.musl-<arch>.so.1`, which every restricted policy whitelists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CLibrary {
+    /// The name musllinux wheels need it by.
+    pub soname: String,
+    /// Other names linkers record for it (zig's `libc.so`), renamed to `soname` by the
+    /// repair.
+    pub linker_names: Vec<String>,
+}
+
 /// The policies for one architecture, most compatible first, `linux` last.
 #[derive(Debug, Clone)]
 pub struct Policies {
     arch: String,
+    /// The family's stem, `manylinux` or `musllinux`.
+    family: String,
+    /// The C library by its own name, where the policy file says it (musl).
+    c_library: Option<CLibrary>,
     /// Never empty, most compatible first.
     restricted: Vec<Policy>,
     linux: Policy,
@@ -124,9 +156,11 @@ pub struct Policies {
 }
 
 impl Policies {
-    /// The built-in policies for `arch` (`aarch64`, `ppc64le`, ...).
-    pub fn for_arch(arch: &str) -> Result<Policies, PolicyError> {
-        Policies::from_config(BUILTIN_CONFIG_NAME, BUILTIN_CONFIG, arch)
+    /// The built-in policies of `libc` (manylinux for glibc, musllinux for musl) for
+    /// `arch` (`aarch64`, `ppc64le`, ...).
+    pub fn for_arch(libc: Libc, arch: &str) -> Result<Policies, PolicyError> {
+        let (file, text) = builtin_config(libc);
+        Policies::from_config(file, text, arch)
     }
 
     /// Policies from a configuration text in the format of the built-in file.
@@ -140,6 +174,40 @@ impl Policies {
 
     pub fn arch(&self) -> &str {
         &self.arch
+    }
+
+    /// `manylinux` or `musllinux`: the stem of the family's tags.
+    pub fn family(&self) -> &str {
+        &self.family
+    }
+
+    /// These policies with `name` (a `--plat` value naming a restricted policy) as the
+    /// only restricted one, as the reference auditor keeps only the musl it runs on: the
+    /// binaries cannot tell musllinux policies apart, so the build says which.
+    pub fn only(&self, name: &str) -> Result<Policies, PolicyError> {
+        let kept = match self.parse_plat(name)? {
+            PlatRequest::Policy(policy) => policy.clone(),
+            PlatRequest::Auto => self.newest().clone(),
+        };
+        Ok(Policies {
+            restricted: vec![kept],
+            ..self.clone()
+        })
+    }
+
+    /// The C library by its own name, where the policies say it (musl); `None` for glibc,
+    /// whose `libc.so.6` is an ordinary whitelisted name.
+    pub fn c_library(&self) -> Option<&CLibrary> {
+        self.c_library.as_ref()
+    }
+
+    /// Whether the policies judge binaries by their symbol versions (manylinux). musl has
+    /// none, so every musllinux policy accepts the same binaries and the tag must come
+    /// from the musl a build linked (see config/musllinux-policy.toml).
+    pub fn judge_symbol_versions(&self) -> bool {
+        self.restricted
+            .iter()
+            .any(|policy| !policy.symbol_versions.is_empty())
     }
 
     /// Most compatible first; the last one is the unrestricted `linux`.
@@ -209,6 +277,16 @@ impl Policies {
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     policy: Vec<ConfigPolicy>,
+    #[serde(default)]
+    c_library: Option<ConfigCLibrary>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigCLibrary {
+    soname: BTreeMap<String, String>,
+    #[serde(default)]
+    linker_names: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +323,27 @@ fn resolve(config: ConfigFile, file: &str, arch: &str) -> Result<Policies, Polic
     let mut versions_by_arch: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> =
         BTreeMap::new();
     let mut previous_priority = u32::MAX;
+    let family = config
+        .policy
+        .iter()
+        .find(|entry| !entry.unrestricted)
+        .and_then(|entry| entry.name.split('_').next())
+        .unwrap_or("manylinux")
+        .to_owned();
+    let c_library = match &config.c_library {
+        Some(c_library) => {
+            let soname = c_library.soname.get(arch).cloned();
+            soname.map(|soname| CLibrary {
+                soname,
+                linker_names: c_library.linker_names.clone(),
+            })
+        }
+        None => None,
+    };
+    if let Some(c_library) = &c_library {
+        whitelist.insert(c_library.soname.clone());
+        whitelist.extend(c_library.linker_names.iter().cloned());
+    }
 
     for entry in config.policy {
         if entry.unrestricted {
@@ -307,12 +406,15 @@ fn resolve(config: ConfigFile, file: &str, arch: &str) -> Result<Policies, Polic
     })?;
     if restricted.is_empty() {
         return Err(PolicyError::UnknownArch {
+            family,
             arch: arch.to_owned(),
             known: known_arches.iter().cloned().collect::<Vec<_>>().join(", "),
         });
     }
     Ok(Policies {
         arch: arch.to_owned(),
+        family,
+        c_library,
         restricted,
         linux,
         known_arches,
@@ -498,6 +600,7 @@ mod tests {
         assert_eq!(
             error,
             PolicyError::UnknownArch {
+                family: "manylinux".into(),
                 arch: "mips64".into(),
                 known: "aarch64, ppc64le".into()
             }
@@ -532,7 +635,8 @@ mod tests {
     #[test]
     fn builtin_policies_start_at_manylinux2014_for_the_cross_targets() {
         for arch in ["aarch64", "ppc64le"] {
-            let policies = Policies::for_arch(arch).expect("the built-in configuration is valid");
+            let policies =
+                Policies::for_arch(Libc::Glibc, arch).expect("the built-in configuration is valid");
             assert_eq!(
                 policies.most_compatible().platform_tags()[1],
                 format!("manylinux2014_{arch}")
@@ -548,10 +652,61 @@ mod tests {
                 assert!(policies.by_name(name).is_some(), "{arch} lacks {name}");
             }
         }
-        let x86_64 = Policies::for_arch("x86_64").expect("the built-in configuration is valid");
+        let x86_64 =
+            Policies::for_arch(Libc::Glibc, "x86_64").expect("the built-in configuration is valid");
         assert_eq!(
             x86_64.most_compatible().platform_tags(),
             ["manylinux_2_5_x86_64", "manylinux1_x86_64"]
+        );
+    }
+
+    #[test]
+    fn musllinux_policies_whitelist_the_architectures_musl_by_both_its_names() {
+        let x86_64 = Policies::for_arch(Libc::Musl, "x86_64").expect("the built-in musllinux file");
+        assert_eq!(
+            x86_64.iter().map(Policy::tag).collect::<Vec<_>>(),
+            [
+                "musllinux_1_1_x86_64",
+                "musllinux_1_2_x86_64",
+                "linux_x86_64"
+            ]
+        );
+        let c_library = x86_64.c_library().expect("musl names its C library");
+        assert_eq!(c_library.soname, "libc.musl-x86_64.so.1");
+        assert_eq!(c_library.linker_names, ["libc.so"]);
+        for policy in x86_64.iter().filter(|policy| !policy.unrestricted) {
+            for name in ["libc.musl-x86_64.so.1", "libc.so", "libz.so.1"] {
+                assert!(policy.whitelist.contains(name), "{}: {name}", policy.name);
+            }
+            assert!(!policy.whitelist.contains("libc.musl-aarch64.so.1"));
+        }
+        assert!(!x86_64.judge_symbol_versions());
+        assert_eq!(
+            Policies::for_arch(Libc::Musl, "armv7l")
+                .unwrap()
+                .c_library()
+                .unwrap()
+                .soname,
+            "libc.musl-armv7.so.1"
+        );
+        let only = x86_64.only("musllinux_1_2_x86_64").unwrap();
+        assert_eq!(
+            only.iter().map(Policy::tag).collect::<Vec<_>>(),
+            ["musllinux_1_2_x86_64", "linux_x86_64"]
+        );
+        assert_eq!(
+            x86_64.only("auto").unwrap().most_compatible().name,
+            "musllinux_1_2"
+        );
+        assert!(x86_64.only("manylinux2014_x86_64").is_err());
+        let glibc = Policies::for_arch(Libc::Glibc, "x86_64").unwrap();
+        assert!(glibc.judge_symbol_versions() && glibc.c_library().is_none());
+        let error = Policies::for_arch(Libc::Musl, "ppc64").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("no musllinux policy exists for architecture `ppc64`"),
+            "{error}"
         );
     }
 }

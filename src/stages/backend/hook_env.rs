@@ -99,7 +99,7 @@ impl HookEnv {
             "platforms": if target.is_macos() {
                 vec![target.platform_tag()]
             } else {
-                target.compatible_manylinux_platforms()
+                target.compatible_linux_platforms()
             },
             "wheel_cache": request.cache.target_wheels().join(format!(
                 "hook-{}-{}-{}",

@@ -208,12 +208,12 @@ fn download(
         "--abi".into(),
         "none".into(),
     ];
-    // pip does not widen a manylinux --platform to older glibc tags: list every one the
-    // target's glibc can load.
+    // pip does not widen a manylinux --platform to older glibc tags (nor a musllinux one
+    // to older musl): list every one the target's C library can load.
     let platforms = if target.is_macos() {
         vec![target.platform_tag()]
     } else {
-        target.compatible_manylinux_platforms()
+        target.compatible_linux_platforms()
     };
     for platform in platforms {
         args.push("--platform".into());

@@ -24,16 +24,17 @@ pub(crate) fn target_vars(
     layout: &EnvLayout<'_>,
 ) -> BTreeMap<String, Value> {
     let target = &toolchain.target;
-    let abi = python.abi_name();
+    let abiflags = python.target_abiflags();
+    let multiarch = target.multiarch(python.version).to_string();
     let mut vars = python.vars.clone();
     let mut set = |key: &str, value: String| {
         vars.insert(key.to_string(), Value::String(value));
     };
 
-    set("EXT_SUFFIX", target.ext_suffix(&abi));
-    set("SOABI", target.soabi(&abi));
-    set("MULTIARCH", target.multiarch().to_string());
-    set("PLATFORM_TRIPLET", target.multiarch().to_string());
+    set("EXT_SUFFIX", target.ext_suffix(python.version, abiflags));
+    set("SOABI", target.soabi(python.version, abiflags));
+    set("MULTIARCH", multiarch.clone());
+    set("PLATFORM_TRIPLET", multiarch);
     set("HOST_GNU_TYPE", target.data().host_gnu_type.clone());
     set("MACHDEP", target.data().machdep.clone());
     set("SHLIB_SUFFIX", ".so".to_string());
@@ -242,6 +243,7 @@ pub(crate) fn render_module(vars: &BTreeMap<String, Value>) -> String {
 pub(crate) fn render_sitecustomize(
     python_include_dir: &Path,
     target: &Target,
+    version: (u32, u32),
     abiflags: &str,
 ) -> String {
     let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
@@ -254,7 +256,7 @@ pub(crate) fn render_sitecustomize(
         "version": release.map(|release| format!("Darwin Kernel Version {release}")).unwrap_or_default(),
         "machine": target.arch(),
         "processor": data.uname_processor,
-        "multiarch": target.multiarch(),
+        "multiarch": target.multiarch(version),
         "mac_ver": if target.is_macos() { target.os_version().to_string() } else { String::new() },
         "abiflags": abiflags,
     });

@@ -106,14 +106,31 @@ mod tests {
 
     #[test]
     fn keywords_mean_what_cibuildwheel_builds_on_githubs_default_runners() {
+        // An architecture is both its manylinux and its musllinux target, as cibuildwheel
+        // builds both identifiers unless `build`/`skip` select.
         let linux_native = pick("native", Platform::Linux);
-        assert_eq!(ids(&linux_native), ["linux-x86_64"]);
-        assert_eq!(ids(&pick("AUTO64", Platform::Linux)), ["linux-x86_64"]);
+        assert_eq!(ids(&linux_native), ["linux-x86_64", "musllinux-x86_64"]);
+        assert_eq!(
+            ids(&pick("AUTO64", Platform::Linux)),
+            ["linux-x86_64", "musllinux-x86_64"]
+        );
+        assert_eq!(
+            ids(&pick("manylinux_x86_64", Platform::Linux)),
+            ["linux-x86_64"]
+        );
         assert_eq!(ids(&pick("native", Platform::Macos)), ["macos-arm64"]);
         assert_eq!(ids(&pick("auto", Platform::Macos)), ["macos-arm64"]);
         assert!(pick("auto32", Platform::Macos).targets.is_empty());
         let auto = pick("auto", Platform::Linux);
-        assert_eq!(ids(&auto)[0], "linux-x86_64");
+        assert_eq!(
+            ids(&auto),
+            [
+                "linux-x86_64",
+                "musllinux-x86_64",
+                "linux-i686",
+                "musllinux-i686"
+            ]
+        );
     }
 
     #[test]
@@ -130,7 +147,10 @@ mod tests {
 
     #[test]
     fn names_pick_their_platforms_targets_and_report_the_others() {
-        assert_eq!(ids(&pick("ppc64le", Platform::Linux)), ["linux-ppc64le"]);
+        assert_eq!(
+            ids(&pick("ppc64le", Platform::Linux)),
+            ["linux-ppc64le", "musllinux-ppc64le"]
+        );
         assert!(pick("ppc64le", Platform::Macos).targets.is_empty());
         assert_eq!(
             pick("universal2", Platform::Linux).missing,

@@ -1,5 +1,5 @@
 //! Build identifiers in cibuildwheel's form (`cp311-manylinux_aarch64`,
-//! `cp311-macosx_arm64`): one per CPython version and target (from [`crate::target`]).
+//! `cp311-musllinux_x86_64`, `cp311-macosx_arm64`): one per CPython version and target (from [`crate::target`]).
 
 pub use crate::python_tag::PythonTag;
 pub use crate::target::{Platform, TargetData, targets};
@@ -48,6 +48,13 @@ mod tests {
                 "linux-i686",
                 "linux-armv7l",
                 "linux-riscv64",
+                "musllinux-x86_64",
+                "musllinux-aarch64",
+                "musllinux-ppc64le",
+                "musllinux-s390x",
+                "musllinux-i686",
+                "musllinux-armv7l",
+                "musllinux-riscv64",
                 "macos-arm64",
                 "macos-x86_64",
                 "macos-universal2"
@@ -69,6 +76,13 @@ mod tests {
                 "cp311-manylinux_i686",
                 "cp311-manylinux_armv7l",
                 "cp311-manylinux_riscv64",
+                "cp311-musllinux_x86_64",
+                "cp311-musllinux_aarch64",
+                "cp311-musllinux_ppc64le",
+                "cp311-musllinux_s390x",
+                "cp311-musllinux_i686",
+                "cp311-musllinux_armv7l",
+                "cp311-musllinux_riscv64",
                 "cp311-macosx_arm64",
                 "cp311-macosx_x86_64",
                 "cp311-macosx_universal2"
@@ -85,7 +99,11 @@ mod tests {
             parse_identifier("cp311-manylinux_x86_64").unwrap().1.id,
             "linux-x86_64"
         );
-        assert!(parse_identifier("cp311-musllinux_x86_64").is_err());
+        assert_eq!(
+            parse_identifier("cp311-musllinux_x86_64").unwrap().1.id,
+            "musllinux-x86_64"
+        );
+        assert!(parse_identifier("cp311-musllinux_s390x_x").is_err());
         assert!(parse_identifier("cp311").is_err());
     }
 
@@ -101,5 +119,13 @@ mod tests {
             assert!(aarch64.is_named(name), "{name}");
         }
         assert!(!aarch64.is_named("arm64"));
+        // A bare architecture names both C libraries' targets, as in cibuildwheel; the
+        // identifier platform names one.
+        let musl = targets()
+            .iter()
+            .find(|t| t.id == "musllinux-aarch64")
+            .unwrap();
+        assert!(musl.is_named("aarch64") && musl.is_named("musllinux_aarch64"));
+        assert!(!musl.is_named("manylinux_aarch64") && !aarch64.is_named("musllinux_aarch64"));
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::Plan;
 use super::identifiers::Platform;
 use super::sources::DEFAULTS_TOML;
-use crate::target::LinuxArch;
+use crate::target::{Libc, LinuxArch};
 
 /// Which entries `github_matrix` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,11 +99,13 @@ pub fn github_matrix(plan: &Plan, jobs: MatrixJobs) -> Value {
     json!({ "include": include })
 }
 
-/// An aarch64 build of a CPython Debian ships no target interpreter of (3.10, 3.12, every
-/// free-threaded one): the emulated test stage reports it `not tested`, a native arm64
-/// runner can test it.
+/// An aarch64 manylinux build of a CPython Debian ships no target interpreter of (3.10,
+/// 3.12, every free-threaded one): the emulated test stage reports it `not tested`, a
+/// native arm64 runner can test it. A musllinux wheel runs on neither (the runner's
+/// CPython is glibc's), so it keeps its `not tested` line.
 fn emulated_stage_cannot_test(build: &super::BuildSpec) -> bool {
-    build.target.linux_arch() == Some(LinuxArch::Aarch64)
+    build.target.libc() == Some(Libc::Glibc)
+        && build.target.linux_arch() == Some(LinuxArch::Aarch64)
         && !crate::support::sysroot::archive::shipped_versions(LinuxArch::Aarch64)
             .contains(&build.python)
 }

@@ -12,6 +12,52 @@ use super::symbols::SymbolReport;
 use crate::policy::manylinux::{
     Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, provided_names,
 };
+use crate::target::Libc;
+
+/// What says `binary` was linked against musl: its interpreter or C library, or an
+/// extension suffix such as `.cpython-312-aarch64-linux-musl.so` (an extension module that
+/// needs no library names its libc nowhere else), as the reference auditor reads it.
+pub fn musl_evidence(binary: &Binary) -> Option<&str> {
+    binary.facts.musl_evidence().or_else(|| {
+        let file_name = binary.path.rsplit('/').next().unwrap_or(&binary.path);
+        (file_name.ends_with("-linux-musl.so") || file_name.ends_with("-linux-musleabihf.so"))
+            .then_some(file_name)
+    })
+}
+
+/// What says `binary` was linked against glibc: glibc's C library or loader among its
+/// DT_NEEDED entries, or a glibc loader as its interpreter.
+pub fn glibc_evidence(binary: &Binary) -> Option<&str> {
+    let is_glibc = |name: &str| {
+        name == "libc.so.6" || name.starts_with("ld-linux") || name.starts_with("ld64.so.")
+    };
+    binary
+        .facts
+        .interpreter
+        .as_deref()
+        .filter(|path| is_glibc(path.rsplit('/').next().unwrap_or(path)))
+        .or_else(|| {
+            binary
+                .facts
+                .needed
+                .iter()
+                .map(String::as_str)
+                .find(|name| is_glibc(name))
+        })
+}
+
+/// The C library a wheel's binaries are for when nothing else says: musl when any binary
+/// shows it, else glibc (as the reference auditor assumes without evidence).
+pub fn wheel_libc(binaries: &[Binary]) -> Libc {
+    if binaries
+        .iter()
+        .any(|binary| musl_evidence(binary).is_some())
+    {
+        Libc::Musl
+    } else {
+        Libc::Glibc
+    }
+}
 
 /// The one ABI every binary of the wheel shares.
 pub fn wheel_abi(wheel: &Path, binaries: &[Binary]) -> Result<Option<Abi>> {
@@ -82,7 +128,7 @@ pub fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Resu
                     .next_blockers()
                     .map(describe_blockers)
                     .unwrap_or_default();
-                bail!("cannot be tagged manylinux: {why}");
+                bail!("cannot be tagged {}: {why}", policies.family());
             };
             policy
         }

@@ -15,7 +15,7 @@ use crate::formats::elf::facts::{ElfFacts, is_elf};
 use crate::formats::wheel::WheelArchive;
 use crate::policy::analysis::layout;
 
-pub use abi::{choose_tags, policy_input, wheel_abi};
+pub use abi::{choose_tags, glibc_evidence, musl_evidence, policy_input, wheel_abi, wheel_libc};
 pub use graph::{Binary, Graph, HostSearch, Link, Origin, Rules, WheelFiles, needed_link};
 pub use search::{Abi, FoundLibrary, LibrarySearch};
 pub use symbols::{SymbolReport, SystemLibraries, Unresolved, check_symbols};

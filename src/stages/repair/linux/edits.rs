@@ -1,13 +1,21 @@
 //! Turning the resolved graph into per-binary ELF edits: new SONAMEs for grafted
-//! libraries, renamed DT_NEEDED entries, libpython dropped, and RUNPATHs that stay
-//! inside the wheel.
+//! libraries, renamed DT_NEEDED entries (grafted libraries, and the C library by the name
+//! its policies give it), libpython dropped, and RUNPATHs that stay inside the wheel.
 
 use crate::formats::elf::edit::ElfEdits;
 use crate::policy::analysis::layout;
 use crate::policy::analysis::linux::{Binary, Graph, Link, Origin};
+use crate::policy::manylinux::CLibrary;
 
 /// The edits for `graph.binaries[index]`; `None` when the file stays as it is.
-pub fn edits_for(graph: &Graph, index: usize, libs_dir: &str) -> Option<ElfEdits> {
+/// `c_library`: the C library's name for the policies (musl's `libc.musl-x86_64.so.1`),
+/// which replaces the linker's name for it (zig's `libc.so`).
+pub fn edits_for(
+    graph: &Graph,
+    index: usize,
+    libs_dir: &str,
+    c_library: Option<&CLibrary>,
+) -> Option<ElfEdits> {
     let binary = &graph.binaries[index];
     let links = &graph.links[index];
     let mut edits = ElfEdits::default();
@@ -17,6 +25,14 @@ pub fn edits_for(graph: &Graph, index: usize, libs_dir: &str) -> Option<ElfEdits
         // it the same way); a manylinux CPython has no libpython to load.
         if *link == Link::Python {
             edits.remove_needed.insert(needed.clone());
+        }
+        if let Some(c_library) = c_library
+            && *link == Link::System
+            && c_library.linker_names.contains(needed)
+        {
+            edits
+                .replace_needed
+                .insert(needed.clone(), c_library.soname.clone());
         }
         if let Link::Internal(path) = link
             && is_grafted(graph, path)

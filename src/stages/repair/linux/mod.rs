@@ -20,15 +20,17 @@ use crate::policy::analysis::layout::linux_libs_dir;
 use crate::policy::analysis::linux::graph::{HostSearch, resolve};
 use crate::policy::analysis::linux::{
     Graph, LibrarySearch, Link, Origin, Rules, SymbolReport, SystemLibraries, check_symbols,
-    choose_tags, policy_input, wheel_abi, wheel_binaries,
+    choose_tags, policy_input, wheel_abi, wheel_binaries, wheel_libc,
 };
-use crate::policy::manylinux::{Analysis, PlatRequest, Policies, is_dynamic_loader};
+use crate::policy::manylinux::{Analysis, CLibrary, PlatRequest, Policies, is_dynamic_loader};
 use crate::stages::repair::rewrite_wheel;
 use crate::stages::repair::sbom::Vendored;
+use crate::target::Libc;
 
 #[derive(Debug, Clone)]
 pub struct LinuxRepairOptions {
-    /// `auto` or a platform tag, parsed once the wheel's architecture is known.
+    /// `auto` or a platform tag, parsed once the wheel's architecture is known. A tag also
+    /// says the C library (`musllinux_1_2_x86_64`); `auto` takes it from the binaries.
     pub plat: String,
     pub exclude: Vec<glob::Pattern>,
     pub lib_paths: Vec<PathBuf>,
@@ -55,7 +57,8 @@ pub struct LinuxRepairReport {
 
 pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<LinuxRepairReport> {
     let binaries = wheel_binaries(wheel)?;
-    if let Some(refusal) = unsupported::refusal(&binaries) {
+    let libc = Libc::of_platform_tag(&options.plat).unwrap_or_else(|| wheel_libc(&binaries));
+    if let Some(refusal) = unsupported::refusal(&binaries, libc) {
         bail!("{}: {refusal}", wheel.path().display());
     }
     let Some(abi) = wheel_abi(wheel.path(), &binaries)? else {
@@ -65,12 +68,12 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         );
     };
     let arch = binaries[0].facts.arch.unwrap_or("unknown").to_string();
-    let policies =
-        Policies::for_arch(&arch).with_context(|| format!("{}", wheel.path().display()))?;
+    let (policies, plat) = policies_for(libc, &arch, &options.plat)
+        .with_context(|| format!("{}", wheel.path().display()))?;
     // Whitelisted libraries stay external; judge them by the requested policy
     // (or, for `auto`, the most compatible one, as auditwheel does).
     let whitelist_policy = match policies
-        .parse_plat(&options.plat)
+        .parse_plat(&plat)
         .with_context(|| format!("{}", wheel.path().display()))?
     {
         PlatRequest::Auto => policies.most_compatible(),
@@ -107,14 +110,14 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     }
     let (policy_binaries, provided) = policy_input(&graph, &symbols, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
-    let platform_tags = choose_tags(&policies, &analysis, &options.plat)
+    let platform_tags = choose_tags(&policies, &analysis, &plat)
         .with_context(|| format!("{}", wheel.path().display()))?;
 
     // Memory: the search cache shares the grafted libraries' bytes, and each
     // library's original is freed as soon as its edited copy exists, so a
     // 30 MB OpenBLAS is held at most twice, briefly.
     drop(search);
-    let edited = edit_binaries(wheel, &mut graph, &libs_dir)?;
+    let edited = edit_binaries(wheel, &mut graph, &libs_dir, policies.c_library())?;
 
     let changes = WheelChanges::sort(&graph, edited);
     let output = rewrite_wheel(
@@ -133,6 +136,26 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         edited: changes.edited_names,
         analysis,
     })
+}
+
+/// The policies of `libc` for `arch` that judge the wheel, and the `--plat` value to
+/// judge it by. musl versions no symbols, so musllinux binaries cannot say their policy:
+/// the one `plat` names is the only one kept (for `auto`, the newest, as the reference
+/// auditor does off a musl system), and the wheel gets it or `linux`.
+fn policies_for(libc: Libc, arch: &str, plat: &str) -> Result<(Policies, String)> {
+    let policies = Policies::for_arch(libc, arch)?;
+    if policies.judge_symbol_versions() {
+        return Ok((policies, plat.to_string()));
+    }
+    let only = policies.only(plat)?;
+    let tag = only.most_compatible().tag();
+    if plat == "auto" {
+        tracing::info!(
+            "musl binaries do not say which musl they need: judged for {tag}, the newest \
+             musllinux policy (--plat names another)"
+        );
+    }
+    Ok((only, tag))
 }
 
 /// The symbol check over the repaired graph: the user's sysroot first, then the tree of
@@ -225,9 +248,10 @@ fn edit_binaries(
     wheel: &WheelArchive,
     graph: &mut Graph,
     libs_dir: &str,
+    c_library: Option<&CLibrary>,
 ) -> Result<Vec<(usize, Vec<u8>)>> {
     let all_edits: Vec<Option<ElfEdits>> = (0..graph.binaries.len())
-        .map(|index| edits::edits_for(graph, index, libs_dir))
+        .map(|index| edits::edits_for(graph, index, libs_dir, c_library))
         .collect();
     let grafted_sources: Vec<Option<Arc<Vec<u8>>>> = graph
         .binaries

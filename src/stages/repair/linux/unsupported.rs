@@ -1,28 +1,28 @@
-//! Wheels the manylinux repair refuses before judging any policy: binaries linked
-//! against musl (no manylinux tag may ever name them, whatever `--exclude` says) and
-//! ARM binaries of an ABI no policy covers.
+//! Wheels the Linux repair refuses before judging any policy: binaries of the other C
+//! library than the policies asked for (no manylinux tag may ever name a musl binary,
+//! nor a musllinux tag a glibc one, whatever `--exclude` says) and ARM binaries of an ABI
+//! no policy covers.
 
 use crate::formats::elf::facts::arm_abi_problem;
-use crate::policy::analysis::linux::Binary;
+use crate::policy::analysis::linux::{Binary, glibc_evidence, musl_evidence};
+use crate::target::Libc;
 
-/// What says `binary` was built for musl: its interpreter or C library, or an extension
-/// suffix such as `.cpython-312-aarch64-linux-musl.so` (an extension module that needs
-/// no library names its libc nowhere else).
-fn musl_evidence(binary: &Binary) -> Option<&str> {
-    binary.facts.musl_evidence().or_else(|| {
-        let file_name = binary.path.rsplit('/').next().unwrap_or(&binary.path);
-        file_name.contains("-linux-musl").then_some(file_name)
-    })
-}
-
-/// Why no manylinux tag can describe `binaries`, in one line; `None` when one may.
-pub fn refusal(binaries: &[Binary]) -> Option<String> {
+/// Why no `libc` tag can describe `binaries`, in one line; `None` when one may.
+pub fn refusal(binaries: &[Binary], libc: Libc) -> Option<String> {
     for binary in binaries {
-        if let Some(evidence) = musl_evidence(binary) {
+        let (other, evidence) = match libc {
+            Libc::Glibc => (Libc::Musl, musl_evidence(binary)),
+            Libc::Musl => (Libc::Glibc, glibc_evidence(binary)),
+        };
+        if let Some(evidence) = evidence {
             return Some(format!(
-                "{} is linked against musl ({evidence}): musllinux wheels are not supported yet, \
-                 and a manylinux tag would promise glibc",
-                binary.path
+                "{} is linked against {} ({evidence}): a {} tag would promise {}; \
+                 repair it with `--plat auto` or a {} tag",
+                binary.path,
+                other.name(),
+                libc.identifier_prefix(),
+                libc.name(),
+                other.identifier_prefix()
             ));
         }
     }
