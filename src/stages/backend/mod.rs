@@ -40,7 +40,6 @@ pub use target_wheels::prepare_target_site;
 
 use build_log::{BuildLog, log_path_of};
 use cross_vars::{cross_variables, prepend_path};
-use settings::settings_map;
 use source_copy::copy_source_tree;
 use wheel_checks::{
     check_compiled, exec_format_hint, foreign_library_line, sdk_header_hint, wheel_platform_matches,
@@ -227,7 +226,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
 
     let path_var = prepend_path(&host_env.bin);
     let host_vars = cross_vars::host_variables(request, path_var.clone());
-    let user_settings = settings_map(request.config_settings);
+    let user_settings = settings::host_settings(system.backend, request.config_settings);
     let log_path = log.path.clone();
     let host_run = driver::HookRun {
         python: &host_env.python,

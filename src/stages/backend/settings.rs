@@ -44,8 +44,41 @@ pub(super) fn cross_settings(
             ));
         }
     }
+    settings_pairs.extend(cmake_requirement(system.backend, &user_settings));
     settings_pairs.extend(user_settings);
     Ok(settings_map(&settings_pairs))
+}
+
+/// The config settings of the hooks that run on the host (`get_requires_for_build_wheel`):
+/// the user's, and the CMake version the cross build will need, so the backend asks for it
+/// among its build requirements.
+pub(super) fn host_settings(
+    backend: Backend,
+    user_settings: &[(String, String)],
+) -> BTreeMap<String, Value> {
+    let mut pairs = cmake_requirement(backend, user_settings);
+    pairs.extend(user_settings.iter().cloned());
+    settings_map(&pairs)
+}
+
+/// The CMake that crosswheel's toolchain file works with: policy CMP0190 first exists in
+/// CMake 4.1. An older CMake on PATH (Debian bookworm's 3.25) never asks the build python
+/// for the target's suffix, and names `python_add_library(... WITH_SOABI)` modules plain
+/// `_x.so`; with this setting scikit-build-core installs a new enough CMake into the build
+/// environment instead. A `cmake.version` the user set is theirs to keep.
+const MINIMUM_CROSS_CMAKE: &str = ">=4.1";
+
+fn cmake_requirement(
+    backend: Backend,
+    user_settings: &[(String, String)],
+) -> Vec<(String, String)> {
+    if backend == Backend::ScikitBuildCore
+        && !user_settings.iter().any(|(key, _)| key == "cmake.version")
+    {
+        vec![("cmake.version".into(), MINIMUM_CROSS_CMAKE.into())]
+    } else {
+        Vec::new()
+    }
 }
 
 /// What points each backend at the cross files (user settings are added after it).
@@ -115,6 +148,16 @@ pub(super) fn settings_map(pairs: &[(String, String)]) -> BTreeMap<String, Value
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scikit_build_core_is_asked_for_a_cmake_with_cmp0190_unless_the_user_chose_one() {
+        let ours = host_settings(Backend::ScikitBuildCore, &[]);
+        assert_eq!(ours["cmake.version"], Value::String(">=4.1".into()));
+        let users = vec![("cmake.version".to_string(), ">=3.26".to_string())];
+        let theirs = host_settings(Backend::ScikitBuildCore, &users);
+        assert_eq!(theirs["cmake.version"], Value::String(">=3.26".into()));
+        assert!(!host_settings(Backend::MesonPython, &[]).contains_key("cmake.version"));
+    }
 
     #[test]
     fn repeated_config_setting_becomes_a_list() {
