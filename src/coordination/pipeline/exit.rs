@@ -32,21 +32,25 @@ pub enum FatalError {
     },
 }
 
-/// The wheel names this run has put in a wheelhouse, claimed before each move so two
-/// concurrent builds cannot both take a name.
+/// The wheel names this run has put in a wheelhouse, per target, claimed before each move
+/// so two concurrent builds cannot both take a name. cibuildwheel checks a name against
+/// the wheels of the same container (one target, every Python); a later container's wheel
+/// of the same name replaces the earlier one in the output folder, and so does a later
+/// target's here.
 #[derive(Debug, Default)]
 pub struct WheelsThisRun {
-    names: Mutex<BTreeSet<String>>,
+    names: Mutex<BTreeSet<(String, String)>>,
 }
 
 impl WheelsThisRun {
-    /// Claims `name`; an error if an earlier build of this run made a wheel of that name.
-    pub(super) fn claim(&self, name: &str) -> Result<(), FatalError> {
+    /// Claims `name` for `target`; an error if an earlier build of this run for that target
+    /// made a wheel of that name.
+    pub(super) fn claim(&self, target: &str, name: &str) -> Result<(), FatalError> {
         let mut names = self
             .names
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if names.insert(name.to_string()) {
+        if names.insert((target.to_string(), name.to_string())) {
             Ok(())
         } else {
             Err(FatalError::AlreadyBuilt {
@@ -98,14 +102,19 @@ mod tests {
     #[test]
     fn a_wheel_name_can_be_claimed_once_per_run() {
         let run = WheelsThisRun::default();
-        run.claim("spam-0.1.0-cp311-cp311-manylinux_2_17_aarch64.whl")
-            .unwrap();
-        let again = run
-            .claim("spam-0.1.0-cp311-cp311-manylinux_2_17_aarch64.whl")
-            .unwrap_err();
+        let name = "spam-0.1.0-cp311-cp311-manylinux_2_17_aarch64.whl";
+        run.claim("linux-aarch64", name).unwrap();
+        let again = run.claim("linux-aarch64", name).unwrap_err();
         assert!(again.to_string().contains("already generated"), "{again}");
         assert_eq!(exit_code(&anyhow::Error::new(again)), 6);
-        assert!(WheelsThisRun::default().claim("other.whl").is_ok());
+        assert!(
+            WheelsThisRun::default()
+                .claim("linux-aarch64", "other.whl")
+                .is_ok()
+        );
+        // Another target is another cibuildwheel container: its wheel of the same name
+        // (a repair command's fixed name) is not refused.
+        assert!(run.claim("musllinux-aarch64", name).is_ok());
     }
 
     #[test]

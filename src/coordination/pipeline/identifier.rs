@@ -480,7 +480,9 @@ impl Identifier<'_> {
         let file_name = repaired
             .file_name()
             .context("repaired wheel has no file name")?;
-        self.options.wheels.claim(&file_name.to_string_lossy())?;
+        self.options
+            .wheels
+            .claim(self.spec.target.id(), &file_name.to_string_lossy())?;
         std::fs::create_dir_all(&out_dir).map_err(IoError::at("create", &out_dir))?;
         let destination = out_dir.join(file_name);
         super::move_file(repaired, &destination)
