@@ -964,6 +964,37 @@ mod tests {
         }
     }
 
+    /// `./configure --host=$CROSSWHEEL_HOST` hands the GNU triple to config.sub and to the
+    /// project's own checks (libffi's configure.host knows `i?86-*-linux*`, not zig's `x86`):
+    /// its CPU is the GNU name of the architecture, and its system names the C library.
+    #[test]
+    fn every_linux_gnu_triple_names_the_cpu_and_libc_as_autoconf_does() {
+        for data in targets().iter().filter(|t| t.platform == Platform::Linux) {
+            let gnu_cpu = match data.arch.as_str() {
+                "ppc64le" => "powerpc64le",
+                "armv7l" => "arm",
+                arch => arch,
+            };
+            let libc = data.libc.expect("a Linux target names its libc");
+            assert!(
+                data.gnu_triple
+                    .starts_with(&format!("{gnu_cpu}-linux-{}", libc_abi(libc))),
+                "{}: {}",
+                data.id,
+                data.gnu_triple
+            );
+            assert!(
+                data.host_gnu_type.starts_with(&format!("{gnu_cpu}-"))
+                    && data
+                        .host_gnu_type
+                        .contains(&format!("-linux-{}", libc_abi(libc))),
+                "{}: {}",
+                data.id,
+                data.host_gnu_type
+            );
+        }
+    }
+
     /// The ABI part of a zig triple that links the C library (`-linux-gnueabihf` is glibc).
     fn libc_abi(libc: Libc) -> &'static str {
         match libc {

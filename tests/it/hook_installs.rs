@@ -7,6 +7,8 @@
 //! - a `before-build` pip install goes into the build's own environment: the user's
 //!   python on PATH is left as it was, and a build without isolation sees what the hook
 //!   installed;
+//! - `repair-wheel-command` runs in that environment too: its `python` and `pip` are the
+//!   build's, on a machine without a `python` command;
 //! - examples/blasdot with a pure `[tool.cibuildwheel]` table (scipy-openblas32 only among
 //!   its build requirements) builds and passes its tests on all three targets.
 
@@ -282,4 +284,46 @@ fn blasdot_with_a_pure_cibuildwheel_table_builds_and_passes_on_all_three_targets
             .unwrap_or_else(|| panic!("no row for {identifier}:\n{all}"));
         assert!(row.contains(verdict), "{row}");
     }
+}
+
+/// cibuildwheel's test_repair_wheel_command_structure runs `python repair.py {wheel}
+/// {dest_dir}`. A bare Debian or Ubuntu has no `python` command at all: the repair command
+/// runs in the build's own environment, whose `python` and `pip` are the build's, as in
+/// cibuildwheel's build venv.
+#[test]
+#[ignore = "slow: a real zig build"]
+fn a_repair_wheel_command_runs_the_python_and_pip_of_the_builds_own_environment() {
+    let root = tempfile::tempdir().unwrap();
+    let module = "#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, \"_s\"};\n\
+                  PyMODINIT_FUNC PyInit__s(void) { return PyModuleDef_Init(&m); }\n";
+    let repair = "import os, shutil, sys\n\
+                  assert os.environ.get('VIRTUAL_ENV') == sys.prefix != sys.base_prefix, \
+                  f'python on PATH is {sys.executable}, not the build environment\\'s'\n\
+                  shutil.copy(sys.argv[1], sys.argv[2])\n";
+    let project = common::setuptools_project(
+        root.path(),
+        "spam",
+        "from setuptools import setup, Extension\n\
+         setup(ext_modules=[Extension('spam._s', ['spam/_s.c'])])\n",
+        &[
+            ("spam/_s.c".to_string(), module.to_string()),
+            ("repair.py".to_string(), repair.to_string()),
+        ],
+    );
+    let mut pyproject = std::fs::read_to_string(project.join("pyproject.toml")).unwrap();
+    pyproject.push_str(
+        "\n[tool.crosswheel]\narchs = [\"manylinux_aarch64\"]\nbuild = \"cp311-*\"\n\
+         test-command = \"\"\n\
+         repair-wheel-command = \"pip --version && python repair.py {wheel} {dest_dir}\"\n",
+    );
+    std::fs::write(project.join("pyproject.toml"), pyproject).unwrap();
+
+    let out = root.path().join("wheelhouse");
+    let (output, text) = build(&project, &out, &[], None);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(
+        common::wheel_names_in(&out),
+        ["spam-1.0-cp311-cp311-linux_aarch64.whl"],
+        "{text}"
+    );
 }

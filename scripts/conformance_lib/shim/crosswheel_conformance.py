@@ -9,7 +9,8 @@ changes only what names the wheels a run should give, never what a test asserts:
   the platform (Linux: aarch64 and ppc64le; macOS: arm64) instead of for the machine's
   architecture, with crosswheel's manylinux tag (`manylinux_2_17_<arch>.manylinux2014_<arch>`:
   zig links against glibc 2.17, where cibuildwheel's default image is manylinux_2_28) and
-  no musllinux wheel (not a crosswheel target). A call that names no Python and is not
+  no musllinux wheel (crosswheel's default archs name manylinux targets only; a test that
+  sets CIBW_ARCHS to a bare architecture gets both, as from cibuildwheel). A call that names no Python and is not
   "single python" keeps cp311's wheels only, as the stand-in narrows the run.
 - Tests listed in the not-applicable table (CROSSWHEEL_CONFORMANCE_NOT_APPLICABLE) are
   skipped with `not applicable: <reason>`; the report counts them apart from failures.

@@ -42,11 +42,15 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
 }
 
 /// The tree of system libraries the symbol check reads for a Linux wheel of an
-/// architecture crosswheel has one for.
+/// architecture crosswheel has one for: Debian's, so none for a wheel of musl binaries.
 pub(crate) fn system_libraries_for(
     cache: &crate::support::host::Cache,
     wheel: &crate::formats::wheel::WheelArchive,
 ) -> Result<Option<std::path::PathBuf>> {
+    use crate::policy::analysis::linux::{wheel_binaries, wheel_libc};
+    if wheel_libc(&wheel_binaries(wheel)?) == crate::target::Libc::Musl {
+        return Ok(None);
+    }
     let arch = wheel
         .name()
         .platform

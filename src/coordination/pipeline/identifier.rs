@@ -199,14 +199,14 @@ impl Identifier<'_> {
             self.build(target, slice, &step)
         });
         self.times.build += build_time;
-        let (python, built) = built?;
+        let (python, built, hook_env) = built?;
         self.host_python = Some(python.executable.clone());
         step.finish(&format!("built {}", super::file_name_of(&built.path)));
 
         let step = progress::Step::start(&id, "repair");
         let mut repair_time = std::time::Duration::ZERO;
         let repaired = timed(&mut repair_time, Stage::Repair, || {
-            self.repair(&python, &built, target, slice)
+            self.repair(&python, &built, hook_env.as_ref(), target, slice)
         });
         self.times.repair += repair_time;
         let repaired = repaired?;
@@ -261,7 +261,7 @@ impl Identifier<'_> {
         target: &Target,
         slice: &str,
         step: &progress::Step,
-    ) -> Result<(BuildPython, BuiltWheel)> {
+    ) -> Result<(BuildPython, BuiltWheel, Option<HookEnv>)> {
         let spec = self.spec;
         let version = spec.python.version();
         let python =
@@ -285,17 +285,11 @@ impl Identifier<'_> {
         let frontend = frontend_of(&spec.options.build_frontend);
         let hook_env = self.hook_env(target, slice, &python, &frontend)?;
         if let Some(command) = &spec.options.before_build {
-            let mut environment = self.target.hook_variables.clone();
-            environment.extend(self.environment.clone());
-            if let Some(env) = &hook_env {
-                let path = environment.get("PATH").cloned();
-                environment.extend(env.variables(path.as_deref()));
-            }
             hooks::run_shell(
                 "before-build",
                 command,
                 &self.plan.project_dir,
-                &environment,
+                &self.hook_command_environment(hook_env.as_ref()),
             )?;
             if let Some(env) = &hook_env {
                 for line in env.settle()? {
@@ -332,11 +326,26 @@ impl Identifier<'_> {
                 step.observe(line)
             })),
         })?;
-        Ok((python, built))
+        Ok((python, built, hook_env))
     }
 
-    /// The build's own environment, in the work folder: where `before-build` runs, and the
-    /// backend when the build has no isolation. None when neither needs one.
+    /// What `before-build` and `repair-wheel-command` run with: the target's variables, the
+    /// user's `environment`, and the build's own environment first on PATH, so that `python`
+    /// and `pip` there are the build's, as in cibuildwheel's build venv (a bare Debian or
+    /// Ubuntu has no `python` command at all).
+    fn hook_command_environment(&self, hook_env: Option<&HookEnv>) -> BTreeMap<String, String> {
+        let mut environment = self.target.hook_variables.clone();
+        environment.extend(self.environment.clone());
+        if let Some(env) = hook_env {
+            let path = environment.get("PATH").cloned();
+            environment.extend(env.variables(path.as_deref()));
+        }
+        environment
+    }
+
+    /// The build's own environment, in the work folder: where `before-build` and
+    /// `repair-wheel-command` run, and the backend when the build has no isolation. None when
+    /// none of them needs one.
     fn hook_env(
         &self,
         target: &Target,
@@ -344,7 +353,8 @@ impl Identifier<'_> {
         python: &BuildPython,
         frontend: &crate::stages::backend::Frontend,
     ) -> Result<Option<HookEnv>> {
-        if self.spec.options.before_build.is_none() && frontend.isolation {
+        let repair_command = matches!(self.spec.options.repair, RepairCommand::Command(_));
+        if self.spec.options.before_build.is_none() && frontend.isolation && !repair_command {
             return Ok(None);
         }
         let dir = self.work.path().join(work_folder("env", slice));
@@ -402,6 +412,7 @@ impl Identifier<'_> {
         &self,
         python: &BuildPython,
         built: &BuiltWheel,
+        hook_env: Option<&HookEnv>,
         target: &Target,
         slice: &str,
     ) -> Result<PathBuf> {
@@ -423,7 +434,7 @@ impl Identifier<'_> {
                     "repair-wheel-command",
                     &command,
                     &self.plan.project_dir,
-                    &self.environment,
+                    &self.hook_command_environment(hook_env),
                 )?;
                 super::single_wheel_in(&repaired_dir)
             }

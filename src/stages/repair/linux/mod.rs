@@ -97,7 +97,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         resolve(binaries, &rules, host).with_context(|| format!("{}", wheel.path().display()))?;
 
     warn_dropped_libpython(wheel, &graph);
-    let symbols = check_graph_symbols(&graph, options);
+    let symbols = check_graph_symbols(&graph, options, libc);
     if let Some(first) = symbols.unresolved.first() {
         let more = match symbols.unresolved.len() - 1 {
             0 => String::new(),
@@ -159,13 +159,18 @@ fn policies_for(libc: Libc, arch: &str, plat: &str) -> Result<(Policies, String)
 }
 
 /// The symbol check over the repaired graph: the user's sysroot first, then the tree of
-/// the target's system libraries.
-fn check_graph_symbols(graph: &Graph, options: &LinuxRepairOptions) -> SymbolReport {
+/// the target's system libraries. That tree is Debian's, glibc's libraries: a musl
+/// binary's imports are not judged by it (glibc would define symbols musl lacks).
+fn check_graph_symbols(graph: &Graph, options: &LinuxRepairOptions, libc: Libc) -> SymbolReport {
     let machine = graph.binaries.first().map_or(0, |b| b.facts.machine);
+    let system_libraries = options
+        .system_libraries
+        .iter()
+        .filter(|_| libc == Libc::Glibc);
     let roots: Vec<&std::path::Path> = options
         .sysroot
         .iter()
-        .chain(options.system_libraries.iter())
+        .chain(system_libraries)
         .map(PathBuf::as_path)
         .collect();
     if roots.is_empty() {
