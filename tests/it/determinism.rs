@@ -26,7 +26,9 @@ const BLASDOT_ARCHS: &str =
 /// The targets no wheel of scipy-openblas32 serves: their vendored library is one
 /// crosswheel built. musllinux has no CPython here to test on, so its wheels are built and
 /// repaired, and say `not tested`.
-const LIBFFI_ARCHS: &str = "manylinux_s390x manylinux_i686 manylinux_armv7l manylinux_riscv64 musllinux_x86_64 musllinux_aarch64";
+const LIBFFI_ARCHS: &str = "manylinux_s390x manylinux_i686 manylinux_armv7l manylinux_riscv64 \
+     musllinux_x86_64 musllinux_aarch64 musllinux_ppc64le musllinux_s390x musllinux_i686 \
+     musllinux_armv7l musllinux_riscv64";
 /// 2024-01-01T00:00:00Z.
 const SOURCE_DATE_EPOCH: &str = "1704067200";
 
@@ -243,11 +245,11 @@ fn two_builds_give_identical_wheels_free_of_host_paths() {
     );
 }
 
-/// s390x (big-endian), i686, armv7l and riscv64 have no OpenBLAS wheel to vendor: libffi,
-/// built here from Debian's source, is the vendored library whose bytes, SBOM component
+/// s390x (big-endian), i686, armv7l, riscv64 and every musllinux target have no OpenBLAS
+/// wheel to vendor: libffi, built here from Debian's source, is the vendored library whose bytes, SBOM component
 /// and hash must come out the same twice.
 #[test]
-#[ignore = "slow: builds libffi and an extension for four targets, twice, with zig"]
+#[ignore = "slow: builds libffi and an extension for eleven targets, twice, with zig"]
 fn a_wheel_vendoring_a_library_built_here_is_identical_twice_on_the_targets_blasdot_lacks() {
     let work = tempfile::tempdir().expect("temp dir");
     let project = ffidemo(work.path());
