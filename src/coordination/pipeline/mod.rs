@@ -262,20 +262,30 @@ fn test(
     if let Some(problem) = &spec.options.test_groups_problem {
         bail!("{problem}");
     }
-    if spec.target.libc() == Some(Libc::Musl) {
-        return Ok(TestResult::NotTested {
-            reason: format!(
-                "no musl CPython for {} here (Debian ships none, and crosswheel builds none yet)",
-                spec.target.arch()
-            ),
-        });
-    }
     let opened = crate::formats::wheel::open_within_env_limits(wheel)?;
+    let python_version = test_version(plan, spec, opened.name());
+    let musl = spec.target.libc() == Some(Libc::Musl);
+    let mut target_python = spec.options.target_python.clone();
+    if musl && target_python.is_none() {
+        let built = if python_version.is_free_threaded() {
+            None
+        } else {
+            targets::musl_cpython(spec, python_version, cache, offline)?
+        };
+        match built {
+            Some(root) => target_python = Some(root),
+            None => {
+                return Ok(TestResult::NotTested {
+                    reason: no_musl_python(&spec.target, python_version),
+                });
+            }
+        }
+    }
     let test_spec = TestSpec {
         test_command: spec.options.test_command.clone().unwrap_or_default(),
         test_requires: spec.options.test_requires.clone(),
         test_extras: spec.options.test_extras.clone(),
-        python_version: test_version(plan, spec, opened.name()),
+        python_version,
         test_sources: spec
             .options
             .test_sources
@@ -288,7 +298,9 @@ fn test(
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.dir().to_path_buf(),
         log_file: Some(logs.file(&spec.identifier, "test")),
-        requirement_builder: spec.target.linux_arch().map(|_| {
+        // The pipeline builds manylinux wheels of requirements, which a musl CPython
+        // cannot load.
+        requirement_builder: spec.target.linux_arch().filter(|_| !musl).map(|_| {
             testing::Builder(std::sync::Arc::new(requirement_build::PipelineBuilder {
                 cache: cache.clone(),
                 logs: logs.clone(),
@@ -299,7 +311,7 @@ fn test(
         before_test: spec.options.before_test.clone(),
         environment: environment.clone(),
         test_environment: spec.options.test_environment.clone(),
-        target_python: spec.options.target_python.clone(),
+        target_python,
         debian_mirror: spec.options.debian_mirror.clone(),
         timeout: spec.options.test_timeout,
     };
@@ -347,6 +359,19 @@ fn test(
             ),
         },
     })
+}
+
+/// Why a musllinux wheel is not tested: crosswheel builds musl CPythons of the versions
+/// config/target-cpython.toml names, with the GIL.
+fn no_musl_python(target: &Target, python: PythonTag) -> String {
+    format!(
+        "no musl CPython {} for {}: crosswheel builds {} (config/target-cpython.toml); set target-python to a musl CPython's root",
+        python.interpreter_version(),
+        target.arch(),
+        crate::support::target_libraries::target_cpythons()
+            .versions()
+            .join(", ")
+    )
 }
 
 /// Why a wheel is not tested when Debian ships no target CPython of its version.

@@ -10,13 +10,14 @@ use anyhow::{Context, Result};
 
 use super::hooks;
 use crate::io_error::IoError;
+use crate::python_tag::PythonTag;
 use crate::stages::crossenv::CrossEnv;
 use crate::stages::toolchain::{Toolchain, resolve_toolchain};
 use crate::support::host::{BuildPython, Cache};
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, ensure_library, read_before_all,
-    requested_libraries,
+    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, catalogue, ensure_library,
+    read_before_all, requested_libraries, target_cpythons,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -126,20 +127,8 @@ fn prepare_one(
         let dir = user_prefix.join(sub);
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
-    let version = spec.python.version();
-    let python = BuildPython::find_or_install(spec.python.with_gil(), cache, offline)
-        .with_context(|| format!("preparing {} needs a python{version} on PATH", spec.target))?;
-    let toolchain = resolve_toolchain(
-        spec.options.toolchain,
-        &spec.target,
-        cache,
-        &python.executable,
-        offline,
-        spec.options.debian_mirror.as_deref(),
-    )?;
-    let cross_env = CrossEnv::create(cache, &python, &toolchain, None)?;
+    let (_, toolchain, mut base) = cross_setup(spec, spec.python, cache, offline)?;
     let environment = super::build_environment(spec, &plan.project_dir)?;
-    let mut base = cross_variables(&cross_env, &toolchain);
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),
@@ -155,6 +144,7 @@ fn prepare_one(
             vars,
             jobs,
             debian_mirror: spec.options.debian_mirror.clone(),
+            build_python: None,
         };
         let started = std::time::Instant::now();
         let built = ensure_library(cache, entry, &cross)?;
@@ -191,6 +181,80 @@ fn prepare_one(
         prefix,
         hook_variables,
     })
+}
+
+/// The build machine's CPython `python`, the target's toolchain and the cross variables
+/// of both.
+fn cross_setup(
+    spec: &BuildSpec,
+    python: PythonTag,
+    cache: &Cache,
+    offline: bool,
+) -> Result<(BuildPython, Toolchain, BTreeMap<String, String>)> {
+    let version = python.version();
+    let python = BuildPython::find_or_install(python.with_gil(), cache, offline)
+        .with_context(|| format!("preparing {} needs a python{version} on PATH", spec.target))?;
+    let toolchain = resolve_toolchain(
+        spec.options.toolchain,
+        &spec.target,
+        cache,
+        &python.executable,
+        offline,
+        spec.options.debian_mirror.as_deref(),
+    )?;
+    let cross_env = CrossEnv::create(cache, &python, &toolchain, None)?;
+    let vars = cross_variables(&cross_env, &toolchain);
+    Ok((python, toolchain, vars))
+}
+
+/// The catalogue libraries a musl CPython links: libffi for ctypes, zlib for zlib, gzip
+/// and zipfile.
+const MUSL_CPYTHON_LIBRARIES: &[&str] = &["libffi", "zlib"];
+
+/// The root of CPython `python` for a musl target, to test its wheels on: Debian ships
+/// none, so it is built once from Debian's source package with the target's toolchain
+/// (config/target-cpython.toml) and kept in the cache. `None` when the catalogue has no
+/// CPython of that version.
+pub(super) fn musl_cpython(
+    spec: &BuildSpec,
+    python: PythonTag,
+    cache: &Cache,
+    offline: bool,
+) -> Result<Option<PathBuf>> {
+    let Some(entry) = target_cpythons().for_version(&python.version()) else {
+        return Ok(None);
+    };
+    let jobs = std::thread::available_parallelism().map_or(1, usize::from);
+    let (python, toolchain, base) = cross_setup(spec, python, cache, offline)?;
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let mut cross = CrossBuild {
+        target: spec.target.clone(),
+        toolchain: toolchain.description.clone(),
+        vars: base.clone(),
+        jobs,
+        debian_mirror: spec.options.debian_mirror.clone(),
+        build_python: None,
+    };
+    for name in MUSL_CPYTHON_LIBRARIES {
+        let library = catalogue()
+            .library(name)
+            .with_context(|| format!("config/target-libraries.toml has no {name}"))?;
+        roots.push(ensure_library(cache, library, &cross)?.prefix);
+    }
+    cross.vars = base;
+    add_prefix_variables(&mut cross.vars, &roots);
+    cross.build_python = Some(python.executable.clone());
+    let built = ensure_library(cache, entry, &cross)?;
+    if let Some(took) = built.built_in {
+        tracing::info!(
+            "{}: CPython {} for testing musl wheels built in {:.1} s (once; cached in {})",
+            spec.target.id(),
+            entry.version,
+            took.as_secs_f64(),
+            built.prefix.display()
+        );
+    }
+    Ok(Some(built.prefix))
 }
 
 /// The cross environment's variables for commands that run on the build machine but

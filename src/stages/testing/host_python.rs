@@ -73,6 +73,8 @@ impl HostPython {
                     glibc: (glibc.major, glibc.minor),
                 })
                 .ok_or_else(|| unreadable("glibc", &self.libc_version)),
+            // The host's CPython is a glibc one; musl wheels run on a musl CPython only.
+            TestPlatform::MuslLinux(arch) => Err(TestError::NoMuslPython { arch }),
             TestPlatform::MacosArm64 => OsVersion::parse_release(&self.macos_version)
                 .map(|macos| PipPlatform::MacosArm64 { major: macos.major })
                 .ok_or_else(|| unreadable("macOS", &self.macos_version)),

@@ -62,6 +62,10 @@ pub enum TestError {
         "a Linux {arch} wheel cannot be tested on this host: its tests run on a Linux host (natively or under qemu-user)"
     )]
     LinuxWheelOnForeignHost { arch: LinuxArch },
+    #[error(
+        "a musllinux {arch} wheel is tested on a musl CPython, which Debian does not ship: give one's root with --target-python (`crosswheel build` builds one itself)"
+    )]
+    NoMuslPython { arch: LinuxArch },
     #[error("{platform} wheels cannot be executed here; use the static load check")]
     NotExecutableHere { platform: TestPlatform },
     #[error("the sysroot {path} is unusable ({detail}): delete it and run again")]

@@ -12,6 +12,8 @@ use super::TestError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestPlatform {
     Linux(LinuxArch),
+    /// musl Linux (`musllinux_*`): tested on a musl CPython, never the host's glibc one.
+    MuslLinux(LinuxArch),
     MacosArm64,
     MacosX86_64,
 }
@@ -19,8 +21,13 @@ pub enum TestPlatform {
 impl TestPlatform {
     /// From a wheel's platform tag: `manylinux_2_17_aarch64`, `manylinux2014_ppc64le`,
     /// `linux_x86_64`, `macosx_11_0_arm64`, `macosx_10_9_universal2` (which holds arm64),
-    /// `macosx_10_13_x86_64`.
+    /// `macosx_10_13_x86_64`, `musllinux_1_2_aarch64`.
     pub fn of_platform_tag(tag: &str) -> Option<Self> {
+        if let Some(rest) = tag.strip_prefix("musllinux_") {
+            // musllinux_1_2_aarch64: the architecture follows the version's two numbers.
+            let arch = rest.splitn(3, '_').nth(2)?;
+            return LinuxArch::of_platform_tag(&format!("linux_{arch}")).map(Self::MuslLinux);
+        }
         if tag.starts_with("macosx_") {
             if tag.ends_with("_arm64") || tag.ends_with("_universal2") {
                 return Some(Self::MacosArm64);
@@ -35,6 +42,7 @@ impl fmt::Display for TestPlatform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Linux(arch) => write!(f, "linux {arch}"),
+            Self::MuslLinux(arch) => write!(f, "musl linux {arch}"),
             Self::MacosArm64 => f.write_str("macOS arm64"),
             Self::MacosX86_64 => f.write_str("macOS x86_64"),
         }
@@ -98,7 +106,15 @@ pub fn plan(platform: TestPlatform, host: Host) -> Result<TestPlan, TestError> {
             Some(_) => Ok(TestPlan::Emulated(arch)),
             None => Err(TestError::UnsupportedHost { arch: host.arch }),
         },
-        (TestPlatform::Linux(arch), _) => Err(TestError::LinuxWheelOnForeignHost { arch }),
+        // The host's own CPython links glibc: a musl one runs under qemu even on the same
+        // architecture.
+        (TestPlatform::MuslLinux(arch), Some(Platform::Linux)) => match host.linux_arch() {
+            Some(_) => Ok(TestPlan::Emulated(arch)),
+            None => Err(TestError::UnsupportedHost { arch: host.arch }),
+        },
+        (TestPlatform::Linux(arch) | TestPlatform::MuslLinux(arch), _) => {
+            Err(TestError::LinuxWheelOnForeignHost { arch })
+        }
     }
 }
 
@@ -139,7 +155,15 @@ mod tests {
                 Some(TestPlatform::Linux(LinuxArch::Ppc64le)),
             ),
             ("linux_x86_64", Some(TestPlatform::Linux(LinuxArch::X86_64))),
-            ("musllinux_1_2_aarch64", None),
+            (
+                "musllinux_1_2_aarch64",
+                Some(TestPlatform::MuslLinux(LinuxArch::Aarch64)),
+            ),
+            (
+                "musllinux_1_1_x86_64",
+                Some(TestPlatform::MuslLinux(LinuxArch::X86_64)),
+            ),
+            ("musllinux_1_2", None),
             ("macosx_11_0_arm64", Some(TestPlatform::MacosArm64)),
             ("macosx_10_9_universal2", Some(TestPlatform::MacosArm64)),
             ("macosx_10_13_x86_64", Some(TestPlatform::MacosX86_64)),

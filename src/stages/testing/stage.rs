@@ -39,6 +39,9 @@ pub fn test_or_check(
             check_macos_wheel(wheel).map_err(TestError::LoadCheck)?,
         )),
         TestPlan::Emulated(arch) => {
+            if matches!(platform, TestPlatform::MuslLinux(_)) && spec.target_python.is_none() {
+                return Err(TestError::NoMuslPython { arch });
+            }
             if spec.target_python.is_none() {
                 crate::support::sysroot::check_target_python(arch, spec.python_version)?;
             }

@@ -46,6 +46,8 @@ const MANYLINUX_FLOOR_MINOR: u32 = 17;
 pub(crate) enum PipPlatform {
     /// glibc Linux: every manylinux tag up to this glibc.
     Manylinux { arch: LinuxArch, glibc: (u32, u32) },
+    /// musl Linux: every musllinux tag up to this musl.
+    Musllinux { arch: LinuxArch, musl: (u32, u32) },
     /// macOS on Apple silicon of this major version (11, 12, ...).
     MacosArm64 { major: u32 },
     /// macOS on an Intel Mac of this version (10.15, 14.0, ...).
@@ -55,7 +57,9 @@ pub(crate) enum PipPlatform {
 impl PipPlatform {
     fn test_platform(self) -> TestPlatform {
         match self {
-            Self::Manylinux { arch, .. } => TestPlatform::Linux(arch),
+            Self::Manylinux { arch, .. } | Self::Musllinux { arch, .. } => {
+                TestPlatform::Linux(arch)
+            }
             Self::MacosArm64 { .. } => TestPlatform::MacosArm64,
             Self::MacosX86_64 { .. } => TestPlatform::MacosX86_64,
         }
@@ -85,15 +89,19 @@ impl TargetEnv {
     pub fn emulated(root: &Path, emulator: &Emulator) -> Result<Self, TestError> {
         let sysroot = emulator.sysroot();
         let arch = sysroot.arch();
-        let glibc = sysroot
-            .glibc_version()
-            .ok_or_else(|| TestError::BrokenSysroot {
-                path: sysroot.root().to_path_buf(),
-                detail: "its manifest names no libc6 version".into(),
-            })?;
+        let platform = match (sysroot.musl_version(), sysroot.glibc_version()) {
+            (Some(musl), _) => PipPlatform::Musllinux { arch, musl },
+            (None, Some(glibc)) => PipPlatform::Manylinux { arch, glibc },
+            (None, None) => {
+                return Err(TestError::BrokenSysroot {
+                    path: sysroot.root().to_path_buf(),
+                    detail: "its manifest names no libc6 or musl version".into(),
+                });
+            }
+        };
         let env = TargetEnv {
             root: root.to_path_buf(),
-            platform: PipPlatform::Manylinux { arch, glibc },
+            platform,
             python: sysroot.python_version(),
             interpreter_env: emulator.env(),
             emulated: Some(arch),
@@ -402,6 +410,19 @@ impl TargetEnv {
                 args.push(format!("--platform=manylinux2014_{machine}"));
                 args.push(format!("--platform=linux_{machine}"));
             }
+            // PEP 656's tags start at musllinux_1_1; pip does not widen one either.
+            PipPlatform::Musllinux {
+                arch,
+                musl: (major, minor),
+            } => {
+                let machine = arch.machine();
+                for musl_minor in (1..=minor).rev() {
+                    args.push(format!(
+                        "--platform=musllinux_{major}_{musl_minor}_{machine}"
+                    ));
+                }
+                args.push(format!("--platform=linux_{machine}"));
+            }
             // What pip's own tag list holds for an arm64 interpreter: arm64 and
             // universal2 for every macOS from 11 up to the host's, and universal2 for
             // the 10.x versions (a universal2 wheel built for 10.9 carries arm64 code).
@@ -629,6 +650,27 @@ mod tests {
                 .filter(|a| a.starts_with("--platform=manylinux_2_"))
                 .count(),
             20
+        );
+    }
+
+    #[test]
+    fn platform_args_of_a_musl_cpython_cover_every_musllinux_tag_and_no_manylinux_one() {
+        let args = env_on(PipPlatform::Musllinux {
+            arch: LinuxArch::Aarch64,
+            musl: (1, 2),
+        })
+        .platform_args();
+        let platforms: Vec<&str> = args
+            .iter()
+            .filter_map(|arg| arg.strip_prefix("--platform="))
+            .collect();
+        assert_eq!(
+            platforms,
+            [
+                "musllinux_1_2_aarch64",
+                "musllinux_1_1_aarch64",
+                "linux_aarch64"
+            ]
         );
     }
 

@@ -35,6 +35,8 @@ pub(crate) struct Config {
     pub forwarded_acquire_settings: Vec<String>,
     system_release: String,
     pub system_libraries: Vec<String>,
+    /// The release of the `musl` package musl CPythons run on.
+    pub musl_release: String,
     release: Vec<Release>,
 }
 

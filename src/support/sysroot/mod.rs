@@ -235,6 +235,23 @@ impl TreeSpec {
         }
     }
 
+    /// Debian's `musl` package for `arch`: the loader and C library a musl CPython runs
+    /// on, from `musl_release` (zig builds against musl 1.2.5, whose functions older
+    /// loaders lack).
+    pub fn musl_runtime(arch: LinuxArch, mirror: Option<&str>) -> Self {
+        let codename = &config().musl_release;
+        let suite = archive::release_suite(codename, mirror);
+        TreeSpec {
+            cache_subdir: Path::new("tools").join(format!("musl-{}-{codename}", arch.debian())),
+            debian_arch: arch.debian().to_string(),
+            packages: vec!["musl".to_owned()],
+            with_dependencies: false,
+            keep_only: Vec::new(),
+            suite,
+            alternatives: Vec::new(),
+        }
+    }
+
     /// Debian's static qemu-user for `host`, used when none is on PATH, from `mirror`
     /// when given.
     pub fn qemu_user(host: LinuxArch, mirror: Option<&str>) -> Self {
@@ -531,6 +548,9 @@ pub struct Sysroot {
     python_version: PythonTag,
     python_full_version: Option<String>,
     glibc: Option<(u32, u32)>,
+    /// The musl version of a musl CPython's loader, whose musllinux tags the target
+    /// accepts; `None` for glibc.
+    musl: Option<(u32, u32)>,
     release: Option<String>,
     /// The tree crosswheel fetched into its cache (and so may add bytecode to); `None` for
     /// a folder of the user's, which is never written.
@@ -610,6 +630,7 @@ impl Sysroot {
                 ))
                 .map(str::to_string),
             glibc: manifest.upstream_version("libc6").and_then(major_minor),
+            musl: None,
             release: Some(release),
             tree: Some(tree.clone()),
         })
@@ -639,6 +660,25 @@ impl Sysroot {
             detail: format!("it has no bin/{name} or usr/bin/{name}"),
         })?;
         refuse_free_threaded_for_gil(folder, &python, python_version)?;
+        if links_musl(&python) {
+            let runtime = provision(cache, &TreeSpec::musl_runtime(arch, mirror))?;
+            let root = runtime.root().to_path_buf();
+            link_merged_lib(&root)?;
+            return Ok(Sysroot {
+                prefix: root,
+                python,
+                arch,
+                python_version,
+                python_full_version: None,
+                glibc: None,
+                musl: runtime
+                    .manifest()
+                    .upstream_version("musl")
+                    .and_then(major_minor),
+                release: None,
+                tree: None,
+            });
+        }
         let (prefix, glibc) = if has_loader(folder, arch) {
             (folder.to_path_buf(), libc_version_in(folder))
         } else {
@@ -653,6 +693,7 @@ impl Sysroot {
             python_version,
             python_full_version: None,
             glibc,
+            musl: None,
             release: None,
             tree: None,
         })
@@ -701,6 +742,11 @@ impl Sysroot {
     pub fn glibc_version(&self) -> Option<(u32, u32)> {
         self.glibc
     }
+
+    /// The musl of a musl CPython's loader, which bounds the musllinux tags it accepts.
+    pub fn musl_version(&self) -> Option<(u32, u32)> {
+        self.musl
+    }
 }
 
 /// A free-threaded CPython installs `python3.13` as a link to `python3.13t`, which cannot
@@ -732,6 +778,32 @@ fn refuse_free_threaded_for_gil(
 }
 
 /// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
+/// Whether `python` is a dynamically linked musl program (its loader is `ld-musl-*`).
+fn links_musl(python: &Path) -> bool {
+    fs::read(python)
+        .ok()
+        .and_then(|bytes| crate::formats::elf::facts::ElfFacts::parse(&bytes).ok())
+        .and_then(|facts| facts.interpreter)
+        .is_some_and(|loader| loader.contains("/ld-musl-"))
+}
+
+/// Debian's `musl` package installs its loader under `usr/lib` and relies on the base
+/// system's `/lib -> usr/lib` link (merged /usr) for the `/lib/ld-musl-*.so.1` that musl
+/// programs name; a tree of that package alone gets the link here.
+fn link_merged_lib(root: &Path) -> Result<(), SysrootError> {
+    let lib = root.join("lib");
+    if lib.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    match std::os::unix::fs::symlink("usr/lib", &lib) {
+        // A concurrent run made it first.
+        Err(error) if error.kind() != io::ErrorKind::AlreadyExists => {
+            Err(SysrootError::io("create", &lib)(error))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn has_loader(root: &Path, arch: LinuxArch) -> bool {
     let loaders: &[&str] = match arch {
         LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],

@@ -26,6 +26,9 @@ pub struct CrossBuild {
     pub jobs: usize,
     /// The `debian-mirror` option.
     pub debian_mirror: Option<String>,
+    /// The build machine's CPython of the version being built, for an entry that builds
+    /// CPython itself (`{build_python}`); `None` for libraries.
+    pub build_python: Option<PathBuf>,
 }
 
 /// A library ready in its prefix.
@@ -170,11 +173,24 @@ impl Build<'_> {
         // An entry that sets LDFLAGS itself extends the build's own (the prefixes of the
         // libraries it depends on) instead of replacing them.
         let ldflags = self.cross.vars.get("LDFLAGS").map_or("", String::as_str);
+        let cflags = self.cross.vars.get("CFLAGS").map_or("", String::as_str);
+        let rpaths = rpaths_of(ldflags);
+        let build = build_triple(&self.cross.target);
+        let build_python = self
+            .cross
+            .build_python
+            .as_ref()
+            .map(|python| python.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let fill = |text: &str| {
             text.replace("{host}", host)
+                .replace("{build}", &build)
+                .replace("{build_python}", &build_python)
                 .replace("{cc}", cc)
                 .replace("{ar}", ar)
                 .replace("{ldflags}", ldflags)
+                .replace("{cflags}", cflags)
+                .replace("{rpaths}", &rpaths)
                 .replace("{prefix}", &self.prefix.to_string_lossy())
         };
         if let Some((program, args)) = self.entry.bootstrap.split_first() {
@@ -302,6 +318,28 @@ impl Build<'_> {
     }
 }
 
+/// `-Wl,-rpath,<dir>` for every `-L<dir>` of `ldflags`: the prefixes of the catalogue
+/// libraries a build links, which stay where they were built, in the cache.
+fn rpaths_of(ldflags: &str) -> String {
+    ldflags
+        .split_whitespace()
+        .filter_map(|flag| flag.strip_prefix("-L"))
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| format!("-Wl,-rpath,{dir}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The build machine's GNU triple with the target's C library (`x86_64-pc-linux-musl` when
+/// building for musl): what CPython 3.11's configure reads its platform triplet from.
+fn build_triple(target: &Target) -> String {
+    let os = match target.libc() {
+        Some(crate::target::Libc::Musl) => "linux-musl",
+        _ => "linux-gnu",
+    };
+    format!("{}-pc-{os}", std::env::consts::ARCH)
+}
+
 /// The one folder a source tarball unpacks to.
 fn single_folder(dir: &Path) -> Result<PathBuf, TargetLibraryError> {
     let mut folders = Vec::new();
@@ -314,5 +352,19 @@ fn single_folder(dir: &Path) -> Result<PathBuf, TargetLibraryError> {
     match folders.as_slice() {
         [one] => Ok(one.clone()),
         _ => Ok(dir.to_path_buf()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_library_folder_of_ldflags_becomes_a_run_path() {
+        assert_eq!(
+            rpaths_of("-L/c/libffi/lib -Wl,--as-needed  -L/c/zlib/lib -L"),
+            "-Wl,-rpath,/c/libffi/lib -Wl,-rpath,/c/zlib/lib"
+        );
+        assert_eq!(rpaths_of(""), "");
     }
 }

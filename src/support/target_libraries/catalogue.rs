@@ -1,4 +1,5 @@
-//! The catalogue of target libraries (`config/target-libraries.toml`), parsed once.
+//! The catalogue of target libraries (`config/target-libraries.toml`) and of the musl
+//! CPythons the test stage builds (`config/target-cpython.toml`), each parsed once.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -8,6 +9,11 @@ use serde::Deserialize;
 const CATALOGUE_TOML: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/config/target-libraries.toml"
+));
+
+const TARGET_CPYTHON_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/target-cpython.toml"
 ));
 
 /// One library crosswheel can build for a target.
@@ -73,6 +79,49 @@ pub fn catalogue() -> &'static Catalogue {
     })
 }
 
+/// The CPythons crosswheel builds for musl targets.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetCpythons {
+    cpython: Vec<LibraryEntry>,
+}
+
+pub fn target_cpythons() -> &'static TargetCpythons {
+    static CPYTHONS: OnceLock<TargetCpythons> = OnceLock::new();
+    CPYTHONS.get_or_init(|| match toml::from_str(TARGET_CPYTHON_TOML) {
+        Ok(cpythons) => cpythons,
+        // Compiled in; the unit test `bundled_target_cpythons_parse` guards it.
+        Err(error) => panic!("config/target-cpython.toml is invalid: {error}"),
+    })
+}
+
+impl TargetCpythons {
+    /// The entry building CPython `major_minor` (`3.11`).
+    pub fn for_version(&self, major_minor: &str) -> Option<&LibraryEntry> {
+        self.cpython.iter().find(|entry| {
+            entry
+                .version
+                .strip_prefix(major_minor)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+    }
+
+    /// The versions it can build (`3.11`), for messages.
+    pub fn versions(&self) -> Vec<String> {
+        self.cpython
+            .iter()
+            .map(|entry| {
+                let mut parts = entry.version.split('.');
+                format!(
+                    "{}.{}",
+                    parts.next().unwrap_or_default(),
+                    parts.next().unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+}
+
 impl Catalogue {
     pub fn libraries(&self) -> &[LibraryEntry] {
         &self.library
@@ -135,6 +184,34 @@ mod tests {
                     "{package} is both a library and a build tool"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn bundled_target_cpythons_parse_and_build_linux_interpreters_with_a_build_python() {
+        let cpythons = target_cpythons();
+        let entry = cpythons
+            .for_version("3.11")
+            .expect("CPython 3.11 is catalogued");
+        assert_eq!(entry.version, "3.11.2");
+        assert!(cpythons.for_version("3.1").is_none());
+        assert_eq!(cpythons.versions(), ["3.11"]);
+        for entry in &cpythons.cpython {
+            assert_eq!(entry.sha256.len(), 64);
+            assert!(entry.orig.starts_with(&format!("{}_", entry.debian_source)));
+            assert!(
+                entry
+                    .configure
+                    .iter()
+                    .any(|arg| arg.contains("{build_python}"))
+            );
+            assert!(
+                entry
+                    .check
+                    .linux
+                    .iter()
+                    .any(|file| file.starts_with("bin/python3."))
+            );
         }
     }
 

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use before_all::{BeforeAll, read_before_all};
 pub use build::{BuiltLibrary, CrossBuild, ensure_library};
-pub use catalogue::{Catalogue, LibraryEntry, catalogue};
+pub use catalogue::{Catalogue, LibraryEntry, TargetCpythons, catalogue, target_cpythons};
 
 /// The file in a library's prefix that records what was built there.
 pub const RECORD_NAME: &str = ".crosswheel-library.json";
