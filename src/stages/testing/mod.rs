@@ -420,7 +420,13 @@ fn emulated_env(
         spec.debian_mirror.as_deref(),
         spec.qemu_cpu.clone(),
     )?;
-    if let Some(problem) = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target) {
+    // A musl CPython of the host's own architecture runs under qemu only for its loader:
+    // the kernel runs the programs it starts natively, binfmt_misc or not.
+    let native_programs =
+        LinuxArch::from_rust_arch(std::env::consts::ARCH, cfg!(target_endian = "little"))
+            == Some(target);
+    let binfmt_problem = binfmt_status(target, Path::new(BINFMT_MISC_DIR)).problem(target);
+    if let Some(problem) = binfmt_problem.filter(|_| !native_programs) {
         // Not fatal: the venv's python launches itself through qemu, so Python
         // subprocesses work; only other target programs need the kernel's help. Every
         // test log says so; the terminal once per run and architecture.
