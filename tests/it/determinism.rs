@@ -24,8 +24,7 @@ use std::process::Command;
 const BLASDOT_ARCHS: &str =
     "manylinux_aarch64 manylinux_ppc64le manylinux_x86_64 arm64 macosx_x86_64 universal2";
 /// The targets no wheel of scipy-openblas32 serves: their vendored library is one
-/// crosswheel built. musllinux has no CPython here to test on, so its wheels are built and
-/// repaired, and say `not tested`.
+/// crosswheel built. musllinux wheels are tested on the musl CPython crosswheel builds.
 const LIBFFI_ARCHS: &str = "manylinux_s390x manylinux_i686 manylinux_armv7l manylinux_riscv64 \
      musllinux_x86_64 musllinux_aarch64 musllinux_ppc64le musllinux_s390x musllinux_i686 \
      musllinux_armv7l musllinux_riscv64";
