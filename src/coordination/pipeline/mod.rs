@@ -266,19 +266,21 @@ fn test(
     let python_version = test_version(plan, spec, opened.name());
     let musl = spec.target.libc() == Some(Libc::Musl);
     let mut target_python = spec.options.target_python.clone();
-    if musl && target_python.is_none() {
+    if target_python.is_none() && needs_built_cpython(spec, python_version) {
         let built = if python_version.is_free_threaded() {
             None
         } else {
-            targets::musl_cpython(spec, python_version, cache, offline)?
+            targets::built_target_cpython(spec, python_version, cache, offline)?
         };
         match built {
             Some(root) => target_python = Some(root),
-            None => {
+            None if musl => {
                 return Ok(TestResult::NotTested {
                     reason: no_musl_python(&spec.target, python_version),
                 });
             }
+            // Debian's answer (which versions it ships) is the one the test gives.
+            None => {}
         }
     }
     let test_spec = TestSpec {
@@ -359,6 +361,23 @@ fn test(
             ),
         },
     })
+}
+
+/// Whether the test stage runs `python` on a CPython crosswheel builds for the target:
+/// always for musl (Debian ships none), and for an emulated glibc target whose Debian
+/// releases lack that version (riscv64's first CPython is trixie's 3.13).
+fn needs_built_cpython(spec: &BuildSpec, python: PythonTag) -> bool {
+    if spec.target.libc() == Some(Libc::Musl) {
+        return true;
+    }
+    let Some(arch) = spec.target.linux_arch() else {
+        return false;
+    };
+    !spec.target.runs_natively_here()
+        && matches!(
+            crate::support::sysroot::check_target_python(arch, python),
+            Err(SysrootError::UnsupportedPython { .. })
+        )
 }
 
 /// Why a musllinux wheel is not tested: crosswheel builds musl CPythons of the versions

@@ -207,15 +207,15 @@ fn cross_setup(
     Ok((python, toolchain, vars))
 }
 
-/// The catalogue libraries a musl CPython links: libffi for ctypes, zlib for zlib, gzip
+/// The catalogue libraries a built CPython links: libffi for ctypes, zlib for zlib, gzip
 /// and zipfile.
-const MUSL_CPYTHON_LIBRARIES: &[&str] = &["libffi", "zlib"];
+const TARGET_CPYTHON_LIBRARIES: &[&str] = &["libffi", "zlib"];
 
-/// The root of CPython `python` for a musl target, to test its wheels on: Debian ships
-/// none, so it is built once from Debian's source package with the target's toolchain
-/// (config/target-cpython.toml) and kept in the cache. `None` when the catalogue has no
-/// CPython of that version.
-pub(super) fn musl_cpython(
+/// The root of CPython `python` for a target Debian has no CPython of that version for
+/// (every musl target; riscv64 before 3.13), to test its wheels on: built once from
+/// Debian's source package with the target's toolchain (config/target-cpython.toml) and
+/// kept in the cache. `None` when the catalogue has no CPython of that version.
+pub(super) fn built_target_cpython(
     spec: &BuildSpec,
     python: PythonTag,
     cache: &Cache,
@@ -235,7 +235,7 @@ pub(super) fn musl_cpython(
         debian_mirror: spec.options.debian_mirror.clone(),
         build_python: None,
     };
-    for name in MUSL_CPYTHON_LIBRARIES {
+    for name in TARGET_CPYTHON_LIBRARIES {
         let library = catalogue()
             .library(name)
             .with_context(|| format!("config/target-libraries.toml has no {name}"))?;
@@ -247,7 +247,7 @@ pub(super) fn musl_cpython(
     let built = ensure_library(cache, entry, &cross)?;
     if let Some(took) = built.built_in {
         tracing::info!(
-            "{}: CPython {} for testing musl wheels built in {:.1} s (once; cached in {})",
+            "{}: CPython {} to test its wheels on built in {:.1} s (once; cached in {})",
             spec.target.id(),
             entry.version,
             took.as_secs_f64(),
