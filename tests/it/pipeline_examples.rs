@@ -429,3 +429,35 @@ fn scikit_build_core_example_builds_musllinux_wheels_auditwheel_agrees_with() {
         );
     }
 }
+
+/// Every target in one run (`archs = "all"`): the scikit-build-core example's 17 cp311
+/// identifiers. Each Linux wheel runs the example's pytest suite: manylinux x86_64
+/// natively, the others under qemu on Debian's CPython, riscv64's (Debian has no riscv64
+/// CPython 3.11) and every musllinux one's on a CPython crosswheel builds for the target.
+/// The macOS wheels get the static load check.
+#[test]
+#[ignore = "slow: 17 zig builds and 14 test runs under qemu (first run: the musl and riscv64 CPythons, ~2 min each)"]
+fn scikit_build_core_example_builds_every_target_and_tests_every_linux_wheel() {
+    let started = std::time::Instant::now();
+    let ((wheels, stdout, _), _out) = build_for_archs("cmakeproj", "all");
+    eprintln!(
+        "cmakeproj cp311, 17 targets: build + repair + test in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(wheels.len(), 17, "{wheels:?}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("cp311-"))
+        .collect();
+    assert_eq!(rows.len(), 17, "{stdout}");
+    for row in rows {
+        let expected = if row.starts_with("cp311-macosx_") {
+            "static check (not executed)"
+        } else if row.starts_with("cp311-manylinux_x86_64") {
+            "passed (native)"
+        } else {
+            "passed (emulated)"
+        };
+        assert!(row.contains(expected), "{row}");
+    }
+}
