@@ -14,6 +14,8 @@ ARM64_CORES = {
     "vortex", "vortexm4", "ampere1",
 }
 POWER_CORES = {"power6", "power8", "power9", "power10"}
+# OpenBLAS's DYNAMIC_ARCH kernels for IBM Z (kernel/zarch).
+Z_CORES = {"zarch_generic", "z13", "z14"}
 X86_64_CORES = {
     "prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "haswell",
     "skylakex", "cooperlake", "sapphirerapids", "atom", "opteron", "barcelona", "bobcat",
@@ -62,6 +64,8 @@ def test_corename_is_a_real_openblas_core_for_this_machine():
         known = ARM64_CORES
     elif machine.startswith("ppc64"):
         known = POWER_CORES
+    elif machine == "s390x":
+        known = Z_CORES
     else:
         known = X86_64_CORES
     assert blasdot.corename().lower() in known
