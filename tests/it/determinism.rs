@@ -19,7 +19,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The targets this test builds blasdot for (s390x and musllinux x86_64 and aarch64 also have scipy-openblas32 wheels; the libffi test below covers them), each
+/// The targets this test builds blasdot for, each
 /// named once: `x86_64` alone would be Linux's and macOS's.
 const BLASDOT_ARCHS: &str =
     "manylinux_aarch64 manylinux_ppc64le manylinux_x86_64 arm64 macosx_x86_64 universal2";
