@@ -22,6 +22,10 @@ X86_64_CORES = {
     "bulldozer", "piledriver", "steamroller", "excavator", "zen",
 }
 
+# 32-bit x86 adds the pre-SSE2 cores OpenBLAS's DYNAMIC_ARCH keeps there (qemu-i386's default
+# CPU is a Pentium III: Katmai).
+X86_32_CORES = X86_64_CORES | {"katmai", "coppermine", "northwood", "banias", "yonah", "athlon"}
+
 
 def test_dot_of_known_vectors():
     assert blasdot.dot([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == 32.0
@@ -66,6 +70,8 @@ def test_corename_is_a_real_openblas_core_for_this_machine():
         known = POWER_CORES
     elif machine == "s390x":
         known = Z_CORES
+    elif machine in ("i386", "i486", "i586", "i686", "x86"):
+        known = X86_32_CORES
     else:
         known = X86_64_CORES
     assert blasdot.corename().lower() in known
