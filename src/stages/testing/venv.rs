@@ -57,9 +57,8 @@ pub(crate) enum PipPlatform {
 impl PipPlatform {
     fn test_platform(self) -> TestPlatform {
         match self {
-            Self::Manylinux { arch, .. } | Self::Musllinux { arch, .. } => {
-                TestPlatform::Linux(arch)
-            }
+            Self::Manylinux { arch, .. } => TestPlatform::Linux(arch),
+            Self::Musllinux { arch, .. } => TestPlatform::MuslLinux(arch),
             Self::MacosArm64 { .. } => TestPlatform::MacosArm64,
             Self::MacosX86_64 { .. } => TestPlatform::MacosX86_64,
         }

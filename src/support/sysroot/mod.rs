@@ -777,7 +777,6 @@ fn refuse_free_threaded_for_gil(
     Ok(())
 }
 
-/// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
 /// Whether `python` is a dynamically linked musl program (its loader is `ld-musl-*`).
 fn links_musl(python: &Path) -> bool {
     fs::read(python)
@@ -804,6 +803,7 @@ fn link_merged_lib(root: &Path) -> Result<(), SysrootError> {
     }
 }
 
+/// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
 fn has_loader(root: &Path, arch: LinuxArch) -> bool {
     let loaders: &[&str] = match arch {
         LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],

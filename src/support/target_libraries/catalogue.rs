@@ -1,4 +1,4 @@
-//! The catalogue of target libraries (`config/target-libraries.toml`) and of the musl
+//! The catalogue of target libraries (`config/target-libraries.toml`) and of the
 //! CPythons the test stage builds (`config/target-cpython.toml`), each parsed once.
 
 use std::collections::BTreeMap;
@@ -70,16 +70,19 @@ struct BuildTools {
     packages: Vec<String>,
 }
 
-pub fn catalogue() -> &'static Catalogue {
-    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
-    CATALOGUE.get_or_init(|| match toml::from_str(CATALOGUE_TOML) {
-        Ok(catalogue) => catalogue,
-        // Compiled in; the unit test `bundled_catalogue_parses` guards it.
-        Err(error) => panic!("config/target-libraries.toml is invalid: {error}"),
-    })
+/// A file of config/ compiled into the binary, parsed; the unit tests of this module parse
+/// each one, so a broken file fails them rather than a run.
+fn parse_bundled<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> T {
+    toml::from_str(text).unwrap_or_else(|error| panic!("config/{file} is invalid: {error}"))
 }
 
-/// The CPythons crosswheel builds for musl targets.
+pub fn catalogue() -> &'static Catalogue {
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    CATALOGUE.get_or_init(|| parse_bundled(CATALOGUE_TOML, "target-libraries.toml"))
+}
+
+/// The CPythons crosswheel builds to test wheels on where Debian ships none of the
+/// version (every musl target; riscv64 before 3.13).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetCpythons {
@@ -88,11 +91,7 @@ pub struct TargetCpythons {
 
 pub fn target_cpythons() -> &'static TargetCpythons {
     static CPYTHONS: OnceLock<TargetCpythons> = OnceLock::new();
-    CPYTHONS.get_or_init(|| match toml::from_str(TARGET_CPYTHON_TOML) {
-        Ok(cpythons) => cpythons,
-        // Compiled in; the unit test `bundled_target_cpythons_parse` guards it.
-        Err(error) => panic!("config/target-cpython.toml is invalid: {error}"),
-    })
+    CPYTHONS.get_or_init(|| parse_bundled(TARGET_CPYTHON_TOML, "target-cpython.toml"))
 }
 
 impl TargetCpythons {
