@@ -80,6 +80,7 @@ mod repair_macos_zig;
 mod sbom_repair;
 mod symbol_check;
 mod sysroot_provision;
+mod target_cpython_smoke;
 mod target_headers;
 mod target_libraries;
 mod target_programs;

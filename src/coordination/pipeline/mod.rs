@@ -15,6 +15,7 @@ pub mod report;
 mod requirement_build;
 mod run_logs;
 mod schedule;
+mod target_cpython;
 mod targets;
 
 pub use exit::{FatalError, WheelsThisRun, exit_code};
@@ -270,7 +271,7 @@ fn test(
         let built = if python_version.is_free_threaded() {
             None
         } else {
-            targets::built_target_cpython(spec, python_version, cache, offline)?
+            target_cpython::built_target_cpython(spec, python_version, cache, offline)?
         };
         match built {
             Some(root) => target_python = Some(root),

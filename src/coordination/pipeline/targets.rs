@@ -16,8 +16,8 @@ use crate::stages::toolchain::{Toolchain, resolve_toolchain};
 use crate::support::host::{BuildPython, Cache};
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, catalogue, ensure_library,
-    read_before_all, requested_libraries, target_cpythons,
+    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, ensure_library, read_before_all,
+    requested_libraries,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -185,7 +185,7 @@ fn prepare_one(
 
 /// The build machine's CPython `python`, the target's toolchain and the cross variables
 /// of both.
-fn cross_setup(
+pub(super) fn cross_setup(
     spec: &BuildSpec,
     python: PythonTag,
     cache: &Cache,
@@ -205,56 +205,6 @@ fn cross_setup(
     let cross_env = CrossEnv::create(cache, &python, &toolchain, None)?;
     let vars = cross_variables(&cross_env, &toolchain);
     Ok((python, toolchain, vars))
-}
-
-/// The catalogue libraries a built CPython links: libffi for ctypes, zlib for zlib, gzip
-/// and zipfile.
-const TARGET_CPYTHON_LIBRARIES: &[&str] = &["libffi", "zlib"];
-
-/// The root of CPython `python` for a target Debian has no CPython of that version for
-/// (every musl target; riscv64 before 3.13), to test its wheels on: built once from
-/// Debian's source package with the target's toolchain (config/target-cpython.toml) and
-/// kept in the cache. `None` when the catalogue has no CPython of that version.
-pub(super) fn built_target_cpython(
-    spec: &BuildSpec,
-    python: PythonTag,
-    cache: &Cache,
-    offline: bool,
-) -> Result<Option<PathBuf>> {
-    let Some(entry) = target_cpythons().for_version(&python.version()) else {
-        return Ok(None);
-    };
-    let jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    let (python, toolchain, base) = cross_setup(spec, python, cache, offline)?;
-    let mut roots: Vec<PathBuf> = Vec::new();
-    let mut cross = CrossBuild {
-        target: spec.target.clone(),
-        toolchain: toolchain.description.clone(),
-        vars: base.clone(),
-        jobs,
-        debian_mirror: spec.options.debian_mirror.clone(),
-        build_python: None,
-    };
-    for name in TARGET_CPYTHON_LIBRARIES {
-        let library = catalogue()
-            .library(name)
-            .with_context(|| format!("config/target-libraries.toml has no {name}"))?;
-        roots.push(ensure_library(cache, library, &cross)?.prefix);
-    }
-    cross.vars = base;
-    add_prefix_variables(&mut cross.vars, &roots);
-    cross.build_python = Some(python.executable.clone());
-    let built = ensure_library(cache, entry, &cross)?;
-    if let Some(took) = built.built_in {
-        tracing::info!(
-            "{}: CPython {} to test its wheels on built in {:.1} s (once; cached in {})",
-            spec.target.id(),
-            entry.version,
-            took.as_secs_f64(),
-            built.prefix.display()
-        );
-    }
-    Ok(Some(built.prefix))
 }
 
 /// The cross environment's variables for commands that run on the build machine but

@@ -15,6 +15,7 @@ mod pip_shim;
 mod platform;
 pub mod requirement_build;
 mod run;
+mod smoke;
 mod source_build;
 mod stage;
 mod venv;
@@ -38,6 +39,7 @@ pub use platform::{Host, TestPlan, TestPlatform, plan};
 pub use requirement_build::{
     Builder, BuiltRequirement, RequirementBuildFailure, RequirementBuilder,
 };
+pub use smoke::SmokeTest;
 pub use source_build::foreign_binary as foreign_elf;
 pub use stage::{Verdict, test_or_check};
 

@@ -50,6 +50,21 @@ pub fn ensure_library(
     entry: &LibraryEntry,
     cross: &CrossBuild,
 ) -> Result<BuiltLibrary, TargetLibraryError> {
+    ensure_verified_library(cache, entry, cross, &|_| Ok(()))
+}
+
+/// A check of a finished install, run where it was installed before it enters the cache:
+/// `Err` says what is wrong in one line (and may name a log of its own).
+pub type InstallCheck<'a> = &'a dyn Fn(&Path) -> Result<(), String>;
+
+/// [`ensure_library`] with `verify` run on a fresh install first: an install that fails it
+/// never enters the cache, so the next run builds it again instead of trusting it.
+pub fn ensure_verified_library(
+    cache: &Cache,
+    entry: &LibraryEntry,
+    cross: &CrossBuild,
+    verify: InstallCheck<'_>,
+) -> Result<BuiltLibrary, TargetLibraryError> {
     let target = &cross.target;
     let mut parts: Vec<Vec<u8>> = vec![
         format!("{entry:?}").into_bytes(),
@@ -125,6 +140,11 @@ pub fn ensure_library(
         log: &log,
     };
     let installed = build.run(&tarball, staging.path())?;
+    verify(&installed).map_err(|problem| TargetLibraryError::FailedCheck {
+        library: entry.name.clone(),
+        target: target.id().to_string(),
+        problem,
+    })?;
     let record_path = installed.join(RECORD_NAME);
     let text = serde_json::to_string_pretty(&record).map_err(|error| {
         IoError::new("write", record_path.clone(), std::io::Error::other(error))

@@ -86,6 +86,8 @@ pub fn catalogue() -> &'static Catalogue {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetCpythons {
+    /// The modules every built CPython must import under qemu before it is cached.
+    smoke_imports: Vec<String>,
     cpython: Vec<LibraryEntry>,
 }
 
@@ -95,6 +97,12 @@ pub fn target_cpythons() -> &'static TargetCpythons {
 }
 
 impl TargetCpythons {
+    /// The standard-library modules a built CPython's smoke test imports: the extension
+    /// modules a failed optional build would silently leave out.
+    pub fn smoke_imports(&self) -> &[String] {
+        &self.smoke_imports
+    }
+
     /// The entry building CPython `major_minor` (`3.11`).
     pub fn for_version(&self, major_minor: &str) -> Option<&LibraryEntry> {
         self.cpython.iter().find(|entry| {
@@ -195,6 +203,12 @@ mod tests {
         assert_eq!(entry.version, "3.11.2");
         assert!(cpythons.for_version("3.1").is_none());
         assert_eq!(cpythons.versions(), ["3.11"]);
+        for module in ["_ctypes", "zlib", "_decimal", "pyexpat"] {
+            assert!(
+                cpythons.smoke_imports().iter().any(|name| name == module),
+                "the smoke test imports {module}"
+            );
+        }
         for entry in &cpythons.cpython {
             assert_eq!(entry.sha256.len(), 64);
             assert!(entry.orig.starts_with(&format!("{}_", entry.debian_source)));

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use before_all::{BeforeAll, read_before_all};
-pub use build::{BuiltLibrary, CrossBuild, ensure_library};
+pub use build::{BuiltLibrary, CrossBuild, InstallCheck, ensure_library, ensure_verified_library};
 pub use catalogue::{Catalogue, LibraryEntry, TargetCpythons, catalogue, target_cpythons};
 
 /// The file in a library's prefix that records what was built there.
@@ -64,6 +64,12 @@ pub enum TargetLibraryError {
         target: String,
         missing: String,
         log: PathBuf,
+    },
+    #[error("{library} for {target} was built but does not work: {problem}")]
+    FailedCheck {
+        library: String,
+        target: String,
+        problem: String,
     },
     #[error(transparent)]
     Source(#[from] crate::support::sysroot::SysrootError),

@@ -1,0 +1,81 @@
+//! The CPython the test stage builds for a target Debian has no CPython of that version
+//! for (every musl target; riscv64 before 3.13): its catalogue libraries, its build, and
+//! the smoke test under qemu that a build passes before it enters the cache.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::targets::cross_setup;
+use crate::python_tag::PythonTag;
+use crate::stages::testing::SmokeTest;
+use crate::support::host::Cache;
+use crate::support::options::BuildSpec;
+use crate::support::target_libraries::{
+    CrossBuild, add_prefix_variables, catalogue, ensure_library, ensure_verified_library,
+    target_cpythons,
+};
+
+/// The catalogue libraries a built CPython links: libffi for ctypes, zlib for zlib, gzip
+/// and zipfile.
+const TARGET_CPYTHON_LIBRARIES: &[&str] = &["libffi", "zlib"];
+
+/// The root of CPython `python` for the target, built once from Debian's source package
+/// with the target's toolchain (config/target-cpython.toml), smoke-tested under qemu, and
+/// kept in the cache. `None` when the catalogue has no CPython of that version.
+pub(super) fn built_target_cpython(
+    spec: &BuildSpec,
+    python: PythonTag,
+    cache: &Cache,
+    offline: bool,
+) -> Result<Option<PathBuf>> {
+    let Some(entry) = target_cpythons().for_version(&python.version()) else {
+        return Ok(None);
+    };
+    if spec.target.linux_arch().is_none() {
+        return Ok(None);
+    }
+    let jobs = std::thread::available_parallelism().map_or(1, usize::from);
+    let (build_python, toolchain, base) = cross_setup(spec, python, cache, offline)?;
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let mut cross = CrossBuild {
+        target: spec.target.clone(),
+        toolchain: toolchain.description.clone(),
+        vars: base.clone(),
+        jobs,
+        debian_mirror: spec.options.debian_mirror.clone(),
+        build_python: None,
+    };
+    for name in TARGET_CPYTHON_LIBRARIES {
+        let library = catalogue()
+            .library(name)
+            .with_context(|| format!("config/target-libraries.toml has no {name}"))?;
+        roots.push(ensure_library(cache, library, &cross)?.prefix);
+    }
+    cross.vars = base;
+    add_prefix_variables(&mut cross.vars, &roots);
+    cross.build_python = Some(build_python.executable.clone());
+    let smoke = SmokeTest {
+        cache: cache.root(),
+        target: &spec.target,
+        python,
+        modules: target_cpythons().smoke_imports(),
+        mirror: spec.options.debian_mirror.as_deref(),
+    };
+    let verify = |root: &Path| {
+        let said = smoke.run(root)?;
+        tracing::info!("{}: smoke test under qemu: {said}", spec.target.id());
+        Ok(())
+    };
+    let built = ensure_verified_library(cache, entry, &cross, &verify)?;
+    if let Some(took) = built.built_in {
+        tracing::info!(
+            "{}: CPython {} to test its wheels on built and smoke-tested in {:.1} s (once; cached in {})",
+            spec.target.id(),
+            entry.version,
+            took.as_secs_f64(),
+            built.prefix.display()
+        );
+    }
+    Ok(Some(built.prefix))
+}
