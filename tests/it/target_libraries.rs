@@ -466,3 +466,77 @@ fn a_meson_project_finds_a_target_library_without_pkg_config_and_links_it() {
         "libyaml vendored: {files:?}"
     );
 }
+
+/// `--offline` covers Debian's archive too: a library whose source package the cache does
+/// not hold stops the run in one line before anything announces a download, and nothing
+/// is fetched. The cache here is a fresh one that shares the real cache's zig and build
+/// environments, so everything but Debian's sources is at hand.
+#[test]
+#[ignore = "slow: zig"]
+fn offline_refuses_to_fetch_a_source_package_the_cache_lacks() {
+    use crosswheel::stages::toolchain::resolve_toolchain;
+    use crosswheel::support::host::Cache;
+    use crosswheel::target::{Target, ToolchainKind};
+    let real = Cache::from_env().expect("a cache directory");
+    let target = Target::parse("linux-aarch64").unwrap();
+    resolve_toolchain(
+        ToolchainKind::Zig,
+        &target,
+        &real,
+        Path::new("python3"),
+        false,
+        None,
+    )
+    .unwrap_or_else(|err| panic!("{err}"));
+    let cache = tempfile::tempdir().unwrap();
+    for shared in [
+        "ziglang-venv",
+        "zig",
+        "toolchains",
+        "crossenv",
+        "build-env",
+        "uv-venv",
+    ] {
+        let from = real.root().join(shared);
+        if from.exists() {
+            std::os::unix::fs::symlink(&from, cache.path().join(shared)).unwrap();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = zdemo_project(dir.path());
+    let mut command = Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let output = command
+        .env("CROSSWHEEL_CACHE", cache.path())
+        .arg("build")
+        .arg(&project)
+        .args(["--only", "cp311-manylinux_aarch64", "--offline", "-w"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("crosswheel runs");
+    let text = text_of(&output);
+    assert!(!output.status.success(), "{text}");
+    assert_eq!(
+        text.matches("--offline forbids downloading the source package zlib from Debian ")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "which crosswheel's cache does not hold: run once without --offline to fill the cache"
+        ),
+        "{text}"
+    );
+    for announced in ["fetching Debian source", "building zlib"] {
+        assert!(!text.contains(announced), "{text}");
+    }
+    let sources = cache.path().join("debian-sources");
+    let fetched = std::fs::read_dir(&sources).map_or(0, |entries| entries.count());
+    assert_eq!(
+        fetched,
+        0,
+        "nothing is downloaded into {}",
+        sources.display()
+    );
+}

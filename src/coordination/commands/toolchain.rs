@@ -53,6 +53,9 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
 }
 
 pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
+    if args.offline {
+        crate::support::host::forbid_downloads();
+    }
     let target = Target::parse(&args.target)?;
     let cache = Cache::from_env()?;
     let tag = PythonTag::parse_version(&args.python)

@@ -4,6 +4,7 @@
 //! plain inputs; nothing here knows a stage (tool pins come from `target::config`).
 
 mod cache;
+mod offline;
 mod python;
 mod shell;
 pub(crate) mod tool_venv;
@@ -12,6 +13,7 @@ mod uv;
 use std::path::{Path, PathBuf};
 
 pub use cache::{Cache, NoCacheDir, cache_key};
+pub use offline::{downloads_forbidden, forbid_downloads};
 pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};
 pub use shell::shell_quote;

@@ -38,6 +38,11 @@ pub enum SysrootError {
     #[error("crosswheel needs apt-get and dpkg-deb (Debian/Ubuntu hosts): `{tool}` is not on PATH")]
     ToolMissing { tool: &'static str },
     #[error(
+        "--offline forbids downloading {what} from Debian {suite}, which crosswheel's cache \
+         does not hold: run once without --offline to fill the cache"
+    )]
+    Offline { what: String, suite: String },
+    #[error(
         "`{command}` failed for {arch}: {detail}; crosswheel fetches from Debian's archive at \
          {mirror}: check that it is reachable (http_proxy is honoured) or set \
          CROSSWHEEL_DEBIAN_MIRROR to a Debian mirror that carries {arch}"
@@ -423,6 +428,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     }
 
     remove_abandoned_work(parent, &name);
+    refuse_when_offline(format!("{} packages", spec.debian_arch), &spec.suite)?;
     tracing::info!(
         "fetching {} for {} from Debian {} at {} (~25 MB download, ~80 MB unpacked, once)",
         if spec.with_dependencies {
@@ -476,6 +482,18 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     let mut tree = open_finished(&final_dir)?;
     tree.downloaded = true;
     Ok(tree)
+}
+
+/// `--offline` ([`crate::support::host::forbid_downloads`]): what is not in the cache
+/// cannot be had, which is said before anything announces a download.
+pub(crate) fn refuse_when_offline(what: String, suite: &Suite) -> Result<(), SysrootError> {
+    if crate::support::host::downloads_forbidden() {
+        return Err(SysrootError::Offline {
+            what,
+            suite: suite.codename.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// Temporary folders of builds that were killed before they could clean up. Only old

@@ -60,6 +60,7 @@ pub fn orig_tarball(
         Some(codename) => release_suite(codename, mirror),
         None => system_suite(mirror),
     };
+    super::refuse_when_offline(format!("the source package {}", orig.package), &suite)?;
     tracing::info!(
         "fetching Debian source {} {} from {} {}",
         orig.package,

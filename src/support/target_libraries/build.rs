@@ -92,16 +92,7 @@ pub fn ensure_verified_library(
             built_in: None,
         });
     }
-    let started = Instant::now();
-    tracing::info!(
-        "building {} {} for {} from Debian's {} {} (once; cached in {})",
-        entry.name,
-        entry.version,
-        target.id(),
-        entry.debian_source,
-        entry.debian_version,
-        prefix.display()
-    );
+    // The source first: offline without it, nothing is announced as built.
     let tarball = orig_tarball(
         cache.root(),
         &OrigTarball {
@@ -113,6 +104,16 @@ pub fn ensure_verified_library(
         },
         cross.debian_mirror.as_deref(),
     )?;
+    let started = Instant::now();
+    tracing::info!(
+        "building {} {} for {} from Debian's {} {} (once; cached in {})",
+        entry.name,
+        entry.version,
+        target.id(),
+        entry.debian_source,
+        entry.debian_version,
+        prefix.display()
+    );
     let record = LibraryRecord {
         name: entry.name.clone(),
         version: entry.version.clone(),
