@@ -68,14 +68,5 @@ pub(super) fn built_target_cpython(
         Ok(())
     };
     let built = ensure_verified_library(cache, entry, &cross, &verify)?;
-    if let Some(took) = built.built_in {
-        tracing::info!(
-            "{}: CPython {} to test its wheels on built and smoke-tested in {:.1} s (once; cached in {})",
-            spec.target.id(),
-            entry.version,
-            took.as_secs_f64(),
-            built.prefix.display()
-        );
-    }
     Ok(Some(built.prefix))
 }
