@@ -431,6 +431,9 @@ pub(crate) struct CpuFlags {
     pub cpus: std::collections::BTreeMap<String, String>,
     /// `+feature` names (`fp16`) zig spells otherwise (`fullfp16`).
     pub features: std::collections::BTreeMap<String, String>,
+    /// Features no Apple CPU has, which the macOS wrappers refuse (`sve`).
+    #[serde(default)]
+    pub not_on_apple: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -171,3 +171,37 @@ fn a_translated_flag_zig_refuses_is_an_error_for_the_build_not_a_missing_feature
     assert!(!output.status.success());
     assert_eq!(wrapper_errors(notes.path()), Vec::<String>::new());
 }
+
+#[test]
+#[ignore = "slow: real zig compiles"]
+fn sve_is_refused_for_macos_as_no_apple_cpu_has_it_and_kept_for_linux() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    let macos = common::zig_wrapper("macos-arm64", false);
+    // numpy's SVE probe: zig's clang would compile it for aarch64-macos, and the wheel
+    // would carry a dispatch target the index's wheel (Apple's toolchain) does not.
+    for flags in [&["-march=armv8.2-a+sve"][..], &["-march=armv9-a+sve2"]] {
+        let output = compile(&macos, dir.path(), notes.path(), SVE, flags);
+        assert!(!output.status.success(), "{flags:?} compiled for macOS");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("macos-arm64: ") && stderr.contains(": no Apple CPU has sve"),
+            "{stderr}"
+        );
+    }
+    // A refusal by design, not by zig: nothing for the build stage to report.
+    assert_eq!(wrapper_errors(notes.path()), Vec::<String>::new());
+    // Turning it off stays harmless, and the other features of the same probe pass.
+    let output = compile(
+        &macos,
+        dir.path(),
+        notes.path(),
+        DOTPROD,
+        &["-march=armv8.2-a+dotprod+nosve"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

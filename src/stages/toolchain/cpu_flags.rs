@@ -45,7 +45,7 @@ zig_cpu() {
     [ -n "$cw_feature" ] || continue
     cw_sign=+
     case $cw_feature in no*) cw_sign=-; cw_feature=${cw_feature#no} ;; esac
-    case $cw_feature in
+@REFUSED@    case $cw_feature in
 @FEATURES@      *) zig_name "$cw_feature"; cw_feature=$cw_name ;;
     esac
     cw_arg=$cw_arg$cw_sign$cw_feature
@@ -77,10 +77,33 @@ fn case_lines(table: &BTreeMap<String, String>, var: &str, known: bool) -> Strin
         .collect()
 }
 
+/// On macOS targets, a `case` refusing the features no Apple CPU has: the compile fails,
+/// as a build's probe for them must.
+fn refused_on_apple(target: &Target, table: &CpuFlags) -> String {
+    if !target.is_macos() || table.not_on_apple.is_empty() {
+        return String::new();
+    }
+    let patterns: Vec<String> = table
+        .not_on_apple
+        .iter()
+        .map(|feature| shell_quote(feature).into_owned())
+        .collect();
+    let message = format!(
+        "error: {}: %s: no Apple CPU has %s (crosswheel's compiler wrapper refuses it for macOS)\\n",
+        target.id()
+    );
+    format!(
+        "    case $cw_sign$cw_feature in +{}) printf {} \"$1\" \"$cw_feature\" >&2; exit 1 ;; esac\n",
+        patterns.join("|+"),
+        shell_quote(&message)
+    )
+}
+
 /// The shell functions the argument loop calls.
 pub(super) fn functions(target: &Target) -> String {
     let table = table_of(target);
     FUNCTIONS
+        .replace("@REFUSED@", &refused_on_apple(target, table))
         .replace("@MARCH@", &case_lines(&table.march, "cw_base", true))
         .replace("@CPUS@", &case_lines(&table.cpus, "cw_base", true))
         .replace(
