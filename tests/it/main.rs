@@ -16,6 +16,7 @@ mod build_blasdot;
 mod build_examples;
 mod build_from_sdist;
 mod build_frontend;
+mod build_numpy;
 mod build_progress;
 mod cache_concurrency;
 mod cibuildwheel_build;

@@ -1,0 +1,60 @@
+//! numpy as numpy builds itself, end to end, for one Linux target: its sdist (pinned by
+//! sha256 in tests/compat/projects.toml), its own `[tool.cibuildwheel]` configuration and
+//! before-build (which pip-installs the target's scipy-openblas64), cross-built by the
+//! crosswheel binary of this test run, repaired (OpenBLAS vendored, reached through
+//! `$ORIGIN`), and tested under qemu with the corpus's recipe: the SIMD baseline and dispatch
+//! targets of the index's numpy 2.4.6 aarch64 wheel, scipy-openblas as the BLAS, a 300×300
+//! `inv`/`matmul`/`eigvals` check, `numpy.fft`, `numpy.linalg` and `numpy.random`, and
+//! numpy's own fft and linalg regression tests. ppc64le and macOS arm64 run in
+//! `scripts/compat`.
+//!
+//! The slowest test of the suite (~15 minutes on 2 cores with cold caches, most of it
+//! compiling numpy). Needs python3 (3.11 or newer) and network access on the first run.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+#[ignore = "slow: cross-builds numpy from its sdist and tests it under qemu"]
+fn numpy_builds_from_its_own_configuration_for_linux_aarch64_and_passes_under_qemu() {
+    let python = common::require_tool("python3", "apt-get install python3");
+    let report_dir = tempfile::tempdir().expect("a temporary folder");
+    let report = report_dir.path().join("COMPATIBILITY.md");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/compat");
+    let output = Command::new(python)
+        .arg(&script)
+        .args(["--only", "numpy", "--targets", "linux-aarch64"])
+        .args(["--cell-timeout", "3600"])
+        .arg("--crosswheel")
+        .arg(common::crosswheel_bin())
+        .arg("--report")
+        .arg(&report)
+        .arg("--no-reference")
+        .output()
+        .expect("scripts/compat runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "numpy's cell is not green:\n{stdout}\n{stderr}"
+    );
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("compat: numpy linux-aarch64 green"))
+        .unwrap_or_else(|| panic!("no green line for numpy:\n{stdout}"));
+    // `compat: numpy linux-aarch64 green 172/172 1585s cp311-cp311-manylinux_...`
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let (passed, total) = fields[4]
+        .split_once('/')
+        .unwrap_or_else(|| panic!("no test count in `{line}`"));
+    assert!(
+        passed == total && total.parse::<u32>().unwrap() > 100,
+        "numpy's own fft and linalg tests must run and pass under qemu: {line}"
+    );
+    assert!(
+        line.ends_with("cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64"),
+        "numpy's aarch64 wheel keeps manylinux2014: {line}"
+    );
+}
