@@ -1,4 +1,6 @@
-"""Links blasdot._core against OpenBLAS from the scipy-openblas32 wheel, as numpy does."""
+"""Links blasdot._core against OpenBLAS from the scipy-openblas32 wheel, as numpy does, or
+against the OpenBLAS crosswheel builds with the same names where the index has no such
+wheel for the target (`target-libraries = ["scipy-openblas32"]`)."""
 
 import os
 from pathlib import Path
@@ -15,6 +17,9 @@ def openblas_location():
     CROSSWHEEL_TARGET_SITE.
     """
     target_site = os.environ.get("CROSSWHEEL_TARGET_SITE")
+    built = built_openblas()
+    if built and not (target_site and Path(target_site, "scipy_openblas32").is_dir()):
+        return built
     if target_site:
         root = Path(target_site, "scipy_openblas32")
         lib_dir = root / "lib"
@@ -26,6 +31,16 @@ def openblas_location():
     import scipy_openblas32
 
     return scipy_openblas32.get_include_dir(), scipy_openblas32.get_lib_dir(), scipy_openblas32.get_library()
+
+
+def built_openblas():
+    """crosswheel's catalogue OpenBLAS, if this build has one: the target prefix it is
+    built into is among the -L folders of LDFLAGS, beside its include/ folder."""
+    for flag in os.environ.get("LDFLAGS", "").split():
+        lib_dir = Path(flag[2:]) if flag.startswith("-L") else None
+        if lib_dir and any(lib_dir.glob("libscipy_openblas.*")):
+            return str(lib_dir.parent / "include"), str(lib_dir), "scipy_openblas"
+    return None
 
 
 include_dir, lib_dir, library = openblas_location()

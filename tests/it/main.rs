@@ -84,6 +84,7 @@ mod sysroot_provision;
 mod target_cpython_smoke;
 mod target_headers;
 mod target_libraries;
+mod target_libraries_pillow;
 mod target_programs;
 mod test_command;
 mod test_requirements_built;

@@ -22,6 +22,11 @@ X86_64_CORES = {
     "bulldozer", "piledriver", "steamroller", "excavator", "zen",
 }
 
+# The single-CPU builds crosswheel's catalogue OpenBLAS makes for 32-bit Arm and RISC-V
+# (OpenBLAS 0.3.21 has no DYNAMIC_ARCH there).
+ARMV7_CORES = {"armv7", "cortexa9", "cortexa15"}
+RISCV64_CORES = {"riscv64_generic", "c910v"}
+
 # 32-bit x86 adds the pre-SSE2 cores OpenBLAS's DYNAMIC_ARCH keeps there (qemu-i386's default
 # CPU is a Pentium III: Katmai).
 X86_32_CORES = X86_64_CORES | {"katmai", "coppermine", "northwood", "banias", "yonah", "athlon"}
@@ -70,6 +75,10 @@ def test_corename_is_a_real_openblas_core_for_this_machine():
         known = POWER_CORES
     elif machine == "s390x":
         known = Z_CORES
+    elif machine.startswith("armv7"):
+        known = ARMV7_CORES
+    elif machine == "riscv64":
+        known = RISCV64_CORES
     elif machine in ("i386", "i486", "i586", "i686", "x86"):
         known = X86_32_CORES
     else:

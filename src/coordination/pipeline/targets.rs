@@ -16,8 +16,8 @@ use crate::stages::toolchain::{Toolchain, resolve_toolchain};
 use crate::support::host::{BuildPython, Cache};
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, ensure_library, read_before_all,
-    requested_libraries,
+    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, dependencies_of, ensure_library,
+    in_build_order, read_before_all, requested_libraries,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -81,6 +81,7 @@ pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) ->
                 libraries.push(entry);
             }
         }
+        let libraries = in_build_order(&libraries);
         let command = before_all.and_then(|read| read.command);
         if libraries.is_empty() && command.is_none() {
             targets.prepared.insert(key, Prepared::default());
@@ -136,7 +137,15 @@ fn prepare_one(
     };
     for entry in libraries {
         let mut vars = base.clone();
-        let roots: Vec<PathBuf> = prefix.libraries.iter().map(|l| l.prefix.clone()).collect();
+        // Only what it links: a library's build (and its cache key) does not change with
+        // the other libraries a configuration asks for.
+        let needed = dependencies_of(entry);
+        let roots: Vec<PathBuf> = prefix
+            .libraries
+            .iter()
+            .filter(|built| needed.iter().any(|dep| dep.name == built.record.name))
+            .map(|built| built.prefix.clone())
+            .collect();
         add_prefix_variables(&mut vars, &roots);
         let cross = CrossBuild {
             target: spec.target.clone(),

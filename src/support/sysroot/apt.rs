@@ -147,11 +147,14 @@ impl PrivateApt {
     pub(crate) fn download_source(
         &self,
         package: &str,
-        version: &str,
+        version: Option<&str>,
         into: &Path,
         index_problems: &[String],
     ) -> Result<(), SysrootError> {
-        let wanted = format!("{package}={version}");
+        let wanted = match version {
+            Some(version) => format!("{package}={version}"),
+            None => package.to_string(),
+        };
         let mut command = self.apt_get(&["--download-only", "source", &wanted]);
         command.current_dir(into);
         let output = run(command, "apt-get")?;

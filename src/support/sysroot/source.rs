@@ -76,7 +76,25 @@ pub fn orig_tarball(
     let problems = apt.update()?;
     let into = work.path().join("files");
     fs::create_dir_all(&into).map_err(SysrootError::io("create", &into))?;
-    apt.download_source(orig.package, orig.version, &into, &problems)?;
+    if let Err(pinned) = apt.download_source(orig.package, Some(orig.version), &into, &problems) {
+        // A stable release replaces a package's Debian revision with each security or
+        // point update (libpng1.6 1.6.39-2+deb12u5 -> u6) and keeps its orig tarball: the
+        // tarball's name and SHA-256 below are what is pinned, so the current revision's
+        // serves as well. Without one of the same name, the pinned revision's error stands.
+        tracing::info!(
+            "Debian {} no longer lists {} {}: trying its current revision, whose orig tarball must be the same",
+            suite.codename,
+            orig.package,
+            orig.version
+        );
+        if apt
+            .download_source(orig.package, None, &into, &problems)
+            .is_err()
+            || !into.join(orig.file_name).is_file()
+        {
+            return Err(pinned);
+        }
+    }
     let fetched = into.join(orig.file_name);
     if !fetched.is_file() {
         return Err(SysrootError::SourceMismatch {

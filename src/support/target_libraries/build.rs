@@ -191,6 +191,11 @@ impl Build<'_> {
         let host = self.cross.target.gnu_triple();
         let cc = self.cross.vars.get("CC").map_or("cc", String::as_str);
         let ar = self.cross.vars.get("AR").map_or("ar", String::as_str);
+        let ranlib = self
+            .cross
+            .vars
+            .get("RANLIB")
+            .map_or("ranlib", String::as_str);
         // An entry that sets LDFLAGS itself extends the build's own (the prefixes of the
         // libraries it depends on) instead of replacing them.
         let ldflags = self.cross.vars.get("LDFLAGS").map_or("", String::as_str);
@@ -209,6 +214,7 @@ impl Build<'_> {
                 .replace("{build_python}", &build_python)
                 .replace("{cc}", cc)
                 .replace("{ar}", ar)
+                .replace("{ranlib}", ranlib)
                 .replace("{ldflags}", ldflags)
                 .replace("{cflags}", cflags)
                 .replace("{rpaths}", &rpaths)
@@ -220,20 +226,22 @@ impl Build<'_> {
             bootstrap.current_dir(&source).args(args);
             self.step(&self.entry.bootstrap.join(" "), bootstrap, true)?;
         }
-        let configure: Vec<String> = self.entry.configure.iter().map(|arg| fill(arg)).collect();
-        let mut command = self.command(&configure[0], &source);
-        command.args(&configure[1..]);
         let macos = self.cross.target.is_macos();
-        let os_env = if macos {
-            &self.entry.macos_configure_env
-        } else {
-            &self.entry.linux_configure_env
-        };
-        for (name, value) in self.entry.configure_env.iter().chain(os_env) {
-            command.env(name, fill(value));
+        if !self.entry.configure.is_empty() {
+            let configure: Vec<String> = self.entry.configure.iter().map(|arg| fill(arg)).collect();
+            let mut command = self.command(&configure[0], &source);
+            command.args(&configure[1..]);
+            let os_env = if macos {
+                &self.entry.macos_configure_env
+            } else {
+                &self.entry.linux_configure_env
+            };
+            for (name, value) in self.entry.configure_env.iter().chain(os_env) {
+                command.env(name, fill(value));
+            }
+            self.step(&configure.join(" "), command, true)?;
         }
-        self.step(&configure.join(" "), command, true)?;
-        let make_vars: Vec<String> = if macos {
+        let mut make_vars: Vec<String> = if macos {
             self.entry
                 .macos_make_vars
                 .iter()
@@ -242,17 +250,46 @@ impl Build<'_> {
         } else {
             Vec::new()
         };
-        let mut make = self.command("make", &source);
-        make.arg(format!("-j{}", self.cross.jobs.max(1)))
-            .args(&make_vars);
-        self.step("make", make, true)?;
+        if !self.entry.make_vars_by_arch.is_empty() {
+            let arch = self.cross.target.arch();
+            let vars = self.entry.make_vars_by_arch.get(arch).ok_or_else(|| {
+                TargetLibraryError::UnsupportedArch {
+                    library: self.entry.name.clone(),
+                    target: self.cross.target.id().to_string(),
+                    arch: arch.to_string(),
+                }
+            })?;
+            make_vars.extend(vars.iter().map(|var| fill(var)));
+        }
         let destination = staging.join("dest");
-        let mut install = self.command("make", &source);
-        install
-            .args(&make_vars)
-            .arg("install")
-            .arg(format!("DESTDIR={}", destination.display()));
-        self.step("make install", install, true)?;
+        let jobs = self.cross.jobs.max(1).to_string();
+        let fill_step = |text: &str| {
+            fill(text)
+                .replace("{jobs}", &jobs)
+                .replace("{destdir}", &destination.to_string_lossy())
+        };
+        let default_build = || vec!["make".to_string(), "-j{jobs}".to_string()];
+        let default_install = || {
+            ["make", "install", "DESTDIR={destdir}"]
+                .map(str::to_string)
+                .to_vec()
+        };
+        for step in [
+            self.entry.build.clone().unwrap_or_else(default_build),
+            self.entry.install.clone().unwrap_or_else(default_install),
+        ] {
+            let argv: Vec<String> = step.iter().map(|arg| fill_step(arg)).collect();
+            let Some((program, args)) = argv.split_first() else {
+                continue;
+            };
+            let mut command = self.command(program, &source);
+            command.args(args);
+            // Every make, so the install does not rebuild with what configure wrote.
+            if program == "make" {
+                command.args(&make_vars);
+            }
+            self.step(&argv.join(" "), command, true)?;
+        }
         let relative = self.prefix.strip_prefix("/").unwrap_or(self.prefix);
         let installed = destination.join(relative);
         self.check(&installed)?;

@@ -33,10 +33,24 @@ pub struct LibraryEntry {
     pub debian_release: Option<String>,
     pub orig: String,
     pub sha256: String,
+    /// Catalogue libraries this one links, built (and made visible to it) first.
+    #[serde(default)]
+    pub depends: Vec<String>,
     /// Makes the configure script of a tarball that ships none; empty: it has one.
     #[serde(default)]
     pub bootstrap: Vec<String>,
+    /// The configure command (`./configure ...`, `cmake -S . -B build ...`); empty: the
+    /// library's Makefile is used as it comes.
+    #[serde(default)]
     pub configure: Vec<String>,
+    /// The build command; `None`: `make -j{jobs}`.
+    #[serde(default)]
+    pub build: Option<Vec<String>>,
+    /// The install command, which installs under `{destdir}`; `None`: `make install
+    /// DESTDIR={destdir}`.
+    #[serde(default)]
+    pub install: Option<Vec<String>>,
+    #[serde(default)]
     pub configure_env: BTreeMap<String, String>,
     #[serde(default)]
     pub linux_configure_env: BTreeMap<String, String>,
@@ -46,6 +60,11 @@ pub struct LibraryEntry {
     /// (which override the Makefile's own).
     #[serde(default)]
     pub macos_make_vars: BTreeMap<String, String>,
+    /// `NAME=value` assignments given to every `make`, per target architecture (as the
+    /// platform tag names it: `aarch64`, `armv7l`, `arm64`): a Makefile-only library's
+    /// CPU (OpenBLAS's `TARGET`).
+    #[serde(default)]
+    pub make_vars_by_arch: BTreeMap<String, Vec<String>>,
     pub check: Checks,
 }
 
@@ -68,6 +87,8 @@ pub struct Catalogue {
 #[serde(deny_unknown_fields)]
 struct BuildTools {
     packages: Vec<String>,
+    /// The Debian/Ubuntu packages that install a program a catalogue build runs.
+    apt: BTreeMap<String, String>,
 }
 
 /// A file of config/ compiled into the binary, parsed; the unit tests of this module parse
@@ -159,6 +180,11 @@ impl Catalogue {
             .any(|tool| tool.eq_ignore_ascii_case(name))
     }
 
+    /// The apt packages that install `tool`, for the message saying it is missing.
+    pub fn tool_packages<'a>(&'a self, tool: &'a str) -> &'a str {
+        self.build_tools.apt.get(tool).map_or(tool, String::as_str)
+    }
+
     /// The catalogue's names, for messages.
     pub fn names(&self) -> Vec<&str> {
         self.library
@@ -183,7 +209,25 @@ mod tests {
                 "{}: the orig tarball is named after its source package",
                 entry.name
             );
-            assert!(entry.configure.iter().any(|arg| arg.contains("{prefix}")));
+            let steps = entry.configure.iter().chain(entry.install.iter().flatten());
+            assert!(
+                steps.clone().any(|arg| arg.contains("{prefix}")),
+                "{}: configure or install names the prefix",
+                entry.name
+            );
+            for dependency in &entry.depends {
+                let position = |name: &str| {
+                    catalogue
+                        .libraries()
+                        .iter()
+                        .position(|other| other.name == name)
+                };
+                assert!(
+                    position(dependency) < position(&entry.name) && position(dependency).is_some(),
+                    "{}: its dependency {dependency} comes before it in the catalogue",
+                    entry.name
+                );
+            }
             assert!(!entry.check.linux.is_empty() && !entry.check.macos.is_empty());
             for package in &entry.packages {
                 assert!(

@@ -55,9 +55,18 @@ pub enum TargetLibraryError {
         log: PathBuf,
     },
     #[error(
-        "building {library} needs `{tool}` on the build machine: install it (Debian/Ubuntu: apt-get install autoconf automake libtool make)"
+        "building {library} needs `{tool}` on the build machine: install it (Debian/Ubuntu: apt-get install {packages})",
+        packages = catalogue().tool_packages(tool)
     )]
     ToolMissing { library: String, tool: String },
+    #[error(
+        "{library} for {target}: the catalogue names no CPU for {arch} (make_vars_by_arch in config/target-libraries.toml): build it into $CROSSWHEEL_PREFIX in a before-all of your own"
+    )]
+    UnsupportedArch {
+        library: String,
+        target: String,
+        arch: String,
+    },
     #[error("{library} for {target}: the install has no {missing}; its log: {log}")]
     Incomplete {
         library: String,
@@ -118,6 +127,37 @@ pub fn requested_libraries(
         }
     }
     Ok(entries)
+}
+
+/// `entries` with every catalogue library they depend on, each after what it depends on.
+pub fn in_build_order(entries: &[&'static LibraryEntry]) -> Vec<&'static LibraryEntry> {
+    let mut ordered: Vec<&'static LibraryEntry> = Vec::new();
+    for entry in entries {
+        for needed in dependencies_of(entry).into_iter().chain([*entry]) {
+            if !ordered.iter().any(|known| known.name == needed.name) {
+                ordered.push(needed);
+            }
+        }
+    }
+    ordered
+}
+
+/// The catalogue libraries `entry` depends on, directly or not, each after its own.
+pub fn dependencies_of(entry: &LibraryEntry) -> Vec<&'static LibraryEntry> {
+    let mut found: Vec<&'static LibraryEntry> = Vec::new();
+    for name in &entry.depends {
+        // The catalogue's own test holds every dependency to an earlier entry, so this
+        // recursion ends.
+        let Some(dependency) = catalogue().library(name) else {
+            continue;
+        };
+        for needed in dependencies_of(dependency).into_iter().chain([dependency]) {
+            if !found.iter().any(|known| known.name == needed.name) {
+                found.push(needed);
+            }
+        }
+    }
+    found
 }
 
 fn requested(requirement: &str) -> Result<&'static LibraryEntry, TargetLibraryError> {
@@ -287,6 +327,29 @@ mod tests {
             unknown.contains("no library libfoo in the catalogue"),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn libraries_come_after_the_catalogue_libraries_they_link() {
+        let names = |list: &[&str]| -> Vec<String> {
+            let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            let entries = requested_libraries(&list).unwrap();
+            in_build_order(&entries)
+                .iter()
+                .map(|entry| entry.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&["libxslt"]), ["zlib", "libxml2", "libxslt"]);
+        assert_eq!(
+            names(&["freetype", "zlib", "mpfr"]),
+            ["zlib", "libpng", "freetype", "gmp", "mpfr"]
+        );
+        let freetype = catalogue().library("freetype").unwrap();
+        let linked: Vec<&str> = dependencies_of(freetype)
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect();
+        assert_eq!(linked, ["zlib", "libpng"]);
     }
 
     #[test]
