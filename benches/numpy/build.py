@@ -114,7 +114,9 @@ def native_run(sdist: Path, work: Path) -> dict:
     out = work / "out-native"
     env = dict(os.environ, PATH=f"{venv}/bin:{os.environ['PATH']}", PIP_CACHE_DIR=str(work / "native-pip-cache"),
                PKG_CONFIG_PATH=str(project / ".openblas"), RUNNER_OS="Linux")
-    script = (f"cd {shlex.quote(str(project))} && bash tools/wheels/cibw_before_build.sh . && "
+    # Debian 12's pip (23.0) predates `-C`; cibuildwheel's containers have a current pip.
+    script = (f"cd {shlex.quote(str(project))} && python -m pip install --quiet --upgrade pip && "
+              "bash tools/wheels/cibw_before_build.sh . && "
               f"python -m pip wheel --no-deps -w {shlex.quote(str(out))} {' '.join(SETUP_ARGS)} .")
     log = work / "native.log"
     seconds, _, code = timed(["sh", "-c", script], log, env)
@@ -183,10 +185,14 @@ def main() -> None:
     parser.add_argument("--skip-emulated", action="store_true")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache/crosswheel-bench/numpy")
     parser.add_argument("--crosswheel", default=str(ROOT / "target/release/crosswheel"))
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the crosswheel rows of the last run's results.json and measure only what it lacks")
     args = parser.parse_args()
     numpy, sdist = numpy_sdist()
     args.work.mkdir(parents=True, exist_ok=True)
     results = {"cross": [], "native": None, "emulated": None}
+    if args.resume and (args.work / "results.json").is_file():
+        results = json.loads((args.work / "results.json").read_text())
 
     def save() -> None:
         # After every step, so that a stopped run keeps what it measured.
@@ -197,17 +203,21 @@ def main() -> None:
     targets = args.targets.split(",")
     for index, target in enumerate(targets):
         cache = args.work / f"cache-{target}"
-        shutil.rmtree(cache, ignore_errors=True)
-        for label in ("cold", "warm"):
+        done = {r["label"] for r in results["cross"] if r["target"] == target}
+        if done != {"cold", "warm"}:
+            results["cross"] = [r for r in results["cross"] if r["target"] != target]
+            shutil.rmtree(cache, ignore_errors=True)
+        for label in ("cold", "warm") if done != {"cold", "warm"} else ():
             print(f"numpy bench: crosswheel {target} {label}", file=sys.stderr, flush=True)
             results["cross"].append(crosswheel_run(args.crosswheel, numpy, sdist, target, cache, args.work, label))
             save()
         shutil.rmtree(cache, ignore_errors=True)
         if index == 0:
-            print("numpy bench: native", file=sys.stderr, flush=True)
-            results["native"] = native_run(sdist, args.work)
-            save()
-            if not args.skip_emulated:
+            if results["native"] is None:
+                print("numpy bench: native", file=sys.stderr, flush=True)
+                results["native"] = native_run(sdist, args.work)
+                save()
+            if not args.skip_emulated and results["emulated"] is None:
                 print(f"numpy bench: emulated (cap {args.emulated_cap:.0f} s)", file=sys.stderr, flush=True)
                 results["emulated"] = emulated_run(sdist, args.work, args.emulated_cap)
                 save()

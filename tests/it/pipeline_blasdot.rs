@@ -138,6 +138,55 @@ fn blasdot_builds_repairs_and_tests_for_all_three_targets() {
     );
 }
 
+/// Where the index has no scipy-openblas32 wheel (armv7l, riscv64) and on i686 and s390x,
+/// blasdot's override asks for `target-libraries = ["scipy-openblas32"]`: OpenBLAS built by
+/// crosswheel from Debian's source with scipy-openblas32's names, vendored, and computing
+/// right under qemu (blasdot's suite: long dot products against Python's exact sums).
+#[test]
+#[ignore = "slow: builds OpenBLAS from Debian's source for four targets, tests under qemu"]
+fn blasdot_passes_on_i686_s390x_armv7l_and_riscv64_with_openblas_built_from_source() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = build(
+        &example(),
+        out.path(),
+        &[("CIBW_BUILD", "cp311-manylinux_*")],
+        &["--archs", "i686,s390x,armv7l,riscv64", "--require-tests"],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "build failed:\n{stdout}\n{stderr}");
+    for arch in ["i686", "s390x", "armv7l", "riscv64"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("cp311-manylinux_{arch}")))
+            .unwrap_or_else(|| panic!("no summary row for {arch}:\n{stdout}"));
+        assert!(row.contains("passed"), "{row}");
+        assert!(
+            stderr.contains("scipy-openblas32 0.3.21 built in")
+                || stderr.contains("scipy-openblas32 0.3.21 from the cache"),
+            "OpenBLAS came from the catalogue:\n{stderr}"
+        );
+        let wheel = wheels_in(out.path())
+            .into_iter()
+            .find(|name| name.ends_with(&format!("_{arch}.whl")))
+            .unwrap_or_else(|| panic!("no {arch} wheel in {:?}", wheels_in(out.path())));
+        let report = inspect_json(&out.path().join(&wheel));
+        let binaries = report["binaries"].as_array().expect("binaries");
+        assert!(
+            binaries.iter().any(|b| b["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("blasdot.libs/libscipy_openblas"))),
+            "OpenBLAS not vendored into {wheel}: {report}"
+        );
+        let external: Vec<_> = binaries
+            .iter()
+            .flat_map(|b| b["needed"].as_array().cloned().unwrap_or_default())
+            .filter(|n| n["resolution"] == "external")
+            .collect();
+        assert!(external.is_empty(), "{wheel}: {external:?}");
+    }
+}
+
 #[test]
 #[ignore = "slow: the whole pipeline on blasdot (zig, qemu)"]
 fn a_failing_test_keeps_the_wheel_out_of_the_wheelhouse() {
