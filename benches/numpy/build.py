@@ -142,7 +142,14 @@ def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
     subprocess.run([HOST_PYTHON, "-m", "pip", "install", "--quiet", "--only-binary=:all:", *platforms,
                     "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "abi3", "--abi", "none",
                     "--target", str(site), "pip", *EMULATED_REQUIREMENTS], check=True)
-    inner = (f"cd /opt/numpy-bench-src && export PATH={venv}/bin:$PATH PKG_CONFIG_PATH=/opt/numpy-bench-src/.openblas && "
+    # The host's pip wrote its own interpreter into the scripts' first lines.
+    for script in (site / "bin").iterdir():
+        lines = script.read_text(errors="replace").splitlines(keepends=True)
+        if lines and lines[0].startswith("#!"):
+            script.write_text(f"#!{venv}/bin/python\n" + "".join(lines[1:]))
+    # `pip install --target` puts console scripts (ninja, cython) in the target's bin/.
+    inner = (f"cd /opt/numpy-bench-src && export PATH={venv}/bin:{venv}/lib/python3.11/site-packages/bin:$PATH "
+             "PKG_CONFIG_PATH=/opt/numpy-bench-src/.openblas && "
              "mkdir -p .openblas && python -c 'import scipy_openblas64; print(scipy_openblas64.get_pkg_config())' > .openblas/scipy-openblas.pc && "
              f"python -m pip wheel --no-build-isolation --no-deps -w /opt/numpy-bench-out {' '.join(SETUP_ARGS)} .")
     log = work / "emulated.log"

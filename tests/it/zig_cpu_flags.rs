@@ -83,6 +83,13 @@ const CASES: &[(&str, &[&str], &str, bool)] = &[
     ("macos-arm64", &["-march=armv8.2-a+dotprod"], DOTPROD, true),
     ("macos-arm64", &["-march=armv8.2-a+fp16fml"], FP16FML, true),
     ("macos-arm64", &["-mcpu=apple-m1"], DOTPROD, true),
+    // OpenBLAS's ARMV7 build: GCC's architecture name, with the FPU it asks for.
+    (
+        "linux-armv7l",
+        &["-march=armv7-a", "-mfpu=neon"],
+        NEON,
+        true,
+    ),
     ("linux-ppc64le", &["-mvsx", "-maltivec"], VSX, true),
     ("linux-ppc64le", &["-mcpu=power8"], POWER8, true),
     ("linux-ppc64le", &["-mcpu=power9"], POWER9, false),

@@ -92,6 +92,14 @@ pub fn ensure_verified_library(
             built_in: None,
         });
     }
+    for tool in &entry.tools {
+        if crate::support::host::find_on_path(tool).is_none() {
+            return Err(TargetLibraryError::ToolMissing {
+                library: entry.name.clone(),
+                tool: tool.clone(),
+            });
+        }
+    }
     // The source first: offline without it, nothing is announced as built.
     let tarball = orig_tarball(
         cache.root(),

@@ -33,6 +33,10 @@ pub struct LibraryEntry {
     pub debian_release: Option<String>,
     pub orig: String,
     pub sha256: String,
+    /// Programs of the build machine the build runs besides make and the compilers
+    /// (`llvm-objcopy`), looked for on PATH before anything is built.
+    #[serde(default)]
+    pub tools: Vec<String>,
     /// Catalogue libraries this one links, built (and made visible to it) first.
     #[serde(default)]
     pub depends: Vec<String>,
