@@ -151,7 +151,7 @@ def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
     inner = (f"cd /opt/numpy-bench-src && export PATH={venv}/bin:{venv}/lib/python3.11/site-packages/bin:$PATH "
              "PKG_CONFIG_PATH=/opt/numpy-bench-src/.openblas && "
              "mkdir -p .openblas && python -c 'import scipy_openblas64; print(scipy_openblas64.get_pkg_config())' > .openblas/scipy-openblas.pc && "
-             f"python -m pip wheel --no-build-isolation --no-deps -w /opt/numpy-bench-out {' '.join(SETUP_ARGS)} .")
+             f"python -m pip wheel -v --no-build-isolation --no-deps -w /opt/numpy-bench-out {' '.join(SETUP_ARGS)} .")
     log = work / "emulated.log"
     seconds, finished, code = timed([*in_root, mounts + f"exec chroot {shlex.quote(str(root))} /bin/sh -c {shlex.quote(inner)}"],
                                     log, cap=cap)

@@ -226,6 +226,14 @@ fn rewrite_arguments(target: &Target) -> String {
             "    -Wl,-framework,*) frameworks=\"$frameworks ${arg#-Wl,-framework,}\" ;;\n",
         );
     }
+    // An ar archive under a name without `.a` (OpenBLAS links `libopenblas.a.renamed`):
+    // GNU compilers read any file as an archive by its contents, zig by its extension, and
+    // hands anything else to clang as a source file. A `.a` link beside it gets it linked.
+    script.push_str(
+        "    -*|*.[aochisS]|*.cc|*.cpp|*.cxx|*.so|*.so.*|*.dylib|*.tbd|*.def|*.map|*.ld) ;;\n    \
+         *) if [ -f \"$arg\" ] && [ \"$(head -c 7 \"$arg\" 2>/dev/null)\" = '!<arch>' ]; then \
+         ln -sf \"${arg##*/}\" \"$arg.a\" && arg=$arg.a; fi ;;\n",
+    );
     script.push_str("  esac\n");
     if macos {
         script.push_str("  if [ -n \"$skip_next\" ]; then skip_next=; continue; fi\n");
