@@ -46,7 +46,7 @@ SHORT_TEST = (
     "deps = np.show_config(mode='dicts')['Build Dependencies']; assert 'scipy-openblas' in str(deps['blas']), deps; "
     "a = np.random.default_rng(0).random((300, 300)); assert np.allclose(a @ np.linalg.inv(a), np.eye(300), atol=1e-8)\""
 )
-NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]", re.MULTILINE)
+NINJA_PROGRESS = re.compile(r"^\s*\[(\d+)/(\d+)\]", re.MULTILINE)
 
 
 def numpy_sdist() -> tuple[corpus.Project, Path]:
