@@ -142,12 +142,16 @@ impl PrivateApt {
         list_debs(into)
     }
 
-    /// Downloads source package `package` at exactly `version` into `into` (its `.dsc`,
-    /// orig tarball and Debian changes); APT checks each file against the Sources index.
-    pub(crate) fn download_source(
+    /// Only the orig tarball `file_name` of `package`'s source `version` (`None`: the
+    /// suite's current one): its URI and SHA-256 from the signed Sources index (`apt-get
+    /// source --print-uris`), fetched by APT's own downloader, which checks that hash. The
+    /// .dsc and the Debian changes, which a build from the orig tarball does not use, are
+    /// not fetched, so a mirror that lags behind its index for them does not matter.
+    pub(crate) fn download_orig(
         &self,
         package: &str,
         version: Option<&str>,
+        file_name: &str,
         into: &Path,
         index_problems: &[String],
     ) -> Result<(), SysrootError> {
@@ -155,10 +159,34 @@ impl PrivateApt {
             Some(version) => format!("{package}={version}"),
             None => package.to_string(),
         };
-        let mut command = self.apt_get(&["--download-only", "source", &wanted]);
-        command.current_dir(into);
-        let output = run(command, "apt-get")?;
-        self.check(&output, "apt-get source --download-only", index_problems)
+        let output = run(
+            self.apt_get(&["--print-uris", "source", &wanted]),
+            "apt-get",
+        )?;
+        self.check(&output, "apt-get source --print-uris", index_problems)?;
+        let listing = String::from_utf8_lossy(&output.stdout);
+        // `'URI' FILE SIZE SHA256:HASH`, one line per file of the source package.
+        let fields = listing.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.len() == 4 && fields[1] == file_name).then_some(fields)
+        });
+        let Some(fields) = fields else {
+            return Err(SysrootError::SourceMismatch {
+                package: package.to_string(),
+                version: version.unwrap_or("(current)").to_string(),
+                detail: format!("it has no {file_name}"),
+            });
+        };
+        let mut helper = Command::new("/usr/lib/apt/apt-helper");
+        helper
+            .env("APT_CONFIG", &self.config)
+            .env("LC_ALL", "C")
+            .arg("download-file")
+            .arg(fields[0].trim_matches('\''))
+            .arg(into.join(file_name))
+            .arg(fields[3]);
+        let output = run(helper, "apt-helper")?;
+        self.check(&output, "apt-helper download-file", index_problems)
     }
 
     fn check(

@@ -76,7 +76,13 @@ pub fn orig_tarball(
     let problems = apt.update()?;
     let into = work.path().join("files");
     fs::create_dir_all(&into).map_err(SysrootError::io("create", &into))?;
-    if let Err(pinned) = apt.download_source(orig.package, Some(orig.version), &into, &problems) {
+    if let Err(pinned) = apt.download_orig(
+        orig.package,
+        Some(orig.version),
+        orig.file_name,
+        &into,
+        &problems,
+    ) {
         // A stable release replaces a package's Debian revision with each security or
         // point update (libpng1.6 1.6.39-2+deb12u5 -> u6) and keeps its orig tarball: the
         // tarball's name and SHA-256 below are what is pinned, so the current revision's
@@ -88,7 +94,7 @@ pub fn orig_tarball(
             orig.version
         );
         if apt
-            .download_source(orig.package, None, &into, &problems)
+            .download_orig(orig.package, None, orig.file_name, &into, &problems)
             .is_err()
             || !into.join(orig.file_name).is_file()
         {
