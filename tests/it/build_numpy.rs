@@ -13,27 +13,17 @@
 
 use crate::common;
 
-use std::path::Path;
-use std::process::Command;
-
 #[test]
 #[ignore = "slow: cross-builds numpy from its sdist and tests it under qemu"]
 fn numpy_builds_from_its_own_configuration_for_linux_aarch64_and_passes_under_qemu() {
-    let python = common::require_tool("python3", "apt-get install python3");
-    let report_dir = tempfile::tempdir().expect("a temporary folder");
-    let report = report_dir.path().join("COMPATIBILITY.md");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/compat");
-    let output = Command::new(python)
-        .arg(&script)
-        .args(["--only", "numpy", "--targets", "linux-aarch64"])
-        .args(["--cell-timeout", "3600"])
-        .arg("--crosswheel")
-        .arg(common::crosswheel_bin())
-        .arg("--report")
-        .arg(&report)
-        .arg("--no-reference")
-        .output()
-        .expect("scripts/compat runs");
+    let (output, _) = common::run_compat(&[
+        "--only",
+        "numpy",
+        "--targets",
+        "linux-aarch64",
+        "--cell-timeout",
+        "3600",
+    ]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

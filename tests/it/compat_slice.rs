@@ -12,30 +12,18 @@
 
 use crate::common;
 
-use std::path::Path;
-use std::process::Command;
-
 const PROJECTS: [&str; 3] = ["markupsafe", "bitarray", "xxhash"];
 const TARGETS: [&str; 3] = ["linux-aarch64", "linux-ppc64le", "macos-arm64"];
 
 #[test]
 #[ignore = "slow: builds real projects from the package index, tests them under qemu"]
 fn the_cheapest_corpus_projects_build_and_pass_their_own_tests_on_every_target() {
-    let python = common::require_tool("python3", "apt-get install python3");
-    let report_dir = tempfile::tempdir().expect("a temporary folder");
-    let report = report_dir.path().join("COMPATIBILITY.md");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/compat");
-    let output = Command::new(python)
-        .arg(&script)
-        .args(["--only", &PROJECTS.join(",")])
-        .args(["--targets", &TARGETS.join(",")])
-        .arg("--crosswheel")
-        .arg(common::crosswheel_bin())
-        .arg("--report")
-        .arg(&report)
-        .arg("--no-reference")
-        .output()
-        .expect("scripts/compat runs");
+    let (output, report_text) = common::run_compat(&[
+        "--only",
+        &PROJECTS.join(","),
+        "--targets",
+        &TARGETS.join(","),
+    ]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -61,7 +49,7 @@ fn the_cheapest_corpus_projects_build_and_pass_their_own_tests_on_every_target()
         }
     }
 
-    let text = std::fs::read_to_string(&report).expect("scripts/compat wrote its report");
+    let text = report_text;
     assert!(
         text.contains("9 green, 9 built"),
         "the report's counts:\n{text}"

@@ -593,3 +593,25 @@ pub fn failed_folder(text: &str, identifier: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("the run did not name its log folder:\n{text}"));
     PathBuf::from(logs).join("failed").join(identifier)
 }
+
+/// scripts/compat with `args` (the cells to run, timeouts), this test run's crosswheel
+/// binary, no reference downloads and its report in a temporary folder: the process's
+/// output and the report's text (empty when it wrote none).
+pub fn run_compat(args: &[&str]) -> (std::process::Output, String) {
+    let python = require_tool("python3", "apt-get install python3");
+    let report_dir = tempfile::tempdir().expect("a temporary folder");
+    let report = report_dir.path().join("COMPATIBILITY.md");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/compat");
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .args(args)
+        .arg("--crosswheel")
+        .arg(crosswheel_bin())
+        .arg("--report")
+        .arg(&report)
+        .arg("--no-reference")
+        .output()
+        .expect("scripts/compat runs");
+    let text = std::fs::read_to_string(&report).unwrap_or_default();
+    (output, text)
+}
