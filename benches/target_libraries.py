@@ -4,7 +4,7 @@ build (from Debian's orig tarball to the cached prefix) and the warm cost (the n
 taking it from the cache), as crosswheel's own log lines report them.
 
     benches/target_libraries.py [--targets linux-aarch64,linux-ppc64le,macos-arm64]
-                                [--libraries libpng,zlib,...] [--cache DIR]
+                                [--libraries libpng,zlib,...] [--cache DIR] [--keep-cache]
 
 Each library is asked for alone (`CROSSWHEEL_TARGET_LIBRARIES=<name>`) by a build of a
 minimal C extension, once cold and once warm, on a crosswheel cache of its own (by default
@@ -61,11 +61,15 @@ def main() -> None:
     parser.add_argument("--libraries", default=",".join(catalogue_names()))
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/crosswheel-bench/target-libraries")
     parser.add_argument("--crosswheel", default=str(ROOT / "target/release/crosswheel"))
+    parser.add_argument("--keep-cache", action="store_true",
+                        help="keep what the cache holds (zig, Debian trees, libraries built before): "
+                             "only libraries it lacks are built cold")
     args = parser.parse_args()
-    shutil.rmtree(args.cache, ignore_errors=True)
+    if not args.keep_cache:
+        shutil.rmtree(args.cache, ignore_errors=True)
     work = args.cache / "work"
     project = work / "libbench"
-    project.mkdir(parents=True)
+    project.mkdir(parents=True, exist_ok=True)
     for name, text in PROJECT.items():
         (project / name).write_text(text)
     targets = args.targets.split(",")

@@ -85,6 +85,7 @@ mod target_cpython_smoke;
 mod target_headers;
 mod target_libraries;
 mod target_libraries_pillow;
+mod target_libraries_services;
 mod target_programs;
 mod test_command;
 mod test_requirements_built;

@@ -209,6 +209,7 @@ impl Build<'_> {
         let ldflags = self.cross.vars.get("LDFLAGS").map_or("", String::as_str);
         let cflags = self.cross.vars.get("CFLAGS").map_or("", String::as_str);
         let rpaths = rpaths_of(ldflags);
+        let configure_target = self.configure_target()?;
         let build = build_triple(&self.cross.target);
         let build_python = self
             .cross
@@ -227,6 +228,7 @@ impl Build<'_> {
                 .replace("{cflags}", cflags)
                 .replace("{rpaths}", &rpaths)
                 .replace("{prefix}", &self.prefix.to_string_lossy())
+                .replace("{configure_target}", configure_target)
         };
         if let Some((program, args)) = self.entry.bootstrap.split_first() {
             // A tool of the build machine: the cross variables are not its business.
@@ -260,13 +262,11 @@ impl Build<'_> {
         };
         if !self.entry.make_vars_by_arch.is_empty() {
             let arch = self.cross.target.arch();
-            let vars = self.entry.make_vars_by_arch.get(arch).ok_or_else(|| {
-                TargetLibraryError::UnsupportedArch {
-                    library: self.entry.name.clone(),
-                    target: self.cross.target.id().to_string(),
-                    arch: arch.to_string(),
-                }
-            })?;
+            let vars = self
+                .entry
+                .make_vars_by_arch
+                .get(arch)
+                .ok_or_else(|| self.unsupported("make_vars_by_arch"))?;
             make_vars.extend(vars.iter().map(|var| fill(var)));
         }
         let destination = staging.join("dest");
@@ -302,6 +302,30 @@ impl Build<'_> {
         let installed = destination.join(relative);
         self.check(&installed)?;
         Ok(installed)
+    }
+
+    /// The target as the library's own configure script names it; "" for a library
+    /// whose configure needs no such name.
+    fn configure_target(&self) -> Result<&str, TargetLibraryError> {
+        if self.entry.configure_target.is_empty() {
+            return Ok("");
+        }
+        let target = &self.cross.target;
+        let key = format!("{}-{}", target.platform().name(), target.arch());
+        self.entry
+            .configure_target
+            .get(&key)
+            .map(String::as_str)
+            .ok_or_else(|| self.unsupported("configure_target"))
+    }
+
+    fn unsupported(&self, table: &'static str) -> TargetLibraryError {
+        TargetLibraryError::UnsupportedArch {
+            library: self.entry.name.clone(),
+            target: self.cross.target.id().to_string(),
+            arch: self.cross.target.arch().to_string(),
+            table,
+        }
     }
 
     fn command(&self, program: &str, dir: &Path) -> Command {

@@ -69,6 +69,12 @@ pub struct LibraryEntry {
     /// CPU (OpenBLAS's `TARGET`).
     #[serde(default)]
     pub make_vars_by_arch: BTreeMap<String, Vec<String>>,
+    /// The name a library's own configure script gives each target (OpenSSL's
+    /// `./Configure linux-aarch64`), keyed by platform and architecture (`linux-aarch64`,
+    /// `macos-arm64`: musllinux targets share their glibc twin's), filled in for
+    /// `{configure_target}`; empty: the library's configure takes `--host` alone.
+    #[serde(default)]
+    pub configure_target: BTreeMap<String, String>,
     pub check: Checks,
 }
 
@@ -238,6 +244,61 @@ mod tests {
                     !catalogue.is_build_tool(package),
                     "{package} is both a library and a build tool"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn configure_target_names_every_target_of_a_library_that_asks_for_it() {
+        let known: Vec<String> = crate::target::Target::all()
+            .iter()
+            .map(|target| format!("{}-{}", target.platform().name(), target.arch()))
+            .collect();
+        for entry in catalogue().libraries() {
+            let steps = entry
+                .configure
+                .iter()
+                .chain(entry.build.iter().flatten())
+                .chain(entry.install.iter().flatten());
+            let asks = steps.clone().any(|arg| arg.contains("{configure_target}"));
+            assert_eq!(
+                asks,
+                !entry.configure_target.is_empty(),
+                "{}: {{configure_target}} is used exactly when configure_target is given",
+                entry.name
+            );
+            for key in entry.configure_target.keys() {
+                assert!(
+                    known.contains(key),
+                    "{}: configure_target names {key}, which is no target's platform and architecture (one of {known:?})",
+                    entry.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_tool_a_library_needs_names_the_apt_packages_that_install_it() {
+        let catalogue = catalogue();
+        for entry in catalogue.libraries() {
+            for tool in &entry.tools {
+                assert!(
+                    catalogue.build_tools.apt.contains_key(tool),
+                    "{}: the missing-tool message for {tool} needs its apt packages in [build_tools].apt",
+                    entry.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_package_name_means_one_library_only() {
+        let mut seen = BTreeMap::new();
+        for entry in catalogue().libraries() {
+            for package in &entry.packages {
+                if let Some(other) = seen.insert(package.to_ascii_lowercase(), &entry.name) {
+                    panic!("{package} means both {other} and {}", entry.name);
+                }
             }
         }
     }

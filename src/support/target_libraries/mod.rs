@@ -60,12 +60,13 @@ pub enum TargetLibraryError {
     )]
     ToolMissing { library: String, tool: String },
     #[error(
-        "{library} for {target}: the catalogue names no CPU for {arch} (make_vars_by_arch in config/target-libraries.toml): build it into $CROSSWHEEL_PREFIX in a before-all of your own"
+        "{library} for {target}: the catalogue does not say how to build it for {arch} ({table} in config/target-libraries.toml): build it into $CROSSWHEEL_PREFIX in a before-all of your own"
     )]
     UnsupportedArch {
         library: String,
         target: String,
         arch: String,
+        table: &'static str,
     },
     #[error("{library} for {target}: the install has no {missing}; its log: {log}")]
     Incomplete {
