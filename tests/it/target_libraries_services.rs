@@ -132,22 +132,25 @@ print("bzip2, sqlite, openssl, libpq and hdf5 from the catalogue: ok")
 
 fn services_project(dir: &Path) -> PathBuf {
     let setup_py = "from setuptools import setup, Extension\n\
-        setup(ext_modules=[Extension('services._services', ['services/_services.c'], \
+        setup(packages=['services'], ext_modules=[Extension('services._services', ['services/_services.c'], \
         libraries=['bz2', 'sqlite3', 'ssl', 'crypto', 'pq', 'hdf5'])])\n";
+    // The check lives in a folder of its own: run from the project root, Python would
+    // import the source tree's `services` (without the extension) instead of the wheel's.
+    std::fs::create_dir_all(dir.join("services/checks")).unwrap();
     let project = common::setuptools_project(
         dir,
         "services",
         setup_py,
         &[
             ("services/_services.c".to_string(), SOURCE.to_string()),
-            ("check_services.py".to_string(), CHECK.to_string()),
+            ("checks/check_services.py".to_string(), CHECK.to_string()),
         ],
     );
     let pyproject = project.join("pyproject.toml");
     let mut text = std::fs::read_to_string(&pyproject).unwrap();
     text.push_str(&format!(
         "\n[tool.crosswheel]\nbefore-all = \"{BEFORE_ALL}\"\n\
-         test-command = \"python {{project}}/check_services.py\"\n"
+         test-command = \"python {{project}}/checks/check_services.py\"\n"
     ));
     std::fs::write(&pyproject, text).unwrap();
     project
@@ -180,7 +183,7 @@ fn build(identifier: &str) -> (String, Vec<String>, String) {
     let files = zip::ZipArchive::new(file)
         .unwrap()
         .file_names()
-        .map(str::to_string)
+        .map(|name| name.expect("a readable entry name").into_owned())
         .collect();
     (text, files, names[0].clone())
 }
