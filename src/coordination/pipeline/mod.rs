@@ -10,6 +10,7 @@ pub mod hints;
 mod hooks;
 mod identifier;
 mod outcome;
+mod path_check;
 mod progress;
 pub mod report;
 mod requirement_build;
@@ -100,10 +101,15 @@ fn run_and_report(
     outcome
 }
 
-/// The user's `environment` (and `environment-pass`) values, expanded against the
-/// current environment; command substitutions (`$(...)`) run in the project folder.
-fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<String, String>> {
-    let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+/// The user's `environment` (and `environment-pass`) values, expanded against `base`, the
+/// environment they are evaluated in; command substitutions (`$(...)`) run in the project
+/// folder. Only the variables it set or changed.
+fn user_environment(
+    spec: &BuildSpec,
+    project_dir: &Path,
+    base: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut vars = base;
     let before = vars.clone();
     spec.options
         .environment
@@ -115,11 +121,15 @@ fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<Str
         .collect())
 }
 
-/// The user's environment for one identifier's build, test and hooks: for macOS targets
-/// with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT` names it, checked and
-/// absolute, for the compiler wrappers.
-fn build_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<String, String>> {
-    let mut environment = user_environment(spec, project_dir)?;
+/// The user's environment for one identifier's build, test and hooks, evaluated against
+/// `base`: for macOS targets with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT`
+/// names it, checked and absolute, for the compiler wrappers.
+fn build_environment(
+    spec: &BuildSpec,
+    project_dir: &Path,
+    base: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut environment = user_environment(spec, project_dir, base)?;
     if spec.target.is_macos() {
         let sdkroot = environment
             .get("SDKROOT")

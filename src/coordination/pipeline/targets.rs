@@ -129,7 +129,9 @@ fn prepare_one(
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
     let (_, toolchain, mut base) = cross_setup(spec, spec.python, cache, offline)?;
-    let environment = super::build_environment(spec, &plan.project_dir)?;
+    // As cibuildwheel evaluates it for `before-all`: in the environment crosswheel runs in.
+    let environment =
+        super::build_environment(spec, &plan.project_dir, std::env::vars().collect())?;
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),
