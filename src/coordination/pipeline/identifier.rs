@@ -228,7 +228,7 @@ impl Identifier<'_> {
         super::audit::audit(
             &self.spec.options,
             repaired,
-            &self.plan.project_root,
+            &self.spec.paths.root,
             self.work.path(),
             python,
             &self.environment,
@@ -289,7 +289,7 @@ impl Identifier<'_> {
             hooks::run_shell(
                 "before-build",
                 command,
-                &self.plan.project_dir,
+                &self.spec.paths.package,
                 &self.hook_command_environment(&environment, &hook_env),
             )?;
             for line in hook_env.settle()? {
@@ -302,7 +302,7 @@ impl Identifier<'_> {
             .constraint_lines()
             .context("reading the constraints file of `dependency-versions`")?;
         let built = build_wheel(&BuildRequest {
-            project_dir: &self.plan.project_dir,
+            project_dir: &self.spec.paths.package,
             out_dir: &self.work.path().join(work_folder("built", slice)),
             cross_env: &cross_env,
             python: &python,
@@ -346,7 +346,7 @@ impl Identifier<'_> {
         let path = base.get("PATH").cloned();
         base.extend(hook_env.variables(path.as_deref()));
         let base_path = base.get("PATH").cloned().unwrap_or_default();
-        let environment = super::build_environment(self.spec, &self.plan.project_dir, base)?;
+        let environment = super::build_environment(self.spec, base)?;
         let programs: &[&str] = match frontend.installer {
             crate::support::host::Installer::Uv => &["python"],
             crate::support::host::Installer::Pip => &["python", "pip"],
@@ -452,7 +452,7 @@ impl Identifier<'_> {
                 hooks::run_shell(
                     "repair-wheel-command",
                     &command,
-                    &self.plan.project_dir,
+                    &self.spec.paths.package,
                     &self.hook_command_environment(&self.environment, hook_env),
                 )?;
                 super::single_wheel_in(&repaired_dir)

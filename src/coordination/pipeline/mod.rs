@@ -12,6 +12,7 @@ mod identifier;
 mod outcome;
 mod path_check;
 mod progress;
+mod project_copies;
 pub mod report;
 mod requirement_build;
 mod run_logs;
@@ -21,6 +22,7 @@ mod targets;
 
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
+pub use project_copies::{ProjectCopies, copy_for_linux_targets};
 pub use run_logs::RunLogs;
 
 use std::collections::BTreeMap;
@@ -122,14 +124,13 @@ fn user_environment(
 }
 
 /// The user's environment for one identifier's build, test and hooks, evaluated against
-/// `base`: for macOS targets with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT`
+/// `base` in the build's package folder: for macOS targets with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT`
 /// names it, checked and absolute, for the compiler wrappers.
 fn build_environment(
     spec: &BuildSpec,
-    project_dir: &Path,
     base: BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, String>> {
-    let mut environment = user_environment(spec, project_dir, base)?;
+    let mut environment = user_environment(spec, &spec.paths.package, base)?;
     if spec.target.is_macos() {
         let sdkroot = environment
             .get("SDKROOT")
@@ -305,8 +306,8 @@ fn test(
             .iter()
             .map(PathBuf::from)
             .collect(),
-        project_dir: plan.project_root.clone(),
-        package_dir: Some(plan.project_dir.clone()),
+        project_dir: spec.paths.root.clone(),
+        package_dir: Some(spec.paths.package.clone()),
         qemu_cpu: spec.options.qemu_cpu.clone(),
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.dir().to_path_buf(),
