@@ -342,7 +342,7 @@ impl Identifier<'_> {
         hook_env: &HookEnv,
         frontend: &crate::stages::backend::Frontend,
     ) -> Result<BTreeMap<String, String>> {
-        let mut base: BTreeMap<String, String> = std::env::vars().collect();
+        let mut base = super::process_environment();
         let path = base.get("PATH").cloned();
         base.extend(hook_env.variables(path.as_deref()));
         let base_path = base.get("PATH").cloned().unwrap_or_default();

@@ -103,6 +103,12 @@ fn run_and_report(
     outcome
 }
 
+/// The process environment, which `environment` is evaluated against as cibuildwheel
+/// evaluates it (for a build, with the build's own environment put first on PATH).
+fn process_environment() -> BTreeMap<String, String> {
+    std::env::vars().collect()
+}
+
 /// The user's `environment` (and `environment-pass`) values, expanded against `base`, the
 /// environment they are evaluated in; command substitutions (`$(...)`) run in the project
 /// folder. Only the variables it set or changed.

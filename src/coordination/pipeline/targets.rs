@@ -129,7 +129,7 @@ fn prepare_one(
     }
     let (_, toolchain, mut base) = cross_setup(spec, spec.python, cache, offline)?;
     // As cibuildwheel evaluates it for `before-all`: in the environment crosswheel runs in.
-    let environment = super::build_environment(spec, std::env::vars().collect())?;
+    let environment = super::build_environment(spec, super::process_environment())?;
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),
