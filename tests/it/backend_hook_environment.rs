@@ -1,6 +1,9 @@
 //! Every PEP 517 hook runs with the same builder variables and the user's `environment`,
 //! as under cibuildwheel: setup.py checks `CIBUILDWHEEL` at import, which happens first in
 //! `get_requires_for_build_wheel` (cibuildwheel's test_0_basic and test_environment).
+//! `environment` is evaluated with the build's own environment first on PATH, and a PATH
+//! that puts another `python` before it fails the build with cibuildwheel's words
+//! (test_environment's test_overridden_path).
 
 use crate::common;
 
@@ -80,4 +83,45 @@ fn get_requires_for_build_wheel_sees_cibuildwheel_and_the_environment_option() {
         assert_eq!(hook["CIBUILDWHEEL"], "1", "{hook}");
         assert_eq!(hook["CIBW_TEST_VAR"], "a b c", "{hook}");
     }
+}
+
+/// cibuildwheel's test_overridden_path on macOS: `NEW_PATH` holds a `python` that is not
+/// the build's, and `environment` puts it first. The build stops before compiling anything,
+/// in one line naming the `python` PATH finds, and writes no wheel.
+#[test]
+fn an_environment_that_puts_another_python_first_on_path_fails_the_build() {
+    let project = tempfile::tempdir().expect("project folder");
+    std::fs::write(
+        project.path().join("pyproject.toml"),
+        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\
+         [project]\nname = \"spam\"\nversion = \"0.1\"\n",
+    )
+    .expect("pyproject");
+    let another_bin = tempfile::tempdir().expect("another bin");
+    let fake_python = another_bin.path().join("python");
+    std::fs::write(&fake_python, "").expect("fake python");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake_python, std::fs::Permissions::from_mode(0o777)).unwrap();
+
+    let out = tempfile::tempdir().expect("output folder");
+    let mut command = Command::new(crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let output = command
+        .arg("build")
+        .arg(project.path())
+        .arg("-w")
+        .arg(out.path())
+        .env("CIBW_BUILD", "cp311-macosx_arm64")
+        .env("NEW_PATH", another_bin.path())
+        .env("CIBW_ENVIRONMENT", r#"PATH="$NEW_PATH:$PATH""#)
+        .output()
+        .expect("run crosswheel build");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let expected = format!(
+        "python available on PATH doesn't match our installed instance: with `environment` applied, PATH finds {} instead of the build environment's ",
+        fake_python.display()
+    );
+    assert_eq!(stderr.matches(&expected).count(), 1, "{stderr}");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
 }

@@ -1,10 +1,11 @@
 //! `{project}` and `{package}` as cibuildwheel fills them: `crosswheel build src/spam`
 //! run in a project root builds the package folder `src/spam`; `{project}` is the root
 //! (the working directory), `{package}` the package folder, in every option that takes
-//! them (cibuildwheel's test_subdir_package).
+//! them (cibuildwheel's test_subdir_package). A Linux target builds in its own copy of the
+//! root, as in cibuildwheel's container, and there they name the copy.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crosswheel::support::options::{CliOverrides, ProjectPaths, RepairCommand, resolve};
@@ -96,9 +97,9 @@ fn without_a_package_folder_both_name_the_project() {
     );
 }
 
-/// What `before-all` printed when `crosswheel build PACKAGE` ran in `cwd`; before-all then
-/// fails, so nothing is built.
-fn before_all_sees(cwd: &Path, package: &str) -> String {
+/// The `{project}` and `{package}` a Linux `before-all` was given when `crosswheel build
+/// PACKAGE` ran in `cwd`; before-all then fails, so nothing is built.
+fn before_all_sees(cwd: &Path, package: &str) -> (PathBuf, PathBuf) {
     let mut command = Command::new(crosswheel_bin());
     without_option_variables(&mut command);
     let out = tempfile::tempdir().unwrap();
@@ -114,7 +115,7 @@ fn before_all_sees(cwd: &Path, package: &str) -> String {
         .arg(out.path())
         .env(
             "CIBW_BEFORE_ALL",
-            "echo \"project={project} package={package}\"; exit 9",
+            "echo \"project={project}\"; echo \"package={package}\"; exit 9",
         )
         .output()
         .unwrap();
@@ -122,51 +123,54 @@ fn before_all_sees(cwd: &Path, package: &str) -> String {
         !output.status.success(),
         "before-all exits 9, so the build must fail"
     );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let printed = |name: &str| {
+        let line = stdout
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("before-all printed no {name}: {stdout}"));
+        PathBuf::from(line)
+    };
+    (printed("project"), printed("package"))
 }
 
-/// The project root (canonical) and what its before-all printed for `{project}` and
-/// `{package}` when `crosswheel build src/spam` runs there, with `table` in the root's
-/// pyproject.toml.
-fn placeholders_of_src_spam(table: &str) -> (std::path::PathBuf, String) {
+/// A Linux target builds in its own copy of the project root, as cibuildwheel's container
+/// does at `/project`: `{project}` is the copy, never the user's tree, and keeps its name.
+fn assert_is_a_copy_of(project: &Path, root: &Path) {
+    assert_ne!(project, root, "{project:?} must be a copy, not the project");
+    assert_eq!(project.file_name(), root.file_name());
+}
+
+/// What before-all saw when `crosswheel build src/spam` runs in the project root, with
+/// `table` in the package's pyproject.toml; and that root (canonical).
+fn placeholders_of_src_spam(table: &str) -> (PathBuf, PathBuf, PathBuf) {
     let root = subdir_project(table);
     let root_path = root.path().canonicalize().unwrap();
-    let seen = before_all_sees(&root_path, "src/spam");
-    (root_path, seen)
+    let (project, package) = before_all_sees(&root_path, "src/spam");
+    (root_path, project, package)
 }
 
 #[test]
 fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_project() {
-    let (root, seen) = placeholders_of_src_spam("[tool.cibuildwheel]\n");
-    let (r, p) = (root.display(), root.join("src/spam").display().to_string());
-    assert!(
-        seen.contains(&format!("project={r} package={p}")),
-        "before-all printed: {seen}"
-    );
+    let (root, project, package) = placeholders_of_src_spam("[tool.cibuildwheel]\n");
+    assert_is_a_copy_of(&project, &root);
+    assert_eq!(package, project.join("src/spam"));
 }
 
 #[test]
 fn a_package_folder_without_configuration_has_the_working_directory_as_project() {
-    let (root, seen) = placeholders_of_src_spam("[build-system]\nrequires = [\"setuptools\"]\n");
-    let (r, p) = (root.display(), root.join("src/spam").display().to_string());
-    assert!(
-        seen.contains(&format!("project={r} package={p}")),
-        "before-all printed: {seen}"
-    );
+    let (root, project, package) =
+        placeholders_of_src_spam("[build-system]\nrequires = [\"setuptools\"]\n");
+    assert_is_a_copy_of(&project, &root);
+    assert_eq!(package, project.join("src/spam"));
 }
 
 /// README's `crosswheel build examples/blasdot`: crosswheel's own table means its folder.
 #[test]
 fn a_package_folder_with_its_own_tool_crosswheel_table_is_its_own_project() {
-    let root = subdir_project("[tool.crosswheel]\n");
-    let root_path = root.path().canonicalize().unwrap();
-    let seen = before_all_sees(&root_path, "src/spam");
-    let p = root_path.join("src/spam");
-    let p = p.display();
-    assert!(
-        seen.contains(&format!("project={p} package={p}")),
-        "before-all printed: {seen}"
-    );
+    let (root, project, package) = placeholders_of_src_spam("[tool.crosswheel]\n");
+    assert_is_a_copy_of(&project, &root.join("src/spam"));
+    assert_eq!(package, project);
 }
 
 #[test]
@@ -174,10 +178,59 @@ fn crosswheel_build_of_a_folder_outside_the_working_directory_is_its_own_project
     let root = subdir_project("[tool.cibuildwheel]\n");
     let package = root.path().canonicalize().unwrap().join("src/spam");
     let elsewhere = tempfile::tempdir().unwrap();
-    let seen = before_all_sees(elsewhere.path(), package.to_str().unwrap());
-    let p = package.display();
+    let (project, seen_package) = before_all_sees(elsewhere.path(), package.to_str().unwrap());
+    assert_is_a_copy_of(&project, &package);
+    assert_eq!(seen_package, project);
+}
+
+/// cibuildwheel's test_overridden_path on Linux: `before-all` makes `new_path/python` in the
+/// project and `environment` puts `$(pwd)/new_path` first on PATH. Each Linux target runs
+/// `before-all` in its own copy, so the second target's `mkdir` does not find the first
+/// one's folder; each build then stops at the `python` check, naming its copy's
+/// `new_path/python`; the user's tree is left as it was.
+#[test]
+fn each_linux_target_runs_before_all_in_its_own_copy_of_the_project() {
+    let root = subdir_project("[build-system]\nrequires = [\"setuptools\"]\n");
+    let package = root.path().join("src/spam");
+    let out = tempfile::tempdir().unwrap();
+    let mut command = Command::new(crosswheel_bin());
+    without_option_variables(&mut command);
+    let output = command
+        .arg("build")
+        .arg(&package)
+        .arg("--output-dir")
+        .arg(out.path())
+        .env(
+            "CIBW_BUILD",
+            "cp311-manylinux_aarch64 cp311-manylinux_ppc64le",
+        )
+        .env(
+            "CIBW_BEFORE_ALL",
+            "mkdir new_path && touch new_path/python && chmod +x new_path/python",
+        )
+        .env("CIBW_ENVIRONMENT", r#"PATH="$(pwd)/new_path:$PATH""#)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(!stderr.contains("before-all failed"), "{stderr}");
+    for identifier in ["cp311-manylinux_aarch64", "cp311-manylinux_ppc64le"] {
+        let failure = stderr
+            .lines()
+            .find(|line| line.contains(&format!("ERROR {identifier}: ")))
+            .unwrap_or_else(|| panic!("no error line for {identifier}: {stderr}"));
+        assert!(
+            failure.contains("python available on PATH doesn't match our installed instance"),
+            "{failure}"
+        );
+        assert!(
+            failure.contains("/spam/new_path/python instead of"),
+            "{failure}"
+        );
+    }
     assert!(
-        seen.contains(&format!("project={p} package={p}")),
-        "before-all printed: {seen}"
+        !package.join("new_path").exists(),
+        "the project was written to"
     );
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
 }

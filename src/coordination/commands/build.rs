@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::cli::{BuildArgs, MatrixArgs};
-use crate::coordination::pipeline::{FatalError, PipelineOptions, WheelsThisRun, report, run};
+use crate::coordination::pipeline::{
+    FatalError, PipelineOptions, WheelsThisRun, copy_for_linux_targets, report, run,
+};
 use crate::support::options::{
     CliOverrides, MatrixJobs, Plan, ProcessEnv, env_var_warnings, github_matrix, identifiers_json,
     identifiers_text, project_root_for, resolve,
@@ -94,6 +96,14 @@ fn build_folder(
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Kept until the run ends: the Linux targets build there.
+    let _copies = copy_for_linux_targets(&mut plan, |paths| {
+        let cli = CliOverrides {
+            project_root: Some(paths.root.clone()),
+            ..cli.clone()
+        };
+        Ok(resolve(&paths.package, &cli, &ProcessEnv)?)
+    })?;
     let outcomes = run(
         &plan,
         &PipelineOptions {

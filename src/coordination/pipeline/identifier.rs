@@ -25,7 +25,7 @@ struct Identifier<'a> {
     spec: &'a BuildSpec,
     cache: &'a Cache,
     options: &'a PipelineOptions,
-    /// The user's `environment`, expanded.
+    /// The user's `environment`, expanded for the last build (empty before it).
     environment: BTreeMap<String, String>,
     /// The target's libraries and `CROSSWHEEL_PREFIX`, prepared before any build.
     target: super::targets::Prepared,
@@ -51,34 +51,33 @@ pub(super) fn run_one(
     logs: &super::RunLogs,
 ) -> Outcome {
     let mut times = StageTimes::default();
-    let prepared = super::build_environment(spec, &plan.project_dir).and_then(|environment| {
-        Ok(Identifier {
-            plan,
-            spec,
-            cache,
-            options,
-            environment,
-            target: target.clone(),
-            work: tempfile::Builder::new()
-                .prefix("crosswheel-work-")
-                .tempdir()
-                .map_err(IoError::at("create a folder in", &std::env::temp_dir()))?,
-            logs,
-            times,
-            test: TestResult::NotRun,
-            host_python: None,
-        })
-    });
-    let mut identifier = match prepared {
-        Ok(identifier) => identifier,
+    let work = tempfile::Builder::new()
+        .prefix("crosswheel-work-")
+        .tempdir()
+        .map_err(IoError::at("create a folder in", &std::env::temp_dir()));
+    let work = match work {
+        Ok(work) => work,
         Err(error) => {
             return Outcome {
                 identifier: spec.identifier.clone(),
                 times,
                 test: TestResult::NotRun,
-                ending: failed(Stage::Build, error),
+                ending: failed(Stage::Build, error.into()),
             };
         }
+    };
+    let mut identifier = Identifier {
+        plan,
+        spec,
+        cache,
+        options,
+        environment: BTreeMap::new(),
+        target: target.clone(),
+        work,
+        logs,
+        times,
+        test: TestResult::NotRun,
+        host_python: None,
     };
     let ending = identifier
         .run()
@@ -199,14 +198,20 @@ impl Identifier<'_> {
             self.build(target, slice, &step)
         });
         self.times.build += build_time;
-        let (python, built, hook_env) = built?;
+        let Built {
+            python,
+            wheel: built,
+            hook_env,
+            environment,
+        } = built?;
         self.host_python = Some(python.executable.clone());
+        self.environment = environment;
         step.finish(&format!("built {}", super::file_name_of(&built.path)));
 
         let step = progress::Step::start(&id, "repair");
         let mut repair_time = std::time::Duration::ZERO;
         let repaired = timed(&mut repair_time, Stage::Repair, || {
-            self.repair(&python, &built, hook_env.as_ref(), target, slice)
+            self.repair(&python, &built, &hook_env, target, slice)
         });
         self.times.repair += repair_time;
         let repaired = repaired?;
@@ -223,7 +228,7 @@ impl Identifier<'_> {
         super::audit::audit(
             &self.spec.options,
             repaired,
-            &self.plan.project_root,
+            &self.spec.paths.root,
             self.work.path(),
             python,
             &self.environment,
@@ -256,12 +261,7 @@ impl Identifier<'_> {
     }
 
     /// The project's backend in the target's cross environment (and `before-build`).
-    fn build(
-        &self,
-        target: &Target,
-        slice: &str,
-        step: &progress::Step,
-    ) -> Result<(BuildPython, BuiltWheel, Option<HookEnv>)> {
+    fn build(&self, target: &Target, slice: &str, step: &progress::Step) -> Result<Built> {
         let spec = self.spec;
         let version = spec.python.version();
         let python =
@@ -273,6 +273,9 @@ impl Identifier<'_> {
                     )
                 })?
                 .targeting(spec.python.is_free_threaded());
+        let frontend = frontend_of(&spec.options.build_frontend);
+        let hook_env = self.hook_env(target, slice, &python)?;
+        let environment = self.checked_environment(&hook_env, &frontend)?;
         let toolchain = resolve_toolchain(
             spec.options.toolchain,
             target,
@@ -282,19 +285,15 @@ impl Identifier<'_> {
             spec.options.debian_mirror.as_deref(),
         )?;
         let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
-        let frontend = frontend_of(&spec.options.build_frontend);
-        let hook_env = self.hook_env(target, slice, &python, &frontend)?;
         if let Some(command) = &spec.options.before_build {
             hooks::run_shell(
                 "before-build",
                 command,
-                &self.plan.project_dir,
-                &self.hook_command_environment(hook_env.as_ref()),
+                &self.spec.paths.package,
+                &self.hook_command_environment(&environment, &hook_env),
             )?;
-            if let Some(env) = &hook_env {
-                for line in env.settle()? {
-                    tracing::info!("{line}");
-                }
+            for line in hook_env.settle()? {
+                tracing::info!("{line}");
             }
         }
         let constraints = spec
@@ -303,7 +302,7 @@ impl Identifier<'_> {
             .constraint_lines()
             .context("reading the constraints file of `dependency-versions`")?;
         let built = build_wheel(&BuildRequest {
-            project_dir: &self.plan.project_dir,
+            project_dir: &self.spec.paths.package,
             out_dir: &self.work.path().join(work_folder("built", slice)),
             cross_env: &cross_env,
             python: &python,
@@ -316,47 +315,67 @@ impl Identifier<'_> {
                     .logs
                     .file(&work_folder(&spec.identifier, slice), "build"),
             ),
-            environment: &self.environment,
+            environment: &environment,
             offline: self.options.offline,
             verbosity: spec.options.build_verbosity,
             constraints: &constraints,
             frontend: &frontend,
-            hook_env: hook_env.as_ref(),
+            hook_env: Some(&hook_env),
             progress: Some(crate::stages::backend::LineSink(&|line: &str| {
                 step.observe(line)
             })),
         })?;
-        Ok((python, built, hook_env))
+        Ok(Built {
+            python,
+            wheel: built,
+            hook_env,
+            environment,
+        })
+    }
+
+    /// The user's `environment` as cibuildwheel evaluates it for a build: with the build's
+    /// own environment first on PATH, so `$PATH` and `$(python ...)` in it mean that
+    /// environment; then `python` (and `pip`, unless uv installs) on the PATH it leaves
+    /// must still be that environment's.
+    fn checked_environment(
+        &self,
+        hook_env: &HookEnv,
+        frontend: &crate::stages::backend::Frontend,
+    ) -> Result<BTreeMap<String, String>> {
+        let mut base = super::process_environment();
+        let path = base.get("PATH").cloned();
+        base.extend(hook_env.variables(path.as_deref()));
+        let base_path = base.get("PATH").cloned().unwrap_or_default();
+        let environment = super::build_environment(self.spec, base)?;
+        let programs: &[&str] = match frontend.installer {
+            crate::support::host::Installer::Uv => &["python"],
+            crate::support::host::Installer::Pip => &["python", "pip"],
+        };
+        let path = environment.get("PATH").unwrap_or(&base_path);
+        super::path_check::check_build_env_first(path, &hook_env.bin, programs)?;
+        Ok(environment)
     }
 
     /// What `before-build` and `repair-wheel-command` run with: the target's variables, the
     /// user's `environment`, and the build's own environment first on PATH, so that `python`
     /// and `pip` there are the build's, as in cibuildwheel's build venv (a bare Debian or
     /// Ubuntu has no `python` command at all).
-    fn hook_command_environment(&self, hook_env: Option<&HookEnv>) -> BTreeMap<String, String> {
+    fn hook_command_environment(
+        &self,
+        user: &BTreeMap<String, String>,
+        hook_env: &HookEnv,
+    ) -> BTreeMap<String, String> {
         let mut environment = self.target.hook_variables.clone();
-        environment.extend(self.environment.clone());
-        if let Some(env) = hook_env {
-            let path = environment.get("PATH").cloned();
-            environment.extend(env.variables(path.as_deref()));
-        }
+        environment.extend(user.clone());
+        let path = environment.get("PATH").cloned();
+        environment.extend(hook_env.variables(path.as_deref()));
         environment
     }
 
-    /// The build's own environment, in the work folder: where `before-build` and
-    /// `repair-wheel-command` run, and the backend when the build has no isolation. None when
-    /// none of them needs one.
-    fn hook_env(
-        &self,
-        target: &Target,
-        slice: &str,
-        python: &BuildPython,
-        frontend: &crate::stages::backend::Frontend,
-    ) -> Result<Option<HookEnv>> {
-        let repair_command = matches!(self.spec.options.repair, RepairCommand::Command(_));
-        if self.spec.options.before_build.is_none() && frontend.isolation && !repair_command {
-            return Ok(None);
-        }
+    /// The build's own environment, in the work folder, as cibuildwheel makes a fresh venv
+    /// for every build: first on PATH when `environment` is evaluated, where `before-build`
+    /// and `repair-wheel-command` run, and the backend when the build has no isolation.
+    fn hook_env(&self, target: &Target, slice: &str, python: &BuildPython) -> Result<HookEnv> {
         let dir = self.work.path().join(work_folder("env", slice));
         let env = HookEnv::create(&HookEnvRequest {
             dir: &dir,
@@ -365,7 +384,7 @@ impl Identifier<'_> {
             cache: self.cache,
             offline: self.options.offline,
         })?;
-        Ok(Some(env))
+        Ok(env)
     }
 
     /// qemu-user and a target root for the programs a Linux build runs (meson's `cc.run()`,
@@ -412,7 +431,7 @@ impl Identifier<'_> {
         &self,
         python: &BuildPython,
         built: &BuiltWheel,
-        hook_env: Option<&HookEnv>,
+        hook_env: &HookEnv,
         target: &Target,
         slice: &str,
     ) -> Result<PathBuf> {
@@ -433,8 +452,8 @@ impl Identifier<'_> {
                 hooks::run_shell(
                     "repair-wheel-command",
                     &command,
-                    &self.plan.project_dir,
-                    &self.hook_command_environment(hook_env),
+                    &self.spec.paths.package,
+                    &self.hook_command_environment(&self.environment, hook_env),
                 )?;
                 super::single_wheel_in(&repaired_dir)
             }
@@ -508,6 +527,16 @@ impl Identifier<'_> {
             path: destination,
         })
     }
+}
+
+/// What one build (of the identifier, or of one slice) leaves for the repair.
+struct Built {
+    python: BuildPython,
+    wheel: BuiltWheel,
+    /// The build's own environment, where `repair-wheel-command` runs too.
+    hook_env: HookEnv,
+    /// The user's `environment`, as evaluated for this build.
+    environment: BTreeMap<String, String>,
 }
 
 /// `built`, or `built-arm64` for one slice of a fused target.

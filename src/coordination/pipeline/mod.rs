@@ -10,7 +10,9 @@ pub mod hints;
 mod hooks;
 mod identifier;
 mod outcome;
+mod path_check;
 mod progress;
+mod project_copies;
 pub mod report;
 mod requirement_build;
 mod run_logs;
@@ -20,6 +22,7 @@ mod targets;
 
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
+pub use project_copies::{ProjectCopies, copy_for_linux_targets};
 pub use run_logs::RunLogs;
 
 use std::collections::BTreeMap;
@@ -100,10 +103,21 @@ fn run_and_report(
     outcome
 }
 
-/// The user's `environment` (and `environment-pass`) values, expanded against the
-/// current environment; command substitutions (`$(...)`) run in the project folder.
-fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<String, String>> {
-    let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+/// The process environment, which `environment` is evaluated against as cibuildwheel
+/// evaluates it (for a build, with the build's own environment put first on PATH).
+fn process_environment() -> BTreeMap<String, String> {
+    std::env::vars().collect()
+}
+
+/// The user's `environment` (and `environment-pass`) values, expanded against `base`, the
+/// environment they are evaluated in; command substitutions (`$(...)`) run in the project
+/// folder. Only the variables it set or changed.
+fn user_environment(
+    spec: &BuildSpec,
+    project_dir: &Path,
+    base: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut vars = base;
     let before = vars.clone();
     spec.options
         .environment
@@ -115,11 +129,14 @@ fn user_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<Str
         .collect())
 }
 
-/// The user's environment for one identifier's build, test and hooks: for macOS targets
-/// with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT` names it, checked and
-/// absolute, for the compiler wrappers.
-fn build_environment(spec: &BuildSpec, project_dir: &Path) -> Result<BTreeMap<String, String>> {
-    let mut environment = user_environment(spec, project_dir)?;
+/// The user's environment for one identifier's build, test and hooks, evaluated against
+/// `base` in the build's package folder: for macOS targets with a macOS SDK (`macos-sdk`, else `SDKROOT`), `SDKROOT`
+/// names it, checked and absolute, for the compiler wrappers.
+fn build_environment(
+    spec: &BuildSpec,
+    base: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut environment = user_environment(spec, &spec.paths.package, base)?;
     if spec.target.is_macos() {
         let sdkroot = environment
             .get("SDKROOT")
@@ -295,8 +312,8 @@ fn test(
             .iter()
             .map(PathBuf::from)
             .collect(),
-        project_dir: plan.project_root.clone(),
-        package_dir: Some(plan.project_dir.clone()),
+        project_dir: spec.paths.root.clone(),
+        package_dir: Some(spec.paths.package.clone()),
         qemu_cpu: spec.options.qemu_cpu.clone(),
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.dir().to_path_buf(),

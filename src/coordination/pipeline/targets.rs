@@ -35,7 +35,8 @@ pub(super) struct Prepared {
     pub hook_variables: BTreeMap<String, String>,
 }
 
-fn key_of(spec: &BuildSpec) -> String {
+/// The builds that share a target's preparation (and `before-all`).
+pub(super) fn key_of(spec: &BuildSpec) -> String {
     format!("{} {:?}", spec.target.id(), spec.options.toolchain)
 }
 
@@ -98,7 +99,6 @@ pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) ->
         let folder = targets._folder.as_ref().map(|dir| dir.path().to_path_buf());
         let user = folder.unwrap_or_default().join(spec.target.id());
         let prepared = prepare_one(
-            plan,
             spec,
             cache,
             &libraries,
@@ -115,7 +115,6 @@ pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) ->
 
 #[allow(clippy::too_many_arguments)]
 fn prepare_one(
-    plan: &Plan,
     spec: &BuildSpec,
     cache: &Cache,
     libraries: &[&'static LibraryEntry],
@@ -129,7 +128,8 @@ fn prepare_one(
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
     let (_, toolchain, mut base) = cross_setup(spec, spec.python, cache, offline)?;
-    let environment = super::build_environment(spec, &plan.project_dir)?;
+    // As cibuildwheel evaluates it for `before-all`: in the environment crosswheel runs in.
+    let environment = super::build_environment(spec, super::process_environment())?;
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),
@@ -183,7 +183,7 @@ fn prepare_one(
     );
     add_prefix_variables(&mut hook_variables, &prefix.roots());
     if let Some(command) = before_all {
-        hooks::run_shell("before-all", command, &plan.project_dir, &hook_variables)
+        hooks::run_shell("before-all", command, &spec.paths.package, &hook_variables)
             .context("`before-all` failed")?;
     }
     Ok(Prepared {

@@ -40,7 +40,7 @@ pub use target_wheels::prepare_target_site;
 
 use build_log::{BuildLog, log_path_of};
 use cross_vars::{cross_variables, prepend_path};
-use source_copy::copy_source_tree;
+pub use source_copy::copy_source_tree;
 use wheel_checks::{
     check_compiled, exec_format_hint, foreign_library_line, sdk_header_hint, wheel_platform_matches,
 };

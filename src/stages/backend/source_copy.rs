@@ -20,12 +20,14 @@ fn skip_in_copy(relative: &Path, is_dir: bool) -> bool {
             || (top_level && matches!(name, "build" | "dist" | "wheelhouse" | "target")))
 }
 
-pub(super) fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
+/// Copies the project tree `from` to `to`, without what a build must not see; `to` may lie
+/// inside `from` (a project in the temporary folder), and is never copied into itself.
+pub fn copy_source_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
     let walker = walkdir::WalkDir::new(from)
         .into_iter()
         .filter_entry(|entry| {
             let relative = entry.path().strip_prefix(from).unwrap_or(entry.path());
-            !skip_in_copy(relative, entry.file_type().is_dir())
+            !skip_in_copy(relative, entry.file_type().is_dir()) && entry.path() != to
         });
     for entry in walker {
         let entry = entry.map_err(|err| {

@@ -48,8 +48,13 @@ pub fn zig_override() -> Option<PathBuf> {
 
 /// The first executable file called `name` in a folder of `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    find_in_path(name, &std::env::var_os("PATH")?)
+}
+
+/// The first executable file called `name` in a folder of `path` (a `PATH` value), as
+/// `which` finds it.
+pub fn find_in_path(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
 }

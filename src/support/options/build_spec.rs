@@ -190,6 +190,7 @@ pub(super) fn build_spec(
         python,
         options,
         identifier,
+        paths: paths.clone(),
     })
 }
 

@@ -212,6 +212,29 @@ pub struct BuildSpec {
     /// `cp311`, `cp313t`: the CPython version (the build python's too) and its ABI.
     pub python: PythonTag,
     pub options: BuildOptions,
+    /// Where the build runs: the project root and package folder its hooks run in and its
+    /// commands name. The plan's own, or for a Linux target its copy of the project
+    /// ([`BuildSpec::move_to`]).
+    pub paths: ProjectPaths,
+}
+
+impl BuildSpec {
+    /// Makes this build run in another copy of the project, given `copy`, its spec as
+    /// resolved there: what cibuildwheel evaluates where the project is (the commands,
+    /// `environment` and `config-settings`, with `{project}`, `{package}` and `/project`
+    /// filled) becomes the copy's; everything else, the output folder above all, stays.
+    pub fn move_to(&mut self, copy: BuildSpec) {
+        let moved = copy.options;
+        let options = &mut self.options;
+        options.before_all = moved.before_all;
+        options.before_build = moved.before_build;
+        options.before_test = moved.before_test;
+        options.repair = moved.repair;
+        options.audit_command = moved.audit_command;
+        options.config_settings = moved.config_settings;
+        options.environment = moved.environment;
+        self.paths = copy.paths;
+    }
 }
 
 /// The builds to run, ordered by CPython version, then target.
