@@ -264,15 +264,19 @@ impl Identifier<'_> {
     ) -> Result<(BuildPython, BuiltWheel, Option<HookEnv>)> {
         let spec = self.spec;
         let version = spec.python.version();
-        let python =
-            BuildPython::find_or_install(spec.python.with_gil(), self.cache, self.options.offline)
-                .with_context(|| {
-                    format!(
-                        "{} needs a python{version} interpreter on PATH to build with",
-                        spec.identifier
-                    )
-                })?
-                .targeting(spec.python.is_free_threaded());
+        let python = BuildPython::find_or_install(
+            spec.python.with_gil(),
+            self.cache,
+            self.options.offline,
+            spec.options.debian_mirror.as_deref(),
+        )
+        .with_context(|| {
+            format!(
+                "{} needs a python{version} interpreter on PATH to build with",
+                spec.identifier
+            )
+        })?
+        .targeting(spec.python.is_free_threaded());
         let toolchain = resolve_toolchain(
             spec.options.toolchain,
             target,
