@@ -8,7 +8,7 @@
 //! Debian's stable release (trixie), whose pool keeps it; a testing release's source (3.14
 //! in forky) leaves the pool once the release moves on. Needs cc, make and xz, and the
 //! development packages config/host-cpython.toml names (crosswheel's error names the
-//! missing ones). The first run builds CPython (about 13 minutes on 2 cores); later runs
+//! missing ones). The first run builds CPython (about 4 minutes on 2 cores); later runs
 //! take it from crosswheel's cache.
 
 use crate::common;
@@ -74,7 +74,10 @@ fn a_cpython_the_machine_lacks_is_built_from_debian_source_and_builds_the_wheel(
         .find_map(|line| line.split("build python for 3.13: ").nth(1))
         .unwrap_or_else(|| panic!("no `build python for 3.13` line:\n{stderr}"));
     let python = PathBuf::from(used.trim());
-    let prefix = python.parent().and_then(Path::parent).expect("<prefix>/bin/python3.13");
+    let prefix = python
+        .parent()
+        .and_then(Path::parent)
+        .expect("<prefix>/bin/python3.13");
     assert!(
         prefix
             .parent()
@@ -84,7 +87,10 @@ fn a_cpython_the_machine_lacks_is_built_from_debian_source_and_builds_the_wheel(
     );
     assert!(prefix.join(".crosswheel-library.json").is_file());
     if stderr.contains("building CPython 3.13.5 for the build machine from Debian's source") {
-        assert!(stderr.contains("checked the built CPython: 3.13.5"), "{stderr}");
+        assert!(
+            stderr.contains("checked the built CPython: 3.13.5"),
+            "{stderr}"
+        );
     }
     let imports = Command::new(&python)
         .args(["-I", "-c", "import ssl, zlib, ctypes, venv, pip"])

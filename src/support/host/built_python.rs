@@ -232,7 +232,11 @@ mod tests {
         assert!(build.cross.target.runs_natively_here());
         let cache = Cache::at("/nonexistent/cache");
         let prefix = library_prefix(&cache, build.entry, &build.cross);
-        assert!(prefix.starts_with("/nonexistent/cache/host-cpython/cpython-3.14."));
+        let prefix = prefix.to_string_lossy();
+        assert!(
+            prefix.starts_with("/nonexistent/cache/host-cpython/cpython-3.14."),
+            "{prefix}"
+        );
         assert_eq!(build.cached(&cache), None);
         let announced = build.cross.announcement.as_deref().unwrap();
         assert!(

@@ -30,7 +30,7 @@ pub enum PythonError {
         version: String,
         /// `, \`uv python install 3.14\` failed (...)`, when it was tried.
         uv_failed: Option<String>,
-        build: HostBuildError,
+        build: Box<HostBuildError>,
     },
     #[error("build python {python} is unusable: {reason}")]
     Probe { python: PathBuf, reason: String },
@@ -169,7 +169,10 @@ impl BuildPython {
             let found = match (provider, &host_build) {
                 (Provider::BuiltBefore, Some(build)) => build.cached(cache),
                 (Provider::UvInstall, _) => install_with_uv(cache, version)
-                    .map_err(|reason| uv_failed = Some(reason))
+                    .map_err(|reason| {
+                        tracing::debug!("`uv python install {version}` failed: {reason}");
+                        uv_failed = Some(reason);
+                    })
                     .ok(),
                 (Provider::DebianSource, Some(build)) => {
                     Some(build.build(cache).map_err(|build| PythonError::NotBuilt {
@@ -177,7 +180,7 @@ impl BuildPython {
                         uv_failed: uv_failed.take().map(|reason| {
                             format!(", `uv python install {version}` failed ({reason})")
                         }),
-                        build,
+                        build: Box::new(build),
                     })?)
                 }
                 (Provider::BuiltBefore | Provider::DebianSource, None) => None,
@@ -418,9 +421,9 @@ mod tests {
         let error = PythonError::NotBuilt {
             version: "3.14".into(),
             uv_failed: Some(", `uv python install 3.14` failed (dns error)".into()),
-            build: HostBuildError::MissingPackages {
+            build: Box::new(HostBuildError::MissingPackages {
                 packages: "libssl-dev".into(),
-            },
+            }),
         };
         let text = error.to_string();
         assert_eq!(
@@ -431,7 +434,7 @@ mod tests {
         let offline = PythonError::NotBuilt {
             version: "3.14".into(),
             uv_failed: None,
-            build: HostBuildError::NoCompiler,
+            build: Box::new(HostBuildError::NoCompiler),
         };
         assert!(
             offline
