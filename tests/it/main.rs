@@ -37,6 +37,7 @@ mod fixtures;
 mod free_threaded;
 mod free_threaded_python;
 mod hook_installs;
+mod host_cpython_build;
 mod hostile_fuzz_regressions;
 mod hostile_inputs;
 mod inspect_linux;

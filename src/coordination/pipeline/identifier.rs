@@ -264,15 +264,19 @@ impl Identifier<'_> {
     fn build(&self, target: &Target, slice: &str, step: &progress::Step) -> Result<Built> {
         let spec = self.spec;
         let version = spec.python.version();
-        let python =
-            BuildPython::find_or_install(spec.python.with_gil(), self.cache, self.options.offline)
-                .with_context(|| {
-                    format!(
-                        "{} needs a python{version} interpreter on PATH to build with",
-                        spec.identifier
-                    )
-                })?
-                .targeting(spec.python.is_free_threaded());
+        let python = BuildPython::find_or_install(
+            spec.python.with_gil(),
+            self.cache,
+            self.options.offline,
+            spec.options.debian_mirror.as_deref(),
+        )
+        .with_context(|| {
+            format!(
+                "{} needs a python{version} interpreter on PATH to build with",
+                spec.identifier
+            )
+        })?
+        .targeting(spec.python.is_free_threaded());
         let frontend = frontend_of(&spec.options.build_frontend);
         let hook_env = self.hook_env(target, slice, &python)?;
         let environment = self.checked_environment(&hook_env, &frontend)?;

@@ -12,8 +12,8 @@ use crate::stages::testing::SmokeTest;
 use crate::support::host::Cache;
 use crate::support::options::BuildSpec;
 use crate::support::target_libraries::{
-    CrossBuild, add_prefix_variables, catalogue, ensure_library, ensure_verified_library,
-    target_cpythons,
+    CrossBuild, TARGET_LIBRARIES, add_prefix_variables, catalogue, ensure_library,
+    ensure_verified_library, target_cpythons,
 };
 
 /// The catalogue libraries a built CPython links: libffi for ctypes, zlib for zlib, gzip
@@ -45,6 +45,8 @@ pub(super) fn built_target_cpython(
         jobs,
         debian_mirror: spec.options.debian_mirror.clone(),
         build_python: None,
+        cache_folder: TARGET_LIBRARIES,
+        announcement: None,
     };
     for name in TARGET_CPYTHON_LIBRARIES {
         let library = catalogue()

@@ -16,8 +16,8 @@ use crate::stages::toolchain::{Toolchain, resolve_toolchain};
 use crate::support::host::{BuildPython, Cache};
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, TargetPrefix, add_prefix_variables, dependencies_of, ensure_library,
-    in_build_order, read_before_all, requested_libraries,
+    CrossBuild, LibraryEntry, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
+    dependencies_of, ensure_library, in_build_order, read_before_all, requested_libraries,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -154,6 +154,8 @@ fn prepare_one(
             jobs,
             debian_mirror: spec.options.debian_mirror.clone(),
             build_python: None,
+            cache_folder: TARGET_LIBRARIES,
+            announcement: None,
         };
         let started = std::time::Instant::now();
         let built = ensure_library(cache, entry, &cross)?;
@@ -201,8 +203,13 @@ pub(super) fn cross_setup(
     offline: bool,
 ) -> Result<(BuildPython, Toolchain, BTreeMap<String, String>)> {
     let version = python.version();
-    let python = BuildPython::find_or_install(python.with_gil(), cache, offline)
-        .with_context(|| format!("preparing {} needs a python{version} on PATH", spec.target))?;
+    let python = BuildPython::find_or_install(
+        python.with_gil(),
+        cache,
+        offline,
+        spec.options.debian_mirror.as_deref(),
+    )
+    .with_context(|| format!("preparing {} needs a python{version} on PATH", spec.target))?;
     let toolchain = resolve_toolchain(
         spec.options.toolchain,
         &spec.target,

@@ -3,6 +3,7 @@
 //! PyPI into private venvs of the cache, and quoting for its shell. Stages take these as
 //! plain inputs; nothing here knows a stage (tool pins come from `target::config`).
 
+mod built_python;
 mod cache;
 mod offline;
 mod python;
@@ -12,6 +13,7 @@ mod uv;
 
 use std::path::{Path, PathBuf};
 
+pub use built_python::HostBuildError;
 pub use cache::{Cache, NoCacheDir, cache_key};
 pub use offline::{downloads_forbidden, forbid_downloads};
 pub(crate) use python::CROSS_ONLY_VARS;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::built_python::{HostBuild, HostBuildError};
 use crate::python_tag::PythonTag;
 
 /// A host CPython that cannot be found, installed or used.
@@ -21,6 +22,16 @@ pub enum PythonError {
         "no CPython {version} on this machine and `uv python install {version}` failed ({reason}): install CPython {version} (`uv python install {version}`, `pyenv install {version}` or your distribution's package) and run again"
     )]
     InstallFailed { version: String, reason: String },
+    #[error(
+        "no CPython {version} on this machine{uv}, and crosswheel cannot build one from Debian's source: {build}; or install CPython {version} (`uv python install {version}`, `pyenv install {version}` or your distribution's package) and run again",
+        uv = uv_failed.as_deref().unwrap_or_default()
+    )]
+    NotBuilt {
+        version: String,
+        /// `, \`uv python install 3.14\` failed (...)`, when it was tried.
+        uv_failed: Option<String>,
+        build: Box<HostBuildError>,
+    },
     #[error("build python {python} is unusable: {reason}")]
     Probe { python: PathBuf, reason: String },
 }
@@ -135,47 +146,57 @@ impl BuildPython {
         }))
     }
 
-    /// [`BuildPython::find`], and when the machine has no CPython `version` and `offline`
-    /// is off, installs one with `uv python install` (uv from PATH, or installed into
-    /// crosswheel's cache from PyPI like zig).
+    /// [`BuildPython::find`], and when the machine has no CPython `version`: the one
+    /// crosswheel built before, else (unless `offline`) one `uv python install` installs
+    /// (uv from PATH, or installed into crosswheel's cache from PyPI like zig), else one
+    /// crosswheel builds from Debian's source (config/host-cpython.toml, fetched from
+    /// `debian_mirror` or Debian's archive; offline only from a source the cache holds).
     pub fn find_or_install(
         python: PythonTag,
         cache: &super::Cache,
         offline: bool,
+        debian_mirror: Option<&str>,
     ) -> Result<BuildPython, PythonError> {
         let version = python.interpreter_version();
         let version = version.as_str();
         let missing = match BuildPython::find(python) {
-            Err(missing @ PythonError::NotFound { .. }) if !offline => missing,
+            Err(missing @ PythonError::NotFound { .. }) => missing,
             other => return other,
         };
-        let Some(host_python) = super::find_on_path("python3") else {
-            return Err(missing);
-        };
-        let install_failed = |reason: String| PythonError::InstallFailed {
-            version: version.to_string(),
-            reason,
-        };
-        let uv = super::ensure_uv(cache, &host_python, offline).map_err(install_failed)?;
-        tracing::info!(
-            "installing CPython {version} for the build with `uv python install {version}` (~40 MB, once)"
-        );
-        let output = duct::cmd(&uv, ["python", "install", version])
-            .stderr_to_stdout()
-            .stdout_capture()
-            .unchecked()
-            .run()
-            .map_err(|err| install_failed(format!("cannot run {}: {err}", uv.display())))?;
-        if !output.status.success() {
-            let text = String::from_utf8_lossy(&output.stdout);
-            let last = text.lines().rev().find(|line| !line.trim().is_empty());
-            return Err(install_failed(
-                last.unwrap_or("no output").trim().to_string(),
-            ));
+        let host_build = HostBuild::for_version(version, debian_mirror);
+        let mut uv_failed = None;
+        for provider in providers(offline, host_build.is_some()) {
+            let found = match (provider, &host_build) {
+                (Provider::BuiltBefore, Some(build)) => build.cached(cache),
+                (Provider::UvInstall, _) => install_with_uv(cache, version)
+                    .map_err(|reason| {
+                        tracing::debug!("`uv python install {version}` failed: {reason}");
+                        uv_failed = Some(reason);
+                    })
+                    .ok(),
+                (Provider::DebianSource, Some(build)) => {
+                    Some(build.build(cache).map_err(|build| PythonError::NotBuilt {
+                        version: version.to_string(),
+                        uv_failed: uv_failed.take().map(|reason| {
+                            format!(", `uv python install {version}` failed ({reason})")
+                        }),
+                        build: Box::new(build),
+                    })?)
+                }
+                (Provider::BuiltBefore | Provider::DebianSource, None) => None,
+            };
+            if let Some(exe) = found {
+                tracing::debug!("build python for {version}: {}", exe.display());
+                return BuildPython::probe_version(&exe, python);
+            }
         }
-        let exe = find_with_uv_at(&uv, version)
-            .ok_or_else(|| install_failed("uv installed it but cannot find it".to_string()))?;
-        BuildPython::probe_version(&exe, python)
+        Err(match uv_failed {
+            Some(reason) => PythonError::InstallFailed {
+                version: version.to_string(),
+                reason,
+            },
+            None => missing,
+        })
     }
 
     /// The interpreter at `exe`, if it is CPython 3.X of `wanted`; for a free-threaded tag it
@@ -259,6 +280,55 @@ impl BuildPython {
     }
 }
 
+/// Where a host CPython the machine lacks comes from, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Provider {
+    /// The one crosswheel built from Debian's source on an earlier run.
+    BuiltBefore,
+    UvInstall,
+    DebianSource,
+}
+
+/// The providers to try: uv downloads, so never `offline`; a build only for a version
+/// config/host-cpython.toml has (`buildable`), and offline only from a source the cache
+/// holds (the source fetch refuses otherwise). The cache's build comes before uv, so a
+/// machine uv cannot download on tries it once, not on every run.
+fn providers(offline: bool, buildable: bool) -> Vec<Provider> {
+    let mut providers = Vec::new();
+    if buildable {
+        providers.push(Provider::BuiltBefore);
+    }
+    if !offline {
+        providers.push(Provider::UvInstall);
+    }
+    if buildable {
+        providers.push(Provider::DebianSource);
+    }
+    providers
+}
+
+/// `uv python install version`'s interpreter, or why there is none (one line).
+fn install_with_uv(cache: &super::Cache, version: &str) -> Result<PathBuf, String> {
+    let host_python = super::find_on_path("python3")
+        .ok_or_else(|| "no python3 on PATH to install uv with".to_string())?;
+    let uv = super::ensure_uv(cache, &host_python, false)?;
+    tracing::info!(
+        "installing CPython {version} for the build with `uv python install {version}` (~40 MB, once)"
+    );
+    let output = duct::cmd(&uv, ["python", "install", version])
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .map_err(|err| format!("cannot run {}: {err}", uv.display()))?;
+    if !output.status.success() {
+        let text = String::from_utf8_lossy(&output.stdout);
+        let last = text.lines().rev().find(|line| !line.trim().is_empty());
+        return Err(last.unwrap_or("no output").trim().to_string());
+    }
+    find_with_uv_at(&uv, version).ok_or_else(|| "uv installed it but cannot find it".to_string())
+}
+
 /// `$PYENV_ROOT`, else `~/.pyenv`.
 fn pyenv_root() -> Option<PathBuf> {
     std::env::var_os("PYENV_ROOT")
@@ -330,6 +400,47 @@ mod tests {
         assert_eq!(
             find_in_pyenv(root.path(), "3.12").unwrap(),
             root.path().join("versions/3.12.1/bin/python3.12")
+        );
+    }
+
+    #[test]
+    fn a_missing_cpython_comes_from_the_cache_then_uv_then_debian_source() {
+        use Provider::*;
+        assert_eq!(
+            providers(false, true),
+            [BuiltBefore, UvInstall, DebianSource]
+        );
+        assert_eq!(providers(false, false), [UvInstall]);
+        // Offline: no uv; a build only from a source the cache holds, which the fetch checks.
+        assert_eq!(providers(true, true), [BuiltBefore, DebianSource]);
+        assert!(providers(true, false).is_empty());
+    }
+
+    #[test]
+    fn a_failed_build_names_each_cause_once_in_one_line() {
+        let error = PythonError::NotBuilt {
+            version: "3.14".into(),
+            uv_failed: Some(", `uv python install 3.14` failed (dns error)".into()),
+            build: Box::new(HostBuildError::MissingPackages {
+                packages: "libssl-dev".into(),
+            }),
+        };
+        let text = error.to_string();
+        assert_eq!(
+            text,
+            "no CPython 3.14 on this machine, `uv python install 3.14` failed (dns error), and crosswheel cannot build one from Debian's source: it needs the build machine's development packages libssl-dev (`apt-get install libssl-dev`); or install CPython 3.14 (`uv python install 3.14`, `pyenv install 3.14` or your distribution's package) and run again"
+        );
+        assert!(!text.contains('\n'));
+        let offline = PythonError::NotBuilt {
+            version: "3.14".into(),
+            uv_failed: None,
+            build: Box::new(HostBuildError::NoCompiler),
+        };
+        assert!(
+            offline
+                .to_string()
+                .starts_with("no CPython 3.14 on this machine, and crosswheel cannot build one"),
+            "{offline}"
         );
     }
 

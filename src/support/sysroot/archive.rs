@@ -60,6 +60,16 @@ pub struct Suite {
     pub check_valid_until: bool,
 }
 
+#[cfg(test)]
+impl Config {
+    /// Whether `codename` is a release of config/debian/releases.toml.
+    pub(crate) fn knows_release(&self, codename: &str) -> bool {
+        self.release
+            .iter()
+            .any(|release| release.codename == codename)
+    }
+}
+
 pub(crate) fn config() -> &'static Config {
     static CONFIG: OnceLock<Config> = OnceLock::new();
     CONFIG.get_or_init(|| match toml::from_str(RELEASES_TOML) {

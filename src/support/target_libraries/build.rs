@@ -29,7 +29,16 @@ pub struct CrossBuild {
     /// The build machine's CPython of the version being built, for an entry that builds
     /// CPython itself (`{build_python}`); `None` for libraries.
     pub build_python: Option<PathBuf>,
+    /// The folder of the cache the prefix is built in: [`TARGET_LIBRARIES`], or
+    /// `host-cpython` for the CPythons the build machine builds for itself.
+    pub cache_folder: &'static str,
+    /// The line announcing a build, instead of the usual `building <library> for
+    /// <target>`; `None`: that one.
+    pub announcement: Option<String>,
 }
+
+/// The cache folder of the libraries and CPythons built for targets.
+pub const TARGET_LIBRARIES: &str = "target-libraries";
 
 /// A library ready in its prefix.
 #[derive(Debug, Clone)]
@@ -66,25 +75,8 @@ pub fn ensure_verified_library(
     verify: InstallCheck<'_>,
 ) -> Result<BuiltLibrary, TargetLibraryError> {
     let target = &cross.target;
-    let mut parts: Vec<Vec<u8>> = vec![
-        format!("{entry:?}").into_bytes(),
-        target.id().as_bytes().to_vec(),
-        target.os_version().to_string().into_bytes(),
-        cross.toolchain.as_bytes().to_vec(),
-    ];
-    for name in KEYED_VARIABLES {
-        parts.push(format!("{name}={:?}", cross.vars.get(*name)).into_bytes());
-    }
-    let borrowed: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-    let key = cache_key(&borrowed);
-    let root = cache.root().join("target-libraries");
-    let prefix = root.join(format!(
-        "{}-{}-{}-{}",
-        entry.name,
-        entry.version,
-        target.id(),
-        key
-    ));
+    let (prefix, key) = prefix_and_key(cache, entry, cross);
+    let root = cache.root().join(cross.cache_folder);
     if let Some(record) = record_of(&prefix) {
         return Ok(BuiltLibrary {
             prefix,
@@ -113,15 +105,18 @@ pub fn ensure_verified_library(
         cross.debian_mirror.as_deref(),
     )?;
     let started = Instant::now();
-    tracing::info!(
-        "building {} {} for {} from Debian's {} {} (once; cached in {})",
-        entry.name,
-        entry.version,
-        target.id(),
-        entry.debian_source,
-        entry.debian_version,
-        prefix.display()
-    );
+    match &cross.announcement {
+        Some(line) => tracing::info!("{line}"),
+        None => tracing::info!(
+            "building {} {} for {} from Debian's {} {} (once; cached in {})",
+            entry.name,
+            entry.version,
+            target.id(),
+            entry.debian_source,
+            entry.debian_version,
+            prefix.display()
+        ),
+    }
     let record = LibraryRecord {
         name: entry.name.clone(),
         version: entry.version.clone(),
@@ -177,6 +172,37 @@ pub fn ensure_verified_library(
         record,
         built_in: Some(took),
     })
+}
+
+/// The prefix `entry` is (or would be) built into for `cross`: a usable build when
+/// [`record_of`] finds its record there.
+pub fn library_prefix(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> PathBuf {
+    prefix_and_key(cache, entry, cross).0
+}
+
+/// The prefix and its cache key, made from everything that changes what the build
+/// produces: the entry, the target, the toolchain and the flags.
+fn prefix_and_key(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> (PathBuf, String) {
+    let target = &cross.target;
+    let mut parts: Vec<Vec<u8>> = vec![
+        format!("{entry:?}").into_bytes(),
+        target.id().as_bytes().to_vec(),
+        target.os_version().to_string().into_bytes(),
+        cross.toolchain.as_bytes().to_vec(),
+    ];
+    for name in KEYED_VARIABLES {
+        parts.push(format!("{name}={:?}", cross.vars.get(*name)).into_bytes());
+    }
+    let borrowed: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let key = cache_key(&borrowed);
+    let prefix = cache.root().join(cross.cache_folder).join(format!(
+        "{}-{}-{}-{}",
+        entry.name,
+        entry.version,
+        target.id(),
+        key
+    ));
+    (prefix, key)
 }
 
 struct Build<'a> {

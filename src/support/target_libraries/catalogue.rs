@@ -1,5 +1,6 @@
-//! The catalogue of target libraries (`config/target-libraries.toml`) and of the
-//! CPythons the test stage builds (`config/target-cpython.toml`), each parsed once.
+//! The catalogue of target libraries (`config/target-libraries.toml`), of the CPythons the
+//! test stage builds (`config/target-cpython.toml`) and of those the build machine builds
+//! for itself (`config/host-cpython.toml`), each parsed once.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -16,7 +17,13 @@ const TARGET_CPYTHON_TOML: &str = include_str!(concat!(
     "/config/target-cpython.toml"
 ));
 
-/// One library crosswheel can build for a target.
+const HOST_CPYTHON_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/host-cpython.toml"
+));
+
+/// One library crosswheel can build for a target (or, for config/host-cpython.toml, for
+/// the build machine).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct LibraryEntry {
@@ -136,12 +143,7 @@ impl TargetCpythons {
 
     /// The entry building CPython `major_minor` (`3.11`).
     pub fn for_version(&self, major_minor: &str) -> Option<&LibraryEntry> {
-        self.cpython.iter().find(|entry| {
-            entry
-                .version
-                .strip_prefix(major_minor)
-                .is_some_and(|rest| rest.starts_with('.'))
-        })
+        entry_for_version(&self.cpython, major_minor)
     }
 
     /// The versions it can build (`3.11`), for messages.
@@ -157,6 +159,65 @@ impl TargetCpythons {
                 )
             })
             .collect()
+    }
+}
+
+/// The entry of `entries` whose version is `major_minor` (`3.11`) plus a patch release.
+fn entry_for_version<'a>(
+    entries: &'a [LibraryEntry],
+    major_minor: &str,
+) -> Option<&'a LibraryEntry> {
+    entries.iter().find(|entry| {
+        entry
+            .version
+            .strip_prefix(major_minor)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
+/// The CPythons crosswheel builds for the build machine when it has none of a version a
+/// build needs and uv cannot install one.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCpythons {
+    /// CPU-minutes one build takes, for the line announcing it.
+    cpu_minutes: u32,
+    /// A header of the build machine the build needs, and the apt package providing it.
+    build_headers: BTreeMap<String, String>,
+    check: HostCheck,
+    cpython: Vec<LibraryEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostCheck {
+    imports: Vec<String>,
+}
+
+pub fn host_cpythons() -> &'static HostCpythons {
+    static CPYTHONS: OnceLock<HostCpythons> = OnceLock::new();
+    CPYTHONS.get_or_init(|| parse_bundled(HOST_CPYTHON_TOML, "host-cpython.toml"))
+}
+
+impl HostCpythons {
+    /// The entry building CPython `major_minor` (`3.14`) for the build machine.
+    pub fn for_version(&self, major_minor: &str) -> Option<&LibraryEntry> {
+        entry_for_version(&self.cpython, major_minor)
+    }
+
+    pub fn cpu_minutes(&self) -> u32 {
+        self.cpu_minutes
+    }
+
+    /// Header (`openssl/ssl.h`) and apt package (`libssl-dev`) of each development file
+    /// of the build machine the build needs.
+    pub fn build_headers(&self) -> &BTreeMap<String, String> {
+        &self.build_headers
+    }
+
+    /// The modules a fresh build must import before it is cached.
+    pub fn check_imports(&self) -> &[String] {
+        &self.check.imports
     }
 }
 
@@ -333,6 +394,45 @@ mod tests {
                     .linux
                     .iter()
                     .any(|file| file.starts_with("bin/python3."))
+            );
+        }
+    }
+
+    #[test]
+    fn bundled_host_cpythons_parse_and_build_with_pip_from_a_pinned_source() {
+        let cpythons = host_cpythons();
+        let entry = cpythons
+            .for_version("3.14")
+            .expect("CPython 3.14 is catalogued for the build machine");
+        assert!(cpythons.for_version("3.1").is_none());
+        assert!(
+            cpythons.for_version("3.12").is_none(),
+            "Debian ships no 3.12"
+        );
+        assert!(cpythons.cpu_minutes() > 0);
+        assert_eq!(cpythons.build_headers()["openssl/ssl.h"], "libssl-dev");
+        for module in ["ssl", "zlib", "ctypes", "venv", "pip"] {
+            assert!(cpythons.check_imports().iter().any(|name| name == module));
+        }
+        for entry in [entry].into_iter().chain(&cpythons.cpython) {
+            assert_eq!(entry.sha256.len(), 64);
+            assert!(entry.orig.starts_with(&format!("{}_", entry.debian_source)));
+            assert!(entry.debian_version.starts_with(&entry.version));
+            assert!(entry.configure.iter().any(|arg| arg == "--prefix={prefix}"));
+            assert!(
+                entry
+                    .configure
+                    .iter()
+                    .any(|arg| arg == "--with-ensurepip=install"),
+                "build environments are made with the build python's pip"
+            );
+            let python = format!("bin/python{}", &entry.debian_source["python".len()..]);
+            assert!(entry.check.linux.contains(&python), "{python}");
+            // A source only a suite crosswheel knows is fetched with its signature checked.
+            let release = entry.debian_release.as_deref().unwrap();
+            assert!(
+                crate::support::sysroot::archive::config().knows_release(release),
+                "{release} is in config/debian/releases.toml"
             );
         }
     }

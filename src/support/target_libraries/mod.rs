@@ -18,8 +18,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use before_all::{BeforeAll, read_before_all};
-pub use build::{BuiltLibrary, CrossBuild, InstallCheck, ensure_library, ensure_verified_library};
-pub use catalogue::{Catalogue, LibraryEntry, TargetCpythons, catalogue, target_cpythons};
+pub use build::{
+    BuiltLibrary, CrossBuild, InstallCheck, TARGET_LIBRARIES, ensure_library,
+    ensure_verified_library, library_prefix,
+};
+pub use catalogue::{
+    Catalogue, HostCpythons, LibraryEntry, TargetCpythons, catalogue, host_cpythons,
+    target_cpythons,
+};
 
 /// The file in a library's prefix that records what was built there.
 pub const RECORD_NAME: &str = ".crosswheel-library.json";
