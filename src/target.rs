@@ -422,6 +422,13 @@ pub(crate) struct GccOnlyFlags {
     pub prefixes: Vec<String>,
 }
 
+/// Options asking clang for an external assembler (`[external_assembler_flags]`), which a
+/// zig toolchain does not have for the target.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ExternalAssemblerFlags {
+    pub exact: Vec<String>,
+}
+
 /// How the zig wrappers translate one architecture's CPU options (`[cpu_flags.<arch>]`).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct CpuFlags {
@@ -487,6 +494,7 @@ pub(crate) struct TargetsConfig {
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
     pub gcc_only_flags: GccOnlyFlags,
+    pub external_assembler_flags: ExternalAssemblerFlags,
     /// Keyed by the architecture of the zig triple (`aarch64`, `powerpc64le`).
     pub cpu_flags: std::collections::BTreeMap<String, CpuFlags>,
     pub tools: Tools,

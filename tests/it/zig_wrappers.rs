@@ -1,6 +1,7 @@
 //! What crosswheel's zig compiler wrappers do to real compiles and links: link-time
 //! optimisation is kept where zig can link it and dropped, with one notice for the build,
-//! where it cannot; GCC-only pass options are dropped with one notice; linked outputs carry
+//! where it cannot; GCC-only pass options and requests for an external assembler are
+//! dropped with one notice each; linked outputs carry
 //! no debug info unless the build asked for it.
 
 use crate::common;
@@ -113,6 +114,34 @@ fn greenlets_gcc_only_flag_is_dropped_with_one_notice_and_clangs_spellings_kept(
         notices,
         [
             "linux-ppc64le: -fno-tree-dominator-opts -fipa-pta dropped: GCC-only optimisation options that zig's clang refuses (clang has no such passes)"
+        ]
+    );
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn asking_for_an_external_assembler_is_dropped_with_one_notice_and_clang_assembles_power_code() {
+    // OpenBLAS 0.3.21's kernel Makefile adds -fno-integrated-as for POWER with clang, and
+    // the build machine's x86_64 `as` then refused the POWER kernels' assembly.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.c"),
+        "int h(int x) { int y; __asm__(\"addi %0, %1, 1\" : \"=r\"(y) : \"r\"(x)); return y; }\n",
+    )
+    .unwrap();
+    let cc = common::zig_wrapper("linux-ppc64le", false);
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &["-O2", "-fno-integrated-as", "-c", "a.c", "-o", "a.o"],
+    );
+    assert!(dir.path().join("a.o").is_file());
+    assert_eq!(
+        wrapper_notices(notes.path()),
+        [
+            "linux-ppc64le: -fno-integrated-as dropped: zig has no assembler of the target but clang's own, which assembles it (the `as` on PATH is the build machine's)"
         ]
     );
 }

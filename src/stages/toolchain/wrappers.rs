@@ -194,11 +194,19 @@ fn scan_arguments() -> String {
 fn rewrite_arguments(target: &Target) -> String {
     let macos = target.is_macos();
     let lto_broken = &target.data().zig_lto_broken;
-    let mut script = String::from("cw_gcc_only=\nfor arg do\n  shift\n  case \"$arg\" in\n");
+    let mut script =
+        String::from("cw_gcc_only=\ncw_external_as=\nfor arg do\n  shift\n  case \"$arg\" in\n");
     // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
     script.push_str(&cpu_flags::case_arms(target));
     script.push_str(&gcc_only_arms());
+    script.push_str(&format!(
+        "    {}) cw_external_as=\"$arg\"; continue ;;\n",
+        crate::target::config()
+            .external_assembler_flags
+            .exact
+            .join("|")
+    ));
     if !lto_broken.is_empty() {
         let lto = &crate::target::config().lto_flags;
         let patterns: Vec<String> = lto
@@ -250,6 +258,14 @@ fn rewrite_arguments(target: &Target) -> String {
     script.push_str(&format!(
         "if [ -n \"$cw_gcc_only\" ] && [ -n \"$notes\" ]; then printf {} \"$cw_gcc_only\" > \"$notes/gcc-only.notice\"; fi\n",
         shell_quote(&format!("{gcc_only}\\n"))
+    ));
+    let external_as = format!(
+        "{}: %s dropped: zig has no assembler of the target but clang's own, which assembles it (the `as` on PATH is the build machine's)",
+        target.id()
+    );
+    script.push_str(&format!(
+        "if [ -n \"$cw_external_as\" ] && [ -n \"$notes\" ]; then printf {} \"$cw_external_as\" > \"$notes/external-as.notice\"; fi\n",
+        shell_quote(&format!("{external_as}\\n"))
     ));
     if !lto_broken.is_empty() {
         let notice = format!(
