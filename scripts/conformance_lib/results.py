@@ -39,13 +39,15 @@ def read_junit(path):
         skipped, failure = case.find("skipped"), case.find("failure")
         if failure is None:
             failure = case.find("error")
+        # A test the plugin ran differently from cibuildwheel's CI (test_ssl offline) says how.
+        note = next((p.get("value", "") for p in case.iter("property") if p.get("name") == "crosswheel_note"), "")
         if failure is not None:
-            outcome, detail = "failed", _first_cause(case, failure)
+            outcome, detail = "failed", _first_cause(case, failure) + (f" ({note})" if note else "")
         elif skipped is not None:
             reason = skipped.get("message", "").removeprefix("not applicable: ")
             outcome, detail = "not applicable", reason
         else:
-            outcome, detail = "passed", ""
+            outcome, detail = "passed", note
         found[_node_id(case)] = {"outcome": outcome, "seconds": seconds, "detail": detail}
     return found
 
@@ -99,6 +101,10 @@ def write_report(path, cache, sdist):
         "`manylinux_2_17_<arch>.manylinux2014_<arch>`, no musllinux; macOS arm64). What each",
         "shim changes: `scripts/conformance_lib/shim/`. Why a test is not applicable:",
         "`tests/conformance/not-applicable.toml`, or cibuildwheel's own skip reason.",
+        "A run with `--local-https-for-ssl-test` (on a machine without internet) answers",
+        "test_ssl's `https://google.com/generate_204` from a local HTTPS server with a throwaway",
+        "CA, given to the build as SSL_CERT_FILE, and an /etc/hosts entry, for that test only",
+        "(`scripts/conformance --help`); its row says so and how many requests it answered.",
         "",
     ]
     for platform in PLATFORMS:

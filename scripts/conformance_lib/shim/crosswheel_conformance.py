@@ -14,11 +14,17 @@ changes only what names the wheels a run should give, never what a test asserts:
   "single python" keeps cp311's wheels only, as the stand-in narrows the run.
 - Tests listed in the not-applicable table (CROSSWHEEL_CONFORMANCE_NOT_APPLICABLE) are
   skipped with `not applicable: <reason>`; the report counts them apart from failures.
+- With CROSSWHEEL_CONFORMANCE_LOCAL_HTTPS (a directory; scripts/conformance
+  --local-https-for-ssl-test), test_ssl's call runs with `https://google.com/generate_204`
+  answered on this machine (conformance_lib/local_https.py) and SSL_CERT_FILE naming the
+  throwaway CA; the test's code is unchanged. Its result carries a note saying so, and how
+  many requests the local server answered, for the report.
 """
 
 import fnmatch
 import os
 import tomllib
+from contextlib import contextmanager
 
 import pytest
 
@@ -100,3 +106,42 @@ def pytest_collection_modifyitems(config, items):
             if fnmatch.fnmatchcase(item.nodeid, pattern.replace("[", "[[]")):
                 item.add_marker(pytest.mark.skip(reason=f"not applicable: {reason}"))
                 break
+
+
+LOCAL_HTTPS_TESTS = "test/test_ssl.py::"
+
+
+@contextmanager
+def _local_https(item):
+    import local_https
+
+    with local_https.google_com_on_this_machine(os.environ["CROSSWHEEL_CONFORMANCE_LOCAL_HTTPS"]) as (ca, server):
+        # cibuildwheel_run hands os.environ to the build tool; a test's own `env=` would not
+        # get it, and test_ssl passes none.
+        previous = os.environ.get("SSL_CERT_FILE")
+        os.environ["SSL_CERT_FILE"] = str(ca)
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ["SSL_CERT_FILE"]
+            else:
+                os.environ["SSL_CERT_FILE"] = previous
+            note = (f"ran offline: {local_https.HOST} was a local HTTPS server (127.0.0.1:443, certificate of a "
+                    f"throwaway CA given to the build as SSL_CERT_FILE, /etc/hosts entry) that answered "
+                    f"{server.requests.count('/generate_204')} request(s) for /generate_204")
+            if server.handshake_errors:
+                errors = server.handshake_errors
+                note += f"; {len(errors)} failed handshake(s), the first: {errors[0]}"
+            # junit_logging writes user properties into the XML; results.read_junit reads it.
+            item.user_properties.append(("crosswheel_note", note))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    # Only the call phase of test_ssl: no other test, and none of its own setup, sees the
+    # local server, the /etc/hosts entry or SSL_CERT_FILE.
+    if not (os.environ.get("CROSSWHEEL_CONFORMANCE_LOCAL_HTTPS") and item.nodeid.startswith(LOCAL_HTTPS_TESTS)):
+        return (yield)
+    with _local_https(item):
+        return (yield)
