@@ -189,6 +189,26 @@ impl PrivateApt {
         self.check(&output, "apt-helper download-file", index_problems)
     }
 
+    /// One file at `url`, fetched by APT's own downloader (with the machine's proxy
+    /// settings forwarded), which refuses it unless its SHA-256 is `sha256`.
+    pub(crate) fn download_file(
+        &self,
+        url: &str,
+        into: &Path,
+        sha256: &str,
+    ) -> Result<(), SysrootError> {
+        let mut helper = Command::new("/usr/lib/apt/apt-helper");
+        helper
+            .env("APT_CONFIG", &self.config)
+            .env("LC_ALL", "C")
+            .arg("download-file")
+            .arg(url)
+            .arg(into)
+            .arg(format!("SHA256:{sha256}"));
+        let output = run(helper, "apt-helper")?;
+        self.check(&output, "apt-helper download-file", &[])
+    }
+
     fn check(
         &self,
         output: &Output,

@@ -25,6 +25,10 @@ pub struct OrigTarball<'a> {
     /// The suite whose signed Sources index lists this version; `None`: the system
     /// release.
     pub release: Option<&'a str>,
+    /// Fetched from the archive's pool by its path, not through a Sources index: for a
+    /// version no current release lists any more, whose tarball the archive still keeps.
+    /// `sha256` is then the only check (the catalogue says where its value comes from).
+    pub from_pool: bool,
 }
 
 /// The tarball in `cache/debian-sources/`, fetched on first use from `mirror` (the
@@ -73,9 +77,16 @@ pub fn orig_tarball(
         &config().forwarded_acquire_settings,
         &suite,
     )?;
-    let problems = apt.update()?;
     let into = work.path().join("files");
     fs::create_dir_all(&into).map_err(SysrootError::io("create", &into))?;
+    if orig.from_pool {
+        let url = pool_url(&suite.mirror, orig.package, orig.file_name);
+        apt.download_file(&url, &into.join(orig.file_name), orig.sha256)?;
+        let fetched = into.join(orig.file_name);
+        fs::rename(&fetched, &path).map_err(SysrootError::io("move into place", &path))?;
+        return Ok(path);
+    }
+    let problems = apt.update()?;
     if let Err(pinned) = apt.download_orig(
         orig.package,
         Some(orig.version),
@@ -124,10 +135,46 @@ pub fn orig_tarball(
     Ok(path)
 }
 
+/// Where a Debian archive keeps a source package's files: `pool/main/<p>/<package>/`, with
+/// `lib<x>` for packages named `lib*` (`pool/main/libf/libffi/`).
+fn pool_url(mirror: &str, package: &str, file_name: &str) -> String {
+    let letters = if package.starts_with("lib") { 4 } else { 1 };
+    let section: String = package.chars().take(letters).collect();
+    format!(
+        "{}/pool/main/{section}/{package}/{file_name}",
+        mirror.trim_end_matches('/')
+    )
+}
+
 fn sha256_of(path: &Path) -> Result<String, SysrootError> {
     let bytes = fs::read(path).map_err(SysrootError::io("read", path))?;
     Ok(Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pool_url;
+
+    #[test]
+    fn pool_paths_follow_debians_layout() {
+        assert_eq!(
+            pool_url(
+                "http://mirror.example/debian/",
+                "python3.14",
+                "python3.14_3.14.7.orig.tar.xz"
+            ),
+            "http://mirror.example/debian/pool/main/p/python3.14/python3.14_3.14.7.orig.tar.xz"
+        );
+        assert_eq!(
+            pool_url(
+                "http://mirror.example/debian",
+                "libffi",
+                "libffi_3.4.4.orig.tar.gz"
+            ),
+            "http://mirror.example/debian/pool/main/libf/libffi/libffi_3.4.4.orig.tar.gz"
+        );
+    }
 }

@@ -101,6 +101,7 @@ pub fn ensure_verified_library(
             file_name: &entry.orig,
             sha256: &entry.sha256,
             release: entry.debian_release.as_deref(),
+            from_pool: entry.from_pool,
         },
         cross.debian_mirror.as_deref(),
     )?;
@@ -185,7 +186,7 @@ pub fn library_prefix(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -
 fn prefix_and_key(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> (PathBuf, String) {
     let target = &cross.target;
     let mut parts: Vec<Vec<u8>> = vec![
-        format!("{entry:?}").into_bytes(),
+        entry.cache_identity().into_bytes(),
         target.id().as_bytes().to_vec(),
         target.os_version().to_string().into_bytes(),
         cross.toolchain.as_bytes().to_vec(),

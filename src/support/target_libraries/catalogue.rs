@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 const CATALOGUE_TOML: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -24,7 +24,7 @@ const HOST_CPYTHON_TOML: &str = include_str!(concat!(
 
 /// One library crosswheel can build for a target (or, for config/host-cpython.toml, for
 /// the build machine).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct LibraryEntry {
     pub name: String,
@@ -36,57 +36,62 @@ pub struct LibraryEntry {
     pub debian_version: String,
     /// The Debian release whose Sources index lists `debian_version`; `None`: the
     /// system release of config/debian/releases.toml.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debian_release: Option<String>,
+    /// Fetched from the archive's pool by its path rather than through a Sources index: a
+    /// version no current release lists, which the archive still keeps. `sha256` is then
+    /// the only check, and the entry says where its value comes from.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_pool: bool,
     pub orig: String,
     pub sha256: String,
     /// Programs of the build machine the build runs besides make and the compilers
     /// (`llvm-objcopy`), looked for on PATH before anything is built.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
     /// Catalogue libraries this one links, built (and made visible to it) first.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends: Vec<String>,
     /// Makes the configure script of a tarball that ships none; empty: it has one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bootstrap: Vec<String>,
     /// The configure command (`./configure ...`, `cmake -S . -B build ...`); empty: the
     /// library's Makefile is used as it comes.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configure: Vec<String>,
     /// The build command; `None`: `make -j{jobs}`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<Vec<String>>,
     /// The install command, which installs under `{destdir}`; `None`: `make install
     /// DESTDIR={destdir}`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub configure_env: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub linux_configure_env: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub macos_configure_env: BTreeMap<String, String>,
     /// Variables given to every `make` on macOS targets, as command-line assignments
     /// (which override the Makefile's own).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub macos_make_vars: BTreeMap<String, String>,
     /// `NAME=value` assignments given to every `make`, per target architecture (as the
     /// platform tag names it: `aarch64`, `armv7l`, `arm64`): a Makefile-only library's
     /// CPU (OpenBLAS's `TARGET`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub make_vars_by_arch: BTreeMap<String, Vec<String>>,
     /// The name a library's own configure script gives each target (OpenSSL's
     /// `./Configure linux-aarch64`), keyed by platform and architecture (`linux-aarch64`,
     /// `macos-arm64`: musllinux targets share their glibc twin's), filled in for
     /// `{configure_target}`; empty: the library's configure takes `--host` alone.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub configure_target: BTreeMap<String, String>,
     pub check: Checks,
 }
 
 /// Files an install must have produced, relative to the prefix.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Checks {
     pub linux: Vec<String>,
@@ -221,6 +226,15 @@ impl HostCpythons {
     }
 }
 
+impl LibraryEntry {
+    /// What of the entry a library's cache key is made of: the fields it sets, as JSON.
+    /// Fields it leaves unset are left out, so a field added to the model later keeps
+    /// every library built before it (a key made of all fields would rebuild them all).
+    pub fn cache_identity(&self) -> String {
+        serde_json::to_string(self).expect("a catalogue entry serialises")
+    }
+}
+
 impl Catalogue {
     pub fn libraries(&self) -> &[LibraryEntry] {
         &self.library
@@ -307,6 +321,25 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_cache_key_names_only_what_an_entry_sets() {
+        let libyaml = catalogue().library("libyaml").unwrap().cache_identity();
+        assert!(
+            libyaml.contains("\"orig\":\"libyaml_0.2.5.orig.tar.gz\""),
+            "{libyaml}"
+        );
+        for unset in [
+            "configure_target",
+            "from_pool",
+            "make_vars_by_arch",
+            "depends",
+        ] {
+            assert!(!libyaml.contains(unset), "{unset} in {libyaml}");
+        }
+        let openssl = catalogue().library("openssl").unwrap().cache_identity();
+        assert!(openssl.contains("darwin64-arm64-cc"), "{openssl}");
     }
 
     #[test]
@@ -428,7 +461,12 @@ mod tests {
             );
             let python = format!("bin/python{}", &entry.debian_source["python".len()..]);
             assert!(entry.check.linux.contains(&python), "{python}");
-            // A source only a suite crosswheel knows is fetched with its signature checked.
+            // A source only a suite crosswheel knows is fetched with its signature checked;
+            // one from the archive's pool is checked by its pinned SHA-256 alone.
+            if entry.from_pool {
+                assert!(entry.debian_release.is_none(), "{}", entry.version);
+                continue;
+            }
             let release = entry.debian_release.as_deref().unwrap();
             assert!(
                 crate::support::sysroot::archive::config().knows_release(release),
