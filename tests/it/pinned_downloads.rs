@@ -31,6 +31,7 @@ fn a_changed_cached_source_tarball_is_refused_naming_both_hashes() {
             file_name: &entry.orig,
             sha256: &entry.sha256,
             release: entry.debian_release.as_deref(),
+            from_pool: entry.from_pool,
         },
         Some("http://127.0.0.1:9/debian"),
     )
@@ -51,6 +52,86 @@ fn a_changed_cached_source_tarball_is_refused_naming_both_hashes() {
         std::fs::read(&cached).unwrap(),
         tampered,
         "the cached file was changed"
+    );
+}
+
+/// A real HTTP server on 127.0.0.1 serving the files under `root` (GET only), as a Debian
+/// archive's pool would; returns its URL.
+fn serve_folder(root: std::path::PathBuf) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = String::new();
+            BufReader::new(&stream).read_line(&mut request).unwrap();
+            let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let file = root.join(path.trim_start_matches('/'));
+            let response = match std::fs::read(&file) {
+                Ok(body) => {
+                    let mut head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    )
+                    .into_bytes();
+                    head.extend(body);
+                    head
+                }
+                Err(_) => {
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_vec()
+                }
+            };
+            let _ = stream.write_all(&response);
+        }
+    });
+    format!("http://127.0.0.1:{port}/debian")
+}
+
+/// A source tarball no current Sources index lists comes from the archive's pool, by its
+/// path (`pool/main/<p>/<package>/`), and only with the pinned SHA-256.
+#[test]
+fn a_source_from_the_pool_is_fetched_by_its_path_and_refused_when_its_bytes_differ() {
+    let archive = tempfile::tempdir().unwrap();
+    let folder = archive.path().join("debian/pool/main/p/pyfake");
+    std::fs::create_dir_all(&folder).unwrap();
+    let bytes = b"the release tarball, byte for byte";
+    std::fs::write(folder.join("pyfake_1.0.orig.tar.xz"), bytes).unwrap();
+    let mirror = serve_folder(archive.path().to_path_buf());
+    let pinned: String = sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let tarball = |sha256: &str, cache: &std::path::Path| {
+        orig_tarball(
+            cache,
+            &OrigTarball {
+                package: "pyfake",
+                version: "1.0-1",
+                file_name: "pyfake_1.0.orig.tar.xz",
+                sha256,
+                release: None,
+                from_pool: true,
+            },
+            Some(&mirror),
+        )
+    };
+
+    let cache = tempfile::tempdir().unwrap();
+    let fetched = tarball(&pinned, cache.path()).unwrap();
+    assert_eq!(std::fs::read(&fetched).unwrap(), bytes);
+
+    let other = tempfile::tempdir().unwrap();
+    let wrong = "0".repeat(64);
+    let error = tarball(&wrong, other.path()).unwrap_err().to_string();
+    assert!(!error.contains('\n'), "{error}");
+    assert!(error.contains("apt-helper download-file"), "{error}");
+    assert!(
+        !other
+            .path()
+            .join("debian-sources/pyfake_1.0.orig.tar.xz")
+            .exists(),
+        "bytes of another hash entered the cache"
     );
 }
 
