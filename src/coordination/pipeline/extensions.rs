@@ -46,7 +46,7 @@ pub(super) fn fail_wheels_missing_extensions(
         .iter()
         .map(|outcome| match (&outcome.ending, &outcome.test) {
             // A wheel serving another version is checked as the one it was built as.
-            (_, TestResult::CoveredByAbi3 { .. }) => None,
+            (_, TestResult::ServedByEarlierWheel { .. }) => None,
             (Ending::Finished(wheel), _) => extension_modules(&wheel.path),
             _ => None,
         })

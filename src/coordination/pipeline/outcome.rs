@@ -21,9 +21,12 @@ pub enum TestResult {
     NotTested {
         reason: String,
     },
-    /// The abi3 wheel built for an older CPython of the same target serves this one too.
-    CoveredByAbi3 {
+    /// The abi3 or `py3-none` wheel built for an older CPython of the same target serves
+    /// this one too.
+    ServedByEarlierWheel {
         built_as: String,
+        /// `abi3` or `py3-none`, as the report names the wheel.
+        kind: &'static str,
     },
     Failed {
         reason: String,

@@ -44,7 +44,9 @@ pub fn test_cell(test: &TestResult) -> String {
         TestResult::Passed { mode } => format!("passed ({})", mode_name(*mode)),
         TestResult::StaticCheckPassed => "static check (not executed)".into(),
         TestResult::NotTested { .. } => "NOT TESTED".into(),
-        TestResult::CoveredByAbi3 { built_as } => format!("abi3 wheel of {built_as}"),
+        TestResult::ServedByEarlierWheel { built_as, kind } => {
+            format!("{kind} wheel of {built_as}")
+        }
         TestResult::Failed { .. } => "FAILED".into(),
         TestResult::TimedOut { after, .. } => {
             format!(

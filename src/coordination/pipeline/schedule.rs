@@ -1,8 +1,9 @@
 //! In which order identifiers run, and at what concurrency.
 //!
 //! Identifiers of one target form a lane, run oldest CPython first: when a build turns out
-//! to be an abi3 wheel, it serves every later version of its lane, which is then not built
-//! again (cibuildwheel does the same). Lanes run `--jobs` at a time; each identifier's
+//! to be a wheel later versions can install (abi3, or `py3-none` with a platform tag), it
+//! serves every later version of its lane it fits, which is then not built again
+//! (cibuildwheel's `find_compatible_wheel` does the same). Lanes run `--jobs` at a time; each identifier's
 //! output is captured and printed together when it is done. Outcomes come back in plan
 //! order.
 
@@ -61,11 +62,13 @@ pub(super) fn run_all(
     let finished: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
     let printing = Mutex::new(());
     let run_lane = |lane: &[usize]| {
-        let mut abi3: Option<(String, FinishedWheel)> = None;
+        let mut reusable: Option<(String, FinishedWheel, Reuse)> = None;
         for &index in lane {
             let spec = &plan.builds[index];
-            let outcome = match serving_abi3(spec, abi3.as_ref()) {
-                Some((built_as, wheel)) => covered(spec.identifier.clone(), built_as, wheel),
+            let outcome = match serving(spec, reusable.as_ref()) {
+                Some((built_as, wheel, reuse)) => {
+                    covered(spec.identifier.clone(), built_as, wheel, *reuse)
+                }
                 None if concurrent => {
                     let (outcome, output) = crate::logging::capture(|| {
                         run_and_report(plan, spec, cache, options, targets, logs)
@@ -80,10 +83,11 @@ pub(super) fn run_all(
                     run_and_report(plan, spec, cache, options, targets, logs)
                 }
             };
-            if abi3.is_none()
-                && let Some(wheel) = outcome.wheel().filter(|wheel| is_abi3(wheel))
+            if reusable.is_none()
+                && let Some(wheel) = outcome.wheel()
+                && let Some(reuse) = reuse_of(wheel)
             {
-                abi3 = Some((spec.identifier.clone(), wheel.clone()));
+                reusable = Some((spec.identifier.clone(), wheel.clone(), reuse));
             }
             finished
                 .lock()
@@ -105,29 +109,61 @@ pub(super) fn run_all(
     outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
-fn is_abi3(wheel: &FinishedWheel) -> bool {
+/// Which later identifiers of its lane a finished wheel can serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reuse {
+    /// `cp3X-abi3`: every later CPython with the GIL.
+    Abi3,
+    /// `py3-none-<platform>` (a ctypes library, a bundled program): every later CPython,
+    /// free-threaded ones included, as it links no Python at all.
+    PythonIndependent,
+}
+
+impl Reuse {
+    fn name(self) -> &'static str {
+        match self {
+            Reuse::Abi3 => "abi3",
+            Reuse::PythonIndependent => "py3-none",
+        }
+    }
+}
+
+fn reuse_of(wheel: &FinishedWheel) -> Option<Reuse> {
     let file_name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
-    crate::formats::wheel::WheelName::parse(&file_name).is_ok_and(|name| super::is_abi3(&name))
+    let name = crate::formats::wheel::WheelName::parse(&file_name).ok()?;
+    if super::is_abi3(&name) {
+        return Some(Reuse::Abi3);
+    }
+    let python_independent = name.abi.iter().all(|abi| abi == "none")
+        && name.python.iter().any(|python| python.starts_with("py3"));
+    python_independent.then_some(Reuse::PythonIndependent)
 }
 
-/// The abi3 wheel an earlier identifier of the lane built, if it serves `spec`: never a
-/// free-threaded one, since no free-threaded CPython loads an abi3 wheel (cibuildwheel
+/// The wheel an earlier identifier of the lane built, if it serves `spec`: an abi3 one
+/// never serves a free-threaded CPython, which loads no abi3 extension (cibuildwheel
 /// builds `cp3XXt` identifiers separately for the same reason).
-fn serving_abi3<'a>(
+fn serving<'a>(
     spec: &BuildSpec,
-    abi3: Option<&'a (String, FinishedWheel)>,
-) -> Option<&'a (String, FinishedWheel)> {
-    abi3.filter(|_| !spec.python.is_free_threaded())
+    reusable: Option<&'a (String, FinishedWheel, Reuse)>,
+) -> Option<&'a (String, FinishedWheel, Reuse)> {
+    reusable.filter(|(_, _, reuse)| match reuse {
+        Reuse::Abi3 => !spec.python.is_free_threaded(),
+        Reuse::PythonIndependent => true,
+    })
 }
 
-/// An identifier a lower version's abi3 wheel already serves: not built again.
-fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel) -> Outcome {
-    tracing::info!("{identifier}: served by the abi3 wheel built as {built_as}; not built again");
+/// An identifier a lower version's wheel already serves: not built again.
+fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel, reuse: Reuse) -> Outcome {
+    let name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
+    tracing::info!(
+        "{identifier}: Found previously built wheel {name} (built as {built_as}), that's compatible with {identifier}; not built again"
+    );
     Outcome {
         identifier,
         times: StageTimes::default(),
-        test: TestResult::CoveredByAbi3 {
+        test: TestResult::ServedByEarlierWheel {
             built_as: built_as.to_string(),
+            kind: reuse.name(),
         },
         ending: Ending::Finished(wheel.clone()),
     }
@@ -152,16 +188,40 @@ mod tests {
             sha256: String::new(),
             size: 0,
         };
-        let built = ("cp310-manylinux_aarch64".to_string(), wheel);
+        let built = ("cp310-manylinux_aarch64".to_string(), wheel, Reuse::Abi3);
         let spec = |identifier: &str| {
             plan.builds
                 .iter()
                 .find(|spec| spec.identifier == identifier)
                 .unwrap()
         };
-        assert!(serving_abi3(spec("cp312-manylinux_aarch64"), Some(&built)).is_some());
-        assert!(serving_abi3(spec("cp314t-manylinux_aarch64"), Some(&built)).is_none());
-        assert!(serving_abi3(spec("cp312-manylinux_aarch64"), None).is_none());
+        assert!(serving(spec("cp312-manylinux_aarch64"), Some(&built)).is_some());
+        assert!(serving(spec("cp314t-manylinux_aarch64"), Some(&built)).is_none());
+        assert!(serving(spec("cp312-manylinux_aarch64"), None).is_none());
+    }
+
+    #[test]
+    fn a_python_independent_platform_wheel_serves_every_later_build_free_threaded_too() {
+        // cibuildwheel's test_abi_none: a ctypes library in a `py3-none-<platform>` wheel,
+        // which a second build would only make again under the same name.
+        let plan = plan_of("cp311-* cp314t-*");
+        let wheel = FinishedWheel {
+            path: "/w/ctypesexample-1.0.0-py3-none-manylinux_2_17_aarch64.whl".into(),
+            sha256: String::new(),
+            size: 0,
+        };
+        assert_eq!(reuse_of(&wheel), Some(Reuse::PythonIndependent));
+        let built = (
+            "cp311-manylinux_aarch64".to_string(),
+            wheel,
+            Reuse::PythonIndependent,
+        );
+        let free_threaded = plan
+            .builds
+            .iter()
+            .find(|spec| spec.identifier == "cp314t-manylinux_aarch64")
+            .unwrap();
+        assert!(serving(free_threaded, Some(&built)).is_some());
     }
 
     #[test]
@@ -203,17 +263,19 @@ mod tests {
             sha256: "00".repeat(32),
             size: 1234,
         };
-        assert!(is_abi3(&wheel));
+        assert_eq!(reuse_of(&wheel), Some(Reuse::Abi3));
         let outcome = covered(
             "cp312-manylinux_aarch64".to_string(),
             "cp311-manylinux_aarch64",
             &wheel,
+            Reuse::Abi3,
         );
         assert_eq!(outcome.identifier, "cp312-manylinux_aarch64");
         assert_eq!(
             outcome.test,
-            TestResult::CoveredByAbi3 {
-                built_as: "cp311-manylinux_aarch64".to_string()
+            TestResult::ServedByEarlierWheel {
+                built_as: "cp311-manylinux_aarch64".to_string(),
+                kind: "abi3"
             }
         );
         let served = outcome.wheel().expect("a finished identifier");
@@ -225,16 +287,23 @@ mod tests {
     }
 
     #[test]
-    fn only_an_abi3_wheel_serves_other_versions() {
+    fn only_an_abi3_or_python_independent_wheel_serves_other_versions() {
         let wheel = |name: &str| FinishedWheel {
             path: std::path::PathBuf::from("/wheelhouse").join(name),
             sha256: String::new(),
             size: 0,
         };
-        assert!(is_abi3(&wheel("demo-1.0-cp39-abi3-macosx_11_0_arm64.whl")));
-        assert!(!is_abi3(&wheel(
-            "demo-1.0-cp311-cp311-macosx_11_0_arm64.whl"
-        )));
-        assert!(!is_abi3(&wheel("not a wheel name")));
+        let reuse = |name: &str| reuse_of(&wheel(name));
+        assert_eq!(
+            reuse("demo-1.0-cp39-abi3-macosx_11_0_arm64.whl"),
+            Some(Reuse::Abi3)
+        );
+        assert_eq!(
+            reuse("demo-1.0-py3-none-macosx_11_0_arm64.whl"),
+            Some(Reuse::PythonIndependent)
+        );
+        assert_eq!(reuse("demo-1.0-cp311-cp311-macosx_11_0_arm64.whl"), None);
+        assert_eq!(reuse("demo-1.0-cp311-none-macosx_11_0_arm64.whl"), None);
+        assert_eq!(reuse("not a wheel name"), None);
     }
 }
