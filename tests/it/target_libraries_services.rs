@@ -188,6 +188,16 @@ fn build(identifier: &str) -> (String, Vec<String>, String) {
     (text, files, names[0].clone())
 }
 
+/// The shared libraries the five catalogue entries install, each vendored into the wheel.
+const VENDORED: &[&str] = &[
+    "libbz2",
+    "libsqlite3",
+    "libcrypto",
+    "libssl",
+    "libpq",
+    "libhdf5",
+];
+
 fn assert_vendors(files: &[String], folder: &str, libraries: &[&str]) {
     for library in libraries {
         assert!(
@@ -209,18 +219,7 @@ fn bzip2_sqlite_openssl_libpq_and_hdf5_do_real_work_in_a_linux_aarch64_wheel_und
     );
     // Built with zig against the policy's glibc: the vendored libraries keep the lowest tag.
     assert!(name.contains("manylinux_2_17_aarch64"), "{name}");
-    assert_vendors(
-        &files,
-        "services.libs/",
-        &[
-            "libbz2",
-            "libsqlite3",
-            "libcrypto",
-            "libssl",
-            "libpq",
-            "libhdf5",
-        ],
-    );
+    assert_vendors(&files, "services.libs/", VENDORED);
 }
 
 #[test]
@@ -230,16 +229,5 @@ fn bzip2_sqlite_openssl_libpq_and_hdf5_are_vendored_into_a_macos_wheel_that_pass
     let (text, files, name) = build("cp311-macosx_arm64");
     assert!(text.contains("static check (not executed)"), "{text}");
     assert!(name.ends_with("macosx_11_0_arm64.whl"), "{name}");
-    assert_vendors(
-        &files,
-        "services/.dylibs/",
-        &[
-            "libbz2",
-            "libsqlite3",
-            "libcrypto",
-            "libssl",
-            "libpq",
-            "libhdf5",
-        ],
-    );
+    assert_vendors(&files, "services/.dylibs/", VENDORED);
 }

@@ -251,21 +251,21 @@ fn rewrite_arguments(target: &Target) -> String {
         );
     }
     script.push_str("  set -- \"$@\" \"$arg\"\ndone\n");
-    let gcc_only = format!(
-        "{}:%s dropped: GCC-only optimisation options that zig's clang refuses (clang has no such passes)",
-        target.id()
-    );
-    script.push_str(&format!(
-        "if [ -n \"$cw_gcc_only\" ] && [ -n \"$notes\" ]; then printf {} \"$cw_gcc_only\" > \"$notes/gcc-only.notice\"; fi\n",
-        shell_quote(&format!("{gcc_only}\\n"))
+    script.push_str(&dropped_notice(
+        "cw_gcc_only",
+        "gcc-only",
+        &format!(
+            "{}:%s dropped: GCC-only optimisation options that zig's clang refuses (clang has no such passes)",
+            target.id()
+        ),
     ));
-    let external_as = format!(
-        "{}: %s dropped: zig has no assembler of the target but clang's own, which assembles it (the `as` on PATH is the build machine's)",
-        target.id()
-    );
-    script.push_str(&format!(
-        "if [ -n \"$cw_external_as\" ] && [ -n \"$notes\" ]; then printf {} \"$cw_external_as\" > \"$notes/external-as.notice\"; fi\n",
-        shell_quote(&format!("{external_as}\\n"))
+    script.push_str(&dropped_notice(
+        "cw_external_as",
+        "external-as",
+        &format!(
+            "{}: %s dropped: zig has no assembler of the target but clang's own, which assembles it (the `as` on PATH is the build machine's)",
+            target.id()
+        ),
     ));
     if !lto_broken.is_empty() {
         let notice = format!(
@@ -278,6 +278,15 @@ fn rewrite_arguments(target: &Target) -> String {
         ));
     }
     script
+}
+
+/// The line that leaves `<name>.notice` for the build when the argument loop dropped
+/// something into `$variable`: `format` with `%s` standing for what was dropped.
+fn dropped_notice(variable: &str, name: &str, format: &str) -> String {
+    format!(
+        "if [ -n \"${variable}\" ] && [ -n \"$notes\" ]; then printf {} \"${variable}\" > \"$notes/{name}.notice\"; fi\n",
+        shell_quote(&format!("{format}\\n"))
+    )
 }
 
 /// `case` arms that keep what clang accepts of GCC's pass options and drop the rest

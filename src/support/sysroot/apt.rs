@@ -177,16 +177,12 @@ impl PrivateApt {
                 detail: format!("it has no {file_name}"),
             });
         };
-        let mut helper = Command::new("/usr/lib/apt/apt-helper");
-        helper
-            .env("APT_CONFIG", &self.config)
-            .env("LC_ALL", "C")
-            .arg("download-file")
-            .arg(fields[0].trim_matches('\''))
-            .arg(into.join(file_name))
-            .arg(fields[3]);
-        let output = run(helper, "apt-helper")?;
-        self.check(&output, "apt-helper download-file", index_problems)
+        self.fetch_checked(
+            fields[0].trim_matches('\''),
+            &into.join(file_name),
+            fields[3],
+            index_problems,
+        )
     }
 
     /// One file at `url`, fetched by APT's own downloader (with the machine's proxy
@@ -197,6 +193,17 @@ impl PrivateApt {
         into: &Path,
         sha256: &str,
     ) -> Result<(), SysrootError> {
+        self.fetch_checked(url, into, &format!("SHA256:{sha256}"), &[])
+    }
+
+    /// `apt-helper download-file url into hash`: `hash` as APT spells it (`SHA256:<hex>`).
+    fn fetch_checked(
+        &self,
+        url: &str,
+        into: &Path,
+        hash: &str,
+        index_problems: &[String],
+    ) -> Result<(), SysrootError> {
         let mut helper = Command::new("/usr/lib/apt/apt-helper");
         helper
             .env("APT_CONFIG", &self.config)
@@ -204,9 +211,9 @@ impl PrivateApt {
             .arg("download-file")
             .arg(url)
             .arg(into)
-            .arg(format!("SHA256:{sha256}"));
+            .arg(hash);
         let output = run(helper, "apt-helper")?;
-        self.check(&output, "apt-helper download-file", &[])
+        self.check(&output, "apt-helper download-file", index_problems)
     }
 
     fn check(
