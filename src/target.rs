@@ -367,10 +367,27 @@ pub struct TargetData {
     pub pyconfig_undef: Vec<String>,
     pub pyconfig_define: std::collections::BTreeMap<String, String>,
     pub gcc_packages: Vec<String>,
+    /// The target's GNU assembler, for builds that ask clang for an external one; `None`
+    /// for macOS, whose assembler is clang's.
+    #[serde(default)]
+    pub gnu_assembler: Option<GnuAssembler>,
     /// The targets whose thin wheels are fused into this one's (universal2: x86_64 and
     /// arm64); empty for a target that is compiled itself.
     #[serde(default)]
     pub fuses: Vec<String>,
+}
+
+/// A GNU assembler for the target, as a cross binutils package installs it on the build
+/// machine (`powerpc64le-linux-gnu-as` from `binutils-powerpc64le-linux-gnu`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct GnuAssembler {
+    /// The program's name, looked up on PATH when a build runs.
+    pub program: String,
+    /// The Debian/Ubuntu package that installs it.
+    pub package: String,
+    /// Options given to it with every call (`-Wa,<flag>`).
+    #[serde(default)]
+    pub flags: Vec<String>,
 }
 
 /// The multiarch name of CPythons older than `python` (`[3, 11]`) on a target.

@@ -1,7 +1,8 @@
 //! What crosswheel's zig compiler wrappers do to real compiles and links: link-time
 //! optimisation is kept where zig can link it and dropped, with one notice for the build,
-//! where it cannot; GCC-only pass options and requests for an external assembler are
-//! dropped with one notice each; linked outputs carry
+//! where it cannot; GCC-only pass options are dropped with one notice; a request for an
+//! external assembler gets the target's GNU assembler when it is on PATH and is dropped
+//! otherwise, with one notice either way; linked outputs carry
 //! no debug info unless the build asked for it.
 
 use crate::common;
@@ -13,15 +14,29 @@ use crosswheel::stages::toolchain::{WRAPPER_NOTES_VAR, wrapper_notices};
 
 /// Runs `compiler args` in `dir` as inside a build whose notes folder is `notes`.
 fn run(compiler: &Path, dir: &Path, notes: &Path, args: &[&str]) {
-    let output = Command::new(compiler)
+    run_with_path(compiler, dir, notes, None, args);
+}
+
+/// Runs `compiler args` as [`run`] does, with PATH set to `path` when given.
+fn run_with_path(
+    compiler: &Path,
+    dir: &Path,
+    notes: &Path,
+    path: Option<&std::ffi::OsStr>,
+    args: &[&str],
+) {
+    let mut command = Command::new(compiler);
+    command
         .args(args)
         .current_dir(dir)
         .env(WRAPPER_NOTES_VAR, notes)
         .env_remove("CFLAGS")
         .env_remove("CXXFLAGS")
-        .env_remove("LDFLAGS")
-        .output()
-        .unwrap();
+        .env_remove("LDFLAGS");
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    let output = command.output().unwrap();
     assert!(
         output.status.success(),
         "{} {args:?}: {}",
@@ -118,11 +133,20 @@ fn greenlets_gcc_only_flag_is_dropped_with_one_notice_and_clangs_spellings_kept(
     );
 }
 
+/// PATH without the folders holding `program`: a build machine without that package.
+fn path_without(program: &str) -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<_> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join(program).exists())
+        .collect();
+    std::env::join_paths(kept).unwrap()
+}
+
 #[test]
 #[ignore = "slow: real zig compiles and links"]
-fn asking_for_an_external_assembler_is_dropped_with_one_notice_and_clang_assembles_power_code() {
-    // OpenBLAS 0.3.21's kernel Makefile adds -fno-integrated-as for POWER with clang, and
-    // the build machine's x86_64 `as` then refused the POWER kernels' assembly.
+fn without_the_targets_gnu_as_an_external_assembler_request_is_dropped_with_one_notice() {
+    // OpenBLAS 0.3.21's kernel Makefile adds -fno-integrated-as for POWER with clang; the
+    // build machine's x86_64 `as` would then refuse the target's assembly.
     let dir = tempfile::tempdir().unwrap();
     let notes = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -131,17 +155,76 @@ fn asking_for_an_external_assembler_is_dropped_with_one_notice_and_clang_assembl
     )
     .unwrap();
     let cc = common::zig_wrapper("linux-ppc64le", false);
-    run(
+    run_with_path(
         &cc,
         dir.path(),
         notes.path(),
+        Some(&path_without("powerpc64le-linux-gnu-as")),
         &["-O2", "-fno-integrated-as", "-c", "a.c", "-o", "a.o"],
     );
     assert!(dir.path().join("a.o").is_file());
     assert_eq!(
         wrapper_notices(notes.path()),
         [
-            "linux-ppc64le: -fno-integrated-as dropped: zig has no assembler of the target but clang's own, which assembles it (the `as` on PATH is the build machine's)"
+            "linux-ppc64le: -fno-integrated-as dropped: clang's own assembler assembles the target's code (the `as` on PATH is the build machine's); powerpc64le-linux-gnu-as (Debian/Ubuntu: apt-get install binutils-powerpc64le-linux-gnu) would assemble what clang's cannot"
+        ]
+    );
+}
+
+#[test]
+#[ignore = "slow: real zig compiles and links; needs binutils-powerpc64le-linux-gnu"]
+fn with_the_targets_gnu_as_on_path_an_external_assembler_request_gets_it_for_power9_and_power10_code()
+ {
+    // POWER9's `maddld` (OpenBLAS's sbgemv kernel), which the GNU assembler refuses when
+    // told the CPU is POWER8 as clang tells it; and a POWER10 call, which binutils 2.40
+    // gives a relocation zig's linker refuses unless told the CPU is POWER10.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p9.c"),
+        "long f(long a, long b, long c) { long r; __asm__(\"maddld %0,%1,%2,%3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("p10.c"),
+        "int g(int x) { return x * 3; }\nint h(int x) { return g(x) + 1; }\n",
+    )
+    .unwrap();
+    let cc = common::zig_wrapper("linux-ppc64le", false);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|dir| dir.join("powerpc64le-linux-gnu-as").exists()),
+        "this test needs powerpc64le-linux-gnu-as on PATH (apt-get install binutils-powerpc64le-linux-gnu)"
+    );
+    for (source, cpu) in [("p9.c", "-mcpu=power9"), ("p10.c", "-mcpu=power10")] {
+        let object = source.replace(".c", ".o");
+        run(
+            &cc,
+            dir.path(),
+            notes.path(),
+            &[
+                "-O2",
+                "-fPIC",
+                cpu,
+                "-fno-integrated-as",
+                "-c",
+                source,
+                "-o",
+                &object,
+            ],
+        );
+    }
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &["-shared", "p9.o", "p10.o", "-o", "libpower.so"],
+    );
+    assert!(dir.path().join("libpower.so").is_file());
+    assert_eq!(
+        wrapper_notices(notes.path()),
+        [
+            "linux-ppc64le: -fno-integrated-as: assembled by powerpc64le-linux-gnu-as, the target's GNU assembler"
         ]
     );
 }

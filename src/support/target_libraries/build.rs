@@ -92,6 +92,11 @@ pub fn ensure_verified_library(
             });
         }
     }
+    if let Some(missing) =
+        missing_assembler(entry, target, &std::env::var_os("PATH").unwrap_or_default())
+    {
+        return Err(missing);
+    }
     // The source first: offline without it, nothing is announced as built.
     let tarball = orig_tarball(
         cache.root(),
@@ -138,13 +143,21 @@ pub fn ensure_verified_library(
         .prefix(&format!(".build-{}-", entry.name))
         .tempdir_in(&root)
         .map_err(IoError::at("create a temporary folder in", &root))?;
+    let notes = staging.path().join("notes");
+    std::fs::create_dir_all(&notes).map_err(IoError::at("create", &notes))?;
     let build = Build {
         entry,
         cross,
         prefix: &prefix,
         log: &log,
+        notes: &notes,
     };
     let installed = build.run(&tarball, staging.path())?;
+    // What the zig wrappers changed of the library's own compiler options (an assembler
+    // given or dropped), said once as for a project's build.
+    for notice in crate::stages::toolchain::wrapper_notices(&notes) {
+        tracing::info!("{}: {notice}", entry.name);
+    }
     verify(&installed).map_err(|problem| TargetLibraryError::FailedCheck {
         library: entry.name.clone(),
         target: target.id().to_string(),
@@ -175,6 +188,28 @@ pub fn ensure_verified_library(
     })
 }
 
+/// The error for a build of `entry` for `target` that needs the target's GNU assembler
+/// (`gnu_assembler_for`) where `path` (a `PATH` value) has none.
+fn missing_assembler(
+    entry: &LibraryEntry,
+    target: &Target,
+    path: &std::ffi::OsStr,
+) -> Option<TargetLibraryError> {
+    let needed = entry
+        .gnu_assembler_for
+        .iter()
+        .any(|arch| arch == target.arch());
+    let gnu = target.data().gnu_assembler.as_ref().filter(|_| needed)?;
+    crate::support::host::find_in_path(&gnu.program, path)
+        .is_none()
+        .then(|| TargetLibraryError::AssemblerMissing {
+            library: entry.name.clone(),
+            target: target.id().to_string(),
+            program: gnu.program.clone(),
+            package: gnu.package.clone(),
+        })
+}
+
 /// The prefix `entry` is (or would be) built into for `cross`: a usable build when
 /// [`record_of`] finds its record there.
 pub fn library_prefix(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> PathBuf {
@@ -186,7 +221,7 @@ pub fn library_prefix(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -
 fn prefix_and_key(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> (PathBuf, String) {
     let target = &cross.target;
     let mut parts: Vec<Vec<u8>> = vec![
-        entry.cache_identity().into_bytes(),
+        entry.cache_identity(target).into_bytes(),
         target.id().as_bytes().to_vec(),
         target.os_version().to_string().into_bytes(),
         cross.toolchain.as_bytes().to_vec(),
@@ -211,6 +246,8 @@ struct Build<'a> {
     cross: &'a CrossBuild,
     prefix: &'a Path,
     log: &'a Path,
+    /// The zig wrappers' notes folder for this build (`CROSSWHEEL_WRAPPER_NOTES`).
+    notes: &'a Path,
 }
 
 impl Build<'_> {
@@ -360,6 +397,7 @@ impl Build<'_> {
         command
             .current_dir(dir)
             .envs(&self.cross.vars)
+            .env(crate::stages::toolchain::WRAPPER_NOTES_VAR, self.notes)
             .stdin(std::process::Stdio::null());
         command
     }
@@ -483,5 +521,27 @@ mod tests {
             "-Wl,-rpath,/c/libffi/lib -Wl,-rpath,/c/zlib/lib"
         );
         assert_eq!(rpaths_of(""), "");
+    }
+
+    #[test]
+    fn openblas_for_ppc64le_needs_the_targets_gnu_assembler_on_path_and_says_how_to_install_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let openblas = super::super::catalogue::catalogue()
+            .library("openblas")
+            .unwrap();
+        let ppc64le = Target::parse("linux-ppc64le").unwrap();
+        let error = missing_assembler(openblas, &ppc64le, std::ffi::OsStr::new("")).unwrap();
+        assert_eq!(
+            error.to_string(),
+            "openblas for linux-ppc64le needs `powerpc64le-linux-gnu-as`, the target's GNU assembler, on the build machine (LLVM's assembler refuses its assembly): install it (Debian/Ubuntu: apt-get install binutils-powerpc64le-linux-gnu)"
+        );
+        let bin = tempfile::tempdir().unwrap();
+        let program = bin.path().join("powerpc64le-linux-gnu-as");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(missing_assembler(openblas, &ppc64le, bin.path().as_os_str()).is_none());
+        // aarch64's kernels assemble with LLVM: no GNU assembler asked for.
+        let aarch64 = Target::parse("linux-aarch64").unwrap();
+        assert!(missing_assembler(openblas, &aarch64, std::ffi::OsStr::new("")).is_none());
     }
 }

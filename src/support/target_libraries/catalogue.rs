@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use crate::target::Target;
 use serde::{Deserialize, Serialize};
 
 const CATALOGUE_TOML: &str = include_str!(concat!(
@@ -49,6 +50,11 @@ pub struct LibraryEntry {
     /// (`llvm-objcopy`), looked for on PATH before anything is built.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// Target architectures (as `make_vars_by_arch` names them) whose build hands its
+    /// assembly to the target's GNU assembler (`gnu_assembler` in config/targets.toml), which
+    /// must then be on PATH: OpenBLAS's POWER kernels, which LLVM's assembler refuses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gnu_assembler_for: Vec<String>,
     /// Catalogue libraries this one links, built (and made visible to it) first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends: Vec<String>,
@@ -227,11 +233,33 @@ impl HostCpythons {
 }
 
 impl LibraryEntry {
-    /// What of the entry a library's cache key is made of: the fields it sets, as JSON.
-    /// Fields it leaves unset are left out, so a field added to the model later keeps
-    /// every library built before it (a key made of all fields would rebuild them all).
-    pub fn cache_identity(&self) -> String {
-        serde_json::to_string(self).expect("a catalogue entry serialises")
+    /// What of the entry a library's cache key for `target` is made of: the fields it
+    /// sets, as JSON, with the per-target tables narrowed to `target`'s row. Fields it
+    /// leaves unset are left out, so a field added to the model later keeps every library
+    /// built before it (a key made of all fields would rebuild them all); and a row added
+    /// or changed for one architecture keeps the others' builds.
+    pub fn cache_identity(&self, target: &Target) -> String {
+        let mut value = serde_json::to_value(self).expect("a catalogue entry serialises");
+        let fields = value
+            .as_object_mut()
+            .expect("a catalogue entry serialises to an object");
+        let platform_arch = format!("{}-{}", target.platform().name(), target.arch());
+        for (table, row) in [
+            ("make_vars_by_arch", target.arch()),
+            ("configure_target", platform_arch.as_str()),
+        ] {
+            if let Some(serde_json::Value::Object(rows)) = fields.get_mut(table) {
+                rows.retain(|key, _| key == row);
+            }
+        }
+        if fields.contains_key("gnu_assembler_for") {
+            let needed = self
+                .gnu_assembler_for
+                .iter()
+                .any(|arch| arch == target.arch());
+            fields.insert("gnu_assembler_for".into(), needed.into());
+        }
+        value.to_string()
     }
 }
 
@@ -325,7 +353,11 @@ mod tests {
 
     #[test]
     fn a_cache_key_names_only_what_an_entry_sets() {
-        let libyaml = catalogue().library("libyaml").unwrap().cache_identity();
+        let aarch64 = Target::parse("linux-aarch64").unwrap();
+        let libyaml = catalogue()
+            .library("libyaml")
+            .unwrap()
+            .cache_identity(&aarch64);
         assert!(
             libyaml.contains("\"orig\":\"libyaml_0.2.5.orig.tar.gz\""),
             "{libyaml}"
@@ -338,8 +370,37 @@ mod tests {
         ] {
             assert!(!libyaml.contains(unset), "{unset} in {libyaml}");
         }
-        let openssl = catalogue().library("openssl").unwrap().cache_identity();
+        let macos = Target::parse("macos-arm64").unwrap();
+        let openssl = catalogue()
+            .library("openssl")
+            .unwrap()
+            .cache_identity(&macos);
         assert!(openssl.contains("darwin64-arm64-cc"), "{openssl}");
+    }
+
+    #[test]
+    fn a_cache_key_names_only_its_targets_row_of_a_per_target_table() {
+        let openblas = catalogue().library("openblas").unwrap();
+        let ppc64le = Target::parse("linux-ppc64le").unwrap();
+        let aarch64 = Target::parse("linux-aarch64").unwrap();
+        let for_ppc64le = openblas.cache_identity(&ppc64le);
+        assert!(for_ppc64le.contains("TARGET=POWER8"), "{for_ppc64le}");
+        assert!(!for_ppc64le.contains("TARGET=ARMV8"), "{for_ppc64le}");
+        assert!(
+            for_ppc64le.contains("\"gnu_assembler_for\":true"),
+            "{for_ppc64le}"
+        );
+        let for_aarch64 = openblas.cache_identity(&aarch64);
+        assert!(for_aarch64.contains("TARGET=ARMV8"), "{for_aarch64}");
+        assert!(!for_aarch64.contains("POWER8"), "{for_aarch64}");
+        assert!(
+            for_aarch64.contains("\"gnu_assembler_for\":false"),
+            "{for_aarch64}"
+        );
+        let openssl = catalogue().library("openssl").unwrap();
+        let for_linux = openssl.cache_identity(&aarch64);
+        assert!(for_linux.contains("linux-aarch64"), "{for_linux}");
+        assert!(!for_linux.contains("darwin64-arm64-cc"), "{for_linux}");
     }
 
     #[test]

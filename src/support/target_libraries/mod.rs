@@ -66,6 +66,15 @@ pub enum TargetLibraryError {
     )]
     ToolMissing { library: String, tool: String },
     #[error(
+        "{library} for {target} needs `{program}`, the target's GNU assembler, on the build machine (LLVM's assembler refuses its assembly): install it (Debian/Ubuntu: apt-get install {package})"
+    )]
+    AssemblerMissing {
+        library: String,
+        target: String,
+        program: String,
+        package: String,
+    },
+    #[error(
         "{library} for {target}: the catalogue does not say how to build it for {arch} ({table} in config/target-libraries.toml): build it into $CROSSWHEEL_PREFIX in a before-all of your own"
     )]
     UnsupportedArch {
