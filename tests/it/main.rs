@@ -85,6 +85,7 @@ mod sysroot_provision;
 mod target_cpython_smoke;
 mod target_headers;
 mod target_libraries;
+mod target_libraries_openblas;
 mod target_libraries_pillow;
 mod target_libraries_services;
 mod target_programs;

@@ -110,6 +110,11 @@ pub fn ensure_verified_library(
         },
         cross.debian_mirror.as_deref(),
     )?;
+    let index_sdists = entry
+        .index_sources
+        .iter()
+        .map(|source| super::index_source::index_sdist(cache.root(), source))
+        .collect::<Result<Vec<_>, _>>()?;
     let started = Instant::now();
     match &cross.announcement {
         Some(line) => tracing::info!("{line}"),
@@ -133,6 +138,7 @@ pub fn ensure_verified_library(
             file: entry.orig.clone(),
             sha256: entry.sha256.clone(),
         },
+        index_sources: entry.index_sources.clone(),
         target: target.id().to_string(),
         toolchain: cross.toolchain.clone(),
     };
@@ -152,7 +158,7 @@ pub fn ensure_verified_library(
         log: &log,
         notes: &notes,
     };
-    let installed = build.run(&tarball, staging.path())?;
+    let installed = build.run(&tarball, &index_sdists, staging.path())?;
     // What the zig wrappers changed of the library's own compiler options (an assembler
     // given or dropped), said once as for a project's build.
     for notice in crate::stages::toolchain::wrapper_notices(&notes) {
@@ -186,6 +192,27 @@ pub fn ensure_verified_library(
         record,
         built_in: Some(took),
     })
+}
+
+/// Makes `entry`'s source edits in the unpacked `source`, each checked against the number
+/// of occurrences it expects.
+fn apply_source_edits(entry: &LibraryEntry, source: &Path) -> Result<(), TargetLibraryError> {
+    for edit in &entry.source_edits {
+        let path = source.join(&edit.file);
+        let text = std::fs::read_to_string(&path).map_err(IoError::at("read", &path))?;
+        let found = text.matches(&edit.find).count();
+        if found != edit.occurrences {
+            return Err(TargetLibraryError::SourceEditMismatch {
+                library: entry.name.clone(),
+                file: edit.file.clone(),
+                expected: edit.occurrences,
+                found,
+            });
+        }
+        let edited = text.replace(&edit.find, &edit.replace);
+        std::fs::write(&path, edited).map_err(IoError::at("write", &path))?;
+    }
+    Ok(())
 }
 
 /// The error for a build of `entry` for `target` that needs the target's GNU assembler
@@ -253,13 +280,27 @@ struct Build<'a> {
 impl Build<'_> {
     /// Unpacks, configures, builds and installs under `staging`; returns the installed
     /// prefix there.
-    fn run(&self, tarball: &Path, staging: &Path) -> Result<PathBuf, TargetLibraryError> {
+    fn run(
+        &self,
+        tarball: &Path,
+        index_sdists: &[PathBuf],
+        staging: &Path,
+    ) -> Result<PathBuf, TargetLibraryError> {
         let unpacked = staging.join("src");
         std::fs::create_dir_all(&unpacked).map_err(IoError::at("create", &unpacked))?;
         let mut tar = Command::new("tar");
         tar.arg("-xf").arg(tarball).arg("-C").arg(&unpacked);
         self.step("tar -xf", tar, false)?;
         let source = single_folder(&unpacked)?;
+        for (sdist, index_source) in index_sdists.iter().zip(&self.entry.index_sources) {
+            super::index_source::add_to_source(
+                sdist,
+                index_source,
+                &source,
+                &staging.join("index-sources"),
+            )?;
+        }
+        apply_source_edits(self.entry, &source)?;
         let host = self.cross.target.gnu_triple();
         let cc = self.cross.vars.get("CC").map_or("cc", String::as_str);
         let ar = self.cross.vars.get("AR").map_or("ar", String::as_str);

@@ -55,6 +55,14 @@ pub struct LibraryEntry {
     /// must then be on PATH: OpenBLAS's POWER kernels, which LLVM's assembler refuses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gnu_assembler_for: Vec<String>,
+    /// Folders of sdists from the package index added to the unpacked source, for what
+    /// Debian's orig tarball leaves out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index_sources: Vec<super::IndexSource>,
+    /// Edits made to the unpacked source before anything runs: fixes a release lacks for
+    /// the compilers crosswheel builds with (each says where upstream made the same fix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_edits: Vec<SourceEdit>,
     /// Catalogue libraries this one links, built (and made visible to it) first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends: Vec<String>,
@@ -94,6 +102,19 @@ pub struct LibraryEntry {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub configure_target: BTreeMap<String, String>,
     pub check: Checks,
+}
+
+/// One text replacement in one file of a library's source.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceEdit {
+    /// The file, relative to the source's top folder.
+    pub file: String,
+    pub find: String,
+    pub replace: String,
+    /// How many times `find` occurs: another count means the source is not the one the
+    /// edit was written for, and the build stops rather than guess.
+    pub occurrences: usize,
 }
 
 /// Files an install must have produced, relative to the prefix.

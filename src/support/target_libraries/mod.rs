@@ -11,6 +11,7 @@
 mod before_all;
 mod build;
 mod catalogue;
+mod index_source;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ pub use catalogue::{
     Catalogue, HostCpythons, LibraryEntry, TargetCpythons, catalogue, host_cpythons,
     target_cpythons,
 };
+pub use index_source::IndexSource;
 
 /// The file in a library's prefix that records what was built there.
 pub const RECORD_NAME: &str = ".crosswheel-library.json";
@@ -83,6 +85,17 @@ pub enum TargetLibraryError {
         arch: String,
         table: &'static str,
     },
+    #[error(
+        "{library}: config/target-libraries.toml edits {file} where the source has {found} of the {expected} occurrences the edit expects: the entry does not match its source"
+    )]
+    SourceEditMismatch {
+        library: String,
+        file: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("{file} from the package index: {problem}")]
+    IndexSource { file: String, problem: String },
     #[error("{library} for {target}: the install has no {missing}; its log: {log}")]
     Incomplete {
         library: String,
@@ -110,6 +123,9 @@ pub struct LibraryRecord {
     /// SPDX expression.
     pub licence: String,
     pub source: DebianSource,
+    /// Source added from the package index (OpenBLAS's C LAPACK).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index_sources: Vec<IndexSource>,
     /// The target id (`linux-aarch64`) it was built for.
     pub target: String,
     /// The toolchain it was built with, as logs name it.
