@@ -3,7 +3,7 @@
 //! that names the file, the pinned hash and the hash it has, and is left as it is.
 
 use crosswheel::support::sysroot::{OrigTarball, orig_tarball};
-use crosswheel::support::target_libraries::catalogue;
+use crosswheel::support::target_libraries::{IndexSource, catalogue, index_sdist};
 
 use sha2::Digest;
 
@@ -56,7 +56,7 @@ fn a_changed_cached_source_tarball_is_refused_naming_both_hashes() {
 }
 
 /// A real HTTP server on 127.0.0.1 serving the files under `root` (GET only), as a Debian
-/// archive's pool would; returns its URL.
+/// archive's pool or a package index would; returns its URL (with `/debian` after it).
 fn serve_folder(root: std::path::PathBuf) -> String {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -66,7 +66,11 @@ fn serve_folder(root: std::path::PathBuf) -> String {
             let mut request = String::new();
             BufReader::new(&stream).read_line(&mut request).unwrap();
             let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let file = root.join(path.trim_start_matches('/'));
+            let mut file = root.join(path.trim_start_matches('/'));
+            // A folder's URL answers with its index.json, as a simple API's project page.
+            if path.ends_with('/') {
+                file = file.join("index.json");
+            }
             let response = match std::fs::read(&file) {
                 Ok(body) => {
                     let mut head = format!(
@@ -192,4 +196,70 @@ fn the_test_venv_installs_every_package_by_hash_and_every_tool_at_its_pinned_ver
     }
     let setup = std::fs::read_to_string(root.join("scripts/setup-test-env")).unwrap();
     assert!(setup.contains("--require-hashes -r scripts/test-requirements.txt"));
+}
+
+/// A source from the package index (OpenBLAS's C LAPACK) is found through the index's JSON
+/// simple API, downloaded, and kept only with the pinned SHA-256; a cached copy whose bytes
+/// changed is refused naming both hashes and left as it is.
+#[test]
+fn an_index_sdist_is_fetched_through_the_simple_api_and_kept_only_with_its_pinned_hash() {
+    let index_root = tempfile::tempdir().unwrap();
+    let page = index_root.path().join("simple/fakeproj");
+    std::fs::create_dir_all(&page).unwrap();
+    std::fs::create_dir_all(index_root.path().join("files")).unwrap();
+    let bytes = b"an sdist, byte for byte";
+    std::fs::write(index_root.path().join("files/fakeproj-1.0.tar.gz"), bytes).unwrap();
+    std::fs::write(
+        page.join("index.json"),
+        r#"{"meta": {"api-version": "1.1"}, "name": "fakeproj", "files": [{"filename": "fakeproj-1.0.tar.gz", "url": "../../files/fakeproj-1.0.tar.gz", "hashes": {}}]}"#,
+    )
+    .unwrap();
+    let server = serve_folder(index_root.path().to_path_buf());
+    let index = format!("{}/simple", server.trim_end_matches("/debian"));
+    let pinned: String = sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let source = |sha256: &str| IndexSource {
+        project: "fakeproj".into(),
+        file: "fakeproj-1.0.tar.gz".into(),
+        sha256: sha256.into(),
+        licence: "MIT".into(),
+        take: "fakeproj-1.0/sub".into(),
+        into: "sub".into(),
+    };
+
+    let cache = tempfile::tempdir().unwrap();
+    let fetched = index_sdist(cache.path(), &source(&pinned), Some(&index)).unwrap();
+    assert_eq!(std::fs::read(&fetched).unwrap(), bytes);
+
+    let other = tempfile::tempdir().unwrap();
+    let wrong = "0".repeat(64);
+    let error = index_sdist(other.path(), &source(&wrong), Some(&index))
+        .unwrap_err()
+        .to_string();
+    assert!(!error.contains('\n'), "{error}");
+    assert!(
+        error.contains(&format!("SHA-256 {pinned}")) && error.contains(&wrong),
+        "{error}"
+    );
+    assert!(
+        !other
+            .path()
+            .join("index-sources/fakeproj-1.0.tar.gz")
+            .exists(),
+        "bytes of another hash entered the cache"
+    );
+
+    let tampered = b"changed after it was verified";
+    std::fs::write(&fetched, tampered).unwrap();
+    let error = index_sdist(cache.path(), &source(&pinned), Some(&index))
+        .unwrap_err()
+        .to_string();
+    assert!(!error.contains('\n'), "{error}");
+    assert!(
+        error.contains(&pinned) && error.contains("remove it"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read(&fetched).unwrap(), tampered);
 }

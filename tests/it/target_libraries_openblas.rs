@@ -1,16 +1,17 @@
-//! OpenBLAS from the catalogue where no wheel of it is used: linux-ppc64le, asked for the
-//! way a cibuildwheel configuration asks (`yum install -y openblas-devel`). Its POWER
-//! kernels are GNU-as assembly LLVM's assembler refuses, so the build goes through the
-//! target's GNU assembler behind zig; and it is built with OpenBLAS's run-time kernel choice
-//! (DYNAMIC_ARCH), so one wheel computes with POWER8's, POWER9's and POWER10's kernels, each
-//! on the CPU qemu emulates for it.
+//! OpenBLAS from the catalogue, asked for the way a cibuildwheel configuration asks
+//! (`yum install -y openblas-devel`), built with OpenBLAS's run-time kernel choice
+//! (DYNAMIC_ARCH): one wheel computes with each CPU's kernels, on the CPU qemu emulates for
+//! it. linux-ppc64le: POWER8, POWER9 and POWER10, whose kernels are GNU-as assembly LLVM's
+//! assembler refuses, so the build goes through the target's GNU assembler behind zig.
+//! linux-aarch64: Cortex-A72 and Neoverse N1, and ARMV8's for the CPUs left out.
 //!
-//! The check is real BLAS work: double and single matrix products and a long dot product,
-//! on integer-valued data whose exact results the check computes itself, so any wrong
-//! kernel shows as a non-zero error.
+//! The check is real BLAS and LAPACK work: double and single matrix products and a long dot
+//! product, on integer-valued data whose exact results the check computes itself, so any
+//! wrong kernel shows as a non-zero error; and a linear solve and a matrix inverse through
+//! LAPACK's Fortran names (OpenBLAS's own getrf, the C LAPACK's getri), no Fortran anywhere.
 //!
-//! Real parts: Debian's OpenBLAS orig tarball, zig, the target's GNU as, qemu-user with
-//! three POWER CPU models, Debian's CPython for ppc64le.
+//! Real parts: Debian's OpenBLAS orig tarball, the C LAPACK sources from the package index,
+//! zig, the target's GNU as, qemu-user with three CPU models per target, Debian's CPythons.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,6 +56,42 @@ static PyObject *dot(PyObject *self, PyObject *args) {
     return PyFloat_FromDouble(cblas_ddot(N * N, da, 1, db, 1));
 }
 
+/* LAPACK by its Fortran names, as numpy and scipy call it: dgesv (OpenBLAS's own getrf
+   and getrs) and dgetri (netlib's, from the C LAPACK), on a diagonally dominant integer
+   matrix. Returns the largest error of the solution and of A times its inverse. */
+extern void dgesv_(int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb, int *info);
+extern void dgetrf_(int *m, int *n, double *a, int *lda, int *ipiv, int *info);
+extern void dgetri_(int *n, double *a, int *lda, int *ipiv, double *work, int *lwork, int *info);
+
+enum { M = 48 };
+static PyObject *lapack_errors(PyObject *self, PyObject *args) {
+    static double a[M * M], lu[M * M], inverse[M * M], x[M], work[M * 64];
+    int ipiv[M], n = M, one = 1, lwork = M * 64, info = 0;
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < M; i++)
+            a[j * M + i] = i == j ? 4.0 * M : (double)((i * 3 + j * 5) % 7) - 3;
+    for (int i = 0; i < M; i++) {
+        x[i] = 0;
+        for (int j = 0; j < M; j++) x[i] += a[j * M + i] * (double)(j % 5 - 2);
+    }
+    for (int k = 0; k < M * M; k++) lu[k] = a[k];
+    dgesv_(&n, &one, lu, &n, ipiv, x, &n, &info);
+    if (info != 0) return PyErr_Format(PyExc_RuntimeError, "dgesv info %d", info);
+    double worst_solve = 0, worst_inverse = 0;
+    for (int i = 0; i < M; i++) worst_solve = fmax(worst_solve, fabs(x[i] - (double)(i % 5 - 2)));
+    for (int k = 0; k < M * M; k++) inverse[k] = a[k];
+    dgetrf_(&n, &n, inverse, &n, ipiv, &info);
+    if (info == 0) dgetri_(&n, inverse, &n, ipiv, work, &lwork, &info);
+    if (info != 0) return PyErr_Format(PyExc_RuntimeError, "dgetrf/dgetri info %d", info);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            double sum = 0;
+            for (int k = 0; k < M; k++) sum += a[k * M + i] * inverse[j * M + k];
+            worst_inverse = fmax(worst_inverse, fabs(sum - (i == j ? 1.0 : 0.0)));
+        }
+    return Py_BuildValue("(dd)", worst_solve, worst_inverse);
+}
+
 static PyObject *core(PyObject *self, PyObject *args) {
     return Py_BuildValue("(ss)", openblas_get_corename(), openblas_get_config());
 }
@@ -62,6 +99,7 @@ static PyObject *core(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"gemm_errors", gemm_errors, METH_NOARGS, NULL},
     {"dot", dot, METH_NOARGS, NULL},
+    {"lapack_errors", lapack_errors, METH_NOARGS, NULL},
     {"core", core, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -69,18 +107,16 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_blascheck", NULL, -
 PyMODINIT_FUNC PyInit__blascheck(void) { return PyModule_Create(&module); }
 "#;
 
-const CHECK: &str = r#"import os, sys
-if len(sys.argv) > 1:
-    # OpenBLAS reads it when the library loads, which the import below does.
-    os.environ["OPENBLAS_CORETYPE"] = sys.argv[1]
-from blascheck import _blascheck as b
+const CHECK: &str = r#"from blascheck import _blascheck as b
 n = 160
 exact = sum(float((i * 7) % 13 - 6) * float((i * 5) % 11 - 5) for i in range(n * n))
 assert b.dot() == exact, (b.dot(), exact)
 assert b.gemm_errors() == (0.0, 0.0), b.gemm_errors()
+solve, inverse = b.lapack_errors()
+assert solve < 1e-12 and inverse < 1e-12, (solve, inverse)
 core, config = b.core()
 assert "DYNAMIC_ARCH" in config, config
-print(f"openblas core: {core}; dgemm, sgemm and ddot exact")
+print(f"openblas core: {core}; dgemm, sgemm and ddot exact; dgesv and dgetri right")
 "#;
 
 fn blascheck_project(dir: &Path) -> PathBuf {
@@ -117,9 +153,10 @@ fn output_text(output: &std::process::Output) -> String {
     )
 }
 
-#[test]
-#[ignore = "slow: OpenBLAS with three POWER kernel sets from Debian's source, zig, GNU as, qemu"]
-fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exactly_on_each() {
+/// Builds blascheck for `identifier` with the catalogue's OpenBLAS, then tests the one wheel
+/// on each qemu CPU of `cpus`, where OpenBLAS must pick the kernels named beside it and
+/// compute exactly with them. Returns the build's output.
+fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &str)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let project = blascheck_project(dir.path());
     let out = dir.path().join("wheelhouse");
@@ -129,36 +166,27 @@ fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exa
         .current_dir(dir.path())
         .arg("build")
         .arg(&project)
-        .args(["--only", "cp311-manylinux_ppc64le", "--require-tests", "-w"])
+        .args(["--only", identifier, "--require-tests", "-w"])
         .arg(&out)
         .output()
         .expect("crosswheel runs");
     let text = output_text(&output);
     assert!(output.status.success(), "{text}");
-    assert!(text.contains("dgemm, sgemm and ddot exact"), "{text}");
-    if text.contains("openblas 0.3.21 built in") {
-        assert!(
-            text.contains(
-                "openblas: linux-ppc64le: -fno-integrated-as: assembled by powerpc64le-linux-gnu-as"
-            ),
-            "OpenBLAS's POWER kernels went through the target's GNU assembler:\n{text}"
-        );
-    } else {
-        assert!(text.contains("openblas 0.3.21 from the cache"), "{text}");
-    }
+    assert!(
+        text.contains("dgemm, sgemm and ddot exact; dgesv and dgetri right"),
+        "{text}"
+    );
+    assert!(
+        text.contains("openblas 0.3.21 built in")
+            || text.contains("openblas 0.3.21 from the cache"),
+        "{text}"
+    );
     let names = common::wheel_names_in(&out);
     assert_eq!(names.len(), 1, "{names:?}");
     // Built with zig against the policy's glibc: the vendored OpenBLAS keeps the lowest tag.
-    assert!(names[0].contains("manylinux_2_17_ppc64le"), "{names:?}");
+    assert!(names[0].contains(tag), "{names:?}");
     let wheel = out.join(&names[0]);
-    // OpenBLAS tells POWER10 by the kernel's HWCAP2 bits (ISA 3.1, MMA), which qemu-user
-    // sets for its CPU model; POWER9 it tells by AT_PLATFORM, which qemu-user leaves out,
-    // so on an emulated POWER9 OpenBLAS falls back to POWER8's kernels unless told.
-    for (cpu, forced, core) in [
-        ("power8", "", "POWER8"),
-        ("power9", " POWER9", "POWER9"),
-        ("power10", "", "POWER10"),
-    ] {
+    for (cpu, core) in cpus {
         let mut command = Command::new(common::crosswheel_bin());
         common::without_option_variables(&mut command);
         let output = command
@@ -167,18 +195,62 @@ fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exa
             .arg(&wheel)
             .arg("--project")
             .arg(&project)
-            .arg("--test-command")
-            .arg(format!("python {{project}}/checks/check_blas.py{forced}"))
-            .args(["--qemu-cpu", cpu])
+            .args([
+                "--test-command",
+                "python {project}/checks/check_blas.py",
+                "--qemu-cpu",
+                cpu,
+            ])
             .output()
             .expect("crosswheel runs");
         let text = output_text(&output);
         assert!(output.status.success(), "{cpu}: {text}");
         assert!(
             text.contains(&format!(
-                "openblas core: {core}; dgemm, sgemm and ddot exact"
+                "openblas core: {core}; dgemm, sgemm and ddot exact; dgesv and dgetri right"
             )),
             "{cpu}: {text}"
         );
     }
+    text
+}
+
+#[test]
+#[ignore = "slow: OpenBLAS with three POWER kernel sets and C LAPACK from source, zig, GNU as, qemu"]
+fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exactly_on_each() {
+    // OpenBLAS tells POWER8 and POWER9 by the processor version register (which qemu-user
+    // answers for its CPU model) and POWER10 by the kernel's HWCAP2 bits (ISA 3.1, MMA).
+    let text = blascheck_computes_on_each_cpu(
+        "cp311-manylinux_ppc64le",
+        "manylinux_2_17_ppc64le",
+        &[
+            ("power8", "POWER8"),
+            ("power9", "POWER9"),
+            ("power10", "POWER10"),
+        ],
+    );
+    if text.contains("openblas 0.3.21 built in") {
+        assert!(
+            text.contains(
+                "openblas: linux-ppc64le: -fno-integrated-as: assembled by powerpc64le-linux-gnu-as"
+            ),
+            "OpenBLAS's POWER kernels went through the target's GNU assembler:\n{text}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "slow: OpenBLAS with four aarch64 kernel sets and C LAPACK from source, zig, qemu"]
+fn openblas_for_aarch64_picks_cortex_a72_and_neoverse_n1_kernels_and_armv8_elsewhere() {
+    // OpenBLAS tells an aarch64 CPU by its MIDR register, which qemu-user answers for its
+    // model; a CPU whose kernels were not built (Cortex-A53) gets ARMV8's.
+    blascheck_computes_on_each_cpu(
+        "cp311-manylinux_aarch64",
+        "manylinux_2_17_aarch64",
+        &[
+            ("cortex-a53", "armv8"),
+            ("cortex-a72", "cortexa72"),
+            ("neoverse-n1", "neoversen1"),
+        ],
+    );
 }

@@ -113,7 +113,7 @@ pub fn ensure_verified_library(
     let index_sdists = entry
         .index_sources
         .iter()
-        .map(|source| super::index_source::index_sdist(cache.root(), source))
+        .map(|source| super::index_source::index_sdist(cache.root(), source, None))
         .collect::<Result<Vec<_>, _>>()?;
     let started = Instant::now();
     match &cross.announcement {

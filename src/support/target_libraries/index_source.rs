@@ -35,8 +35,8 @@ pub struct IndexSource {
 /// Asks python3 for the file's URL on pip's index and downloads it to the path given.
 const DOWNLOAD: &str = r#"
 import json, os, sys, urllib.parse, urllib.request
-project, file_name, destination = sys.argv[1:4]
-index = os.environ.get("PIP_INDEX_URL")
+project, file_name, destination, index = sys.argv[1:5]
+index = index or os.environ.get("PIP_INDEX_URL")
 if not index:
     from pip._internal.models.index import PyPI
     index = PyPI.simple_url
@@ -53,8 +53,13 @@ with urllib.request.urlopen(url, timeout=600) as answer, open(destination, "wb")
         out.write(chunk)
 "#;
 
-/// The sdist of `source`, verified, from the cache or downloaded into it.
-pub fn index_sdist(cache: &Path, source: &IndexSource) -> Result<PathBuf, TargetLibraryError> {
+/// The sdist of `source`, verified, from the cache or downloaded into it from `index` (a
+/// simple-API URL; `None`: the index pip uses).
+pub fn index_sdist(
+    cache: &Path,
+    source: &IndexSource,
+    index: Option<&str>,
+) -> Result<PathBuf, TargetLibraryError> {
     let dir = cache.join("index-sources");
     let path = dir.join(&source.file);
     if path.is_file() {
@@ -90,6 +95,7 @@ pub fn index_sdist(cache: &Path, source: &IndexSource) -> Result<PathBuf, Target
     let output = Command::new("python3")
         .args(["-c", DOWNLOAD, &source.project, &source.file])
         .arg(partial.path())
+        .arg(index.unwrap_or_default())
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|error| TargetLibraryError::IndexSource {

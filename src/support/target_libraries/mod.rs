@@ -27,7 +27,7 @@ pub use catalogue::{
     Catalogue, HostCpythons, LibraryEntry, TargetCpythons, catalogue, host_cpythons,
     target_cpythons,
 };
-pub use index_source::IndexSource;
+pub use index_source::{IndexSource, index_sdist};
 
 /// The file in a library's prefix that records what was built there.
 pub const RECORD_NAME: &str = ".crosswheel-library.json";
