@@ -475,3 +475,67 @@ fn the_schema_validator_rejects_what_the_schema_forbids() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schema() {
+    // The catalogue's OpenBLAS: Debian's orig tarball, and its C LAPACK from an sdist of the
+    // package index; the SBOM gives the sdist as the component's pedigree.
+    use crosswheel::formats::sbom::{Facts, IndexSdist, Licence, Package, Source, VendoredFile};
+    let facts = Facts {
+        wheel: Package {
+            name: "blascheck".into(),
+            version: "1.0".into(),
+        },
+        vendored: vec![VendoredFile {
+            path: "blascheck.libs/libopenblas-7483d87a.so.0".into(),
+            name: "libopenblas.so.0".into(),
+            name_version: Some("0".into()),
+            sha256: "cc".repeat(32),
+            source: Source::DebianSource {
+                version: "0.3.21".into(),
+                package: "openblas".into(),
+                debian_version: "0.3.21+ds-4".into(),
+                sha256: "dd".repeat(32),
+                also_from: vec![IndexSdist {
+                    package: Package {
+                        name: "cmeel-openblas".into(),
+                        version: "0.3.29".into(),
+                    },
+                    sha256: "ee".repeat(32),
+                    licence: "BSD-3-Clause".into(),
+                }],
+            },
+            licence: Some(Licence::Expression("BSD-3-Clause".into())),
+        }],
+        needs: vec![(
+            "blascheck/_blascheck.so".into(),
+            "blascheck.libs/libopenblas-7483d87a.so.0".into(),
+        )],
+        epoch: None,
+    };
+    let sbom = serde_json::to_value(facts.to_bom()).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let read = read_with_cyclonedx(&sbom, work.path());
+    let text = read.to_string();
+    assert!(
+        text.contains("pkg:deb/debian/openblas@0.3.21%2Bds-4?arch=source"),
+        "{text}"
+    );
+    let library = sbom["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|component| component["name"] == "libopenblas.so.0")
+        .expect("the vendored library's component");
+    let ancestor = &library["pedigree"]["ancestors"][0];
+    assert_eq!(
+        ancestor["purl"], "pkg:pypi/cmeel-openblas@0.3.29",
+        "{library}"
+    );
+    assert_eq!(
+        ancestor["hashes"][0]["content"],
+        "ee".repeat(32),
+        "{library}"
+    );
+    assert!(text.contains("pkg:pypi/cmeel-openblas@0.3.29"), "{text}");
+}

@@ -67,7 +67,16 @@ pub struct Component {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purl: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pedigree: Option<Pedigree>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
+}
+
+/// What a component was made from besides its own source (CycloneDX `pedigree`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pedigree {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ancestors: Vec<Component>,
 }
 
 impl Component {

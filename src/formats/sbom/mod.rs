@@ -12,7 +12,7 @@ mod verify;
 pub use document::{Bom, Component, Dependency, LicenseChoice};
 pub use verify::{SbomError, is_sbom_path, is_vendored_path, verify};
 
-use document::{Evidence, Hash, License, Metadata, Occurrence, Tools};
+use document::{Evidence, Hash, License, Metadata, Occurrence, Pedigree, Tools};
 
 /// The file name crosswheel gives its SBOM inside `<dist>.dist-info/sboms/`.
 pub const FILE_STEM: &str = "crosswheel";
@@ -45,9 +45,22 @@ pub enum Source {
         debian_version: String,
         /// SHA-256 of the orig tarball it was built from.
         sha256: String,
+        /// Sdists from the package index whose parts the build added to that source
+        /// (OpenBLAS's C LAPACK): the SBOM's pedigree of the component.
+        also_from: Vec<IndexSdist>,
     },
     /// Nothing records it: named after the library itself.
     Unknown,
+}
+
+/// An sdist from the package index part of a library was built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSdist {
+    pub package: Package,
+    /// SHA-256 of the sdist.
+    pub sha256: String,
+    /// SPDX expression.
+    pub licence: String,
 }
 
 /// A licence as its source states it.
@@ -196,12 +209,40 @@ impl VendoredFile {
             }],
             licenses: self.licence.iter().map(licence_choice).collect(),
             purl: Some(self.purl()),
+            pedigree: self.pedigree(),
             evidence: Some(Evidence {
                 occurrences: vec![Occurrence {
                     location: self.path.clone(),
                 }],
             }),
         }
+    }
+}
+
+impl VendoredFile {
+    /// The sdists besides its Debian source that a library was built from, as CycloneDX
+    /// ancestors; `None` for everything else.
+    fn pedigree(&self) -> Option<Pedigree> {
+        let Source::DebianSource { also_from, .. } = &self.source else {
+            return None;
+        };
+        (!also_from.is_empty()).then(|| Pedigree {
+            ancestors: also_from
+                .iter()
+                .map(|sdist| Component {
+                    kind: "library".into(),
+                    name: sdist.package.name.clone(),
+                    version: Some(sdist.package.version.clone()),
+                    hashes: vec![Hash {
+                        alg: document::SHA256.into(),
+                        content: sdist.sha256.clone(),
+                    }],
+                    licenses: vec![licence_choice(&Licence::Expression(sdist.licence.clone()))],
+                    purl: Some(pypi_purl(&sdist.package)),
+                    ..Component::default()
+                })
+                .collect(),
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::Provenance;
-use crate::formats::sbom::{Licence, Source};
+use crate::formats::sbom::{IndexSdist, Licence, Package, Source};
 use crate::support::target_libraries::record_of;
 
 /// The library built into the prefix `folder`, if `folder` is one.
@@ -16,6 +16,18 @@ pub fn owner(folder: &Path) -> Option<Provenance> {
             package: record.source.package,
             debian_version: record.source.version,
             sha256: record.source.sha256,
+            also_from: record
+                .index_sources
+                .iter()
+                .map(|source| IndexSdist {
+                    package: Package {
+                        name: source.project.clone(),
+                        version: source.version().to_string(),
+                    },
+                    sha256: source.sha256.clone(),
+                    licence: source.licence.clone(),
+                })
+                .collect(),
         },
         licence: Some(Licence::Expression(record.licence)),
     })

@@ -32,6 +32,18 @@ pub struct IndexSource {
     pub into: String,
 }
 
+impl IndexSource {
+    /// The version the sdist's file name carries (`0.3.29` of `cmeel_openblas-0.3.29.tar.gz`).
+    pub fn version(&self) -> &str {
+        let stem = self
+            .file
+            .strip_suffix(".tar.gz")
+            .or_else(|| self.file.strip_suffix(".zip"))
+            .unwrap_or(&self.file);
+        stem.rsplit_once('-').map_or(stem, |(_, version)| version)
+    }
+}
+
 /// Asks python3 for the file's URL on pip's index and downloads it to the path given.
 const DOWNLOAD: &str = r#"
 import json, os, sys, urllib.parse, urllib.request
