@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{ToolchainError, Zig, cpu_flags};
 use crate::support::host::{Cache, shell_quote};
+pub use crate::support::host::{WRAPPER_NOTES_VAR, wrapper_notices};
 use crate::target::Target;
 
 /// The paths of the four wrapper scripts.
@@ -110,31 +111,8 @@ fn prologue(zig_cache: &Path) -> String {
     )
 }
 
-/// The variable naming the build's folder where the wrappers leave notes for the build
-/// stage (set by the backend): `debug-info` once a compile asked for debug info, and
-/// `*.notice` files, each one line said once per build.
-pub const WRAPPER_NOTES_VAR: &str = "CROSSWHEEL_WRAPPER_NOTES";
-
 /// In the notes folder: the build asked for debug info, so links keep it.
 pub const DEBUG_INFO_MARKER: &str = "debug-info";
-
-/// The `*.notice` lines the wrappers left in `dir` during a build, sorted.
-pub fn wrapper_notices(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "notice"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .map(|text| text.trim().to_string())
-        .filter(|text| !text.is_empty())
-        .collect()
-}
 
 /// What one compiler wrapper (`cc` or `c++`) is made of.
 struct CompilerScript<'a> {

@@ -10,6 +10,7 @@ mod python;
 mod shell;
 pub(crate) mod tool_venv;
 mod uv;
+mod wrapper_notes;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,7 @@ pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};
 pub use shell::shell_quote;
 pub use uv::ensure_uv;
+pub use wrapper_notes::{WRAPPER_NOTES_VAR, wrapper_notices};
 
 /// The program that installs build requirements into an isolated build environment: what
 /// `build-frontend` chooses and the backend runs.

@@ -161,7 +161,7 @@ pub fn ensure_verified_library(
     let installed = build.run(&tarball, &index_sdists, staging.path())?;
     // What the zig wrappers changed of the library's own compiler options (an assembler
     // given or dropped), said once as for a project's build.
-    for notice in crate::stages::toolchain::wrapper_notices(&notes) {
+    for notice in crate::support::host::wrapper_notices(&notes) {
         tracing::info!("{}: {notice}", entry.name);
     }
     verify(&installed).map_err(|problem| TargetLibraryError::FailedCheck {
@@ -438,7 +438,7 @@ impl Build<'_> {
         command
             .current_dir(dir)
             .envs(&self.cross.vars)
-            .env(crate::stages::toolchain::WRAPPER_NOTES_VAR, self.notes)
+            .env(crate::support::host::WRAPPER_NOTES_VAR, self.notes)
             .stdin(std::process::Stdio::null());
         command
     }
