@@ -153,17 +153,15 @@ fn output_text(output: &std::process::Output) -> String {
     )
 }
 
-/// Builds blascheck for `identifier` with the catalogue's OpenBLAS, then tests the one wheel
-/// on each qemu CPU of `cpus`, where OpenBLAS must pick the kernels named beside it and
-/// compute exactly with them. Returns the build's output.
-fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &str)]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let project = blascheck_project(dir.path());
-    let out = dir.path().join("wheelhouse");
+/// Builds blascheck for `identifier` in `dir` with the catalogue's OpenBLAS (its tests
+/// required); returns the project, the one wheel and the build's output.
+fn build_blascheck(dir: &Path, identifier: &str) -> (PathBuf, PathBuf, String) {
+    let project = blascheck_project(dir);
+    let out = dir.join("wheelhouse");
     let mut command = Command::new(common::crosswheel_bin());
     common::without_option_variables(&mut command);
     let output = command
-        .current_dir(dir.path())
+        .current_dir(dir)
         .arg("build")
         .arg(&project)
         .args(["--only", identifier, "--require-tests", "-w"])
@@ -172,6 +170,17 @@ fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &s
         .expect("crosswheel runs");
     let text = output_text(&output);
     assert!(output.status.success(), "{text}");
+    let names = common::wheel_names_in(&out);
+    assert_eq!(names.len(), 1, "{names:?}");
+    (project, out.join(&names[0]), text)
+}
+
+/// Builds blascheck for `identifier` with the catalogue's OpenBLAS, then tests the one wheel
+/// on each qemu CPU of `cpus`, where OpenBLAS must pick the kernels named beside it and
+/// compute exactly with them. Returns the build's output.
+fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &str)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let (project, wheel, text) = build_blascheck(dir.path(), identifier);
     assert!(
         text.contains("dgemm, sgemm and ddot exact; dgesv and dgetri right"),
         "{text}"
@@ -181,11 +190,8 @@ fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &s
             || text.contains("openblas 0.3.21 from the cache"),
         "{text}"
     );
-    let names = common::wheel_names_in(&out);
-    assert_eq!(names.len(), 1, "{names:?}");
     // Built with zig against the policy's glibc: the vendored OpenBLAS keeps the lowest tag.
-    assert!(names[0].contains(tag), "{names:?}");
-    let wheel = out.join(&names[0]);
+    assert!(wheel.to_string_lossy().contains(tag), "{}", wheel.display());
     for (cpu, core) in cpus {
         let mut command = Command::new(common::crosswheel_bin());
         common::without_option_variables(&mut command);
@@ -252,5 +258,53 @@ fn openblas_for_aarch64_picks_cortex_a72_and_neoverse_n1_kernels_and_armv8_elsew
             ("cortex-a72", "cortexa72"),
             ("neoverse-n1", "neoversen1"),
         ],
+    );
+}
+
+#[test]
+#[ignore = "slow: OpenBLAS with C LAPACK from source for macOS, zig"]
+fn openblas_for_macos_exports_blas_and_lapack_to_the_extension_and_passes_the_static_check() {
+    // The static check proves every symbol the extension takes from the vendored
+    // libopenblas (cblas_dgemm, dgesv_, dgetri_, ...) is exported there: an OpenBLAS dylib
+    // linked without its archive's members (zig ignoring `-all_load`) fails it.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, wheel, text) = build_blascheck(dir.path(), "cp311-macosx_arm64");
+    assert!(text.contains("static check (not executed)"), "{text}");
+    let file = std::fs::File::open(&wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    let vendored: Vec<String> = archive
+        .file_names()
+        .map(|name| name.expect("a readable entry name").into_owned())
+        .filter(|name| name.starts_with("blascheck/.dylibs/libopenblas"))
+        .collect();
+    assert_eq!(vendored.len(), 1, "{vendored:?}");
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut archive.by_name(&vendored[0]).unwrap(), &mut bytes).unwrap();
+    let macho = goblin::mach::MachO::parse(&bytes, 0).unwrap();
+    let exported: Vec<String> = macho
+        .exports()
+        .unwrap()
+        .into_iter()
+        .map(|export| export.name)
+        .collect();
+    for symbol in [
+        "_cblas_dgemm",
+        "_dgesv_",
+        "_dgetri_",
+        "_openblas_get_corename",
+    ] {
+        assert!(
+            exported.iter().any(|name| name == symbol),
+            "{symbol} not exported"
+        );
+    }
+    // Its install name is the repair's (delocate's `/DLC/<package>/.dylibs/`), not the
+    // build folder OpenBLAS gave it.
+    assert!(
+        macho
+            .name
+            .is_some_and(|name| name.starts_with("/DLC/blascheck/.dylibs/libopenblas")),
+        "install name {:?}",
+        macho.name
     );
 }

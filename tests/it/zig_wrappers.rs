@@ -340,3 +340,42 @@ fn a_macos_link_with_a_response_file_of_python_symbols_leaves_them_to_the_interp
     );
     assert!(dir.path().join("ext.so").is_file());
 }
+
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn a_macos_dylib_linked_with_all_load_gets_every_member_of_its_archive() {
+    // OpenBLAS links libopenblas.dylib from its archive with `-all_load`, which zig's
+    // Mach-O linker ignored: the dylib came out with no symbol of the archive.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.c"), "int f1(int x) { return x + 1; }\n").unwrap();
+    std::fs::write(dir.path().join("b.c"), "int f2(int x) { return x + 2; }\n").unwrap();
+    let cc = common::zig_wrapper("macos-arm64", false);
+    for source in ["a.c", "b.c"] {
+        let object = source.replace(".c", ".o");
+        run(
+            &cc,
+            dir.path(),
+            notes.path(),
+            &["-c", source, "-o", &object],
+        );
+    }
+    let ar = cc.with_file_name("ar");
+    let status = Command::new(&ar)
+        .args(["rcs", "libx.a", "a.o", "b.o"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &["-all_load", "-dynamiclib", "-o", "libx.dylib", "libx.a"],
+    );
+    let bytes = std::fs::read(dir.path().join("libx.dylib")).unwrap();
+    let exported = common::macho_exports(&bytes);
+    for symbol in ["_f1", "_f2"] {
+        assert!(exported.iter().any(|name| name == symbol), "{exported:?}");
+    }
+}

@@ -223,6 +223,12 @@ fn rewrite_arguments(target: &Target) -> String {
         script.push_str(
             "    -Wl,@*) if [ -r \"${arg#-Wl,@}\" ] && ! grep -qv '^-U ' \"${arg#-Wl,@}\"; then set -- \"$@\" -undefined dynamic_lookup; continue; fi ;;\n",
         );
+        // `-all_load` (OpenBLAS links its dylib from its archive so): zig's Mach-O linker
+        // ignores it and links none of the archive's members; `--whole-archive` is how zig
+        // spells it, for the archives after it as `-all_load` means.
+        script.push_str(
+            "    -all_load|-Wl,-all_load) set -- \"$@\" -Wl,--whole-archive; continue ;;\n",
+        );
         // CMake and setuptools on a mac pass the arch separately; the triple already says it.
         script.push_str("    -arch) skip_next=1; continue ;;\n");
         script.push_str(

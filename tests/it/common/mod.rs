@@ -615,3 +615,14 @@ pub fn run_compat(args: &[&str]) -> (std::process::Output, String) {
     let text = std::fs::read_to_string(&report).unwrap_or_default();
     (output, text)
 }
+
+/// The names a thin Mach-O file exports (`_cblas_dgemm`).
+pub fn macho_exports(bytes: &[u8]) -> Vec<String> {
+    goblin::mach::MachO::parse(bytes, 0)
+        .expect("a thin Mach-O file")
+        .exports()
+        .expect("its export trie")
+        .into_iter()
+        .map(|export| export.name)
+        .collect()
+}
