@@ -226,7 +226,9 @@ fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &s
 fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exactly_on_each() {
     // OpenBLAS tells POWER8 and POWER9 by the processor version register (which qemu-user
     // answers for its CPU model) and POWER10 by the kernel's HWCAP2 bits (ISA 3.1, MMA).
-    let text = blascheck_computes_on_each_cpu(
+    // Built at all, it went through the target's GNU assembler: LLVM's refuses these
+    // kernels (zig_wrappers' tests show the wrappers handing them over).
+    blascheck_computes_on_each_cpu(
         "cp311-manylinux_ppc64le",
         "manylinux_2_17_ppc64le",
         &[
@@ -235,14 +237,6 @@ fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exa
             ("power10", "POWER10"),
         ],
     );
-    if text.contains("openblas 0.3.21 built in") {
-        assert!(
-            text.contains(
-                "openblas: linux-ppc64le: -fno-integrated-as: assembled by powerpc64le-linux-gnu-as"
-            ),
-            "OpenBLAS's POWER kernels went through the target's GNU assembler:\n{text}"
-        );
-    }
 }
 
 #[test]

@@ -50,6 +50,11 @@ pub fn zig_override() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The build machine's `PATH`, as programs run from here search it (empty when unset).
+pub fn search_path() -> std::ffi::OsString {
+    std::env::var_os("PATH").unwrap_or_default()
+}
+
 /// The first executable file called `name` in a folder of `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
     find_in_path(name, &std::env::var_os("PATH")?)

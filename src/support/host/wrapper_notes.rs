@@ -1,6 +1,7 @@
 //! The folder where a build's compiler wrappers leave notes for the build (one-line notices
-//! said once per build): set by whoever runs a build with the wrappers, the backend for a
-//! project and the catalogue for a library, and written by the wrapper scripts.
+//! said once per build): set by the backend for a project's build, written by the wrapper
+//! scripts. Here, below the stages, so the catalogue's library builds can name it to keep
+//! it unset (a library build has no debug-info request to carry from compile to link).
 
 use std::path::{Path, PathBuf};
 

@@ -92,9 +92,7 @@ pub fn ensure_verified_library(
             });
         }
     }
-    if let Some(missing) =
-        missing_assembler(entry, target, &std::env::var_os("PATH").unwrap_or_default())
-    {
+    if let Some(missing) = missing_assembler(entry, target, &crate::support::host::search_path()) {
         return Err(missing);
     }
     // The source first: offline without it, nothing is announced as built.
@@ -149,21 +147,16 @@ pub fn ensure_verified_library(
         .prefix(&format!(".build-{}-", entry.name))
         .tempdir_in(&root)
         .map_err(IoError::at("create a temporary folder in", &root))?;
-    let notes = staging.path().join("notes");
-    std::fs::create_dir_all(&notes).map_err(IoError::at("create", &notes))?;
+    // No wrapper notes folder (`CROSSWHEEL_WRAPPER_NOTES`) for a library: through it one
+    // compile's `-g` (autotools' default CFLAGS) makes every link keep debug info, which
+    // names the build folder in the cache.
     let build = Build {
         entry,
         cross,
         prefix: &prefix,
         log: &log,
-        notes: &notes,
     };
     let installed = build.run(&tarball, &index_sdists, staging.path())?;
-    // What the zig wrappers changed of the library's own compiler options (an assembler
-    // given or dropped), said once as for a project's build.
-    for notice in crate::support::host::wrapper_notices(&notes) {
-        tracing::info!("{}: {notice}", entry.name);
-    }
     verify(&installed).map_err(|problem| TargetLibraryError::FailedCheck {
         library: entry.name.clone(),
         target: target.id().to_string(),
@@ -273,8 +266,6 @@ struct Build<'a> {
     cross: &'a CrossBuild,
     prefix: &'a Path,
     log: &'a Path,
-    /// The zig wrappers' notes folder for this build (`CROSSWHEEL_WRAPPER_NOTES`).
-    notes: &'a Path,
 }
 
 impl Build<'_> {
@@ -438,7 +429,7 @@ impl Build<'_> {
         command
             .current_dir(dir)
             .envs(&self.cross.vars)
-            .env(crate::support::host::WRAPPER_NOTES_VAR, self.notes)
+            .env_remove(crate::support::host::WRAPPER_NOTES_VAR)
             .stdin(std::process::Stdio::null());
         command
     }

@@ -260,6 +260,13 @@ impl LibraryEntry {
     /// built before it (a key made of all fields would rebuild them all); and a row added
     /// or changed for one architecture keeps the others' builds.
     pub fn cache_identity(&self, target: &Target) -> String {
+        let per_target = !self.make_vars_by_arch.is_empty()
+            || !self.configure_target.is_empty()
+            || !self.gnu_assembler_for.is_empty();
+        if !per_target {
+            // As before per-target tables were narrowed: the same key for the same entry.
+            return serde_json::to_string(self).expect("a catalogue entry serialises");
+        }
         let mut value = serde_json::to_value(self).expect("a catalogue entry serialises");
         let fields = value
             .as_object_mut()
