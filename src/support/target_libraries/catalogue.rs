@@ -264,7 +264,9 @@ impl LibraryEntry {
             || !self.configure_target.is_empty()
             || !self.gnu_assembler_for.is_empty();
         if !per_target {
-            // As before per-target tables were narrowed: the same key for the same entry.
+            // The entry's own JSON, in its fields' order, as every key was made before the
+            // tables were narrowed: a library without such tables keeps its cached builds
+            // (the narrowed form below orders fields by name, which would rebuild all).
             return serde_json::to_string(self).expect("a catalogue entry serialises");
         }
         let mut value = serde_json::to_value(self).expect("a catalogue entry serialises");
@@ -404,6 +406,19 @@ mod tests {
             .unwrap()
             .cache_identity(&macos);
         assert!(openssl.contains("darwin64-arm64-cc"), "{openssl}");
+    }
+
+    #[test]
+    fn an_entry_without_per_target_tables_keeps_the_key_it_always_had() {
+        let aarch64 = Target::parse("linux-aarch64").unwrap();
+        for name in ["libffi", "zlib", "libyaml", "hdf5"] {
+            let entry = catalogue().library(name).unwrap();
+            assert_eq!(
+                entry.cache_identity(&aarch64),
+                serde_json::to_string(entry).unwrap(),
+                "{name}"
+            );
+        }
     }
 
     #[test]
