@@ -67,6 +67,16 @@ impl Cache {
     }
 }
 
+/// The SHA-256 of the file at `path`, lower-case hex: what pinned downloads are checked by.
+pub fn sha256_of_file(path: &std::path::Path) -> Result<String, crate::io_error::IoError> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(crate::io_error::IoError::at("read", path))?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
+}
+
 /// A short, stable key naming a cache folder after what it was made from: 12 hex digits
 /// of SHA-256 over the length-prefixed `parts` (so `["ab", "c"]` and `["a", "bc"]` differ).
 pub fn cache_key(parts: &[&[u8]]) -> String {

@@ -15,7 +15,7 @@ mod wrapper_notes;
 use std::path::{Path, PathBuf};
 
 pub use built_python::HostBuildError;
-pub use cache::{Cache, NoCacheDir, cache_key};
+pub use cache::{Cache, NoCacheDir, cache_key, sha256_of_file};
 pub use offline::{downloads_forbidden, forbid_downloads};
 pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};

@@ -7,8 +7,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::SysrootError;
 use super::apt::PrivateApt;
 use super::archive::{config, release_suite, system_suite};
@@ -147,11 +145,7 @@ fn pool_url(mirror: &str, package: &str, file_name: &str) -> String {
 }
 
 fn sha256_of(path: &Path) -> Result<String, SysrootError> {
-    let bytes = fs::read(path).map_err(SysrootError::io("read", path))?;
-    Ok(Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(crate::support::host::sha256_of_file(path)?)
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::TargetLibraryError;
 use crate::io_error::IoError;
@@ -75,7 +74,7 @@ pub fn index_sdist(
     let dir = cache.join("index-sources");
     let path = dir.join(&source.file);
     if path.is_file() {
-        let actual = sha256_of(&path)?;
+        let actual = crate::support::host::sha256_of_file(&path)?;
         if actual != source.sha256 {
             return Err(TargetLibraryError::IndexSource {
                 file: source.file.clone(),
@@ -125,7 +124,7 @@ pub fn index_sdist(
                 .to_string(),
         });
     }
-    let actual = sha256_of(partial.path())?;
+    let actual = crate::support::host::sha256_of_file(partial.path())?;
     if actual != source.sha256 {
         return Err(TargetLibraryError::IndexSource {
             file: source.file.clone(),
@@ -183,12 +182,4 @@ pub fn add_to_source(
     let taken = scratch.join(&source.take);
     std::fs::rename(&taken, &destination).map_err(IoError::at("move into the source", &taken))?;
     Ok(())
-}
-
-fn sha256_of(path: &Path) -> Result<String, TargetLibraryError> {
-    let bytes = std::fs::read(path).map_err(IoError::at("read", path))?;
-    Ok(Sha256::digest(&bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect())
 }
