@@ -138,8 +138,9 @@ fn blasdot_builds_repairs_and_tests_for_all_three_targets() {
     );
 }
 
-/// Where the index has no scipy-openblas32 wheel (armv7l, riscv64) and on i686 and s390x,
-/// blasdot's override asks for `target-libraries = ["scipy-openblas32"]`: OpenBLAS built by
+/// Where the index has no scipy-openblas32 wheel for the target's policy (armv7l; i686,
+/// s390x and riscv64 under manylinux2014), blasdot's override asks for
+/// `target-libraries = ["scipy-openblas32"]`: OpenBLAS built by
 /// crosswheel from Debian's source with scipy-openblas32's names, vendored, and computing
 /// right under qemu (blasdot's suite: long dot products against Python's exact sums).
 #[test]

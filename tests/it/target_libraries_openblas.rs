@@ -4,6 +4,9 @@
 //! it. linux-ppc64le: POWER8, POWER9 and POWER10, whose kernels are GNU-as assembly LLVM's
 //! assembler refuses, so the build goes through the target's GNU assembler behind zig.
 //! linux-aarch64: Cortex-A72 and Neoverse N1, and ARMV8's for the CPUs left out.
+//! linux-s390x: z13's and z14's kernels, and the generic ones before; linux-i686: Core 2's
+//! and Nehalem's, and Prescott's before; on both, the `openblas` entry and the
+//! scipy-openblas32 one (every name prefixed `scipy_`, as its wheels have them).
 //!
 //! The check is real BLAS and LAPACK work: double and single matrix products and a long dot
 //! product, on integer-valued data whose exact results the check computes itself, so any
@@ -11,7 +14,7 @@
 //! LAPACK's Fortran names (OpenBLAS's own getrf, the C LAPACK's getri), no Fortran anywhere.
 //!
 //! Real parts: Debian's OpenBLAS orig tarball, the C LAPACK sources from the package index,
-//! zig, the target's GNU as, qemu-user with three CPU models per target, Debian's CPythons.
+//! zig, the target's GNU as, qemu-user with three or four CPU models per target, Debian's CPythons.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +25,14 @@ const SOURCE: &str = r#"#define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <cblas.h>
+
+/* The scipy-openblas32 entry names every symbol (and its cblas.h every prototype) with
+   `scipy_` before it. */
+#ifdef SCIPY_OPENBLAS
+#define NAME(name) scipy_##name
+#else
+#define NAME(name) name
+#endif
 
 enum { N = 160 };
 static double da[N * N], db[N * N], dc[N * N];
@@ -38,8 +49,8 @@ static void fill(void) {
    small enough for every sum to be exact in single precision too). */
 static PyObject *gemm_errors(PyObject *self, PyObject *args) {
     fill();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0, da, N, db, N, 0.0, dc, N);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, sa, N, sb, N, 0.0f, sc, N);
+    NAME(cblas_dgemm)(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0, da, N, db, N, 0.0, dc, N);
+    NAME(cblas_sgemm)(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, sa, N, sb, N, 0.0f, sc, N);
     double worst_d = 0, worst_s = 0;
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
@@ -53,15 +64,15 @@ static PyObject *gemm_errors(PyObject *self, PyObject *args) {
 
 static PyObject *dot(PyObject *self, PyObject *args) {
     fill();
-    return PyFloat_FromDouble(cblas_ddot(N * N, da, 1, db, 1));
+    return PyFloat_FromDouble(NAME(cblas_ddot)(N * N, da, 1, db, 1));
 }
 
 /* LAPACK by its Fortran names, as numpy and scipy call it: dgesv (OpenBLAS's own getrf
    and getrs) and dgetri (netlib's, from the C LAPACK), on a diagonally dominant integer
    matrix. Returns the largest error of the solution and of A times its inverse. */
-extern void dgesv_(int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb, int *info);
-extern void dgetrf_(int *m, int *n, double *a, int *lda, int *ipiv, int *info);
-extern void dgetri_(int *n, double *a, int *lda, int *ipiv, double *work, int *lwork, int *info);
+extern void NAME(dgesv_)(int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb, int *info);
+extern void NAME(dgetrf_)(int *m, int *n, double *a, int *lda, int *ipiv, int *info);
+extern void NAME(dgetri_)(int *n, double *a, int *lda, int *ipiv, double *work, int *lwork, int *info);
 
 enum { M = 48 };
 static PyObject *lapack_errors(PyObject *self, PyObject *args) {
@@ -75,13 +86,13 @@ static PyObject *lapack_errors(PyObject *self, PyObject *args) {
         for (int j = 0; j < M; j++) x[i] += a[j * M + i] * (double)(j % 5 - 2);
     }
     for (int k = 0; k < M * M; k++) lu[k] = a[k];
-    dgesv_(&n, &one, lu, &n, ipiv, x, &n, &info);
+    NAME(dgesv_)(&n, &one, lu, &n, ipiv, x, &n, &info);
     if (info != 0) return PyErr_Format(PyExc_RuntimeError, "dgesv info %d", info);
     double worst_solve = 0, worst_inverse = 0;
     for (int i = 0; i < M; i++) worst_solve = fmax(worst_solve, fabs(x[i] - (double)(i % 5 - 2)));
     for (int k = 0; k < M * M; k++) inverse[k] = a[k];
-    dgetrf_(&n, &n, inverse, &n, ipiv, &info);
-    if (info == 0) dgetri_(&n, inverse, &n, ipiv, work, &lwork, &info);
+    NAME(dgetrf_)(&n, &n, inverse, &n, ipiv, &info);
+    if (info == 0) NAME(dgetri_)(&n, inverse, &n, ipiv, work, &lwork, &info);
     if (info != 0) return PyErr_Format(PyExc_RuntimeError, "dgetrf/dgetri info %d", info);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < M; j++) {
@@ -93,7 +104,7 @@ static PyObject *lapack_errors(PyObject *self, PyObject *args) {
 }
 
 static PyObject *core(PyObject *self, PyObject *args) {
-    return Py_BuildValue("(ss)", openblas_get_corename(), openblas_get_config());
+    return Py_BuildValue("(ss)", NAME(openblas_get_corename)(), NAME(openblas_get_config)());
 }
 
 static PyMethodDef methods[] = {
@@ -119,17 +130,56 @@ assert "DYNAMIC_ARCH" in config, config
 print(f"openblas core: {core}; dgemm, sgemm and ddot exact; dgesv and dgetri right")
 "#;
 
-fn blascheck_project(dir: &Path) -> PathBuf {
-    let setup_py = "from setuptools import setup, Extension\n\
-        setup(packages=['blascheck'], ext_modules=[Extension('blascheck._blascheck', \
-        ['blascheck/_blascheck.c'], libraries=['openblas'])])\n";
+/// The catalogue entry a check links, and how its project asks for it.
+#[derive(Clone, Copy)]
+enum Entry {
+    /// `openblas`: libopenblas with OpenBLAS's own names, asked for as a cibuildwheel
+    /// configuration asks (`yum install -y openblas-devel`).
+    Openblas,
+    /// `scipy-openblas32`: libscipy_openblas with every name prefixed `scipy_`, asked for
+    /// by name (`target-libraries`), as examples/blasdot does where no wheel has it.
+    ScipyOpenblas32,
+}
+
+impl Entry {
+    fn name(self) -> &'static str {
+        match self {
+            Entry::Openblas => "openblas",
+            Entry::ScipyOpenblas32 => "scipy-openblas32",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Entry::Openblas => "libraries=['openblas']",
+            Entry::ScipyOpenblas32 => {
+                "libraries=['scipy_openblas'], define_macros=[('SCIPY_OPENBLAS', None)]"
+            }
+        }
+    }
+
+    fn request(self) -> &'static str {
+        match self {
+            Entry::Openblas => "before-all = \"yum install -y openblas-devel\"",
+            Entry::ScipyOpenblas32 => "target-libraries = [\"scipy-openblas32\"]",
+        }
+    }
+}
+
+fn blascheck_project(dir: &Path, entry: Entry) -> PathBuf {
+    let setup_py = format!(
+        "from setuptools import setup, Extension\n\
+         setup(packages=['blascheck'], ext_modules=[Extension('blascheck._blascheck', \
+         ['blascheck/_blascheck.c'], {})])\n",
+        entry.extension()
+    );
     // The check lives in a folder of its own: run from the project root, Python would
     // import the source tree's `blascheck` (without the extension) instead of the wheel's.
     std::fs::create_dir_all(dir.join("blascheck/checks")).unwrap();
     let project = common::setuptools_project(
         dir,
         "blascheck",
-        setup_py,
+        &setup_py,
         &[
             ("blascheck/_blascheck.c".to_string(), SOURCE.to_string()),
             ("checks/check_blas.py".to_string(), CHECK.to_string()),
@@ -137,10 +187,11 @@ fn blascheck_project(dir: &Path) -> PathBuf {
     );
     let pyproject = project.join("pyproject.toml");
     let mut text = std::fs::read_to_string(&pyproject).unwrap();
-    text.push_str(
-        "\n[tool.crosswheel]\nbefore-all = \"yum install -y openblas-devel\"\n\
-         test-command = \"python {project}/checks/check_blas.py\"\n",
-    );
+    text.push_str(&format!(
+        "\n[tool.crosswheel]\n{}\n\
+         test-command = \"python {{project}}/checks/check_blas.py\"\n",
+        entry.request()
+    ));
     std::fs::write(&pyproject, text).unwrap();
     project
 }
@@ -153,10 +204,10 @@ fn output_text(output: &std::process::Output) -> String {
     )
 }
 
-/// Builds blascheck for `identifier` in `dir` with the catalogue's OpenBLAS (its tests
+/// Builds blascheck for `identifier` in `dir` with the catalogue's `entry` (its tests
 /// required); returns the project, the one wheel and the build's output.
-fn build_blascheck(dir: &Path, identifier: &str) -> (PathBuf, PathBuf, String) {
-    let project = blascheck_project(dir);
+fn build_blascheck(dir: &Path, identifier: &str, entry: Entry) -> (PathBuf, PathBuf, String) {
+    let project = blascheck_project(dir, entry);
     let out = dir.join("wheelhouse");
     let mut command = Command::new(common::crosswheel_bin());
     common::without_option_variables(&mut command);
@@ -175,23 +226,72 @@ fn build_blascheck(dir: &Path, identifier: &str) -> (PathBuf, PathBuf, String) {
     (project, out.join(&names[0]), text)
 }
 
-/// Builds blascheck for `identifier` with the catalogue's OpenBLAS, then tests the one wheel
+/// The bytes of the one library of `wheel` whose path starts with `prefix`.
+fn vendored_library(wheel: &Path, prefix: &str) -> Vec<u8> {
+    let file = std::fs::File::open(wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    let vendored: Vec<String> = archive
+        .file_names()
+        .map(|name| name.expect("a readable entry name").into_owned())
+        .filter(|name| name.starts_with(prefix))
+        .collect();
+    assert_eq!(vendored.len(), 1, "{vendored:?}");
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut archive.by_name(&vendored[0]).unwrap(), &mut bytes).unwrap();
+    bytes
+}
+
+/// The Fortran-style names (`dgesv_`) the scipy-openblas32 wheels export without their
+/// `scipy_` prefix: OpenBLAS's own list leaves these out, in the wheels as here.
+const BARE_IN_THE_WHEELS_TOO: &[&str] = &["blas_thread_shutdown_", "caxpyc_", "zaxpyc_"];
+
+/// Every BLAS and LAPACK routine of the wheel's vendored libscipy_openblas has its `scipy_`
+/// name, the newer netlib's LAPACK 3.11 and 3.12 routines (`scipy_dgelst_`) among them.
+fn assert_names_are_scipy_openblas32s(wheel: &Path) {
+    let bytes = vendored_library(wheel, "blascheck.libs/libscipy_openblas");
+    let exported = common::elf_exported_functions(&bytes);
+    for name in [
+        "scipy_cblas_dgemm",
+        "scipy_dgesv_",
+        "scipy_dgelst_",
+        "scipy_dlamc1_",
+    ] {
+        assert!(exported.iter().any(|e| e == name), "{name} not exported");
+    }
+    let bare: Vec<&String> = exported
+        .iter()
+        .filter(|name| name.ends_with('_') && !name.starts_with("scipy_"))
+        .filter(|name| !BARE_IN_THE_WHEELS_TOO.contains(&name.as_str()))
+        .collect();
+    assert!(bare.is_empty(), "exported without scipy_: {bare:?}");
+}
+
+/// Builds blascheck for `identifier` with the catalogue's `entry`, then tests the one wheel
 /// on each qemu CPU of `cpus`, where OpenBLAS must pick the kernels named beside it and
 /// compute exactly with them. Returns the build's output.
-fn blascheck_computes_on_each_cpu(identifier: &str, tag: &str, cpus: &[(&str, &str)]) -> String {
+fn blascheck_computes_on_each_cpu(
+    entry: Entry,
+    identifier: &str,
+    tag: &str,
+    cpus: &[(&str, &str)],
+) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let (project, wheel, text) = build_blascheck(dir.path(), identifier);
+    let (project, wheel, text) = build_blascheck(dir.path(), identifier, entry);
     assert!(
         text.contains("dgemm, sgemm and ddot exact; dgesv and dgetri right"),
         "{text}"
     );
+    let name = entry.name();
     assert!(
-        text.contains("openblas 0.3.21 built in")
-            || text.contains("openblas 0.3.21 from the cache"),
+        text.contains(&format!("{name} 0.3.21 built in"))
+            || text.contains(&format!("{name} 0.3.21 from the cache")),
         "{text}"
     );
     // Built with zig against the policy's glibc: the vendored OpenBLAS keeps the lowest tag.
     assert!(wheel.to_string_lossy().contains(tag), "{}", wheel.display());
+    if let Entry::ScipyOpenblas32 = entry {
+        assert_names_are_scipy_openblas32s(&wheel);
+    }
     for (cpu, core) in cpus {
         let mut command = Command::new(common::crosswheel_bin());
         common::without_option_variables(&mut command);
@@ -229,6 +329,7 @@ fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exa
     // Built at all, it went through the target's GNU assembler: LLVM's refuses these
     // kernels (zig_wrappers' tests show the wrappers handing them over).
     blascheck_computes_on_each_cpu(
+        Entry::Openblas,
         "cp311-manylinux_ppc64le",
         "manylinux_2_17_ppc64le",
         &[
@@ -245,6 +346,7 @@ fn openblas_for_aarch64_picks_cortex_a72_and_neoverse_n1_kernels_and_armv8_elsew
     // OpenBLAS tells an aarch64 CPU by its MIDR register, which qemu-user answers for its
     // model; a CPU whose kernels were not built (Cortex-A53) gets ARMV8's.
     blascheck_computes_on_each_cpu(
+        Entry::Openblas,
         "cp311-manylinux_aarch64",
         "manylinux_2_17_aarch64",
         &[
@@ -256,24 +358,59 @@ fn openblas_for_aarch64_picks_cortex_a72_and_neoverse_n1_kernels_and_armv8_elsew
 }
 
 #[test]
+#[ignore = "slow: both OpenBLAS entries with three z kernel sets and C LAPACK from source, zig, qemu"]
+fn openblas_and_scipy_openblas32_for_s390x_pick_z13_and_z14_kernels_and_the_generic_ones_before() {
+    // OpenBLAS tells z13 (vector facility) and z14 (vector enhancements 1) by the kernel's
+    // HWCAP bits, which qemu-user sets from its CPU's facilities. qemu's named models
+    // (z13, z14) ask for crypto functions its emulation lacks and do not start, so its
+    // `max` CPU stands for each with the facilities taken away. The second entry has
+    // scipy-openblas32's names, LAPACK's among them (`scipy_dgesv_`).
+    for entry in [Entry::Openblas, Entry::ScipyOpenblas32] {
+        blascheck_computes_on_each_cpu(
+            entry,
+            "cp311-manylinux_s390x",
+            "manylinux_2_17_s390x",
+            &[
+                ("max,vx=off,vxeh=off", "ZARCH_GENERIC"),
+                ("max,vxeh=off", "Z13"),
+                ("max", "Z14"),
+            ],
+        );
+    }
+}
+
+#[test]
+#[ignore = "slow: both OpenBLAS entries with three x86 kernel sets and C LAPACK from source, zig, qemu"]
+fn openblas_and_scipy_openblas32_for_i686_pick_core2_and_nehalem_kernels_and_prescott_before() {
+    // OpenBLAS tells an x86 CPU by CPUID, which qemu-user answers for its model. Kernels
+    // after Nehalem's are not in OpenBLAS's 32-bit list: a Haswell gets Nehalem's. OpenBLAS
+    // names Prescott's kernels "Katmai" here: the CPUs before Prescott share them, and its
+    // name lookup asks for Katmai's first. The wheel keeps i686's lowest tag (manylinux2010).
+    for entry in [Entry::Openblas, Entry::ScipyOpenblas32] {
+        blascheck_computes_on_each_cpu(
+            entry,
+            "cp311-manylinux_i686",
+            "manylinux_2_12_i686",
+            &[
+                ("coreduo", "Katmai"),
+                ("core2duo", "Core2"),
+                ("Nehalem", "Nehalem"),
+                ("Haswell", "Nehalem"),
+            ],
+        );
+    }
+}
+
+#[test]
 #[ignore = "slow: OpenBLAS with C LAPACK from source for macOS, zig"]
 fn openblas_for_macos_exports_blas_and_lapack_to_the_extension_and_passes_the_static_check() {
     // The static check proves every symbol the extension takes from the vendored
     // libopenblas (cblas_dgemm, dgesv_, dgetri_, ...) is exported there: an OpenBLAS dylib
     // linked without its archive's members (zig ignoring `-all_load`) fails it.
     let dir = tempfile::tempdir().unwrap();
-    let (_, wheel, text) = build_blascheck(dir.path(), "cp311-macosx_arm64");
+    let (_, wheel, text) = build_blascheck(dir.path(), "cp311-macosx_arm64", Entry::Openblas);
     assert!(text.contains("static check (not executed)"), "{text}");
-    let file = std::fs::File::open(&wheel).unwrap();
-    let mut archive = zip::ZipArchive::new(file).unwrap();
-    let vendored: Vec<String> = archive
-        .file_names()
-        .map(|name| name.expect("a readable entry name").into_owned())
-        .filter(|name| name.starts_with("blascheck/.dylibs/libopenblas"))
-        .collect();
-    assert_eq!(vendored.len(), 1, "{vendored:?}");
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut archive.by_name(&vendored[0]).unwrap(), &mut bytes).unwrap();
+    let bytes = vendored_library(&wheel, "blascheck/.dylibs/libopenblas");
     let macho = goblin::mach::MachO::parse(&bytes, 0).unwrap();
     let exported: Vec<String> = macho
         .exports()

@@ -140,7 +140,16 @@ pub fn resolve_toolchain(
                     strip: llvm_or_host_tool("strip", target),
                     ld: wrappers.ld,
                 },
-                description: format!("zig {} -target {}", zig.version, target.zig_triple()),
+                // The flags every compile gets (the CPU, the long double ABI) are part of
+                // the description, which keys the target libraries' cache.
+                description: std::iter::once(format!(
+                    "zig {} -target {}",
+                    zig.version,
+                    target.zig_triple()
+                ))
+                .chain(target.data().zig_extra_cflags.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
             })
         }
         ToolchainKind::Gcc => {

@@ -626,3 +626,17 @@ pub fn macho_exports(bytes: &[u8]) -> Vec<String> {
         .map(|export| export.name)
         .collect()
 }
+
+/// The functions an ELF shared library defines and exports (`cblas_dgemm`).
+pub fn elf_exported_functions(bytes: &[u8]) -> Vec<String> {
+    let elf = goblin::elf::Elf::parse(bytes).expect("an ELF file");
+    elf.dynsyms
+        .iter()
+        .filter(|symbol| {
+            symbol.st_shndx != 0
+                && symbol.st_type() == goblin::elf::sym::STT_FUNC
+                && symbol.st_bind() != goblin::elf::sym::STB_LOCAL
+        })
+        .filter_map(|symbol| elf.dynstrtab.get_at(symbol.st_name).map(str::to_string))
+        .collect()
+}
