@@ -3,7 +3,8 @@
 //! where it cannot; GCC-only pass options are dropped with one notice; a request for an
 //! external assembler gets the target's GNU assembler when it is on PATH and is dropped
 //! otherwise, with one notice either way; linked outputs carry
-//! no debug info unless the build asked for it.
+//! no debug info unless the build asked for it; s390x code is for z10 unless the build asks
+//! for more.
 
 use crate::common;
 
@@ -378,4 +379,51 @@ fn a_macos_dylib_linked_with_all_load_gets_every_member_of_its_archive() {
     for symbol in ["_f1", "_f2"] {
         assert!(exported.iter().any(|name| name == symbol), "{exported:?}");
     }
+}
+
+/// The vector instructions (`vfmadb`, `vl`, ...) of the s390x object `object` in `dir`.
+fn s390x_vector_instructions(dir: &Path, object: &str) -> usize {
+    let objdump = common::require_tool("llvm-objdump", "apt-get install llvm");
+    // z15 knows every vector instruction the object could hold.
+    let output = Command::new(objdump)
+        .args(["-d", "--no-show-raw-insn", "--mcpu=z15", object])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split('\t').nth(1))
+        .filter(|mnemonic| mnemonic.starts_with('v'))
+        .count()
+}
+
+#[test]
+#[ignore = "slow: real zig compiles"]
+fn s390x_code_is_for_z10_without_vector_instructions_unless_the_build_asks_for_z13() {
+    // zig's own s390x baseline is z13, whose vector facility a manylinux2014 machine need
+    // not have; clang vectorises this loop wherever it may.
+    let dir = tempfile::tempdir().unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("axpy.c"),
+        "void axpy(int n, double a, const double *x, double *y) {\n  \
+         for (int i = 0; i < n; i++) y[i] += a * x[i];\n}\n",
+    )
+    .unwrap();
+    let cc = common::zig_wrapper("linux-s390x", false);
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &["-O3", "-c", "axpy.c", "-o", "z10.o"],
+    );
+    assert_eq!(s390x_vector_instructions(dir.path(), "z10.o"), 0);
+    run(
+        &cc,
+        dir.path(),
+        notes.path(),
+        &["-O3", "-march=z13", "-c", "axpy.c", "-o", "z13.o"],
+    );
+    assert!(s390x_vector_instructions(dir.path(), "z13.o") > 0);
 }
