@@ -32,6 +32,14 @@ pub struct IndexSource {
 }
 
 impl IndexSource {
+    /// The error of this sdist that `problem` (one line) describes.
+    fn problem(&self, problem: impl Into<String>) -> TargetLibraryError {
+        TargetLibraryError::IndexSource {
+            file: self.file.clone(),
+            problem: problem.into(),
+        }
+    }
+
     /// The version the sdist's file name carries (`0.3.29` of `cmeel_openblas-0.3.29.tar.gz`).
     pub fn version(&self) -> &str {
         let stem = self
@@ -76,22 +84,16 @@ pub fn index_sdist(
     if path.is_file() {
         let actual = crate::support::host::sha256_of_file(&path)?;
         if actual != source.sha256 {
-            return Err(TargetLibraryError::IndexSource {
-                file: source.file.clone(),
-                problem: format!(
-                    "the cached {} has SHA-256 {actual}, not the {} config/target-libraries.toml pins: remove it to download it again",
-                    path.display(),
-                    source.sha256
-                ),
-            });
+            return Err(source.problem(format!(
+                "the cached {} has SHA-256 {actual}, not the {} config/target-libraries.toml pins: remove it to download it again",
+                path.display(),
+                source.sha256
+            )));
         }
         return Ok(path);
     }
     if crate::support::host::downloads_forbidden() {
-        return Err(TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: "offline, and the cache does not have it".to_string(),
-        });
+        return Err(source.problem("offline, and the cache does not have it"));
     }
     std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     let partial = tempfile::Builder::new()
@@ -109,30 +111,23 @@ pub fn index_sdist(
         .arg(index.unwrap_or_default())
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|error| TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: format!("cannot run python3: {error}"),
-        })?;
+        .map_err(|error| source.problem(format!("cannot run python3: {error}")))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: stderr
+        return Err(source.problem(
+            stderr
                 .lines()
                 .last()
                 .unwrap_or("python3 failed")
                 .to_string(),
-        });
+        ));
     }
     let actual = crate::support::host::sha256_of_file(partial.path())?;
     if actual != source.sha256 {
-        return Err(TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: format!(
-                "the index served bytes with SHA-256 {actual}, not the {} config/target-libraries.toml pins",
-                source.sha256
-            ),
-        });
+        return Err(source.problem(format!(
+            "the index served bytes with SHA-256 {actual}, not the {} config/target-libraries.toml pins",
+            source.sha256
+        )));
     }
     partial
         .persist(&path)
@@ -155,29 +150,20 @@ pub fn add_to_source(
         .arg(scratch)
         .arg(&source.take)
         .output()
-        .map_err(|error| TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: format!("cannot run tar: {error}"),
-        })?;
+        .map_err(|error| source.problem(format!("cannot run tar: {error}")))?;
     if !output.status.success() {
-        return Err(TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: format!(
-                "has no {}: {}",
-                source.take,
-                String::from_utf8_lossy(&output.stderr).trim()
-            ),
-        });
+        return Err(source.problem(format!(
+            "has no {}: {}",
+            source.take,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
     }
     let destination = library_source.join(&source.into);
     if destination.exists() {
-        return Err(TargetLibraryError::IndexSource {
-            file: source.file.clone(),
-            problem: format!(
-                "the library's source already has {}: the entry does not match its source",
-                source.into
-            ),
-        });
+        return Err(source.problem(format!(
+            "the library's source already has {}: the entry does not match its source",
+            source.into
+        )));
     }
     let taken = scratch.join(&source.take);
     std::fs::rename(&taken, &destination).map_err(IoError::at("move into the source", &taken))?;
