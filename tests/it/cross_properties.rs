@@ -69,7 +69,7 @@ fn every_targets_cross_file_properties_match_its_compiler() {
             ),
         )
         .unwrap();
-        let output = Command::new(&env.toolchain().cc)
+        let output = Command::new(common::c_compiler(&env))
             .arg("-c")
             .arg(&probe)
             .arg("-o")

@@ -29,14 +29,14 @@ fn compile_probe(python: &BuildPython, target_name: &str, out_dir: &Path) -> Res
     let env = common::zig_cross_env(python, target_name);
     let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/pyconfig_probe.c");
     let object = out_dir.join(format!("{target_name}.o"));
-    let output = Command::new(&env.toolchain().cc)
+    let output = Command::new(common::c_compiler(&env))
         .arg("-c")
         .arg(format!("-I{}", env.python_include_dir.display()))
         .arg(&probe)
         .arg("-o")
         .arg(&object)
         .output()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", env.toolchain().cc.display()));
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", common::c_compiler(&env).display()));
     if output.status.success() {
         Ok(())
     } else {

@@ -23,7 +23,7 @@ fn target_program(env: &CrossEnv, dir: &Path) -> PathBuf {
     let source = dir.join("uname_machine.c");
     std::fs::write(&source, UNAME_MACHINE).unwrap();
     let program = dir.join("uname_machine");
-    let status = Command::new(&env.toolchain().cc)
+    let status = Command::new(common::c_compiler(env))
         .arg(&source)
         .arg("-o")
         .arg(&program)

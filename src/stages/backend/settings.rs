@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::project::{Backend, BuildSystem};
 use super::{BuildError, BuildRequest, io_error};
-use crate::stages::crossenv::{CrossEnv, UserFlags, meson_prefix_options};
+use crate::stages::crossenv::{CrossEnv, meson_prefix_options};
+use crate::stages::toolchain::UserFlags;
 
 /// The config settings of the cross `build_wheel`: the backend's pointers at the cross
 /// files first, then the user's, so a user's key adds to ours (a repeated key is a list).
@@ -35,7 +36,10 @@ pub(super) fn cross_settings(
         ));
         if !request.target_prefixes.is_empty() {
             let prefix_file = scratch.join("meson-prefixes.ini");
-            let text = meson_prefix_options(&UserFlags::from_env(), request.target_prefixes);
+            let text = meson_prefix_options(
+                &UserFlags::from_env(request.cross_env.toolchain().compilers.languages()),
+                request.target_prefixes,
+            );
             std::fs::write(&prefix_file, text)
                 .map_err(|source| io_error("write", &prefix_file, source))?;
             settings_pairs.push((

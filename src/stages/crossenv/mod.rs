@@ -13,10 +13,10 @@ mod sysconfigdata;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use files::{UserFlags, meson_prefix_options};
+pub use files::meson_prefix_options;
 pub use runner::TargetRunner;
 
-use crate::stages::toolchain::Toolchain;
+use crate::stages::toolchain::{Language, Toolchain, UserFlags, build_machine_program};
 use crate::support::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};
 use crate::target::Target;
 
@@ -79,7 +79,7 @@ impl CrossEnv {
         let key = cache_key(&[
             python.executable.to_string_lossy().as_bytes(),
             toolchain.description.as_bytes(),
-            toolchain.cc.to_string_lossy().as_bytes(),
+            toolchain.program_or_gnu_name(Language::C).as_bytes(),
         ]);
         let name = format!(
             "{}-{}-{}-{key}",
@@ -91,7 +91,7 @@ impl CrossEnv {
         // crosswheel version writes): an environment is never replaced while a build of
         // another run, with other contents, compiles against its headers (a replacement
         // is two renames, and numpy's macOS build lost `structmember.h` between them).
-        let flags = UserFlags::from_env();
+        let flags = UserFlags::from_env(toolchain.compilers.languages());
         let provisional = Self::at(
             cache.cross_envs().join(&name),
             python,
@@ -152,8 +152,6 @@ impl CrossEnv {
             .sysconfig_dir
             .join(format!("{}.py", self.sysconfigdata_name));
         let pkg_config = find_on_path("pkg-config").or_else(|| find_on_path("pkgconf"));
-        let host_cc = host_tool("cc");
-        let host_cxx = host_tool("c++");
         let host_config = pyconfig::host_pyconfig(python)?;
         let host_config_text = std::fs::read_to_string(&host_config).map_err(|source| {
             CrossEnvError::Io(crate::io_error::IoError::new(
@@ -196,7 +194,7 @@ impl CrossEnv {
             ),
             (
                 self.meson_native_file.clone(),
-                files::meson_native_file(&host_cc, &host_cxx, &python.executable),
+                files::meson_native_file(self.toolchain.compilers.languages(), &python.executable),
             ),
             (
                 self.cmake_toolchain_file.clone(),
@@ -323,12 +321,13 @@ impl CrossEnv {
             "_PYTHON_SYSCONFIGDATA_NAME".into(),
             self.sysconfigdata_name.clone(),
         );
-        vars.insert(
-            "CC".into(),
-            self.toolchain.cc.to_string_lossy().into_owned(),
-        );
-        if let Some(cxx) = &self.toolchain.cxx {
-            vars.insert("CXX".into(), cxx.to_string_lossy().into_owned());
+        // Each language's compilers: the target's, and the build machine's for Makefiles
+        // that build helper programs (`CC_FOR_BUILD`).
+        for compiler in self.toolchain.compilers.iter() {
+            vars.extend(compiler.variables());
+            if let Some(name) = &compiler.language.names().build_variable {
+                vars.insert(name.clone(), build_machine_program(compiler.language));
+            }
         }
         vars.insert(
             "AR".into(),
@@ -338,8 +337,6 @@ impl CrossEnv {
             "RANLIB".into(),
             self.toolchain.ranlib.to_string_lossy().into_owned(),
         );
-        vars.insert("CC_FOR_BUILD".into(), host_tool("cc"));
-        vars.insert("CXX_FOR_BUILD".into(), host_tool("c++"));
         vars.insert(
             "PKG_CONFIG_LIBDIR".into(),
             self.pkgconfig_dir.to_string_lossy().into_owned(),
@@ -384,12 +381,6 @@ impl CrossEnv {
     pub fn toolchain(&self) -> &Toolchain {
         &self.toolchain
     }
-}
-
-fn host_tool(name: &str) -> String {
-    find_on_path(name)
-        .map(|path| path.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.to_string())
 }
 
 /// Copies the build python's headers but `pyconfig.h`, which is the target's (see

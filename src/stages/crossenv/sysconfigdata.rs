@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::stages::toolchain::Toolchain;
+use crate::stages::toolchain::{Language, Toolchain};
 use crate::support::host::BuildPython;
 use crate::target::Target;
 use crate::target::config as targets_config;
@@ -110,13 +110,10 @@ fn set_compilers(vars: &mut BTreeMap<String, Value>, toolchain: &Toolchain) {
     let set = |vars: &mut BTreeMap<String, Value>, key: &str, value: String| {
         vars.insert(key.to_string(), Value::String(value));
     };
-    let cc = toolchain.cc.to_string_lossy().into_owned();
-    let cxx = match &toolchain.cxx {
-        Some(cxx) => cxx.to_string_lossy().into_owned(),
-        // A name that fails with "not found" is clearer than the host's g++ silently
-        // building x86_64 objects.
-        None => format!("{}-g++", target.gnu_triple()),
-    };
+    // sysconfig knows C and C++ only; a C++ compiler the toolchain lacks keeps a name that
+    // fails with "not found" rather than the host's g++ silently building x86_64 objects.
+    let cc = toolchain.program_or_gnu_name(Language::C);
+    let cxx = toolchain.program_or_gnu_name(Language::Cxx);
     // The host's LDSHARED carries host library paths and rpaths; the target's starts clean.
     let shared = if target.is_macos() {
         "-shared -undefined dynamic_lookup"

@@ -4,6 +4,7 @@
 mod cpu_flags;
 mod doctor;
 mod gcc;
+mod language;
 mod macos_sdk;
 mod runtime;
 mod wrappers;
@@ -14,6 +15,9 @@ use std::path::{Path, PathBuf};
 pub use cpu_flags::{CPU_FLAGS_ERROR, wrapper_errors};
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
+pub use language::{
+    Compiler, Compilers, Language, LanguageNames, UserFlags, build_machine_program,
+};
 pub use macos_sdk::{MacosSdk, find_macos_sdk};
 pub use wrappers::{
     DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers,
@@ -64,14 +68,14 @@ pub enum ToolchainError {
     Io(#[from] crate::io_error::IoError),
 }
 
-/// Compilers for one target, ready to be put in `CC`/`CXX`/`AR`/`RANLIB`.
+/// The tools of one target: a compiler per language (see [`language`]), and the
+/// archiver and binutils every language's objects share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toolchain {
     pub kind: ToolchainKind,
     pub target: Target,
-    pub cc: PathBuf,
-    /// `None` when a gcc toolchain has no g++ installed.
-    pub cxx: Option<PathBuf>,
+    /// C always; C++ unless a gcc toolchain has no g++ installed.
+    pub compilers: Compilers,
     pub ar: PathBuf,
     pub ranlib: PathBuf,
     /// The symbol lister, stripper and linker autotools and libtool ask for (`NM`,
@@ -79,6 +83,23 @@ pub struct Toolchain {
     pub binutils: Binutils,
     /// One line for logs and error messages, e.g. `zig 0.17.1 -target aarch64-linux-gnu.2.17`.
     pub description: String,
+}
+
+impl Toolchain {
+    /// The program of `language`'s compiler, or, when the toolchain has none, the name a
+    /// GNU cross toolchain gives it (`aarch64-linux-gnu-g++`): a build that needs it then
+    /// fails with "not found" instead of the build machine's compiler silently building
+    /// x86_64 objects.
+    pub fn program_or_gnu_name(&self, language: Language) -> String {
+        match self.compilers.program(language) {
+            Some(program) => program.to_string_lossy().into_owned(),
+            None => format!(
+                "{}-{}",
+                self.target.gnu_triple(),
+                language.names().gnu_program
+            ),
+        }
+    }
 }
 
 /// `nm`, `strip` and `ld` for the target, where this machine has them.
@@ -131,8 +152,10 @@ pub fn resolve_toolchain(
             Ok(Toolchain {
                 kind,
                 target: target.clone(),
-                cc: wrappers.cc,
-                cxx: Some(wrappers.cxx),
+                compilers: Compilers::new([
+                    Compiler::new(Language::C, wrappers.cc),
+                    Compiler::new(Language::Cxx, wrappers.cxx),
+                ]),
                 ar: wrappers.ar,
                 ranlib: wrappers.ranlib,
                 binutils: Binutils {
@@ -166,8 +189,10 @@ pub fn resolve_toolchain(
                 kind,
                 target: target.clone(),
                 description: format!("system gcc {}", tools.cc.display()),
-                cc: tools.cc,
-                cxx: tools.cxx,
+                compilers: Compilers::new(
+                    std::iter::once(Compiler::new(Language::C, tools.cc))
+                        .chain(tools.cxx.map(|cxx| Compiler::new(Language::Cxx, cxx))),
+                ),
                 ar: tools.ar,
                 ranlib: tools.ranlib,
             })

@@ -434,14 +434,24 @@ pub fn zig_toolchain(
 /// The real zig compiler wrapper of `target`, `c++` when `cxx`, else `cc`, installed for
 /// the distribution's CPython the way builds get it.
 pub fn zig_wrapper(target: &str, cxx: bool) -> PathBuf {
+    use crosswheel::stages::toolchain::Language;
     let toolchain = zig_toolchain(&distribution_python(), target);
-    if cxx {
-        toolchain
-            .cxx
-            .unwrap_or_else(|| panic!("the zig toolchain for {target} has no C++ compiler"))
-    } else {
-        toolchain.cc
-    }
+    let language = if cxx { Language::Cxx } else { Language::C };
+    toolchain
+        .compilers
+        .program(language)
+        .unwrap_or_else(|| panic!("the zig toolchain for {target} has no {language} compiler"))
+        .to_path_buf()
+}
+
+/// The C compiler of a cross environment's toolchain.
+pub fn c_compiler(env: &crosswheel::stages::crossenv::CrossEnv) -> PathBuf {
+    use crosswheel::stages::toolchain::Language;
+    env.toolchain()
+        .compilers
+        .program(Language::C)
+        .expect("every toolchain has a C compiler")
+        .to_path_buf()
 }
 
 /// The zig cross environment of `target` (`linux-aarch64`) for `python`, from crosswheel's
