@@ -6,9 +6,8 @@ use anyhow::Result;
 
 use crate::cli::{EnvArgs, ToolchainArgs};
 use crate::python_tag::PythonTag;
-use crate::stages::crossenv::CrossEnv;
-use crate::stages::toolchain::{doctor, resolve_toolchain};
-use crate::support::host::BuildPython;
+use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
+use crate::stages::toolchain::doctor;
 use crate::support::host::Cache;
 use crate::target::{Target, ToolchainKind};
 
@@ -60,18 +59,21 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
     let cache = Cache::from_env()?;
     let tag = PythonTag::parse_version(&args.python)
         .map_err(|message| anyhow::anyhow!("--python: {message}"))?;
-    let python = BuildPython::find(tag.with_gil())?.targeting(tag.is_free_threaded());
     let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
-    let toolchain = resolve_toolchain(
-        kind,
-        &target,
-        &cache,
-        &python.executable,
-        args.offline,
-        crate::support::options::debian_mirror_variable(&crate::support::options::ProcessEnv)
-            .as_deref(),
-    )?;
-    let env = CrossEnv::create(&cache, &python, &toolchain, None)?;
+    let mirror =
+        crate::support::options::debian_mirror_variable(&crate::support::options::ProcessEnv);
+    let setup = TargetSetup::prepare(&SetupRequest {
+        purpose: "crosswheel env",
+        target: &target,
+        python: tag,
+        python_source: PythonSource::Machine,
+        toolchain: kind,
+        cache: &cache,
+        offline: args.offline,
+        debian_mirror: mirror.as_deref(),
+        runner: None,
+    })?;
+    let env = setup.cross_env;
     print!("{}", env.shell_exports());
     Ok(ExitCode::SUCCESS)
 }

@@ -12,9 +12,8 @@ use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResu
 use super::{PipelineOptions, hooks, progress, report};
 use crate::io_error::IoError;
 use crate::stages::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
-use crate::stages::crossenv::{CrossEnv, TargetRunner};
+use crate::stages::crossenv::{PythonSource, SetupRequest, TargetRunner, TargetSetup};
 use crate::stages::testing::Emulator;
-use crate::stages::toolchain::resolve_toolchain;
 use crate::support::host::{BuildPython, Cache};
 use crate::support::options::{BuildSpec, Plan, RepairCommand};
 use crate::target::Target;
@@ -263,32 +262,22 @@ impl Identifier<'_> {
     /// The project's backend in the target's cross environment (and `before-build`).
     fn build(&self, target: &Target, slice: &str, step: &progress::Step) -> Result<Built> {
         let spec = self.spec;
-        let version = spec.python.version();
-        let python = BuildPython::find_or_install(
-            spec.python.with_gil(),
-            self.cache,
-            self.options.offline,
-            spec.options.debian_mirror.as_deref(),
-        )
-        .with_context(|| {
-            format!(
-                "{} needs a python{version} interpreter on PATH to build with",
-                spec.identifier
-            )
-        })?
-        .targeting(spec.python.is_free_threaded());
+        let TargetSetup {
+            python, cross_env, ..
+        } = TargetSetup::prepare(&SetupRequest {
+            purpose: &spec.identifier,
+            target,
+            python: spec.python,
+            python_source: PythonSource::FindOrInstall,
+            toolchain: spec.options.toolchain,
+            cache: self.cache,
+            offline: self.options.offline,
+            debian_mirror: spec.options.debian_mirror.as_deref(),
+            runner: self.target_runner(),
+        })?;
         let frontend = frontend_of(&spec.options.build_frontend);
         let hook_env = self.hook_env(target, slice, &python)?;
         let environment = self.checked_environment(&hook_env, &frontend)?;
-        let toolchain = resolve_toolchain(
-            spec.options.toolchain,
-            target,
-            self.cache,
-            &python.executable,
-            self.options.offline,
-            spec.options.debian_mirror.as_deref(),
-        )?;
-        let cross_env = CrossEnv::create(self.cache, &python, &toolchain, self.target_runner())?;
         if let Some(command) = &spec.options.before_build {
             hooks::run_shell(
                 "before-build",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::targets::cross_setup;
+use super::targets::target_setup;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::SmokeTest;
 use crate::support::host::Cache;
@@ -36,11 +36,12 @@ pub(super) fn built_target_cpython(
         return Ok(None);
     }
     let jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    let (build_python, toolchain, base) = cross_setup(spec, python, cache, offline)?;
+    let setup = target_setup(spec, python, cache, offline)?;
+    let base = setup.command_variables();
     let mut roots: Vec<PathBuf> = Vec::new();
     let mut cross = CrossBuild {
         target: spec.target.clone(),
-        toolchain: toolchain.description.clone(),
+        toolchain: setup.toolchain.description.clone(),
         vars: base.clone(),
         jobs,
         debian_mirror: spec.options.debian_mirror.clone(),
@@ -56,7 +57,7 @@ pub(super) fn built_target_cpython(
     }
     cross.vars = base;
     add_prefix_variables(&mut cross.vars, &roots);
-    cross.build_python = Some(build_python.executable.clone());
+    cross.build_python = Some(setup.python.executable.clone());
     let smoke = SmokeTest {
         cache: cache.root(),
         target: &spec.target,

@@ -4,16 +4,15 @@
 //! target's cross toolchain exported the way autotools, CMake and meson expect.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
 use super::hooks;
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
-use crate::stages::crossenv::CrossEnv;
-use crate::stages::toolchain::{Toolchain, resolve_toolchain};
-use crate::support::host::{BuildPython, Cache};
+use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
+use crate::support::host::Cache;
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
     CrossBuild, LibraryEntry, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
@@ -127,7 +126,8 @@ fn prepare_one(
         let dir = user_prefix.join(sub);
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
-    let (_, toolchain, mut base) = cross_setup(spec, spec.python, cache, offline)?;
+    let setup = target_setup(spec, spec.python, cache, offline)?;
+    let mut base = setup.command_variables();
     // As cibuildwheel evaluates it for `before-all`: in the environment crosswheel runs in.
     let environment = super::build_environment(spec, super::process_environment())?;
     base.extend(environment);
@@ -149,7 +149,7 @@ fn prepare_one(
         add_prefix_variables(&mut vars, &roots);
         let cross = CrossBuild {
             target: spec.target.clone(),
-            toolchain: toolchain.description.clone(),
+            toolchain: setup.toolchain.description.clone(),
             vars,
             jobs,
             debian_mirror: spec.options.debian_mirror.clone(),
@@ -194,67 +194,25 @@ fn prepare_one(
     })
 }
 
-/// The build machine's CPython `python`, the target's toolchain and the cross variables
-/// of both.
-pub(super) fn cross_setup(
+/// The setup the target's own builds (catalogue libraries, `before-all`, a target CPython)
+/// run with: the GIL build python of `python`, whatever ABI the project targets, and no
+/// runner (a library's `configure` is told `--host`).
+pub(super) fn target_setup(
     spec: &BuildSpec,
     python: PythonTag,
     cache: &Cache,
     offline: bool,
-) -> Result<(BuildPython, Toolchain, BTreeMap<String, String>)> {
-    let version = python.version();
-    let python = BuildPython::find_or_install(
-        python.with_gil(),
+) -> Result<TargetSetup> {
+    let purpose = format!("preparing {}", spec.target);
+    Ok(TargetSetup::prepare(&SetupRequest {
+        purpose: &purpose,
+        target: &spec.target,
+        python: python.with_gil(),
+        python_source: PythonSource::FindOrInstall,
+        toolchain: spec.options.toolchain,
         cache,
         offline,
-        spec.options.debian_mirror.as_deref(),
-    )
-    .with_context(|| format!("preparing {} needs a python{version} on PATH", spec.target))?;
-    let toolchain = resolve_toolchain(
-        spec.options.toolchain,
-        &spec.target,
-        cache,
-        &python.executable,
-        offline,
-        spec.options.debian_mirror.as_deref(),
-    )?;
-    let cross_env = CrossEnv::create(cache, &python, &toolchain, None)?;
-    let vars = cross_variables(&cross_env, &toolchain);
-    Ok((python, toolchain, vars))
-}
-
-/// The cross environment's variables for commands that run on the build machine but
-/// build for the target: its compilers, archivers, CMake toolchain file and pkg-config
-/// folder, with `NM`, `STRIP`, `LD`, the GNU triple (`CROSSWHEEL_HOST`, for
-/// `./configure --host=`) and the meson cross file added. The target's sysconfig is left
-/// out: the build machine's Python and pip run here as themselves.
-fn cross_variables(cross_env: &CrossEnv, toolchain: &Toolchain) -> BTreeMap<String, String> {
-    let mut vars = cross_env.env_vars();
-    for python_only in [
-        "PYTHONPATH",
-        "_PYTHON_HOST_PLATFORM",
-        "_PYTHON_SYSCONFIGDATA_NAME",
-    ] {
-        vars.remove(python_only);
-    }
-    let path = |path: &Path| path.to_string_lossy().into_owned();
-    let binutils = &toolchain.binutils;
-    for (name, tool) in [
-        ("NM", &binutils.nm),
-        ("STRIP", &binutils.strip),
-        ("LD", &binutils.ld),
-    ] {
-        if let Some(tool) = tool {
-            vars.insert(name.to_string(), path(tool));
-        }
-    }
-    vars.insert(
-        "CROSSWHEEL_HOST".to_string(),
-        toolchain.target.gnu_triple().to_string(),
-    );
-    vars.insert(
-        "CROSSWHEEL_MESON_CROSS_FILE".to_string(),
-        path(&cross_env.meson_cross_file),
-    );
-    vars
+        debian_mirror: spec.options.debian_mirror.as_deref(),
+        runner: None,
+    })?)
 }

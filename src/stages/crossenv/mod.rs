@@ -8,6 +8,7 @@
 mod files;
 mod pyconfig;
 mod runner;
+mod setup;
 mod sysconfigdata;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use files::meson_prefix_options;
 pub use runner::TargetRunner;
+pub use setup::{PythonSource, SetupError, SetupRequest, TargetSetup};
 
 use crate::stages::toolchain::{Language, Toolchain, UserFlags, build_machine_program};
 use crate::support::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};
