@@ -387,4 +387,31 @@ mod tests {
         let ppc64le = cmake_toolchain_file(&toolchain("linux-ppc64le"), Path::new("/r"));
         assert!(ppc64le.contains("set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF"));
     }
+
+    #[test]
+    fn every_build_system_is_told_each_compiler_of_the_toolchain_and_no_other() {
+        let full = toolchain("linux-aarch64");
+        let cross = meson_cross_file(&full, Path::new("/py"), None, None, &user_flags(&[]));
+        assert!(
+            cross.contains("[binaries]\nc = '/w/cc'\ncpp = '/w/c++'\nar = '/w/ar'\n"),
+            "{cross}"
+        );
+        let cmake = cmake_toolchain_file(&full, Path::new("/r"));
+        assert!(
+            cmake.contains("set(CMAKE_C_COMPILER \"/w/cc\")\nset(CMAKE_CXX_COMPILER \"/w/c++\")\n"),
+            "{cmake}"
+        );
+        // A system gcc without g++: C only, so a C++ project fails naming the compiler
+        // instead of reaching the build machine's.
+        let mut c_only = full.clone();
+        c_only.compilers = Compilers::new([Compiler::new(Language::C, PathBuf::from("/w/cc"))]);
+        let cross = meson_cross_file(&c_only, Path::new("/py"), None, None, &user_flags(&[]));
+        assert!(!cross.contains("cpp ="), "{cross}");
+        assert!(!cmake_toolchain_file(&c_only, Path::new("/r")).contains("CMAKE_CXX_COMPILER"));
+        let native = meson_native_file(c_only.compilers.languages(), Path::new("/py"));
+        assert!(
+            native.contains("[binaries]\nc = '") && !native.contains("cpp ="),
+            "{native}"
+        );
+    }
 }
