@@ -85,7 +85,7 @@ fn fail(plan: &Plan, logs: &super::RunLogs, outcome: &mut Outcome, index: usize,
     let Ending::Finished(wheel) = &outcome.ending else {
         return;
     };
-    let kept_apart = super::keep_apart(
+    let kept_apart = super::collect::keep_apart(
         logs,
         &plan.builds[index].identifier,
         &wheel.path,
@@ -108,7 +108,7 @@ mod tests {
 
     use super::*;
     use crate::coordination::pipeline::outcome::{FinishedWheel, StageTimes};
-    use crate::coordination::pipeline::tests::plan_of;
+    use crate::coordination::pipeline::test_step::tests::plan_of;
     use crate::formats::wheel::{Contents, WheelName, WriteOptions, write_wheel};
 
     /// The finished outcome of `identifier`: a wheel `file_name` in `dir` holding `binaries`.

@@ -8,13 +8,14 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
+use super::context::RunContext;
 use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
-use super::{PipelineOptions, hooks, progress, report};
+use super::{hooks, progress, report};
 use crate::io_error::IoError;
 use crate::stages::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetRunner, TargetSetup};
 use crate::stages::testing::Emulator;
-use crate::support::host::{BuildPython, Cache};
+use crate::support::host::BuildPython;
 use crate::support::options::{BuildSpec, Plan, RepairCommand};
 use crate::target::Target;
 
@@ -22,8 +23,7 @@ use crate::target::Target;
 struct Identifier<'a> {
     plan: &'a Plan,
     spec: &'a BuildSpec,
-    cache: &'a Cache,
-    options: &'a PipelineOptions,
+    context: &'a RunContext<'a>,
     /// The user's `environment`, expanded for the last build (empty before it).
     environment: BTreeMap<String, String>,
     /// The target's libraries and `CROSSWHEEL_PREFIX`, prepared before any build.
@@ -31,8 +31,6 @@ struct Identifier<'a> {
     /// Work happens outside the wheelhouse: a crash must not leave the backend's or the
     /// repair's intermediate wheels where users and upload steps glob `*.whl`.
     work: tempfile::TempDir,
-    /// This run's log folder: every log path a message prints is there after the run.
-    logs: &'a super::RunLogs,
     times: StageTimes,
     test: TestResult,
     /// The host CPython of the last build, which makes the audit's venv.
@@ -44,10 +42,8 @@ struct Identifier<'a> {
 pub(super) fn run_one(
     plan: &Plan,
     spec: &BuildSpec,
-    cache: &Cache,
-    options: &PipelineOptions,
+    context: &RunContext<'_>,
     target: &super::targets::Prepared,
-    logs: &super::RunLogs,
 ) -> Outcome {
     let mut times = StageTimes::default();
     let work = tempfile::Builder::new()
@@ -68,12 +64,10 @@ pub(super) fn run_one(
     let mut identifier = Identifier {
         plan,
         spec,
-        cache,
-        options,
+        context,
         environment: BTreeMap::new(),
         target: target.clone(),
         work,
-        logs,
         times,
         test: TestResult::NotRun,
         host_python: None,
@@ -130,7 +124,10 @@ impl Identifier<'_> {
             let fused = timed(&mut fuse_time, Stage::Repair, || self.fuse(&thin));
             self.times.repair += fuse_time;
             let fused = fused?;
-            step.finish(&format!("fused as {}", super::file_name_of(&fused)));
+            step.finish(&format!(
+                "fused as {}",
+                super::collect::file_name_of(&fused)
+            ));
             fused
         };
 
@@ -146,13 +143,11 @@ impl Identifier<'_> {
         let step = progress::Step::start_streaming(&id, "test");
         let mut test_time = self.times.test;
         let test = timed(&mut test_time, Stage::Test, || {
-            super::test(
+            super::test_step::test(
                 self.plan,
                 self.spec,
                 &repaired,
-                self.cache,
-                self.logs,
-                self.options.offline,
+                self.context,
                 &self.environment,
             )
         });
@@ -205,7 +200,10 @@ impl Identifier<'_> {
         } = built?;
         self.host_python = Some(python.executable.clone());
         self.environment = environment;
-        step.finish(&format!("built {}", super::file_name_of(&built.path)));
+        step.finish(&format!(
+            "built {}",
+            super::collect::file_name_of(&built.path)
+        ));
 
         let step = progress::Step::start(&id, "repair");
         let mut repair_time = std::time::Duration::ZERO;
@@ -214,7 +212,10 @@ impl Identifier<'_> {
         });
         self.times.repair += repair_time;
         let repaired = repaired?;
-        step.finish(&format!("repaired as {}", super::file_name_of(&repaired)));
+        step.finish(&format!(
+            "repaired as {}",
+            super::collect::file_name_of(&repaired)
+        ));
         Ok(repaired)
     }
 
@@ -270,8 +271,8 @@ impl Identifier<'_> {
             python: spec.python,
             python_source: PythonSource::FindOrInstall,
             toolchain: spec.options.toolchain,
-            cache: self.cache,
-            offline: self.options.offline,
+            cache: &self.context.cache,
+            offline: self.context.offline,
             debian_mirror: spec.options.debian_mirror.as_deref(),
             runner: self.target_runner(),
         })?;
@@ -299,17 +300,18 @@ impl Identifier<'_> {
             out_dir: &self.work.path().join(work_folder("built", slice)),
             cross_env: &cross_env,
             python: &python,
-            cache: self.cache,
+            cache: &self.context.cache,
             config_settings: &spec.options.config_settings,
             target_requires: &spec.options.target_requires,
             target_prefixes: &self.target.prefix.roots(),
             log_file: Some(
                 &self
+                    .context
                     .logs
                     .file(&work_folder(&spec.identifier, slice), "build"),
             ),
             environment: &environment,
-            offline: self.options.offline,
+            offline: self.context.offline,
             verbosity: spec.options.build_verbosity,
             constraints: &constraints,
             frontend: &frontend,
@@ -335,11 +337,11 @@ impl Identifier<'_> {
         hook_env: &HookEnv,
         frontend: &crate::stages::backend::Frontend,
     ) -> Result<BTreeMap<String, String>> {
-        let mut base = super::process_environment();
+        let mut base = super::environment::process_environment();
         let path = base.get("PATH").cloned();
         base.extend(hook_env.variables(path.as_deref()));
         let base_path = base.get("PATH").cloned().unwrap_or_default();
-        let environment = super::build_environment(self.spec, base)?;
+        let environment = super::environment::build_environment(self.spec, base)?;
         let programs: &[&str] = match frontend.installer {
             crate::support::host::Installer::Uv => &["python"],
             crate::support::host::Installer::Pip => &["python", "pip"],
@@ -374,8 +376,8 @@ impl Identifier<'_> {
             dir: &dir,
             python,
             target,
-            cache: self.cache,
-            offline: self.options.offline,
+            cache: &self.context.cache,
+            offline: self.context.offline,
         })?;
         Ok(env)
     }
@@ -396,7 +398,7 @@ impl Identifier<'_> {
         };
         let options = &self.spec.options;
         match Emulator::new(
-            self.cache.root(),
+            self.context.cache.root(),
             arch,
             python,
             None,
@@ -448,20 +450,20 @@ impl Identifier<'_> {
                     &self.spec.paths.package,
                     &self.hook_command_environment(&self.environment, hook_env),
                 )?;
-                super::single_wheel_in(&repaired_dir)
+                super::repair_step::single_wheel_in(&repaired_dir)
             }
             RepairCommand::Builtin => {
-                let mut lib_paths = super::target_library_folders(
-                    self.cache,
+                let mut lib_paths = super::repair_step::target_library_folders(
+                    &self.context.cache,
                     target,
                     python,
                     self.spec,
-                    self.options.offline,
+                    self.context.offline,
                 )?;
                 lib_paths.extend(self.target.prefix.library_dirs());
                 lib_paths.extend(built.library_dirs.iter().cloned());
-                super::builtin_repair(
-                    self.cache,
+                super::repair_step::builtin_repair(
+                    &self.context.cache,
                     &built.path,
                     target,
                     lib_paths,
@@ -475,11 +477,11 @@ impl Identifier<'_> {
     /// A wheel whose tests failed goes to `failed/<identifier>/` of the run's log folder
     /// with its logs, never among the finished wheels.
     fn keep_failed_wheel_apart(&self, repaired: &Path, reason: &str) -> Ending {
-        match super::keep_apart(
-            self.logs,
+        match super::collect::keep_apart(
+            &self.context.logs,
             &self.spec.identifier,
             repaired,
-            &self.logs.files_of(&self.spec.identifier),
+            &self.context.logs.files_of(&self.spec.identifier),
             reason,
         ) {
             Ok(kept) => Ending::Failed {
@@ -503,12 +505,12 @@ impl Identifier<'_> {
         let file_name = repaired
             .file_name()
             .context("repaired wheel has no file name")?;
-        self.options
+        self.context
             .wheels
             .claim(self.spec.target.id(), &file_name.to_string_lossy())?;
         std::fs::create_dir_all(&out_dir).map_err(IoError::at("create", &out_dir))?;
         let destination = out_dir.join(file_name);
-        super::move_file(repaired, &destination)
+        super::collect::move_file(repaired, &destination)
             .with_context(|| format!("moving {} into {}", repaired.display(), out_dir.display()))?;
         let bytes = std::fs::read(&destination).map_err(IoError::at("read", &destination))?;
         Ok(FinishedWheel {

@@ -10,9 +10,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::context::RunContext;
 use super::outcome::{Ending, FinishedWheel, Outcome, StageTimes, TestResult};
-use super::{PipelineOptions, report, run_and_report};
-use crate::support::host::Cache;
+use super::{report, run_and_report};
 use crate::support::options::{BuildSpec, Plan};
 
 /// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
@@ -40,15 +40,13 @@ fn lanes(plan: &Plan) -> Vec<Vec<usize>> {
 
 pub(super) fn run_all(
     plan: &Plan,
-    cache: &Cache,
-    options: &PipelineOptions,
+    context: &RunContext<'_>,
     targets: &super::targets::Targets,
-    logs: &super::RunLogs,
 ) -> Vec<Outcome> {
     let lanes = lanes(plan);
-    let concurrent = options.jobs > 1 && plan.builds.len() > 1;
+    let concurrent = context.jobs > 1 && plan.builds.len() > 1;
     let workers = if concurrent {
-        options.jobs.min(lanes.len())
+        context.jobs.min(lanes.len())
     } else {
         1
     };
@@ -70,9 +68,8 @@ pub(super) fn run_all(
                     covered(spec.identifier.clone(), built_as, wheel, *reuse)
                 }
                 None if concurrent => {
-                    let (outcome, output) = crate::logging::capture(|| {
-                        run_and_report(plan, spec, cache, options, targets, logs)
-                    });
+                    let (outcome, output) =
+                        crate::logging::capture(|| run_and_report(plan, spec, context, targets));
                     let _printing = printing.lock().unwrap_or_else(|p| p.into_inner());
                     let _group = report::Group::start(&spec.identifier);
                     output.replay();
@@ -80,7 +77,7 @@ pub(super) fn run_all(
                 }
                 None => {
                     let _group = report::Group::start(&spec.identifier);
-                    run_and_report(plan, spec, cache, options, targets, logs)
+                    run_and_report(plan, spec, context, targets)
                 }
             };
             if reusable.is_none()
@@ -131,7 +128,7 @@ impl Reuse {
 fn reuse_of(wheel: &FinishedWheel) -> Option<Reuse> {
     let file_name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
     let name = crate::formats::wheel::WheelName::parse(&file_name).ok()?;
-    if super::is_abi3(&name) {
+    if super::test_step::is_abi3(&name) {
         return Some(Reuse::Abi3);
     }
     let python_independent = name.abi.iter().all(|abi| abi == "none")
@@ -172,7 +169,7 @@ fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel, reuse: Reu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordination::pipeline::tests::plan_of;
+    use crate::coordination::pipeline::test_step::tests::plan_of;
 
     fn identifiers(plan: &Plan, lane: &[usize]) -> Vec<String> {
         lane.iter()

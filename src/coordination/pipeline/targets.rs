@@ -51,7 +51,8 @@ impl Targets {
 /// Prepares each target with builds, in plan order; a failure stops the run before any
 /// build, as a failed `before-all` does in cibuildwheel (every build after it would run
 /// on a machine the project did not prepare).
-pub(super) fn prepare(plan: &Plan, cache: &Cache, offline: bool, jobs: usize) -> Result<Targets> {
+pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> Result<Targets> {
+    let (cache, offline, jobs) = (&context.cache, context.offline, context.jobs);
     let mut targets = Targets {
         prepared: BTreeMap::new(),
         _folder: None,
@@ -129,7 +130,8 @@ fn prepare_one(
     let setup = target_setup(spec, spec.python, cache, offline)?;
     let mut base = setup.command_variables();
     // As cibuildwheel evaluates it for `before-all`: in the environment crosswheel runs in.
-    let environment = super::build_environment(spec, super::process_environment())?;
+    let environment =
+        super::environment::build_environment(spec, super::environment::process_environment())?;
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),

@@ -1,0 +1,17 @@
+//! What every step of one run shares, made once by [`super::run`]: the cache, whether the
+//! run may download, this run's log folder, how many builds run at once, and the wheel
+//! names the run has made.
+
+use super::{RunLogs, WheelsThisRun};
+use crate::support::host::Cache;
+
+pub(super) struct RunContext<'a> {
+    pub cache: Cache,
+    /// `--offline`: nothing is downloaded; what the cache lacks stops that step in one line.
+    pub offline: bool,
+    /// This run's log folder: every log path a message prints is there after the run.
+    pub logs: RunLogs,
+    /// How many identifiers build at once (at least one).
+    pub jobs: usize,
+    pub wheels: &'a WheelsThisRun,
+}
