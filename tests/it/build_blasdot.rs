@@ -30,8 +30,7 @@ fn cross_env(target: &Target, python: &BuildPython) -> (Cache, CrossEnv) {
         target,
         &cache,
         &python.executable,
-        false,
-        None,
+        &crosswheel::support::host::Network::default(),
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
     let env = CrossEnv::create(&cache, python, &toolchain, None)
@@ -269,8 +268,7 @@ fn offline_without_zig_fails_with_the_install_command() {
         &target,
         &cache,
         Path::new("python3"),
-        true,
-        None,
+        &crosswheel::support::host::Network::new(true, None),
     )
     .unwrap_err();
     assert!(

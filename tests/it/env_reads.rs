@@ -50,9 +50,9 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the PYTHONPATH a build inherits, kept behind the cross environment's folder",
     ),
     (
-        "src/stages/crossenv/files.rs",
+        "src/stages/toolchain/language.rs",
         "var(name)",
-        "CFLAGS/CXXFLAGS/CPPFLAGS/LDFLAGS: the compilers' own convention, passed on to the wrappers as the user set them",
+        "each language's flags variable (CFLAGS, CXXFLAGS, ...), CPPFLAGS and LDFLAGS: the compilers' own convention, passed on to the wrappers as the user set them",
     ),
     (
         "src/support/target_libraries/mod.rs",
@@ -60,12 +60,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "CPPFLAGS/LDFLAGS/PKG_CONFIG_LIBDIR/CMAKE_PREFIX_PATH as the user set them, kept after the target prefixes' entries",
     ),
     (
-        "src/coordination/pipeline/mod.rs",
+        "src/coordination/pipeline/environment.rs",
         "vars()",
         "the process environment that the `environment` option is evaluated against, as cibuildwheel evaluates it",
     ),
     (
-        "src/coordination/pipeline/mod.rs",
+        "src/coordination/pipeline/environment.rs",
         "var(\"SDKROOT\")",
         "the compilers' convention for a macOS SDK, the fallback of `macos-sdk`",
     ),

@@ -44,6 +44,9 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         test_timeout: _,
     } = options;
     const PIPELINE: &str = "src/coordination/pipeline/mod.rs";
+    const ENVIRONMENT: &str = "src/coordination/pipeline/environment.rs";
+    const TEST_STEP: &str = "src/coordination/pipeline/test_step.rs";
+    const CONTEXT: &str = "src/coordination/pipeline/context.rs";
     const IDENTIFIER: &str = "src/coordination/pipeline/identifier.rs";
     const TARGETS: &str = "src/coordination/pipeline/targets.rs";
     const BUILD_SPEC: &str = "src/support/options/build_spec.rs";
@@ -68,7 +71,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "environment",
             vec![
-                (PIPELINE, "spec.options.environment.apply("),
+                (ENVIRONMENT, "spec.options.environment.apply("),
                 (TESTING, "spec.environment"),
             ],
         ),
@@ -101,39 +104,39 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "before_test",
             vec![
-                (PIPELINE, "spec.options.before_test"),
+                (TEST_STEP, "spec.options.before_test"),
                 (TESTING, "spec.before_test"),
             ],
         ),
         ("repair", vec![(IDENTIFIER, "self.spec.options.repair")]),
         (
             "test_command",
-            vec![(PIPELINE, "spec.options.test_command")],
+            vec![(TEST_STEP, "spec.options.test_command")],
         ),
         (
             "test_requires",
-            vec![(PIPELINE, "spec.options.test_requires")],
+            vec![(TEST_STEP, "spec.options.test_requires")],
         ),
         (
             "test_groups_problem",
-            vec![(PIPELINE, "spec.options.test_groups_problem")],
+            vec![(TEST_STEP, "spec.options.test_groups_problem")],
         ),
         (
             "test_extras",
             vec![
-                (PIPELINE, "spec.options.test_extras"),
+                (TEST_STEP, "spec.options.test_extras"),
                 (TESTING, "with_extras(&wheel, &spec.test_extras)"),
             ],
         ),
         (
             "test_sources",
-            vec![(PIPELINE, "spec.options.test_sources")],
+            vec![(TEST_STEP, "spec.options.test_sources")],
         ),
         (
             "test_skipped",
             vec![
                 ("src/support/options/mod.rs", "!self.test_skipped"),
-                (PIPELINE, "spec.options.runs_tests()"),
+                (TEST_STEP, "spec.options.runs_tests()"),
             ],
         ),
         ("output_dir", vec![(PIPELINE, "spec.options.output_dir")]),
@@ -142,7 +145,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "macos_deployment_target",
             vec![(BUILD_SPEC, "options.macos_deployment_target,")],
         ),
-        ("qemu_cpu", vec![(PIPELINE, "spec.options.qemu_cpu")]),
+        ("qemu_cpu", vec![(TEST_STEP, "spec.options.qemu_cpu")]),
         (
             "target_requires",
             vec![(IDENTIFIER, "spec.options.target_requires")],
@@ -161,18 +164,18 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "test_environment",
             vec![
-                (PIPELINE, "spec.options.test_environment"),
+                (TEST_STEP, "spec.options.test_environment"),
                 (TESTING, "spec.test_environment"),
             ],
         ),
         (
             "target_python",
             vec![
-                (PIPELINE, "spec.options.target_python"),
+                (TEST_STEP, "spec.options.target_python"),
                 (TESTING, "spec.target_python"),
             ],
         ),
-        ("macos_sdk", vec![(PIPELINE, "spec.options.macos_sdk")]),
+        ("macos_sdk", vec![(ENVIRONMENT, "spec.options.macos_sdk")]),
         (
             "require_tests",
             vec![(IDENTIFIER, "self.spec.options.require_tests")],
@@ -180,14 +183,14 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "debian_mirror",
             vec![
-                (PIPELINE, "spec.options.debian_mirror"),
-                (TESTING, "spec.debian_mirror"),
+                (CONTEXT, "spec.options.debian_mirror"),
+                (TESTING, "&spec.network"),
             ],
         ),
         (
             "test_timeout",
             vec![
-                (PIPELINE, "spec.options.test_timeout"),
+                (TEST_STEP, "spec.options.test_timeout"),
                 (TESTING, "spec.timeout"),
             ],
         ),

@@ -2,6 +2,7 @@
 //! a cached download whose bytes changed after they were verified is refused in one line
 //! that names the file, the pinned hash and the hash it has, and is left as it is.
 
+use crosswheel::support::host::Network;
 use crosswheel::support::sysroot::{OrigTarball, orig_tarball};
 use crosswheel::support::target_libraries::{IndexSource, catalogue, index_sdist};
 
@@ -33,7 +34,7 @@ fn a_changed_cached_source_tarball_is_refused_naming_both_hashes() {
             release: entry.debian_release.as_deref(),
             from_pool: entry.from_pool,
         },
-        Some("http://127.0.0.1:9/debian"),
+        &crosswheel::support::host::Network::new(false, Some("http://127.0.0.1:9/debian".into())),
     )
     .unwrap_err()
     .to_string();
@@ -117,7 +118,7 @@ fn a_source_from_the_pool_is_fetched_by_its_path_and_refused_when_its_bytes_diff
                 release: None,
                 from_pool: true,
             },
-            Some(&mirror),
+            &crosswheel::support::host::Network::new(false, Some(mirror.clone())),
         )
     };
 
@@ -230,14 +231,25 @@ fn an_index_sdist_is_fetched_through_the_simple_api_and_kept_only_with_its_pinne
     };
 
     let cache = tempfile::tempdir().unwrap();
-    let fetched = index_sdist(cache.path(), &source(&pinned), Some(&index)).unwrap();
+    let fetched = index_sdist(
+        cache.path(),
+        &source(&pinned),
+        Some(&index),
+        &Network::default(),
+    )
+    .unwrap();
     assert_eq!(std::fs::read(&fetched).unwrap(), bytes);
 
     let other = tempfile::tempdir().unwrap();
     let wrong = "0".repeat(64);
-    let error = index_sdist(other.path(), &source(&wrong), Some(&index))
-        .unwrap_err()
-        .to_string();
+    let error = index_sdist(
+        other.path(),
+        &source(&wrong),
+        Some(&index),
+        &Network::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(!error.contains('\n'), "{error}");
     assert!(
         error.contains(&format!("SHA-256 {pinned}")) && error.contains(&wrong),
@@ -253,9 +265,14 @@ fn an_index_sdist_is_fetched_through_the_simple_api_and_kept_only_with_its_pinne
 
     let tampered = b"changed after it was verified";
     std::fs::write(&fetched, tampered).unwrap();
-    let error = index_sdist(cache.path(), &source(&pinned), Some(&index))
-        .unwrap_err()
-        .to_string();
+    let error = index_sdist(
+        cache.path(),
+        &source(&pinned),
+        Some(&index),
+        &Network::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(!error.contains('\n'), "{error}");
     assert!(
         error.contains(&pinned) && error.contains("remove it"),

@@ -339,7 +339,12 @@ void demo_init(void) { static char *argv[] = {"demo", 0}; _gfortran_set_args(1, 
 #[ignore = "slow: a Debian download and a zig-built extension"]
 fn linux_graft_from_a_debian_target_tree_names_the_debian_package() {
     let cache = crosswheel::support::host::Cache::from_env().expect("crosswheel's cache folder");
-    let spec = TreeSpec::target_package(LinuxArch::Aarch64, "libgfortran5", &[], None);
+    let spec = TreeSpec::target_package(
+        LinuxArch::Aarch64,
+        "libgfortran5",
+        &[],
+        &crosswheel::support::host::Network::default(),
+    );
     let tree = provision(cache.root(), &spec).expect("fetch libgfortran5 for arm64");
     let version = &tree
         .manifest()

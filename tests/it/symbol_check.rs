@@ -161,7 +161,7 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
     let root = crosswheel::support::sysroot::system_libraries(
         cache.root(),
         crosswheel::target::LinuxArch::Ppc64le,
-        None,
+        &crosswheel::support::host::Network::default(),
     )
     .unwrap();
     let qemu = common::require_tool("qemu-ppc64le-static", "apt-get install qemu-user-static");

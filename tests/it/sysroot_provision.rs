@@ -1,6 +1,7 @@
 //! Provisioning real target sysroots from the host's Debian mirrors (network on first
 //! use of a fresh cache). Needs apt-get, dpkg-deb and qemu-user on a Debian host.
 
+use crosswheel::support::host::Network;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -29,7 +30,9 @@ fn provision_cold_then_warm(arch: LinuxArch) -> (tempfile::TempDir, Sysroot) {
     let cold_started = Instant::now();
     let racers: Vec<Sysroot> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| Sysroot::provision(cache.path(), arch, py311())))
+            .map(|_| {
+                scope.spawn(|| Sysroot::provision(cache.path(), arch, py311(), &Network::default()))
+            })
             .collect();
         handles
             .into_iter()
@@ -52,7 +55,7 @@ fn provision_cold_then_warm(arch: LinuxArch) -> (tempfile::TempDir, Sysroot) {
     );
 
     let warm_started = Instant::now();
-    let warm = Sysroot::provision(cache.path(), arch, py311())
+    let warm = Sysroot::provision(cache.path(), arch, py311(), &Network::default())
         .unwrap_or_else(|err| panic!("warm provisioning failed: {err}"));
     let warm_time = warm_started.elapsed();
     assert!(
@@ -105,8 +108,8 @@ fn assert_no_absolute_symlinks(root: &Path) {
 }
 
 fn emulated_machine(cache: &Path, arch: LinuxArch) -> String {
-    let emulator =
-        Emulator::new(cache, arch, py311(), None, None, None).unwrap_or_else(|err| panic!("{err}"));
+    let emulator = Emulator::new(cache, arch, py311(), None, &Network::default(), None)
+        .unwrap_or_else(|err| panic!("{err}"));
     // The stdlib is compiled once, under emulation, so test runs do not compile it again.
     let stdlib = emulator.sysroot().root().join("usr/lib/python3.11");
     for module in [
@@ -190,8 +193,15 @@ fn ppc64el_sysroot_is_fetched_once_and_runs_python_as_ppc64le() {
 #[ignore = "slow: Debian downloads, qemu"]
 fn emulated_python_has_the_stdlib_extension_modules_wheels_use() {
     let cache = cache_root();
-    let emulator = Emulator::new(&cache, LinuxArch::Aarch64, py311(), None, None, None)
-        .unwrap_or_else(|err| panic!("{err}"));
+    let emulator = Emulator::new(
+        &cache,
+        LinuxArch::Aarch64,
+        py311(),
+        None,
+        &Network::default(),
+        None,
+    )
+    .unwrap_or_else(|err| panic!("{err}"));
     let output = emulator
         .python_command()
         .args([
@@ -214,8 +224,9 @@ fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
     let cache = cache_root();
     let host = LinuxArch::host().expect("a supported host");
     let started = Instant::now();
-    let tree: PackageTree = sysroot::provision(&cache, &TreeSpec::qemu_user(host, None))
-        .unwrap_or_else(|err| panic!("{err}"));
+    let tree: PackageTree =
+        sysroot::provision(&cache, &TreeSpec::qemu_user(host, &Network::default()))
+            .unwrap_or_else(|err| panic!("{err}"));
     eprintln!(
         "[timing] qemu-user-static tree: {:.2} s (downloaded: {})",
         started.elapsed().as_secs_f64(),
@@ -243,7 +254,8 @@ fn static_qemu_is_fetched_from_the_host_archive_and_runs() {
         "only crosswheel's emulators are kept"
     );
     // PATH wins over the cache when it has one.
-    let found = find_qemu(LinuxArch::Aarch64, &cache, None).unwrap_or_else(|err| panic!("{err}"));
+    let found = find_qemu(LinuxArch::Aarch64, &cache, &Network::default())
+        .unwrap_or_else(|err| panic!("{err}"));
     assert!(found.is_file());
 }
 
@@ -258,7 +270,7 @@ fn debian_forkys_cpython_3_15_runs_under_qemu_for_aarch64_and_ppc64le() {
         (LinuxArch::Aarch64, "aarch64"),
         (LinuxArch::Ppc64le, "ppc64le"),
     ] {
-        let emulator = Emulator::new(&cache_root(), arch, cp315, None, None, None)
+        let emulator = Emulator::new(&cache_root(), arch, cp315, None, &Network::default(), None)
             .unwrap_or_else(|err| panic!("{arch}: {err}"));
         let output = emulator
             .python_command()

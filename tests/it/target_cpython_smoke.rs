@@ -15,6 +15,7 @@ fn debian_aarch64_cp311(cache: &Cache) -> Sysroot {
         cache.root(),
         LinuxArch::Aarch64,
         PythonTag::parse("cp311").unwrap(),
+        &crosswheel::support::host::Network::default(),
     )
     .unwrap_or_else(|err| panic!("{err}"))
 }
@@ -30,7 +31,7 @@ fn a_full_cpython_passes_with_every_module_the_catalogue_asks_for() {
         target: &target,
         python: PythonTag::parse("cp311").unwrap(),
         modules: target_cpythons().smoke_imports(),
-        mirror: None,
+        network: &crosswheel::support::host::Network::default(),
     };
     let said = smoke
         .run(debian.root())
@@ -53,7 +54,7 @@ fn a_missing_module_and_a_foreign_ext_suffix_fail_it_by_name() {
         target: &target,
         python: PythonTag::parse("cp311").unwrap(),
         modules: &modules,
-        mirror: None,
+        network: &crosswheel::support::host::Network::default(),
     };
     let problem = smoke.run(debian.root()).unwrap_err();
     assert!(

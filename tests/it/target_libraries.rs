@@ -484,8 +484,7 @@ fn offline_refuses_to_fetch_a_source_package_the_cache_lacks() {
         &target,
         &real,
         Path::new("python3"),
-        false,
-        None,
+        &crosswheel::support::host::Network::default(),
     )
     .unwrap_or_else(|err| panic!("{err}"));
     let cache = tempfile::tempdir().unwrap();

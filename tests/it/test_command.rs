@@ -193,6 +193,7 @@ fn target_python_runs_the_tests_on_the_users_own_target_cpython() {
         cache.root(),
         LinuxArch::Aarch64,
         crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
+        &crosswheel::support::host::Network::default(),
     )
     .unwrap_or_else(|err| panic!("{err}"));
     let users = tempfile::tempdir().unwrap();

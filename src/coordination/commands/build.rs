@@ -14,9 +14,6 @@ use crate::support::options::{
 };
 
 pub fn run_build(args: &BuildArgs) -> Result<ExitCode> {
-    if args.offline {
-        crate::support::host::forbid_downloads();
-    }
     if !super::sdist::is_sdist(&args.project) {
         let root = project_root_for(&args.project, &std::env::current_dir()?);
         return build_folder(args, &args.project, root, false);

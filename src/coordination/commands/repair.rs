@@ -60,8 +60,12 @@ pub(crate) fn system_libraries_for(
         Some(arch) => Ok(Some(crate::support::sysroot::system_libraries(
             cache.root(),
             arch,
-            crate::support::options::debian_mirror_variable(&crate::support::options::ProcessEnv)
-                .as_deref(),
+            &crate::support::host::Network::new(
+                false,
+                crate::support::options::debian_mirror_variable(
+                    &crate::support::options::ProcessEnv,
+                ),
+            ),
         )?)),
         None => Ok(None),
     }

@@ -25,8 +25,11 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             cache_dir: cache.root().to_path_buf(),
             log_dir: logs.clone(),
             target_python: args.target_python.clone(),
-            debian_mirror: crate::support::options::debian_mirror_variable(
-                &crate::support::options::ProcessEnv,
+            network: crate::support::host::Network::new(
+                false,
+                crate::support::options::debian_mirror_variable(
+                    &crate::support::options::ProcessEnv,
+                ),
             ),
             ..TestSpec::default()
         };

@@ -8,7 +8,7 @@ use crate::cli::{EnvArgs, ToolchainArgs};
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
 use crate::stages::toolchain::doctor;
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
 use crate::target::{Target, ToolchainKind};
 
 pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
@@ -52,9 +52,6 @@ pub fn run_doctor(args: &ToolchainArgs) -> Result<ExitCode> {
 }
 
 pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
-    if args.offline {
-        crate::support::host::forbid_downloads();
-    }
     let target = Target::parse(&args.target)?;
     let cache = Cache::from_env()?;
     let tag = PythonTag::parse_version(&args.python)
@@ -69,8 +66,7 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
         python_source: PythonSource::Machine,
         toolchain: kind,
         cache: &cache,
-        offline: args.offline,
-        debian_mirror: mirror.as_deref(),
+        network: &Network::new(args.offline, mirror),
         runner: None,
     })?;
     let env = setup.cross_env;

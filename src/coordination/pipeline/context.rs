@@ -3,7 +3,8 @@
 //! names the run has made.
 
 use super::{RunLogs, WheelsThisRun};
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
+use crate::support::options::BuildSpec;
 
 pub(super) struct RunContext<'a> {
     pub cache: Cache,
@@ -14,4 +15,11 @@ pub(super) struct RunContext<'a> {
     /// How many identifiers build at once (at least one).
     pub jobs: usize,
     pub wheels: &'a WheelsThisRun,
+}
+
+impl RunContext<'_> {
+    /// What `spec`'s steps may download, and from which Debian mirror (its `debian-mirror`).
+    pub fn network(&self, spec: &BuildSpec) -> Network {
+        Network::new(self.offline, spec.options.debian_mirror.clone())
+    }
 }

@@ -272,8 +272,7 @@ impl Identifier<'_> {
             python_source: PythonSource::FindOrInstall,
             toolchain: spec.options.toolchain,
             cache: &self.context.cache,
-            offline: self.context.offline,
-            debian_mirror: spec.options.debian_mirror.as_deref(),
+            network: &self.context.network(spec),
             runner: self.target_runner(),
         })?;
         let frontend = frontend_of(&spec.options.build_frontend);
@@ -402,7 +401,7 @@ impl Identifier<'_> {
             arch,
             python,
             None,
-            options.debian_mirror.as_deref(),
+            &self.context.network(self.spec),
             options.qemu_cpu.clone(),
         ) {
             Ok(emulator) => Some(TargetRunner {
@@ -468,7 +467,7 @@ impl Identifier<'_> {
                     target,
                     lib_paths,
                     &repaired_dir,
-                    self.spec.options.debian_mirror.as_deref(),
+                    &self.context.network(self.spec),
                 )
             }
         }

@@ -10,7 +10,7 @@ use crate::formats::wheel::source_date_epoch;
 use crate::io_error::IoError;
 use crate::stages::backend::prepare_target_site;
 use crate::stages::repair::{RepairRequest, repair};
-use crate::support::host::{BuildPython, Cache};
+use crate::support::host::{BuildPython, Cache, Network};
 use crate::support::options::BuildSpec;
 use crate::target::{Libc, Target};
 
@@ -20,7 +20,7 @@ pub(super) fn builtin_repair(
     target: &Target,
     lib_paths: Vec<PathBuf>,
     out_dir: &Path,
-    debian_mirror: Option<&str>,
+    network: &Network,
 ) -> Result<PathBuf> {
     let wheel = crate::formats::wheel::open_within_env_limits(wheel_path)?;
     let request = RepairRequest {
@@ -40,7 +40,7 @@ pub(super) fn builtin_repair(
             Some(arch) => Some(crate::support::sysroot::system_libraries(
                 cache.root(),
                 arch,
-                debian_mirror,
+                network,
             )?),
             None => None,
         },

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::{BuiltRequirement, RequirementBuildFailure, RequirementBuilder};
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
 use crate::support::sysroot::LinuxArch;
 
 use super::run_logs::RunLogs;
@@ -27,8 +27,7 @@ const RECORD: &str = "build.json";
 pub(super) struct PipelineBuilder {
     pub cache: Cache,
     pub logs: RunLogs,
-    pub offline: bool,
-    pub debian_mirror: Option<String>,
+    pub network: Network,
 }
 
 impl RequirementBuilder for PipelineBuilder {
@@ -146,7 +145,7 @@ impl PipelineBuilder {
         overrides
             .set("test-skip", "*")
             .set("output-dir", partial.to_string_lossy());
-        if let Some(mirror) = &self.debian_mirror {
+        if let Some(mirror) = &self.network.debian_mirror {
             overrides.set("debian-mirror", mirror.clone());
         }
         // The user's variables configure their project, not this one.
@@ -154,7 +153,7 @@ impl PipelineBuilder {
         let plan = crate::support::options::resolve(&project, &overrides, &env)
             .map_err(|error| format!("its configuration: {error}"))?;
         let options = PipelineOptions {
-            offline: self.offline,
+            offline: self.network.offline,
             jobs: 1,
             wheels: WheelsThisRun::default(),
             logs: Some(logs.clone()),

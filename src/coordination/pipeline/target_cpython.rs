@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::targets::target_setup;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::SmokeTest;
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
 use crate::support::options::BuildSpec;
 use crate::support::target_libraries::{
     CrossBuild, TARGET_LIBRARIES, add_prefix_variables, catalogue, ensure_library,
@@ -36,6 +36,7 @@ pub(super) fn built_target_cpython(
         return Ok(None);
     }
     let jobs = std::thread::available_parallelism().map_or(1, usize::from);
+    let network = Network::new(offline, spec.options.debian_mirror.clone());
     let setup = target_setup(spec, python, cache, offline)?;
     let base = setup.command_variables();
     let mut roots: Vec<PathBuf> = Vec::new();
@@ -44,7 +45,7 @@ pub(super) fn built_target_cpython(
         toolchain: setup.toolchain.description.clone(),
         vars: base.clone(),
         jobs,
-        debian_mirror: spec.options.debian_mirror.clone(),
+        network: network.clone(),
         build_python: None,
         cache_folder: TARGET_LIBRARIES,
         announcement: None,
@@ -63,7 +64,7 @@ pub(super) fn built_target_cpython(
         target: &spec.target,
         python,
         modules: target_cpythons().smoke_imports(),
-        mirror: spec.options.debian_mirror.as_deref(),
+        network: &network,
     };
     let verify = |root: &Path| {
         let said = smoke.run(root)?;

@@ -12,7 +12,7 @@ use super::hooks;
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
 use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
     CrossBuild, LibraryEntry, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
@@ -154,7 +154,7 @@ fn prepare_one(
             toolchain: setup.toolchain.description.clone(),
             vars,
             jobs,
-            debian_mirror: spec.options.debian_mirror.clone(),
+            network: Network::new(offline, spec.options.debian_mirror.clone()),
             build_python: None,
             cache_folder: TARGET_LIBRARIES,
             announcement: None,
@@ -213,8 +213,7 @@ pub(super) fn target_setup(
         python_source: PythonSource::FindOrInstall,
         toolchain: spec.options.toolchain,
         cache,
-        offline,
-        debian_mirror: spec.options.debian_mirror.as_deref(),
+        network: &Network::new(offline, spec.options.debian_mirror.clone()),
         runner: None,
     })?)
 }

@@ -74,15 +74,14 @@ pub(super) fn test(
             testing::Builder(std::sync::Arc::new(requirement_build::PipelineBuilder {
                 cache: cache.clone(),
                 logs: logs.clone(),
-                offline,
-                debian_mirror: spec.options.debian_mirror.clone(),
+                network: context.network(spec),
             }))
         }),
         before_test: spec.options.before_test.clone(),
         environment: environment.clone(),
         test_environment: spec.options.test_environment.clone(),
         target_python,
-        debian_mirror: spec.options.debian_mirror.clone(),
+        network: context.network(spec),
         timeout: spec.options.test_timeout,
     };
     let verdict = match testing::test_or_check(wheel, &opened, &test_spec) {

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::{CrossEnv, CrossEnvError, TargetRunner};
 use crate::python_tag::PythonTag;
 use crate::stages::toolchain::{Toolchain, ToolchainError, resolve_toolchain};
-use crate::support::host::{BuildPython, Cache, PythonError};
+use crate::support::host::{BuildPython, Cache, Network, PythonError};
 use crate::target::{Target, ToolchainKind};
 
 #[derive(Debug, thiserror::Error)]
@@ -48,8 +48,7 @@ pub struct SetupRequest<'a> {
     pub python_source: PythonSource,
     pub toolchain: ToolchainKind,
     pub cache: &'a Cache,
-    pub offline: bool,
-    pub debian_mirror: Option<&'a str>,
+    pub network: &'a Network,
     /// qemu-user and the target's root, for the target programs a build runs.
     pub runner: Option<TargetRunner>,
 }
@@ -68,12 +67,9 @@ impl TargetSetup {
     pub fn prepare(request: &SetupRequest<'_>) -> Result<TargetSetup, SetupError> {
         let gil = request.python.with_gil();
         let found = match request.python_source {
-            PythonSource::FindOrInstall => BuildPython::find_or_install(
-                gil,
-                request.cache,
-                request.offline,
-                request.debian_mirror,
-            ),
+            PythonSource::FindOrInstall => {
+                BuildPython::find_or_install(gil, request.cache, request.network)
+            }
             PythonSource::Machine => BuildPython::find(gil),
         };
         let python = found
@@ -88,8 +84,7 @@ impl TargetSetup {
             request.target,
             request.cache,
             &python.executable,
-            request.offline,
-            request.debian_mirror,
+            request.network,
         )?;
         let cross_env =
             CrossEnv::create(request.cache, &python, &toolchain, request.runner.clone())?;
@@ -156,8 +151,7 @@ mod tests {
             python_source: PythonSource::Machine,
             toolchain: ToolchainKind::Zig,
             cache: &cache,
-            offline: true,
-            debian_mirror: None,
+            network: &Network::new(true, None),
             runner: None,
         })
         .unwrap_err();

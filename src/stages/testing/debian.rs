@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::wheel::{Contents, WheelName, WriteOptions, write_wheel};
 use crate::package_name::requirement_name;
+use crate::support::host::Network;
 use crate::support::sysroot::python_packages::{
     self, DIST_PACKAGES, ProvidedDistribution, debian_package, normalize,
 };
@@ -95,7 +96,7 @@ pub(crate) fn emulated_env(
         let with_packages = match emulator.with_debian_packages(
             sources.cache,
             &packages,
-            sources.mirror,
+            sources.network,
         ) {
             Ok(Some(found)) => found,
             Ok(None) => {
@@ -150,8 +151,8 @@ pub(crate) fn emulated_env(
 pub(crate) struct Sources<'a> {
     /// crosswheel's cache (Debian trees).
     pub cache: &'a Path,
-    /// `debian-mirror`.
-    pub mirror: Option<&'a str>,
+    /// Whether Debian's packages may be downloaded, and from which mirror.
+    pub network: &'a Network,
     /// Builds what neither the index nor Debian has; `None`: nothing is built here.
     pub builder: Option<&'a dyn RequirementBuilder>,
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::python_tag::PythonTag;
+use crate::support::host::Network;
 use crate::support::sysroot::{self, LinuxArch, Sysroot, TreeSpec};
 
 use super::TestError;
@@ -54,14 +55,14 @@ impl Emulator {
         arch: LinuxArch,
         python_version: PythonTag,
         target_python: Option<&Path>,
-        mirror: Option<&str>,
+        network: &Network,
         cpu: Option<String>,
     ) -> Result<Self, TestError> {
         let sysroot = match target_python {
-            Some(folder) => Sysroot::user_supplied(cache, folder, arch, python_version, mirror)?,
-            None => Sysroot::provision_from(cache, arch, python_version, mirror)?,
+            Some(folder) => Sysroot::user_supplied(cache, folder, arch, python_version, network)?,
+            None => Sysroot::provision(cache, arch, python_version, network)?,
         };
-        let qemu = find_qemu(arch, cache, mirror)?;
+        let qemu = find_qemu(arch, cache, network)?;
         let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));
         let emulator = Emulator { qemu, sysroot, cpu };
         emulator.precompile_stdlib()?;
@@ -75,7 +76,7 @@ impl Emulator {
         &self,
         cache: &Path,
         packages: &[String],
-        mirror: Option<&str>,
+        network: &Network,
     ) -> Result<Option<Self>, TestError> {
         if !self.sysroot.owned() {
             return Ok(None);
@@ -84,7 +85,7 @@ impl Emulator {
             cache,
             self.sysroot.arch(),
             self.sysroot.python_version(),
-            mirror,
+            network,
             packages,
         )?;
         let emulator = Emulator {
@@ -186,19 +187,15 @@ impl Emulator {
 }
 
 /// `qemu-<arch>-static` or `qemu-<arch>` from PATH, else Debian's static build fetched
-/// into the cache (its binaries run from any folder) from `mirror` or Debian's archive.
-pub fn find_qemu(
-    arch: LinuxArch,
-    cache: &Path,
-    mirror: Option<&str>,
-) -> Result<PathBuf, TestError> {
+/// into the cache (its binaries run from any folder) as `network` reaches Debian's archive.
+pub fn find_qemu(arch: LinuxArch, cache: &Path, network: &Network) -> Result<PathBuf, TestError> {
     if let Some(found) = std::env::var_os("PATH").and_then(|path| find_qemu_on_path(arch, &path)) {
         return Ok(found);
     }
     let host = LinuxArch::host().ok_or(TestError::UnsupportedHost {
         arch: std::env::consts::ARCH,
     })?;
-    let tree = sysroot::provision(cache, &TreeSpec::qemu_user(host, mirror))?;
+    let tree = sysroot::provision(cache, &TreeSpec::qemu_user(host, network))?;
     let qemu = tree
         .root()
         .join("usr/bin")

@@ -28,6 +28,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::python_tag::PythonTag;
+use crate::support::host::Network;
 use crate::support::options::{Environment, ProjectPaths};
 use crate::support::sysroot::{LinuxArch, SysrootError};
 
@@ -198,9 +199,9 @@ pub struct TestSpec {
     /// `target-python`: the user's own target CPython for an emulated run (a version
     /// Debian does not ship); see [`crate::support::sysroot::Sysroot::user_supplied`].
     pub target_python: Option<PathBuf>,
-    /// `debian-mirror`: the archive target CPythons (and qemu-user, when it is not on
-    /// PATH) come from; `None`: Debian's own.
-    pub debian_mirror: Option<String>,
+    /// Whether target CPythons (and qemu-user, when it is not on PATH) may be downloaded,
+    /// and from which Debian mirror (`debian-mirror`; Debian's own when unset).
+    pub network: Network,
     /// `test-timeout`: the test command is killed (with its process group) after this.
     pub timeout: Option<Duration>,
 }
@@ -225,7 +226,7 @@ impl Default for TestSpec {
             environment: BTreeMap::new(),
             test_environment: Environment::default(),
             target_python: None,
-            debian_mirror: None,
+            network: Network::default(),
             timeout: None,
         }
     }
@@ -419,7 +420,7 @@ fn emulated_env(
         target,
         spec.python_version,
         spec.target_python.as_deref(),
-        spec.debian_mirror.as_deref(),
+        &spec.network,
         spec.qemu_cpu.clone(),
     )?;
     // A musl CPython of the host's own architecture runs under qemu only for its loader:
@@ -447,7 +448,7 @@ fn emulated_env(
     let (_, install_vars) = test_variables(&env, spec, project)?;
     let sources = debian::Sources {
         cache: &spec.cache_dir,
-        mirror: spec.debian_mirror.as_deref(),
+        network: &spec.network,
         builder: spec.requirement_builder.as_ref().map(|builder| &*builder.0),
     };
     debian::emulated_env(env, &emulator, requirements, &install_vars, &sources, log)

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::python_tag::PythonTag;
+use crate::support::host::Network;
 use crate::support::sysroot::LinuxArch;
 use crate::target::Target;
 
@@ -23,8 +24,8 @@ pub struct SmokeTest<'a> {
     pub python: PythonTag,
     /// Standard-library modules to import (config/target-cpython.toml's `smoke_imports`).
     pub modules: &'a [String],
-    /// The `debian-mirror` option.
-    pub mirror: Option<&'a str>,
+    /// Whether the emulator's tree may be downloaded, and from which Debian mirror.
+    pub network: &'a Network,
 }
 
 impl SmokeTest<'_> {
@@ -34,8 +35,15 @@ impl SmokeTest<'_> {
         let Some(arch) = self.target.linux_arch() else {
             return Err(format!("{} is not a Linux target", self.target.id()));
         };
-        let emulator = Emulator::new(self.cache, arch, self.python, Some(root), self.mirror, None)
-            .map_err(|error| format!("its smoke test could not start: {error}"))?;
+        let emulator = Emulator::new(
+            self.cache,
+            arch,
+            self.python,
+            Some(root),
+            self.network,
+            None,
+        )
+        .map_err(|error| format!("its smoke test could not start: {error}"))?;
         let output = emulator
             .python_command()
             .arg("-I")

@@ -24,7 +24,7 @@ pub use wrappers::{
 };
 pub use zig::{Zig, ensure_zig, find_zig, zig_install_command};
 
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
 use crate::target::{Target, ToolchainKind};
 
 #[derive(Debug, thiserror::Error)]
@@ -128,15 +128,14 @@ fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
     })
 }
 
-/// Finds (and with zig, installs unless `offline`) the toolchain of `kind` for `target`;
-/// `debian_mirror` (the `debian-mirror` option) serves the runtime pieces zig lacks.
+/// Finds (and with zig, installs unless `network` is offline) the toolchain of `kind` for
+/// `target`; Debian's archive, as `network` reaches it, serves the runtime pieces zig lacks.
 pub fn resolve_toolchain(
     kind: ToolchainKind,
     target: &Target,
     cache: &Cache,
     host_python: &Path,
-    offline: bool,
-    debian_mirror: Option<&str>,
+    network: &Network,
 ) -> Result<Toolchain, ToolchainError> {
     if !target.data().fuses.is_empty() {
         return Err(ToolchainError::FusedTarget {
@@ -146,8 +145,8 @@ pub fn resolve_toolchain(
     }
     match kind {
         ToolchainKind::Zig => {
-            let zig = ensure_zig(cache, host_python, offline)?;
-            let runtime = runtime::runtime_archive(cache, &zig, target, debian_mirror)?;
+            let zig = ensure_zig(cache, host_python, network.offline)?;
+            let runtime = runtime::runtime_archive(cache, &zig, target, network)?;
             let wrappers = write_zig_wrappers(cache, &zig, target, runtime.as_deref())?;
             Ok(Toolchain {
                 kind,

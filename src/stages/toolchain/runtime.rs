@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{ToolchainError, Zig};
 use crate::io_error::IoError;
-use crate::support::host::Cache;
+use crate::support::host::{Cache, Network};
 use crate::support::sysroot::{self, TreeSpec};
 use crate::target::{Target, ZigRuntime};
 
@@ -16,7 +16,7 @@ pub fn runtime_archive(
     cache: &Cache,
     zig: &Zig,
     target: &Target,
-    mirror: Option<&str>,
+    network: &Network,
 ) -> Result<Option<PathBuf>, ToolchainError> {
     let (Some(runtime), Some(arch)) = (&target.data().zig_runtime, target.linux_arch()) else {
         return Ok(None);
@@ -44,7 +44,7 @@ pub fn runtime_archive(
         arch,
         &runtime.package,
         std::slice::from_ref(&runtime.archive),
-        mirror,
+        network,
     );
     let tree = sysroot::provision(cache.root(), &spec).map_err(|err| failed(err.to_string()))?;
     let source = tree.root().join(&runtime.archive);

@@ -47,7 +47,7 @@ impl HostBuild {
     /// The build of CPython `version` (`3.14`) for this machine; `None` when
     /// config/host-cpython.toml has no source of it, or crosswheel has no Linux target of
     /// this machine's architecture to describe it.
-    pub(super) fn for_version(version: &str, debian_mirror: Option<&str>) -> Option<HostBuild> {
+    pub(super) fn for_version(version: &str, network: &super::Network) -> Option<HostBuild> {
         let entry = host_cpythons().for_version(version)?;
         let target = build_machine()?;
         let jobs = std::thread::available_parallelism().map_or(1, usize::from);
@@ -58,7 +58,7 @@ impl HostBuild {
             toolchain: "the build machine's C compiler".to_string(),
             vars: BTreeMap::new(),
             jobs,
-            debian_mirror: debian_mirror.map(str::to_string),
+            network: network.clone(),
             build_python: None,
             cache_folder: HOST_CPYTHON,
             announcement: Some(format!(
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn the_build_machine_is_a_glibc_linux_target_and_builds_into_its_own_folder() {
-        let Some(build) = HostBuild::for_version("3.14", None) else {
+        let Some(build) = HostBuild::for_version("3.14", &super::super::Network::default()) else {
             panic!(
                 "config/host-cpython.toml builds 3.14 on {}",
                 std::env::consts::ARCH
@@ -243,6 +243,6 @@ mod tests {
             announced.starts_with("building CPython 3.14.") && announced.contains("minutes on"),
             "{announced}"
         );
-        assert!(HostBuild::for_version("3.12", None).is_none());
+        assert!(HostBuild::for_version("3.12", &super::super::Network::default()).is_none());
     }
 }

@@ -5,7 +5,7 @@
 
 mod built_python;
 mod cache;
-mod offline;
+mod network;
 mod python;
 mod shell;
 pub(crate) mod tool_venv;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use built_python::HostBuildError;
 pub use cache::{Cache, NoCacheDir, cache_key, sha256_of_file};
-pub use offline::{downloads_forbidden, forbid_downloads};
+pub use network::Network;
 pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};
 pub use shell::shell_quote;

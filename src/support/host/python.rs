@@ -149,21 +149,21 @@ impl BuildPython {
     /// [`BuildPython::find`], and when the machine has no CPython `version`: the one
     /// crosswheel built before, else (unless `offline`) one `uv python install` installs
     /// (uv from PATH, or installed into crosswheel's cache from PyPI like zig), else one
-    /// crosswheel builds from Debian's source (config/host-cpython.toml, fetched from
-    /// `debian_mirror` or Debian's archive; offline only from a source the cache holds).
+    /// crosswheel builds from Debian's source (config/host-cpython.toml, fetched as
+    /// `network` reaches Debian's archive; offline only from a source the cache holds).
     pub fn find_or_install(
         python: PythonTag,
         cache: &super::Cache,
-        offline: bool,
-        debian_mirror: Option<&str>,
+        network: &super::Network,
     ) -> Result<BuildPython, PythonError> {
+        let offline = network.offline;
         let version = python.interpreter_version();
         let version = version.as_str();
         let missing = match BuildPython::find(python) {
             Err(missing @ PythonError::NotFound { .. }) => missing,
             other => return other,
         };
-        let host_build = HostBuild::for_version(version, debian_mirror);
+        let host_build = HostBuild::for_version(version, network);
         let mut uv_failed = None;
         for provider in providers(offline, host_build.is_some()) {
             let found = match (provider, &host_build) {

@@ -393,6 +393,7 @@ mod tests {
             mirror: "http://mirror.test/debian".into(),
             codename: "bookworm".into(),
             check_valid_until: true,
+            offline: false,
         };
         let text = render_sources(&stable, Path::new("/x/keys.asc"), IndexType::Binary);
         assert_eq!(

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::{LinuxArch, SysrootError};
+use super::{LinuxArch, Network, SysrootError};
 use crate::python_tag::PythonTag;
 
 const RELEASES_TOML: &str = include_str!(concat!(
@@ -58,6 +58,8 @@ pub struct Suite {
     /// Whether APT may refuse the suite's Release file for its age (stable releases carry
     /// no expiry; testing's expires within a week, which a mirror snapshot outlives).
     pub check_valid_until: bool,
+    /// `--offline`: the suite is read from the cache only (see `refuse_when_offline`).
+    pub offline: bool,
 }
 
 #[cfg(test)]
@@ -99,6 +101,7 @@ impl Release {
             mirror: default_mirror(),
             codename: self.codename.clone(),
             check_valid_until: !self.valid_until,
+            offline: false,
         }
     }
 
@@ -160,15 +163,15 @@ pub(crate) fn unsupported(arch: LinuxArch, python: PythonTag) -> SysrootError {
     }
 }
 
-/// The suite of the target's system libraries and compiler runtime packages, from
-/// `mirror` (the `debian-mirror` option) when given.
-pub(crate) fn system_suite(mirror: Option<&str>) -> Suite {
-    release_suite(&config().system_release, mirror)
+/// The suite of the target's system libraries and compiler runtime packages, as
+/// `network` reaches it.
+pub(crate) fn system_suite(network: &Network) -> Suite {
+    release_suite(&config().system_release, network)
 }
 
 /// [`system_suite`] for `arch`'s packages: `system_release`, or for an architecture it
 /// does not carry (riscv64 starts in trixie) the first release listed that does.
-pub(crate) fn system_suite_for(arch: LinuxArch, mirror: Option<&str>) -> Suite {
+pub(crate) fn system_suite_for(arch: LinuxArch, network: &Network) -> Suite {
     let config = config();
     let system = &config.system_release;
     let serves_system = config
@@ -179,12 +182,13 @@ pub(crate) fn system_suite_for(arch: LinuxArch, mirror: Option<&str>) -> Suite {
         Some(release) if !serves_system => &release.codename,
         _ => system,
     };
-    release_suite(codename, mirror)
+    release_suite(codename, network)
 }
 
 /// The suite of release `codename` (a release of config/debian/releases.toml, or any
-/// other suite of the default mirror), on `mirror` when one is given.
-pub(crate) fn release_suite(codename: &str, mirror: Option<&str>) -> Suite {
+/// other suite of the default mirror), as `network` reaches it: on its mirror when it has
+/// one, and from the cache alone when it is offline.
+pub(crate) fn release_suite(codename: &str, network: &Network) -> Suite {
     let mut suite = config()
         .release
         .iter()
@@ -194,11 +198,20 @@ pub(crate) fn release_suite(codename: &str, mirror: Option<&str>) -> Suite {
             mirror: default_mirror(),
             codename: codename.to_owned(),
             check_valid_until: true,
+            offline: false,
         });
-    if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
-        suite.mirror = mirror_from(Some(mirror.to_string()));
-    }
+    suite.reached_through(network);
     suite
+}
+
+impl Suite {
+    /// The suite as `network` reaches it: its mirror, and whether it may be downloaded.
+    pub(crate) fn reached_through(&mut self, network: &Network) {
+        if let Some(mirror) = network.mirror() {
+            self.mirror = mirror_from(Some(mirror.to_string()));
+        }
+        self.offline = network.offline;
+    }
 }
 
 /// The suite whose host-architecture qemu-user package the test stage falls back to.
@@ -213,6 +226,7 @@ pub(crate) fn qemu_suite() -> Suite {
             mirror: default_mirror(),
             codename: config.qemu_release.clone(),
             check_valid_until: true,
+            offline: false,
         })
 }
 
@@ -280,15 +294,15 @@ mod tests {
     #[test]
     fn system_libraries_come_from_the_first_release_carrying_the_architecture() {
         assert_eq!(
-            system_suite_for(LinuxArch::Aarch64, None).codename,
+            system_suite_for(LinuxArch::Aarch64, &Network::default()).codename,
             "bookworm"
         );
         assert_eq!(
-            system_suite_for(LinuxArch::Armv7l, None).codename,
+            system_suite_for(LinuxArch::Armv7l, &Network::default()).codename,
             "bookworm"
         );
         assert_eq!(
-            system_suite_for(LinuxArch::Riscv64, None).codename,
+            system_suite_for(LinuxArch::Riscv64, &Network::default()).codename,
             "trixie"
         );
     }

@@ -111,6 +111,7 @@ impl SysrootError {
 }
 
 use crate::python_tag::PythonTag;
+pub use crate::support::host::Network;
 pub use crate::target::LinuxArch;
 use crate::target::OsVersion;
 
@@ -199,8 +200,8 @@ impl TreeSpec {
 
     /// The target's system libraries (C library, libgcc_s, libstdc++) whose symbols the
     /// repair's symbol check reads.
-    pub fn system_libraries(arch: LinuxArch, mirror: Option<&str>) -> Self {
-        let suite = archive::system_suite_for(arch, mirror);
+    pub fn system_libraries(arch: LinuxArch, network: &Network) -> Self {
+        let suite = archive::system_suite_for(arch, network);
         TreeSpec {
             cache_subdir: Path::new("system-libraries").join(format!(
                 "{}-{}",
@@ -222,9 +223,9 @@ impl TreeSpec {
         arch: LinuxArch,
         package: &str,
         keep: &[String],
-        mirror: Option<&str>,
+        network: &Network,
     ) -> Self {
-        let suite = archive::system_suite_for(arch, mirror);
+        let suite = archive::system_suite_for(arch, network);
         TreeSpec {
             cache_subdir: Path::new("tools").join(format!(
                 "{package}-{}-{}",
@@ -243,9 +244,9 @@ impl TreeSpec {
     /// Debian's `musl` package for `arch`: the loader and C library a musl CPython runs
     /// on, from `musl_release` (zig builds against musl 1.2.5, whose functions older
     /// loaders lack).
-    pub fn musl_runtime(arch: LinuxArch, mirror: Option<&str>) -> Self {
+    pub fn musl_runtime(arch: LinuxArch, network: &Network) -> Self {
         let codename = &config().musl_release;
-        let suite = archive::release_suite(codename, mirror);
+        let suite = archive::release_suite(codename, network);
         TreeSpec {
             cache_subdir: Path::new("tools").join(format!("musl-{}-{codename}", arch.debian())),
             debian_arch: arch.debian().to_string(),
@@ -257,14 +258,12 @@ impl TreeSpec {
         }
     }
 
-    /// Debian's static qemu-user for `host`, used when none is on PATH, from `mirror`
-    /// when given.
-    pub fn qemu_user(host: LinuxArch, mirror: Option<&str>) -> Self {
+    /// Debian's static qemu-user for `host`, used when none is on PATH, as `network`
+    /// reaches it.
+    pub fn qemu_user(host: LinuxArch, network: &Network) -> Self {
         let package = config().qemu_package.clone();
         let mut suite = archive::qemu_suite();
-        if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
-            suite.mirror = archive::mirror_from(Some(mirror.to_string()));
-        }
+        suite.reached_through(network);
         // Named after the emulators kept too: a tree made before a target was added lacks
         // its emulator and must not be taken for the current one.
         let keep = config().qemu_keep.join("\n");
@@ -394,15 +393,17 @@ impl PackageTree {
 }
 
 /// The root of `arch`'s system libraries for the repair's symbol check, fetched into
-/// `cache` on first use (~5 MB) from `mirror` when given.
+/// `cache` on first use (~5 MB) as `network` reaches Debian's archive.
 pub fn system_libraries(
     cache: &Path,
     arch: LinuxArch,
-    mirror: Option<&str>,
+    network: &Network,
 ) -> Result<PathBuf, SysrootError> {
-    Ok(provision(cache, &TreeSpec::system_libraries(arch, mirror))?
-        .root()
-        .to_path_buf())
+    Ok(
+        provision(cache, &TreeSpec::system_libraries(arch, network))?
+            .root()
+            .to_path_buf(),
+    )
 }
 
 /// Returns the tree described by `spec`, building it in `cache` on first use.
@@ -484,10 +485,10 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     Ok(tree)
 }
 
-/// `--offline` ([`crate::support::host::forbid_downloads`]): what is not in the cache
-/// cannot be had, which is said before anything announces a download.
+/// An offline suite (`--offline`, [`Network::offline`]): what is not in the cache cannot
+/// be had, which is said before anything announces a download.
 pub(crate) fn refuse_when_offline(what: String, suite: &Suite) -> Result<(), SysrootError> {
-    if crate::support::host::downloads_forbidden() {
+    if suite.offline {
         return Err(SysrootError::Offline {
             what,
             suite: suite.codename.clone(),
@@ -577,41 +578,30 @@ pub struct Sysroot {
 
 impl Sysroot {
     /// Returns the sysroot holding CPython `python_version` (`3.11`) for `arch`,
-    /// fetching it into `cache` on first use.
+    /// fetching it into `cache` on first use as `network` reaches Debian's archive (the
+    /// `debian-mirror` option, whose variable is `CROSSWHEEL_DEBIAN_MIRROR`).
     pub fn provision(
         cache: &Path,
         arch: LinuxArch,
         python_version: PythonTag,
+        network: &Network,
     ) -> Result<Self, SysrootError> {
-        Self::provision_from(cache, arch, python_version, None)
+        Self::provision_with(cache, arch, python_version, network, &[])
     }
 
-    /// [`Sysroot::provision`] from `mirror` (the `debian-mirror` option, whose variable
-    /// is `CROSSWHEEL_DEBIAN_MIRROR`) when given, else from Debian's own archive.
-    pub fn provision_from(
-        cache: &Path,
-        arch: LinuxArch,
-        python_version: PythonTag,
-        mirror: Option<&str>,
-    ) -> Result<Self, SysrootError> {
-        Self::provision_with(cache, arch, python_version, mirror, &[])
-    }
-
-    /// [`Sysroot::provision_from`] with Debian packages for that CPython added
+    /// [`Sysroot::provision`] with Debian packages for that CPython added
     /// (`python3-numpy` and what it depends on), from the same release.
     pub fn provision_with(
         cache: &Path,
         arch: LinuxArch,
         python_version: PythonTag,
-        mirror: Option<&str>,
+        network: &Network,
         extra_packages: &[String],
     ) -> Result<Self, SysrootError> {
         let mut candidates =
             TreeSpec::python_sysroot_candidates_with(arch, python_version, extra_packages)?;
-        if let Some(mirror) = mirror.filter(|mirror| !mirror.trim().is_empty()) {
-            for spec in &mut candidates {
-                spec.suite.mirror = archive::mirror_from(Some(mirror.to_string()));
-            }
+        for spec in &mut candidates {
+            spec.suite.reached_through(network);
         }
         let mut candidates = candidates.into_iter();
         let first = candidates
@@ -664,7 +654,7 @@ impl Sysroot {
         folder: &Path,
         arch: LinuxArch,
         python_version: PythonTag,
-        mirror: Option<&str>,
+        network: &Network,
     ) -> Result<Self, SysrootError> {
         let name = format!("python{}", python_version.interpreter_version());
         let python = [
@@ -679,7 +669,7 @@ impl Sysroot {
         })?;
         refuse_free_threaded_for_gil(folder, &python, python_version)?;
         if links_musl(&python) {
-            let runtime = provision(cache, &TreeSpec::musl_runtime(arch, mirror))?;
+            let runtime = provision(cache, &TreeSpec::musl_runtime(arch, network))?;
             let root = runtime.root().to_path_buf();
             link_merged_lib(&root)?;
             return Ok(Sysroot {
@@ -701,7 +691,7 @@ impl Sysroot {
             (folder.to_path_buf(), libc_version_in(folder))
         } else {
             let debian =
-                Sysroot::provision_from(cache, arch, archive::default_python_for(arch), mirror)?;
+                Sysroot::provision(cache, arch, archive::default_python_for(arch), network)?;
             (debian.prefix, debian.glibc)
         };
         Ok(Sysroot {
@@ -996,9 +986,25 @@ mod tests {
         );
     }
 
+    /// `--offline` travels with the request, not through a process-wide switch: one
+    /// offline request refuses in one line before any download, and another request of
+    /// the same process may still download.
+    #[test]
+    fn an_offline_request_refuses_what_the_cache_lacks_and_says_so() {
+        let cache = tempfile::tempdir().unwrap();
+        let offline = Network::new(true, None);
+        let spec = TreeSpec::system_libraries(LinuxArch::Aarch64, &offline);
+        assert!(spec.suite.offline);
+        let err = provision(cache.path(), &spec).unwrap_err();
+        assert!(matches!(err, SysrootError::Offline { .. }), "{err:?}");
+        assert!(!err.to_string().contains('\n'), "{err}");
+        let online = TreeSpec::system_libraries(LinuxArch::Aarch64, &Network::default());
+        assert!(!online.suite.offline);
+    }
+
     #[test]
     fn qemu_tree_keeps_only_the_emulators_crosswheel_runs() {
-        let spec = TreeSpec::qemu_user(LinuxArch::X86_64, None);
+        let spec = TreeSpec::qemu_user(LinuxArch::X86_64, &Network::default());
         let name = spec.cache_subdir.to_string_lossy().into_owned();
         assert!(name.starts_with("tools/qemu-user-static-amd64-"), "{name}");
         assert!(!spec.with_dependencies);

@@ -7,9 +7,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::SysrootError;
 use super::apt::PrivateApt;
 use super::archive::{config, release_suite, system_suite};
+use super::{Network, SysrootError};
 
 /// One orig tarball of a Debian source package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub struct OrigTarball<'a> {
 pub fn orig_tarball(
     cache: &Path,
     orig: &OrigTarball<'_>,
-    mirror: Option<&str>,
+    network: &Network,
 ) -> Result<PathBuf, SysrootError> {
     let dir = cache.join("debian-sources");
     let path = dir.join(orig.file_name);
@@ -59,8 +59,8 @@ pub fn orig_tarball(
         .tempdir_in(&dir)
         .map_err(SysrootError::io("create a temporary folder in", &dir))?;
     let suite = match orig.release {
-        Some(codename) => release_suite(codename, mirror),
-        None => system_suite(mirror),
+        Some(codename) => release_suite(codename, network),
+        None => system_suite(network),
     };
     super::refuse_when_offline(format!("the source package {}", orig.package), &suite)?;
     tracing::info!(

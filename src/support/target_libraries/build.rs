@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::catalogue::LibraryEntry;
 use super::{DebianSource, LibraryRecord, RECORD_NAME, TargetLibraryError, record_of};
 use crate::io_error::IoError;
+use crate::support::host::Network;
 use crate::support::host::{Cache, cache_key};
 use crate::support::sysroot::{OrigTarball, orig_tarball};
 use crate::target::Target;
@@ -24,8 +25,8 @@ pub struct CrossBuild {
     pub vars: BTreeMap<String, String>,
     /// `make -j`.
     pub jobs: usize,
-    /// The `debian-mirror` option.
-    pub debian_mirror: Option<String>,
+    /// Whether sources may be downloaded, and from which Debian mirror.
+    pub network: Network,
     /// The build machine's CPython of the version being built, for an entry that builds
     /// CPython itself (`{build_python}`); `None` for libraries.
     pub build_python: Option<PathBuf>,
@@ -106,12 +107,12 @@ pub fn ensure_verified_library(
             release: entry.debian_release.as_deref(),
             from_pool: entry.from_pool,
         },
-        cross.debian_mirror.as_deref(),
+        &cross.network,
     )?;
     let index_sdists = entry
         .index_sources
         .iter()
-        .map(|source| super::index_source::index_sdist(cache.root(), source, None))
+        .map(|source| super::index_source::index_sdist(cache.root(), source, None, &cross.network))
         .collect::<Result<Vec<_>, _>>()?;
     let started = Instant::now();
     match &cross.announcement {

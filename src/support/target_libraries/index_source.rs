@@ -73,11 +73,12 @@ with urllib.request.urlopen(url, timeout=600) as answer, open(destination, "wb")
 "#;
 
 /// The sdist of `source`, verified, from the cache or downloaded into it from `index` (a
-/// simple-API URL; `None`: the index pip uses).
+/// simple-API URL; `None`: the index pip uses), unless `network` is offline.
 pub fn index_sdist(
     cache: &Path,
     source: &IndexSource,
     index: Option<&str>,
+    network: &crate::support::host::Network,
 ) -> Result<PathBuf, TargetLibraryError> {
     let dir = cache.join("index-sources");
     let path = dir.join(&source.file);
@@ -92,7 +93,7 @@ pub fn index_sdist(
         }
         return Ok(path);
     }
-    if crate::support::host::downloads_forbidden() {
+    if network.offline {
         return Err(source.problem("offline, and the cache does not have it"));
     }
     std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;

@@ -425,8 +425,7 @@ pub fn zig_toolchain(
         &parsed,
         &cache,
         &python.executable,
-        false,
-        None,
+        &crosswheel::support::host::Network::default(),
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"))
 }
@@ -483,7 +482,7 @@ pub fn target_runner(
         arch,
         crosswheel::support::sysroot::archive::default_python_for(arch),
         None,
-        None,
+        &crosswheel::support::host::Network::default(),
         None,
     )
     .unwrap_or_else(|err| panic!("qemu-user and a target tree for {arch}: {err}"));
