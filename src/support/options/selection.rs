@@ -206,9 +206,16 @@ fn is_platform_arch(arch: &str, platform: Platform) -> bool {
 /// The `enable` groups: the configured value, with `CROSSWHEEL_ENABLE` / `CIBW_ENABLE`
 /// added to it rather than replacing it (as cibuildwheel does), and `all` spelt out.
 fn enabled_groups(sources: &Sources) -> Vec<String> {
+    // Of the file's tables, the last that sets `enable` (`[tool.crosswheel]`'s wins).
+    let file = sources
+        .files
+        .iter()
+        .rev()
+        .map(|file| &file.global)
+        .find(|layer| layer.contains_key("enable"));
     let layers = [
         Some(&sources.defaults.global),
-        Some(&sources.file.global),
+        file,
         Some(&sources.env),
         Some(&sources.cli),
     ];
