@@ -6,6 +6,7 @@
 mod audit;
 mod exit;
 mod extensions;
+mod first_error;
 pub mod hints;
 mod hooks;
 mod identifier;
