@@ -130,6 +130,10 @@ pub struct BuildOptions {
     /// and `{package}` (the package folder) filled, shell-quoted and absolute, as
     /// cibuildwheel fills them.
     pub before_all: Option<String>,
+    /// Where `before-all` was set, for the messages about it: the configuration file's
+    /// name (`pyproject.toml`), `environment variable CIBW_BEFORE_ALL` or
+    /// `command-line option --before-all`.
+    pub before_all_origin: Option<String>,
     pub before_build: Option<String>,
     pub before_test: Option<String>,
     pub repair: RepairCommand,
