@@ -285,3 +285,46 @@ target-libraries = ["scipy-openblas32"]
         "{stderr}"
     );
 }
+
+#[test]
+fn a_crosswheel_override_extends_the_cibuildwheel_tables_value() {
+    let project = Project::with_pyproject(&format!(
+        r#"{CIBW}
+[[tool.crosswheel.overrides]]
+select = "cp311-*"
+inherit.test-command = "prepend"
+test-command = "python -c 'import demo'"
+inherit.environment = "append"
+environment = {{ MORE = "1" }}
+"#
+    ));
+    let plan = project.plan(&[]);
+    let linux = options(&plan, "cp311-manylinux_aarch64");
+    assert_eq!(
+        linux.test_command.as_deref(),
+        Some("python -c 'import demo' && pytest tests")
+    );
+    let names: Vec<&str> = linux
+        .environment
+        .assignments
+        .iter()
+        .map(|assignment| assignment.name.as_str())
+        .collect();
+    assert_eq!(names, ["FROM", "MORE"]);
+}
+
+#[test]
+fn crosswheels_enable_replaces_cibuildwheels() {
+    let pyproject = |crosswheel: &str| {
+        format!(
+            "[tool.cibuildwheel]\nbuild = \"cp313*\"\narchs = \"aarch64\"\nskip = \"*-musllinux*\"\nenable = [\"cpython-freethreading\"]\n{crosswheel}"
+        )
+    };
+    let plan = Project::with_pyproject(&pyproject("")).plan(&[]);
+    assert_eq!(
+        ids(&plan),
+        ["cp313-manylinux_aarch64", "cp313t-manylinux_aarch64"]
+    );
+    let plan = Project::with_pyproject(&pyproject("[tool.crosswheel]\nenable = []\n")).plan(&[]);
+    assert_eq!(ids(&plan), ["cp313-manylinux_aarch64"]);
+}
