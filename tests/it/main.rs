@@ -50,6 +50,7 @@ mod macho_zig;
 mod macos_sdk;
 mod macos_universal2;
 mod manylinux_policy;
+mod options_both_tables;
 mod options_cibuildwheel;
 mod options_consumed;
 mod options_docs;

@@ -1,7 +1,8 @@
-//! A cibuildwheel user's configuration works unchanged: `[tool.cibuildwheel]` is read
-//! when there is no `[tool.crosswheel]`, `CIBW_*` variables apply where the `CROSSWHEEL_*`
-//! one is unset, every option of cibuildwheel's schema is accepted, what cannot apply to a
-//! cross build is said once, and every problem is reported in one run.
+//! A cibuildwheel user's configuration works unchanged: `[tool.cibuildwheel]` is read (a
+//! `[tool.crosswheel]` table beside it extends it: options_both_tables.rs), `CIBW_*`
+//! variables apply where the `CROSSWHEEL_*` one is unset, every option of cibuildwheel's
+//! schema is accepted, what cannot apply to a cross build is said once, and every problem
+//! is reported in one run.
 
 use std::collections::BTreeMap;
 
@@ -120,18 +121,6 @@ fn architectures_crosswheel_does_not_build_are_kept_and_named() {
     let plan = project.plan(&[]);
     let line = note(&plan, "not built here").unwrap_or_else(|| panic!("{:?}", plan.notes));
     assert!(line.starts_with("not built here: AMD64"), "{line}");
-}
-
-#[test]
-fn crosswheel_table_wins_wholesale() {
-    let project = Project::with_pyproject(&format!(
-        "{CIBW}\n[tool.crosswheel]\nbuild = \"cp313-*\"\narchs = \"manylinux_ppc64le\"\n"
-    ));
-    let plan = project.plan(&[]);
-    assert_eq!(ids(&plan), ["cp313-manylinux_ppc64le"]);
-    assert_eq!(note(&plan, "reading"), None);
-    assert_eq!(note(&plan, "ignored"), None, "{:?}", plan.notes);
-    assert_eq!(plan.builds[0].options.test_command, None);
 }
 
 #[test]

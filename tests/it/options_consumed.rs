@@ -17,6 +17,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         environment: _,
         environment_pass: _,
         before_all: _,
+        before_all_origin: _,
         before_build: _,
         before_test: _,
         repair: _,
@@ -80,6 +81,10 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             vec![(BUILD_SPEC, "environment_pass.iter()")],
         ),
         ("before_all", vec![(TARGETS, "spec.options.before_all")]),
+        (
+            "before_all_origin",
+            vec![(TARGETS, "spec.options.before_all_origin")],
+        ),
         (
             "audit_command",
             vec![

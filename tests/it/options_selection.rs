@@ -150,6 +150,40 @@ fn requires_python_drops_unsupported_versions() {
 }
 
 #[test]
+fn an_empty_selection_because_of_requires_python_says_so() {
+    let pyproject = format!("[project]\nname = \"x\"\nrequires-python = \">=3.13\"\n{TWO_PYTHONS}");
+    let err = resolve_with(&pyproject, &CliOverrides::default(), &[]).unwrap_err();
+    assert!(
+        matches!(err, OptionsError::RequiresPythonExcludesAll { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "no build selected: requires-python `>=3.13` excludes every CPython the selection names (cp311, cp312): select a version it allows, or pass --allow-empty"
+    );
+    // Allowed to be empty, it is said once among the notes.
+    let cli = CliOverrides {
+        allow_empty: true,
+        ..CliOverrides::default()
+    };
+    let plan = resolve_with(&pyproject, &cli, &[]).unwrap();
+    assert_eq!(plan.builds.len(), 0);
+    assert!(
+        plan.notes.iter().any(|note| note
+            == "no build selected: requires-python `>=3.13` excludes every CPython the selection names (cp311, cp312)"),
+        "{:?}",
+        plan.notes
+    );
+    // A selection that `build` or `skip` empties says that instead.
+    let skipped = format!("{pyproject}skip = \"*\"\n");
+    let err = resolve_with(&skipped, &CliOverrides::default(), &[]).unwrap_err();
+    assert!(
+        matches!(err, OptionsError::NothingSelected { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn only_builds_exactly_one_identifier_ignoring_build_skip_archs_and_python() {
     let pyproject =
         format!("{TWO_PYTHONS}build = \"cp311-*\"\nskip = \"*-macosx_*\"\narchs = \"aarch64\"\n");

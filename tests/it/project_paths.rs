@@ -157,6 +157,16 @@ fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_proj
     assert_eq!(package, project.join("src/spam"));
 }
 
+/// A `[tool.crosswheel]` table beside cibuildwheel's extends it: the cibuildwheel
+/// table's paths keep meaning what they mean to cibuildwheel.
+#[test]
+fn a_package_folder_configured_by_both_tables_has_the_working_directory_as_project() {
+    let (root, project, package) =
+        placeholders_of_src_spam("[tool.cibuildwheel]\n[tool.crosswheel]\n");
+    assert_is_a_copy_of(&project, &root);
+    assert_eq!(package, project.join("src/spam"));
+}
+
 #[test]
 fn a_package_folder_without_configuration_has_the_working_directory_as_project() {
     let (root, project, package) =

@@ -241,6 +241,39 @@ fn a_package_the_catalogue_lacks_stops_the_run_before_any_build_naming_the_ways_
     );
 }
 
+/// A `before-all` from `CIBW_BEFORE_ALL` is said to come from that variable, not from the
+/// project's pyproject.toml.
+#[test]
+fn a_before_all_variable_is_named_as_the_origin_of_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("demo");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(
+        project.join("pyproject.toml"),
+        "[project]\nname = \"demo\"\nversion = \"1.0\"\n[tool.cibuildwheel]\nbuild = \"cp311-*\"\n",
+    )
+    .unwrap();
+    let mut command = Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let output = command
+        .arg("build")
+        .arg(&project)
+        .args(["--only", "cp311-manylinux_aarch64", "-w"])
+        .arg(dir.path().join("out"))
+        .env("CIBW_BEFORE_ALL", "yum install -y libfoo-devel")
+        .output()
+        .expect("crosswheel runs");
+    let text = text_of(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "before-all in environment variable CIBW_BEFORE_ALL: `yum install -y libfoo-devel` installs libfoo-devel"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("before-all in pyproject.toml"), "{text}");
+}
+
 /// PyYAML's optional extension, with the line its cibuildwheel users write for manylinux.
 /// PyYAML's sdist built for `identifier` with its libyaml extension, libyaml coming from
 /// a `before-all` package line; returns the build's output, the wheel's files and its SBOM.

@@ -85,7 +85,8 @@ fn code_of(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
     }
     if let Some(options) = cause.downcast_ref::<OptionsError>() {
         return Some(match options {
-            OptionsError::NothingSelected { .. } => 3,
+            OptionsError::NothingSelected { .. }
+            | OptionsError::RequiresPythonExcludesAll { .. } => 3,
             _ => 2,
         });
     }
@@ -124,6 +125,11 @@ mod tests {
             skip: "".into(),
         };
         assert_eq!(exit_code(&anyhow::Error::new(nothing)), 3);
+        let excluded = OptionsError::RequiresPythonExcludesAll {
+            requires_python: ">=3.13".into(),
+            excluded: "cp311".into(),
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(excluded)), 3);
         let repair = anyhow::Error::new(FatalError::RepairLeftNoWheel).context("cp311-x");
         assert_eq!(exit_code(&repair), 8);
         let pure = BuildError::NoExtension {

@@ -9,6 +9,7 @@ mod context;
 mod environment;
 mod exit;
 mod extensions;
+mod first_error;
 pub mod hints;
 mod hooks;
 mod identifier;

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use super::first_error::first_error;
 use super::{Ending, Outcome, TestResult};
 use crate::stages::testing::TestMode;
 
@@ -116,9 +117,10 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
         .collect()
 }
 
-/// What the summary says of a failure: the error's first line, the first compiler or
-/// linker error of a build log excerpt below it, and where the full log is. The whole
-/// error was logged when it happened; the summary does not print it twice.
+/// What the summary says of a failure: the error's first line, the first error of a build
+/// log excerpt below it (the line that says why: see [`first_error`]) with a hint where
+/// crosswheel knows the cause, and where the full log is. The whole error was logged when
+/// it happened; the summary does not print it twice.
 fn problem_lines(problem: &str) -> Vec<String> {
     let mut lines = problem.lines();
     let mut out = vec![format!(
@@ -126,17 +128,11 @@ fn problem_lines(problem: &str) -> Vec<String> {
         lines.next().unwrap_or_default().trim_end_matches(':')
     )];
     let rest: Vec<&str> = lines.collect();
-    if let Some(first_error) = rest
-        .iter()
-        .map(|line| line.trim())
-        // meson says `meson.build:444:4: ERROR: ...`.
-        .find(|line| {
-            ["error:", "Error:", "ERROR:"]
-                .iter()
-                .any(|e| line.contains(e))
-        })
-    {
-        out.push(format!("{FIRST_ERROR}{first_error}"));
+    if let Some(found) = first_error(&rest) {
+        out.push(format!("{FIRST_ERROR}{}", found.line));
+        if let Some(hint) = found.hint {
+            out.push(format!("{HINT}{hint}"));
+        }
     }
     for kept in ["full log: ", "meson's log: "] {
         if let Some(log) = rest.iter().find_map(|line| line.trim().strip_prefix(kept)) {
@@ -162,7 +158,7 @@ pub(super) fn failure_notice(problem: &str) -> String {
     for line in lines
         .iter()
         .skip(1)
-        .filter(|line| !line.starts_with(FIRST_ERROR))
+        .filter(|line| !line.starts_with(FIRST_ERROR) && !line.starts_with(HINT))
     {
         notice.push_str("\n  ");
         notice.push_str(line);
@@ -171,6 +167,7 @@ pub(super) fn failure_notice(problem: &str) -> String {
 }
 
 const FIRST_ERROR: &str = "first error: ";
+const HINT: &str = "hint: ";
 
 /// The exit code of a run with failed builds: the first failure's own code where
 /// cibuildwheel gives it one (a wheel built twice: 6), else 1.
@@ -315,6 +312,32 @@ mod tests {
         assert!(notice.contains("full log: /c/logs/b.log"), "{notice}");
         assert!(notice.contains("meson's log: /c/logs/m.txt"), "{notice}");
         assert!(notice.starts_with("building numpy"), "{notice}");
+    }
+
+    #[test]
+    fn a_configure_failure_is_summarised_by_its_reason_and_a_hint() {
+        // uvloop's setup.py running libuv's configure without --host.
+        let problem = "building uvloop for linux-aarch64 with zig failed (setuptools exited with exit status: 1):\n\
+            checking whether we are cross compiling... configure: error: in `/c/p/build/libuv-aarch64':\n\
+            configure: error: cannot run C compiled programs.\n\
+            If you meant to cross compile, use `--host'.\n\
+            See `config.log' for more details\n  full log: /c/logs/uvloop-linux-aarch64-cp311.log";
+        let lines = problem_lines(problem);
+        assert_eq!(
+            lines[1],
+            "first error: configure: error: cannot run C compiled programs."
+        );
+        assert!(
+            lines[2].starts_with("hint: configure ran without --host"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[3], "full log: /c/logs/uvloop-linux-aarch64-cp311.log");
+        let notice = failure_notice(problem);
+        assert!(!notice.contains("hint:"), "{notice}");
+        assert!(
+            notice.ends_with("full log: /c/logs/uvloop-linux-aarch64-cp311.log"),
+            "{notice}"
+        );
     }
 
     #[test]

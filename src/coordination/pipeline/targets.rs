@@ -57,14 +57,6 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         prepared: BTreeMap::new(),
         _folder: None,
     };
-    let origin = plan
-        .config_file
-        .as_ref()
-        .and_then(|file| file.file_name())
-        .map_or_else(
-            || "the configuration".to_string(),
-            |name| name.to_string_lossy().into_owned(),
-        );
     for spec in &plan.builds {
         let key = key_of(spec);
         if targets.prepared.contains_key(&key) {
@@ -74,7 +66,14 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             .options
             .before_all
             .as_deref()
-            .map(|command| read_before_all(command, &origin))
+            .map(|command| {
+                let origin = spec
+                    .options
+                    .before_all_origin
+                    .as_deref()
+                    .unwrap_or("the configuration");
+                read_before_all(command, origin)
+            })
             .transpose()?;
         let mut libraries = requested_libraries(&spec.options.target_libraries)?;
         for entry in before_all.iter().flat_map(|read| read.libraries.iter()) {

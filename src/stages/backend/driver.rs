@@ -165,14 +165,20 @@ fn last_complete_line(output: &[u8], from: usize) -> Option<String> {
     (!line.is_empty()).then_some(line)
 }
 
-/// The lines of a failed build a user needs: compiler diagnostics with the source line
-/// and caret that follow them, else the end of the log.
-/// Whether a log line is a compiler's, linker's or tool's error diagnostic.
+/// Whether a log line is a compiler's, linker's or tool's error diagnostic (CMake's
+/// `CMake Error at CMakeLists.txt:3 (project):` too, whose message follows it).
 fn is_diagnostic(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     lower.contains("error:")
         || lower.contains("fatal error")
         || lower.contains("undefined reference")
+        // GNU ld: `ld: cannot find -lfoo: No such file or directory`.
+        || lower.contains(": cannot find -l")
+        || is_cmake_error(line)
+}
+
+fn is_cmake_error(line: &str) -> bool {
+    line.trim_start().starts_with("CMake Error")
 }
 
 /// The first error a compiler, linker or tool reported in a build log.
@@ -183,13 +189,16 @@ pub(crate) fn first_diagnostic(output: &str) -> Option<&str> {
         .find(|line| is_diagnostic(line))
 }
 
+/// The lines of a failed build a user needs: compiler diagnostics with the source line
+/// and caret that follow them (CMake's errors with their message), else the end of the log.
 pub(crate) fn error_excerpt(output: &str) -> String {
     const MAX_LINES: usize = 40;
     let lines: Vec<&str> = output.lines().collect();
     let mut keep = vec![false; lines.len()];
     for (index, line) in lines.iter().enumerate() {
         if is_diagnostic(line) {
-            for flag in keep.iter_mut().skip(index).take(4) {
+            let kept = if is_cmake_error(line) { 12 } else { 4 };
+            for flag in keep.iter_mut().skip(index).take(kept) {
                 *flag = true;
             }
         }
@@ -234,6 +243,18 @@ mod tests {
             Some("ld.lld: error: relocation R_PPC64_REL16_HA cannot be used")
         );
         assert_eq!(first_diagnostic("all fine\n"), None);
+    }
+
+    #[test]
+    fn excerpt_keeps_a_cmake_error_with_its_message() {
+        let log = "-- Detecting C compile features - done\nCMake Error at CMakeLists.txt:5 (find_package):\n  By not providing \"Findlibuv.cmake\" in CMAKE_MODULE_PATH this project has\n  asked CMake to find a package configuration file provided by \"libuv\", but\n  CMake did not find one.\n\n  Could not find a package configuration file provided by \"libuv\" with any\n  of the following names:\n\n-- Configuring incomplete, errors occurred!\n";
+        let excerpt = error_excerpt(log);
+        assert!(
+            excerpt.starts_with("CMake Error at CMakeLists.txt:5 (find_package):")
+                && excerpt.contains("provided by \"libuv\" with any"),
+            "{excerpt}"
+        );
+        assert!(!excerpt.contains("Detecting"), "{excerpt}");
     }
 
     #[test]

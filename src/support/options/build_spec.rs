@@ -100,6 +100,18 @@ impl BuildSettings<'_> {
     }
 }
 
+/// How a message names where a value was set: a file by its name, a variable or a flag
+/// as [`Origin`] says it.
+fn origin_name(origin: &Origin) -> String {
+    match origin {
+        Origin::File { path, .. } => path.file_name().map_or_else(
+            || path.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        ),
+        other => other.to_string(),
+    }
+}
+
 pub(super) fn build_spec(
     sources: &Sources,
     env: &impl EnvSource,
@@ -155,6 +167,9 @@ pub(super) fn build_spec(
         environment: Environment { assignments },
         environment_pass,
         before_all: build.command("before-all"),
+        before_all_origin: build
+            .get("before-all")
+            .map(|found| origin_name(&found.origin)),
         before_build: build.command("before-build"),
         before_test: build.command("before-test"),
         repair,

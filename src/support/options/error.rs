@@ -80,6 +80,14 @@ pub enum OptionsError {
         "no build selected (build = {build:?}, skip = {skip:?}, archs and python as configured): widen the selection, or pass --allow-empty"
     )]
     NothingSelected { build: String, skip: String },
+    /// The selection named builds, and the project's `requires-python` left out every one.
+    #[error(
+        "no build selected: requires-python `{requires_python}` excludes every CPython the selection names ({excluded}): select a version it allows, or pass --allow-empty"
+    )]
+    RequiresPythonExcludesAll {
+        requires_python: String,
+        excluded: String,
+    },
     /// cibuildwheel's words, which its users (and its tests) look for.
     #[error(
         "Invalid archs option {}: {platform} only supports {} at the moment (the platform is chosen by {chosen_by}). If you want to set emulation architectures on Linux, use CIBW_ARCHS_LINUX instead.",

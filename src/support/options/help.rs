@@ -119,7 +119,7 @@ pub fn options_table() -> String {
 pub fn config_help() -> String {
     let data = cibw::data();
     format!(
-        "Options of [tool.crosswheel] (or, without one, [tool.cibuildwheel]) in pyproject.toml.\n\
+        "Options of [tool.cibuildwheel] and [tool.crosswheel] (whose keys win) in pyproject.toml.\n\
          Every option of cibuildwheel {} is accepted. Variables: CROSSWHEEL_<OPTION>, else\n\
          cibuildwheel's CIBW_<OPTION>; both also with a _LINUX or _MACOS suffix. Platform tables:\n\
          [linux], [macos]; {} are accepted and ignored (reported once).\n\n{}\nMore: {DOCS_URL}\n",

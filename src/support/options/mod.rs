@@ -1,11 +1,11 @@
-//! crosswheel's configuration, as a cibuildwheel user expects it: `[tool.crosswheel]` in
-//! pyproject.toml (with `[tool.crosswheel.linux]`, `[tool.crosswheel.macos]` and
-//! `[[tool.crosswheel.overrides]]`), `CROSSWHEEL_*` environment variables and command-line
-//! flags, merged into one [`Plan`]: the build identifiers to build, each with its options.
+//! crosswheel's configuration, as a cibuildwheel user expects it: `[tool.cibuildwheel]` and
+//! `[tool.crosswheel]` in pyproject.toml (each with its `linux` and `macos` tables and its
+//! `overrides`), `CROSSWHEEL_*` environment variables and command-line flags, merged into
+//! one [`Plan`]: the build identifiers to build, each with its options.
 //!
-//! Precedence, lowest first: `config/defaults.toml`, the file's `[tool.crosswheel]`, its
-//! platform table, matching overrides (in file order), `CROSSWHEEL_X`, `CROSSWHEEL_X_<PLATFORM>`,
-//! then flags. Every value is parsed here, once: a [`BuildSpec`] carries the
+//! Precedence, lowest first: `config/defaults.toml`; the file's `[tool.cibuildwheel]`, its
+//! platform table and matching overrides (in file order); the same of `[tool.crosswheel]`;
+//! `CROSSWHEEL_X`, `CROSSWHEEL_X_<PLATFORM>`, then flags. Every value is parsed here, once: a [`BuildSpec`] carries the
 //! [`Target`] (OS version applied), the [`PythonTag`] and typed options, and no stage reads
 //! them back out of strings.
 
@@ -130,6 +130,10 @@ pub struct BuildOptions {
     /// and `{package}` (the package folder) filled, shell-quoted and absolute, as
     /// cibuildwheel fills them.
     pub before_all: Option<String>,
+    /// Where `before-all` was set, for the messages about it: the configuration file's
+    /// name (`pyproject.toml`), `environment variable CIBW_BEFORE_ALL` or
+    /// `command-line option --before-all`.
+    pub before_all_origin: Option<String>,
     pub before_build: Option<String>,
     pub before_test: Option<String>,
     pub repair: RepairCommand,
@@ -246,7 +250,7 @@ pub struct Plan {
     /// The project root (`{project}`): the package folder itself, or the working directory
     /// it lies in, as cibuildwheel builds `package_dir` from the working directory.
     pub project_root: PathBuf,
-    /// The file `[tool.crosswheel]` (or `[tool.cibuildwheel]`) was read from, when there was one.
+    /// The file `[tool.crosswheel]` and `[tool.cibuildwheel]` were read from, when there was one.
     pub config_file: Option<PathBuf>,
     pub builds: Vec<BuildSpec>,
     /// What crosswheel says once per run about how it read the configuration: the table it

@@ -41,9 +41,9 @@ pub(crate) fn resolve(
     let pyproject_path = project_dir.join("pyproject.toml");
     let pyproject_text = read_optional(&pyproject_path)?;
     let mut notes = Notes::default();
-    let (file, config_file) =
-        config_document(cli, &pyproject_path, pyproject_text.as_deref(), &mut notes)?;
-    let sources = Sources::read(file, env, cli, &mut notes)?;
+    let (files, config_file) =
+        config_documents(cli, &pyproject_path, pyproject_text.as_deref(), &mut notes)?;
+    let sources = Sources::read(files, env, cli, &mut notes)?;
     let requires_python = requires_python::read(&pyproject_path, pyproject_text.as_deref(), env)?;
     let selected = selection::selected(&sources, env, cli, requires_python.as_ref(), &mut notes)?;
     let groups = DependencyGroups::read(&pyproject_path, pyproject_text.as_deref());
@@ -59,14 +59,14 @@ pub(crate) fn resolve(
     })
 }
 
-/// The configuration document and the file it came from: `--config-file`, else the
-/// project's pyproject.toml when there is one.
-fn config_document(
+/// The configuration file's tables and the file: `--config-file`, else the project's
+/// pyproject.toml when there is one.
+fn config_documents(
     cli: &CliOverrides,
     pyproject_path: &Path,
     pyproject_text: Option<&str>,
     notes: &mut Notes,
-) -> Result<(ConfigDocument, Option<PathBuf>), OptionsError> {
+) -> Result<(Vec<ConfigDocument>, Option<PathBuf>), OptionsError> {
     Ok(match &cli.config_file {
         Some(given) => {
             // cibuildwheel fills `{package}` in --config-file
@@ -85,7 +85,7 @@ fn config_document(
                 read_config(pyproject_path, text, notes)?,
                 Some(pyproject_path.to_path_buf()),
             ),
-            None => (ConfigDocument::default(), None),
+            None => (Vec::new(), None),
         },
     })
 }
@@ -111,24 +111,80 @@ fn build_specs(
     Ok(builds)
 }
 
-/// `[tool.crosswheel]`, or where a file has none, `[tool.cibuildwheel]`: a cibuildwheel
-/// user's configuration works unchanged. The one present table wins wholesale.
-fn read_config(path: &Path, text: &str, notes: &mut Notes) -> Result<ConfigDocument, OptionsError> {
-    let document = ConfigDocument::parse(path, text, &["tool", "crosswheel"])?;
-    if document.table.is_some() {
-        return Ok(document);
-    }
-    let document = ConfigDocument::parse(path, text, &["tool", "cibuildwheel"])?;
-    if document.table.is_some() {
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |name| name.to_string_lossy().into_owned(),
-        );
-        notes.push(format!(
+/// The file's `[tool.cibuildwheel]` and `[tool.crosswheel]` tables, lowest precedence
+/// first: a cibuildwheel user's configuration works unchanged, and a `[tool.crosswheel]`
+/// table beside it extends it (its keys win). One line says which were read.
+fn read_config(
+    path: &Path,
+    text: &str,
+    notes: &mut Notes,
+) -> Result<Vec<ConfigDocument>, OptionsError> {
+    // Both tables are checked, so that the problems of both are reported in one run.
+    let cibuildwheel = ConfigDocument::parse(path, text, &["tool", "cibuildwheel"]);
+    let crosswheel = ConfigDocument::parse(path, text, &["tool", "crosswheel"]);
+    let mut problems = Vec::new();
+    let cibuildwheel = keep(cibuildwheel, &mut problems);
+    let crosswheel = keep(crosswheel, &mut problems);
+    // A syntax error, the same for both, is said once.
+    OptionsError::from_all(problems)?;
+    let documents: Vec<ConfigDocument> = [cibuildwheel, crosswheel]
+        .into_iter()
+        .flatten()
+        .filter(|document| document.table.is_some())
+        .collect();
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    match documents.as_slice() {
+        [only] if only.table.as_deref() == Some("tool.cibuildwheel") => notes.push(format!(
             "reading [tool.cibuildwheel] of {name} (no [tool.crosswheel] table)"
-        ));
+        )),
+        [cibuildwheel, crosswheel] => {
+            let shadowed = shadowed_keys(cibuildwheel, crosswheel);
+            let wins = if shadowed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", shadowed.join(", "))
+            };
+            notes.push(format!(
+                "reading [tool.cibuildwheel] and [tool.crosswheel] of {name} ([tool.crosswheel]'s keys win{wins})"
+            ));
+        }
+        _ => {}
     }
-    Ok(document)
+    Ok(documents)
+}
+
+/// The options both tables set (their platform tables included), which `[tool.crosswheel]`
+/// decides: `archs`, `linux.before-all`.
+fn shadowed_keys(below: &ConfigDocument, above: &ConfigDocument) -> Vec<String> {
+    let mut keys = Vec::new();
+    let sets_anywhere = |document: &ConfigDocument, key: &str| {
+        document.global.contains_key(key)
+            || document
+                .platforms
+                .values()
+                .any(|layer| layer.contains_key(key))
+    };
+    for key in above.global.keys() {
+        if sets_anywhere(below, key) {
+            keys.push((*key).to_string());
+        }
+    }
+    for (platform, layer) in &above.platforms {
+        for key in layer.keys() {
+            let in_below = below.global.contains_key(key)
+                || below
+                    .platforms
+                    .get(platform)
+                    .is_some_and(|below| below.contains_key(key));
+            if in_below && !above.global.contains_key(key) {
+                keys.push(format!("{}.{key}", platform.name()));
+            }
+        }
+    }
+    keys
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, OptionsError> {

@@ -25,11 +25,29 @@ pub(super) fn selected(
     notes: &mut Notes,
 ) -> Result<Vec<Selected>, OptionsError> {
     let allow_empty = cli.allow_empty || env_flag(env, "CIBW_ALLOW_EMPTY");
-    let selected = match &cli.only {
-        Some(only) => vec![only_build(only, requires_python)?],
+    let (selected, excluded) = match &cli.only {
+        Some(only) => (vec![only_build(only, requires_python)?], Vec::new()),
         None => select(sources, env, requires_python.map(|(spec, _)| spec), notes)?,
     };
-    if selected.is_empty() && !allow_empty {
+    if !selected.is_empty() {
+        return Ok(selected);
+    }
+    if let (Some((_, text)), false) = (requires_python, excluded.is_empty()) {
+        let excluded = excluded
+            .iter()
+            .map(|python| python.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if !allow_empty {
+            return Err(OptionsError::RequiresPythonExcludesAll {
+                requires_python: text.clone(),
+                excluded,
+            });
+        }
+        notes.push(format!(
+            "no build selected: requires-python `{text}` excludes every CPython the selection names ({excluded})"
+        ));
+    } else if !allow_empty {
         let describe = |key| sources.setting(key, Platform::Linux, None).list().join(" ");
         return Err(OptionsError::NothingSelected {
             build: describe("build"),
@@ -69,12 +87,13 @@ fn only_build(
     Ok((python, target))
 }
 
+/// The builds, and the CPython versions of those `requires-python` left out.
 fn select(
     sources: &Sources,
     env: &impl EnvSource,
     requires_python: Option<&RequiresPython>,
     notes: &mut Notes,
-) -> Result<Vec<Selected>, OptionsError> {
+) -> Result<(Vec<Selected>, Vec<PythonTag>), OptionsError> {
     let groups = enabled_groups(sources);
     let extra_pythons = enabled_pythons(sources, &groups);
     let only_platform = platform_filter(env)?;
@@ -83,6 +102,7 @@ fn select(
     }
     let only_platform = only_platform.map(|(platform, _)| platform);
     let mut selected = Vec::new();
+    let mut excluded: Vec<PythonTag> = Vec::new();
     let mut not_built: Vec<String> = Vec::new();
     let mut built_names = std::collections::BTreeSet::new();
     for platform in Platform::ALL {
@@ -124,8 +144,12 @@ fn select(
             for &python in &pythons {
                 let allowed = requires_python.is_none_or(|spec| spec.allows(python.minor()));
                 let id = identifiers::identifier(python, target);
-                if allowed && build.matches(&id) && !skip.matches(&id) {
-                    selected.push((python, target));
+                if build.matches(&id) && !skip.matches(&id) {
+                    if allowed {
+                        selected.push((python, target));
+                    } else if !excluded.contains(&python) {
+                        excluded.push(python);
+                    }
                 }
             }
         }
@@ -146,7 +170,8 @@ fn select(
     let order = |target: &TargetData| targets().iter().position(|t| t == target);
     selected.sort_by_key(|(python, target)| (*python, order(target)));
     selected.dedup();
-    Ok(selected)
+    excluded.sort();
+    Ok((selected, excluded))
 }
 
 /// With one platform chosen (`CIBW_PLATFORM=macos`), an `archs` value none of whose names
@@ -206,9 +231,16 @@ fn is_platform_arch(arch: &str, platform: Platform) -> bool {
 /// The `enable` groups: the configured value, with `CROSSWHEEL_ENABLE` / `CIBW_ENABLE`
 /// added to it rather than replacing it (as cibuildwheel does), and `all` spelt out.
 fn enabled_groups(sources: &Sources) -> Vec<String> {
+    // Of the file's tables, the last that sets `enable` (`[tool.crosswheel]`'s wins).
+    let file = sources
+        .files
+        .iter()
+        .rev()
+        .map(|file| &file.global)
+        .find(|layer| layer.contains_key("enable"));
     let layers = [
         Some(&sources.defaults.global),
-        Some(&sources.file.global),
+        file,
         Some(&sources.env),
         Some(&sources.cli),
     ];

@@ -1,5 +1,6 @@
 //! Where option values come from and which wins: the bundled defaults, the configuration
-//! file (its platform tables and overrides), `CROSSWHEEL_*` variables (falling back to
+//! file's tables (`[tool.cibuildwheel]`, then `[tool.crosswheel]` over it, each with its
+//! platform tables and overrides), `CROSSWHEEL_*` variables (falling back to
 //! cibuildwheel's `CIBW_*` ones) and flags, lowest precedence first.
 
 use std::collections::BTreeMap;
@@ -27,7 +28,9 @@ fn defaults() -> Result<ConfigDocument, OptionsError> {
 /// Every layer, lowest precedence first.
 pub(super) struct Sources {
     pub(super) defaults: ConfigDocument,
-    pub(super) file: ConfigDocument,
+    /// The configuration file's tables, lowest precedence first: `[tool.cibuildwheel]`,
+    /// then `[tool.crosswheel]`; either, both or none.
+    pub(super) files: Vec<ConfigDocument>,
     pub(super) env: Layer,
     pub(super) env_platform: BTreeMap<Platform, Layer>,
     pub(super) cli: Layer,
@@ -39,7 +42,7 @@ impl Sources {
     /// at once; what they set that does not apply to cross builds, or that a `CIBW_*`
     /// variable set, goes into the notes.
     pub(super) fn read(
-        file: ConfigDocument,
+        files: Vec<ConfigDocument>,
         env: &impl EnvSource,
         cli: &CliOverrides,
         notes: &mut Notes,
@@ -55,7 +58,10 @@ impl Sources {
             keep(env_layer(env, None, &mut env_vars), &mut problems).unwrap_or_default();
         let cli_settings = keep(cli_layer(cli), &mut problems).unwrap_or_default();
         OptionsError::from_all(problems)?;
-        let mut ignored = file.ignored.clone();
+        let mut ignored = Vec::new();
+        for name in files.iter().flat_map(|file| &file.ignored) {
+            push_new(&mut ignored, name);
+        }
         for (name, var) in &env_vars.ignored {
             if !ignored.iter().any(|known| known == name || known == var) {
                 ignored.push(var.clone());
@@ -65,7 +71,7 @@ impl Sources {
         notes.env_vars(&env_vars);
         Ok(Sources {
             defaults: defaults()?,
-            file,
+            files,
             env: env_general,
             env_platform,
             cli: cli_settings,
@@ -81,20 +87,28 @@ impl Sources {
         identifier: Option<&str>,
     ) -> Option<Located> {
         let mut current: Option<Located> = None;
-        let file_layers = [
+        let defaults = [
             Some(&self.defaults.global),
             self.defaults.platforms.get(&platform),
-            Some(&self.file.global),
-            self.file.platforms.get(&platform),
         ];
-        for layer in file_layers.into_iter().flatten() {
+        for layer in defaults.into_iter().flatten() {
             if let Some(found) = layer.get(key) {
                 current = Some(found.clone());
             }
         }
-        if let Some(identifier) = identifier {
-            let matching = self
-                .file
+        // Each table whole (its own table, platform table and overrides) over the one
+        // before it: `[tool.crosswheel]`'s keys win over anything `[tool.cibuildwheel]` says.
+        for file in &self.files {
+            let tables = [Some(&file.global), file.platforms.get(&platform)];
+            for layer in tables.into_iter().flatten() {
+                if let Some(found) = layer.get(key) {
+                    current = Some(found.clone());
+                }
+            }
+            let Some(identifier) = identifier else {
+                continue;
+            };
+            let matching = file
                 .overrides
                 .iter()
                 .filter(|o| o.select.matches(identifier));
