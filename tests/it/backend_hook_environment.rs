@@ -89,6 +89,7 @@ fn get_requires_for_build_wheel_sees_cibuildwheel_and_the_environment_option() {
 /// the build's, and `environment` puts it first. The build stops before compiling anything,
 /// in one line naming the `python` PATH finds, and writes no wheel.
 #[test]
+#[ignore = "needs CPython 3.11: scripts/test sets it up"]
 fn an_environment_that_puts_another_python_first_on_path_fails_the_build() {
     let project = tempfile::tempdir().expect("project folder");
     std::fs::write(

@@ -232,6 +232,7 @@ fn an_sdist_is_planned_from_its_unpacked_tree_with_a_config_file_beside_it() {
 
 /// `{project}` is the unpacked tree: before-all sees the sdist's own files there.
 #[test]
+#[ignore = "needs zig and CPython 3.11: scripts/test sets them up"]
 fn project_is_the_unpacked_tree_in_hooks() {
     let dir = tempfile::tempdir().unwrap();
     let sdist = write_sdist(

@@ -37,6 +37,7 @@ fn malformed_reason(bytes: &[u8]) -> String {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn truncated_files_are_errors() {
     let bytes = &built().libfoo;
     for length in [0, 3, 20, 31, 100, 1000, bytes.len() / 2, bytes.len() - 1] {
@@ -48,6 +49,7 @@ fn truncated_files_are_errors() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn sizeofcmds_past_the_end_is_malformed() {
     let mut bytes = built().libfoo.clone();
     let length = bytes.len() as u32;
@@ -56,6 +58,7 @@ fn sizeofcmds_past_the_end_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn zero_and_misaligned_cmdsize_are_malformed() {
     for bad_size in [0, 4, 77] {
         let mut bytes = built().libfoo.clone();
@@ -69,6 +72,7 @@ fn zero_and_misaligned_cmdsize_are_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn command_overrunning_sizeofcmds_is_malformed() {
     let mut bytes = built().libfoo.clone();
     let (_, last) = *command_offsets(&bytes).last().unwrap();
@@ -78,6 +82,7 @@ fn command_overrunning_sizeofcmds_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn more_commands_than_sizeofcmds_holds_is_malformed() {
     let mut bytes = built().libfoo.clone();
     let count = get_u32(&bytes, 16);
@@ -86,6 +91,7 @@ fn more_commands_than_sizeofcmds_holds_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn string_offset_outside_its_command_is_malformed() {
     let mut bytes = built().libfoo.clone();
     let (_, id) = command_offsets(&bytes)
@@ -97,6 +103,7 @@ fn string_offset_outside_its_command_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn overlapping_segments_are_malformed() {
     let mut bytes = built().libfoo.clone();
     let segments: Vec<usize> = command_offsets(&bytes)
@@ -114,6 +121,7 @@ fn overlapping_segments_are_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn symbol_table_past_the_end_is_malformed() {
     let mut bytes = built().libfoo.clone();
     let (_, symtab) = command_offsets(&bytes)
@@ -126,6 +134,7 @@ fn symbol_table_past_the_end_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn code_signature_past_the_end_is_malformed() {
     let mut bytes = built().libfoo.clone();
     let (_, signature) = command_offsets(&bytes)
@@ -160,6 +169,7 @@ fn fat(slices: &[&[u8]]) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn well_formed_fat_wrapper_parses_and_verifies() {
     let libfoo = &built().libfoo;
     let file_bytes = fat(&[libfoo]);
@@ -173,6 +183,7 @@ fn well_formed_fat_wrapper_parses_and_verifies() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn fat_slice_past_the_end_of_the_file_is_malformed() {
     let libfoo = &built().libfoo;
     let mut bytes = fat(&[libfoo]);
@@ -184,6 +195,7 @@ fn fat_slice_past_the_end_of_the_file_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn overlapping_fat_slices_are_malformed() {
     let libfoo = &built().libfoo;
     let mut bytes = fat(&[libfoo, libfoo]);
@@ -193,6 +205,7 @@ fn overlapping_fat_slices_are_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn fat_header_with_no_or_absurdly_many_architectures_is_malformed() {
     let libfoo = &built().libfoo;
     let mut bytes = fat(&[libfoo]);
@@ -203,6 +216,7 @@ fn fat_header_with_no_or_absurdly_many_architectures_is_malformed() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn fat_header_lying_about_the_cpu_is_malformed() {
     let libfoo = &built().libfoo;
     let mut bytes = fat(&[libfoo]);
@@ -246,6 +260,7 @@ fn assert_invalid(status: SignatureStatus, expected: &str) {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn superblob_lying_about_its_length_is_invalid() {
     assert_invalid(
         status_after(|b, at| b[at + 4..at + 8].copy_from_slice(&u32::MAX.to_be_bytes())),
@@ -254,6 +269,7 @@ fn superblob_lying_about_its_length_is_invalid() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn blob_offset_outside_the_superblob_is_invalid() {
     assert_invalid(
         status_after(|b, at| b[at + 16..at + 20].copy_from_slice(&0xffff_0000u32.to_be_bytes())),
@@ -262,6 +278,7 @@ fn blob_offset_outside_the_superblob_is_invalid() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn wrong_code_slot_count_is_invalid() {
     let status = status_after(|b, at| {
         let cd = at + u32::from_be_bytes(b[at + 16..at + 20].try_into().unwrap()) as usize;
@@ -272,6 +289,7 @@ fn wrong_code_slot_count_is_invalid() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn wrong_code_limit_is_invalid() {
     let status = status_after(|b, at| {
         let cd = at + u32::from_be_bytes(b[at + 16..at + 20].try_into().unwrap()) as usize;
@@ -281,6 +299,7 @@ fn wrong_code_limit_is_invalid() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn hash_offset_outside_the_code_directory_is_invalid() {
     let status = status_after(|b, at| {
         let cd = at + u32::from_be_bytes(b[at + 16..at + 20].try_into().unwrap()) as usize;
@@ -290,6 +309,7 @@ fn hash_offset_outside_the_code_directory_is_invalid() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn every_single_byte_corruption_of_the_signature_is_handled() {
     let original = &built().libfoo;
     let (offset, size) = signature_range(original);
@@ -312,6 +332,7 @@ fn every_single_byte_corruption_of_the_signature_is_handled() {
 }
 
 #[test]
+#[ignore = "needs zig: scripts/test sets it up"]
 fn every_single_byte_corruption_of_the_load_commands_is_handled() {
     let original = &built().extension;
     let commands_end = 32 + get_u32(original, 20) as usize;

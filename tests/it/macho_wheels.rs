@@ -33,6 +33,7 @@ fn write_temp(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> std::path::P
 }
 
 #[test]
+#[ignore = "needs the fixture cache and llvm: scripts/test sets them up"]
 fn facts_agree_with_llvm_otool_for_every_binary_of_the_macos_fixture_wheels() {
     let dir = tempfile::tempdir().unwrap();
     let mut slices_checked = 0;
@@ -53,6 +54,7 @@ fn facts_agree_with_llvm_otool_for_every_binary_of_the_macos_fixture_wheels() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn universal2_wheel_binaries_have_an_x86_64_and_an_arm64_slice() {
     for (member, bytes) in wheel_binaries(&fixture(LXML_UNIVERSAL)) {
         let file = MachOFile::parse(&bytes).unwrap();
@@ -63,6 +65,7 @@ fn universal2_wheel_binaries_have_an_x86_64_and_an_arm64_slice() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn vendored_openblas_records_gfortran_dependency_and_gcc_rpaths() {
     let bytes = wheel_member(
         OPENBLAS_GFORTRAN,
@@ -86,6 +89,7 @@ fn vendored_openblas_records_gfortran_dependency_and_gcc_rpaths() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache and llvm: scripts/test sets them up"]
 fn imports_and_exports_agree_with_llvm_nm_and_objdump() {
     let dir = tempfile::tempdir().unwrap();
     for (wheel, member) in [
@@ -176,6 +180,7 @@ fn file_name(install_name: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn original_signatures_of_every_fixture_binary_verify() {
     let mut verified = 0;
     for wheel in ALL_WHEELS {
@@ -194,6 +199,7 @@ fn original_signatures_of_every_fixture_binary_verify() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn corrupting_one_byte_of_code_invalidates_only_that_slice() {
     let (member, mut bytes) = wheel_binaries(&fixture(LXML_UNIVERSAL)).swap_remove(0);
     let file = MachOFile::parse(&bytes).unwrap();
@@ -230,6 +236,7 @@ fn corrupting_one_byte_of_code_invalidates_only_that_slice() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache and llvm: scripts/test sets them up"]
 fn repairing_vendored_openblas_then_signing_verifies_and_otool_reads_the_edits() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = wheel_member(
@@ -298,6 +305,7 @@ fn repairing_vendored_openblas_then_signing_verifies_and_otool_reads_the_edits()
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn leftover_absolute_rpaths_of_openblas_0_3_34_can_be_deleted() {
     let bytes = wheel_member(
         OPENBLAS_STATIC,
@@ -335,6 +343,7 @@ fn leftover_absolute_rpaths_of_openblas_0_3_34_can_be_deleted() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache and llvm: scripts/test sets them up"]
 fn editing_and_signing_a_universal_binary_keeps_both_slices_valid() {
     let dir = tempfile::tempdir().unwrap();
     let (member, bytes) = wheel_binaries(&fixture(LXML_UNIVERSAL)).swap_remove(0);
@@ -371,6 +380,7 @@ fn editing_and_signing_a_universal_binary_keeps_both_slices_valid() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn edits_keep_room_for_the_signature_an_unsigned_slice_will_need() {
     // lxml's unsigned x86_64 slice has 48 free bytes: a 40-byte rpath fits on
     // its own but leaves no room for the 16-byte LC_CODE_SIGNATURE signing adds.
@@ -391,6 +401,7 @@ fn edits_keep_room_for_the_signature_an_unsigned_slice_will_need() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn signing_is_deterministic() {
     let bytes = wheel_member(PILLOW, "PIL/_imaging.cpython-311-darwin.so");
     let first = sign_adhoc(&bytes, "_imaging").unwrap();
@@ -401,6 +412,7 @@ fn signing_is_deterministic() {
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn dependency_rename_of_an_absent_name_is_reported() {
     let bytes = wheel_member(PILLOW, "PIL/_imaging.cpython-311-darwin.so");
     let error = edit_load_commands(

@@ -35,6 +35,7 @@ fn fat_layout(data: &[u8]) -> Vec<(u32, u32)> {
 /// bytes back: same order, same alignments (2^14 for both slices, as lipo derives them
 /// from the segments), same zero padding.
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn fusing_the_slices_of_lipos_universal_files_gives_them_back_byte_for_byte() {
     let data = delocate_data();
     let mut files: Vec<(String, Vec<u8>)> = ["liba_both.dylib", "libextfunc.dylib"]
@@ -90,6 +91,7 @@ fn thin_wheel(dir: &Path, version: &str, tag: &str, module: &[u8], init: &[u8]) 
 }
 
 #[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
 fn fuse_makes_a_universal2_wheel_of_two_thin_builds_and_refuses_mismatched_ones() {
     let data = delocate_data();
     let intel_module = &data["np-1.24.1_x86_64_random__sfc64.cpython-311-darwin.so"];

@@ -3,9 +3,11 @@
 //! share (the pinned fixtures, tool lookups, wheel builders, the helper programs they
 //! compile or run) is in `common/`.
 //!
-//! Plain `cargo test` runs the fast tier; tests marked `#[ignore = "slow: ..."]` (zig, qemu,
-//! Debian downloads, real builds) are the slow tier, which `scripts/test` adds with
-//! `--include-ignored`. Which test goes where, and why: docs/testing.md.
+//! Plain `cargo test` runs the fast tier, which needs nothing but Rust; tests marked
+//! `#[ignore = "needs <what>: scripts/test sets it up"]` (fixtures, zig, python3, test venv
+//! tools) or `#[ignore = "slow: ..."]` (zig builds, qemu, Debian downloads, real builds) are
+//! the rest, which `scripts/test` sets up and adds with `--include-ignored`. Which test goes
+//! where, and why: docs/testing.md.
 
 mod common;
 
@@ -92,6 +94,7 @@ mod target_libraries_services;
 mod target_programs;
 mod test_command;
 mod test_requirements_built;
+mod test_tiers;
 mod test_timeout;
 mod testing_debian_requirements;
 mod testing_linux;

@@ -203,6 +203,7 @@ fn the_test_venv_installs_every_package_by_hash_and_every_tool_at_its_pinned_ver
 /// simple API, downloaded, and kept only with the pinned SHA-256; a cached copy whose bytes
 /// changed is refused naming both hashes and left as it is.
 #[test]
+#[ignore = "needs python3: scripts/test sets it up"]
 fn an_index_sdist_is_fetched_through_the_simple_api_and_kept_only_with_its_pinned_hash() {
     let index_root = tempfile::tempdir().unwrap();
     let page = index_root.path().join("simple/fakeproj");
