@@ -161,6 +161,7 @@ fn a_package_folder_configured_by_cibuildwheel_has_the_working_directory_as_proj
 /// A `[tool.crosswheel]` table beside cibuildwheel's extends it: the cibuildwheel
 /// table's paths keep meaning what they mean to cibuildwheel.
 #[test]
+#[ignore = "needs zig and CPython 3.11: scripts/test sets them up"]
 fn a_package_folder_configured_by_both_tables_has_the_working_directory_as_project() {
     let (root, project, package) =
         placeholders_of_src_spam("[tool.cibuildwheel]\n[tool.crosswheel]\n");
