@@ -334,3 +334,51 @@ fn the_architecture_table_lists_what_each_module_names() {
         problems.join("\n")
     );
 }
+
+/// docs/architecture.md's layout block ("Layout: the folders are the layers") names each
+/// layer's folder and modules as `LAYERS` holds them, which
+/// `every_module_sits_in_the_folder_of_its_layer` holds to the code: the picture a reader
+/// gets first cannot drift from the folders.
+#[test]
+fn the_architecture_layout_lists_each_layers_folder_and_modules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let block = doc
+        .split("## Layout: the folders are the layers")
+        .nth(1)
+        .and_then(|rest| rest.split("```").nth(1))
+        .expect("docs/architecture.md has a layout block");
+    // A row: the folder (or the foundation's files), modules two spaces apart, then the
+    // layer's name after a wider gap.
+    let mut said: Vec<(Option<String>, BTreeSet<String>)> = Vec::new();
+    for line in block.lines().map(str::trim) {
+        let (folder, rest) = match line.split_once(char::is_whitespace) {
+            Some((first, rest)) if first.ends_with('/') && first != "src/" => {
+                (Some(first.trim_end_matches('/').to_string()), rest)
+            }
+            _ if line.ends_with("foundation") => (None, line),
+            _ => continue,
+        };
+        let modules = rest.trim().split("   ").next().unwrap_or_default();
+        said.push((
+            folder,
+            modules
+                .split_whitespace()
+                .map(|name| name.trim_end_matches(".rs").to_string())
+                .collect(),
+        ));
+    }
+    let held: Vec<(Option<String>, BTreeSet<String>)> = LAYERS
+        .iter()
+        .map(|(folder, _, _, modules)| {
+            (
+                folder.map(str::to_string),
+                modules.iter().map(|module| module.to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said, held,
+        "docs/architecture.md's layout block says other than the layers the code holds (LAYERS here)"
+    );
+}
