@@ -190,18 +190,29 @@ impl LinuxArch {
             .find(|arch| tag.ends_with(&format!("_{}", arch.machine())))
     }
 
-    /// Accepts the kernel/wheel-tag name (`aarch64`) and the Debian one (`arm64`).
+    /// Accepts the kernel/wheel-tag name (`aarch64`) and the other names `names` of
+    /// `[[linux_arch]]` lists (Debian's `arm64`, `powerpc64le`).
     pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "x86_64" | "amd64" => Some(Self::X86_64),
-            "aarch64" | "arm64" => Some(Self::Aarch64),
-            "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
-            "s390x" => Some(Self::S390x),
-            "i686" | "i386" | "x86" => Some(Self::I686),
-            "armv7l" | "armhf" => Some(Self::Armv7l),
-            "riscv64" => Some(Self::Riscv64),
-            _ => None,
-        }
+        let name = name.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|arch| {
+            let data = arch.data();
+            data.name == name || data.names.contains(&name)
+        })
+    }
+
+    /// The architecture whose `uname -m` (and wheel-tag suffix) is exactly `machine`.
+    pub fn from_machine(machine: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|arch| arch.machine() == machine)
+    }
+
+    /// The architecture of ELF files with this header: `e_machine`, 64-bit or not, and
+    /// byte order. `None` for one crosswheel does not know (big-endian POWER, riscv32).
+    pub fn of_elf(machine: u16, is_64: bool, little_endian: bool) -> Option<Self> {
+        Self::ALL.into_iter().find(|arch| {
+            arch.elf_machine() == machine
+                && arch.is_32_bit() != is_64
+                && arch.big_endian() != little_endian
+        })
     }
 
     /// The architecture this crosswheel binary runs on, if it is one of ours.
@@ -211,17 +222,18 @@ impl LinuxArch {
 
     /// From Rust's name for an architecture (`std::env::consts::ARCH`).
     pub fn from_rust_arch(arch: &str, little_endian: bool) -> Option<Self> {
-        match arch {
-            "x86_64" => Some(Self::X86_64),
-            "aarch64" => Some(Self::Aarch64),
-            // Rust names both endiannesses `powerpc64`.
-            "powerpc64" if little_endian => Some(Self::Ppc64le),
-            "s390x" => Some(Self::S390x),
-            "x86" => Some(Self::I686),
-            "arm" => Some(Self::Armv7l),
-            "riscv64" => Some(Self::Riscv64),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|candidate| {
+            candidate.data().rust_arch == arch && candidate.big_endian() != little_endian
+        })
+    }
+
+    /// What `config/targets.toml` says of the architecture (`[[linux_arch]]`).
+    pub fn data(self) -> &'static LinuxArchData {
+        config()
+            .linux_arch
+            .iter()
+            .find(|data| data.name == self.machine())
+            .unwrap_or_else(|| panic!("config/targets.toml has no [[linux_arch]] {self}"))
     }
 
     /// What `uname -m` and `platform.machine()` report; also the wheel-tag suffix.
@@ -240,34 +252,39 @@ impl LinuxArch {
     /// qemu-user's name for the architecture (`qemu-<name>-static`, the binfmt_misc entry
     /// `qemu-<name>`): the machine name, but for the 32-bit x86 and Arm emulators.
     pub fn qemu_name(self) -> &'static str {
-        match self {
-            Self::I686 => "i386",
-            Self::Armv7l => "arm",
-            other => other.machine(),
-        }
+        &self.data().qemu
+    }
+
+    /// The CPU qemu emulates unless the user picks one (`None`: qemu's default).
+    pub fn qemu_cpu(self) -> Option<&'static str> {
+        self.data().qemu_cpu.as_deref()
     }
 
     /// Debian's architecture name, as APT and dpkg spell it.
     pub fn debian(self) -> &'static str {
-        match self {
-            Self::X86_64 => "amd64",
-            Self::Aarch64 => "arm64",
-            Self::Ppc64le => "ppc64el",
-            Self::S390x => "s390x",
-            Self::I686 => "i386",
-            Self::Armv7l => "armhf",
-            Self::Riscv64 => "riscv64",
-        }
+        &self.data().debian
+    }
+
+    /// The library folders of a Debian tree for the architecture (`usr/lib/<name>`,
+    /// `lib/<name>`), which are also the roots of Debian's cross packages (`/usr/<name>`).
+    pub fn debian_multiarch(self) -> &'static [String] {
+        &self.data().debian_multiarch
+    }
+
+    /// Where a glibc root filesystem of the architecture keeps its dynamic loader,
+    /// relative to the root.
+    pub fn glibc_loaders(self) -> &'static [String] {
+        &self.data().glibc_loaders
     }
 
     /// Whether the architecture's ELF files are ELFCLASS32 (i686, armv7l).
     pub fn is_32_bit(self) -> bool {
-        matches!(self, Self::I686 | Self::Armv7l)
+        self.data().elf_class == 32
     }
 
     /// Whether the architecture stores words most significant byte first (s390x).
     pub fn big_endian(self) -> bool {
-        matches!(self, Self::S390x)
+        self.data().endian == "big"
     }
 
     /// `EI_CLASS` and `EI_DATA` of the architecture's ELF files (1 = 32-, 2 = 64-bit;
@@ -291,16 +308,26 @@ impl LinuxArch {
     /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64,
     /// EM_S390, EM_386, EM_ARM, EM_RISCV).
     pub fn elf_machine(self) -> u16 {
-        match self {
-            Self::X86_64 => 62,
-            Self::Aarch64 => 183,
-            Self::Ppc64le => 21,
-            Self::S390x => 22,
-            Self::I686 => 3,
-            Self::Armv7l => 40,
-            Self::Riscv64 => 243,
-        }
+        self.data().elf_machine
     }
+}
+
+/// What `config/targets.toml` says of one Linux architecture (`[[linux_arch]]`); the file's
+/// comment says what each field is.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct LinuxArchData {
+    pub name: String,
+    pub names: Vec<String>,
+    pub rust_arch: String,
+    pub debian: String,
+    pub debian_multiarch: Vec<String>,
+    pub glibc_loaders: Vec<String>,
+    pub qemu: String,
+    #[serde(default)]
+    pub qemu_cpu: Option<String>,
+    pub elf_machine: u16,
+    pub elf_class: u8,
+    pub endian: String,
 }
 
 impl fmt::Display for LinuxArch {
@@ -355,7 +382,6 @@ pub struct TargetData {
     pub meson_properties: std::collections::BTreeMap<String, MesonValue>,
     pub cmake_system_name: String,
     pub cmake_system_processor: String,
-    pub elf_machine: u16,
     pub zig_extra_cflags: Vec<String>,
     /// Members of the target's libgcc that zig's own runtime lacks, linked into every link.
     #[serde(default)]
@@ -508,6 +534,7 @@ impl Tool {
 #[derive(Debug, Deserialize)]
 pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
+    pub linux_arch: Vec<LinuxArchData>,
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
     pub gcc_only_flags: GccOnlyFlags,
@@ -879,7 +906,7 @@ impl Target {
 
     /// ELF `e_machine` of the target (0 for Mach-O targets).
     pub fn elf_machine(&self) -> u16 {
-        self.data.elf_machine
+        self.linux_arch().map_or(0, LinuxArch::elf_machine)
     }
 
     /// The platform tags a target-arch wheel may carry to be usable by what we build:
@@ -969,7 +996,6 @@ mod tests {
             let arch = LinuxArch::parse(&data.arch)
                 .unwrap_or_else(|| panic!("{}: `{}` is no LinuxArch", data.id, data.arch));
             assert_eq!(arch.machine(), data.arch, "{}", data.id);
-            assert_eq!(arch.elf_machine(), data.elf_machine, "{}", data.id);
             assert_eq!(data.platform_tag, format!("linux_{}", data.arch));
             let libc = data
                 .libc
@@ -990,6 +1016,38 @@ mod tests {
         for data in targets().iter().filter(|t| t.platform == Platform::Macos) {
             assert_eq!(data.libc, None, "{}", data.id);
         }
+    }
+
+    /// Every `LinuxArch` has one `[[linux_arch]]` row and every row is a `LinuxArch`; the
+    /// ELF facts name the architecture back, and a Debian tree's folder of it is its GNU
+    /// multiarch name.
+    #[test]
+    fn every_linux_arch_has_one_row_of_facts() {
+        let rows = &config().linux_arch;
+        assert_eq!(rows.len(), LinuxArch::ALL.len());
+        for arch in LinuxArch::ALL {
+            let data = arch.data();
+            assert_eq!(
+                rows.iter().filter(|row| row.name == data.name).count(),
+                1,
+                "{arch}"
+            );
+            assert!(matches!(data.elf_class, 32 | 64), "{arch}");
+            assert!(matches!(data.endian.as_str(), "little" | "big"), "{arch}");
+            assert_eq!(
+                LinuxArch::of_elf(arch.elf_machine(), !arch.is_32_bit(), !arch.big_endian()),
+                Some(arch)
+            );
+            assert_eq!(LinuxArch::parse(arch.debian()), Some(arch));
+            assert_eq!(LinuxArch::from_machine(arch.machine()), Some(arch));
+            assert!(!arch.debian_multiarch().is_empty(), "{arch}");
+            assert!(!arch.glibc_loaders().is_empty(), "{arch}");
+        }
+        assert_eq!(LinuxArch::Riscv64.debian_multiarch(), ["riscv64-linux-gnu"]);
+        assert_eq!(LinuxArch::of_elf(21, true, false), None, "big-endian POWER");
+        assert_eq!(LinuxArch::from_rust_arch("powerpc64", false), None);
+        assert_eq!(LinuxArch::parse("x86"), Some(LinuxArch::I686));
+        assert_eq!(LinuxArch::parse(" PowerPC64LE"), Some(LinuxArch::Ppc64le));
     }
 
     /// `./configure --host=$CROSSWHEEL_HOST` hands the GNU triple to config.sub and to the

@@ -31,9 +31,7 @@ use crate::python_tag::PythonTag;
 use crate::support::options::{Environment, ProjectPaths};
 use crate::support::sysroot::{LinuxArch, SysrootError};
 
-pub use emulator::{
-    BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, default_qemu_cpu, find_qemu,
-};
+pub use emulator::{BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, find_qemu};
 
 pub use platform::{Host, TestPlan, TestPlatform, plan};
 pub use requirement_build::{
@@ -175,7 +173,7 @@ pub struct TestSpec {
     pub project_dir: PathBuf,
     /// The package folder (`{package}`), the root itself or a folder in it; `None`: the root.
     pub package_dir: Option<PathBuf>,
-    /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
+    /// qemu's `-cpu`; `None` picks the architecture's `qemu_cpu` (`LinuxArch::qemu_cpu`). Ignored when running natively.
     pub qemu_cpu: Option<String>,
     /// crosswheel's cache (sysroots, qemu); normally [`crate::support::host::Cache::from_env`].
     pub cache_dir: PathBuf,

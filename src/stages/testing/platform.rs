@@ -26,7 +26,7 @@ impl TestPlatform {
         if let Some(rest) = tag.strip_prefix("musllinux_") {
             // musllinux_1_2_aarch64: the architecture follows the version's two numbers.
             let arch = rest.splitn(3, '_').nth(2)?;
-            return LinuxArch::of_platform_tag(&format!("linux_{arch}")).map(Self::MuslLinux);
+            return LinuxArch::from_machine(arch).map(Self::MuslLinux);
         }
         if tag.starts_with("macosx_") {
             if tag.ends_with("_arm64") || tag.ends_with("_universal2") {

@@ -823,19 +823,9 @@ fn link_merged_lib(root: &Path) -> Result<(), SysrootError> {
 
 /// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
 fn has_loader(root: &Path, arch: LinuxArch) -> bool {
-    let loaders: &[&str] = match arch {
-        LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],
-        LinuxArch::Ppc64le => &["lib64/ld64.so.2", "usr/lib64/ld64.so.2"],
-        LinuxArch::X86_64 => &["lib64/ld-linux-x86-64.so.2"],
-        LinuxArch::S390x => &["lib/ld64.so.1", "usr/lib/ld64.so.1"],
-        LinuxArch::I686 => &["lib/ld-linux.so.2", "usr/lib/ld-linux.so.2"],
-        LinuxArch::Armv7l => &["lib/ld-linux-armhf.so.3", "usr/lib/ld-linux-armhf.so.3"],
-        LinuxArch::Riscv64 => &[
-            "lib/ld-linux-riscv64-lp64d.so.1",
-            "usr/lib/ld-linux-riscv64-lp64d.so.1",
-        ],
-    };
-    loaders.iter().any(|loader| root.join(loader).exists())
+    arch.glibc_loaders()
+        .iter()
+        .any(|loader| root.join(loader).exists())
 }
 
 /// The version of the GNU C library under `root`, read from its `libc.so.6` ("... release
