@@ -59,24 +59,6 @@ impl Platform {
             Platform::Macos => "macosx",
         }
     }
-
-    /// The platform of a wheel from its platform tags (`manylinux_2_17_aarch64`,
-    /// `musllinux_1_2_x86_64`, `macosx_11_0_arm64`); `None` for pure wheels and mixed or
-    /// unknown tags.
-    pub fn of_platform_tags(tags: &[String]) -> Option<Platform> {
-        if tags.is_empty() {
-            None
-        } else if tags.iter().all(|p| p.starts_with("macosx_")) {
-            Some(Platform::Macos)
-        } else if tags
-            .iter()
-            .all(|p| p.starts_with("linux_") || Libc::of_platform_tag(p).is_some())
-        {
-            Some(Platform::Linux)
-        } else {
-            None
-        }
-    }
 }
 
 impl fmt::Display for Platform {
@@ -110,19 +92,6 @@ impl Libc {
         match self {
             Libc::Glibc => "manylinux",
             Libc::Musl => "musllinux",
-        }
-    }
-
-    /// The C library a Linux platform tag promises: `manylinux_2_17_x86_64`,
-    /// `manylinux2014_aarch64` (glibc), `musllinux_1_2_aarch64` (musl); `None` for
-    /// `linux_*`, which promises nothing, and for other platforms' tags.
-    pub fn of_platform_tag(tag: &str) -> Option<Libc> {
-        if tag.starts_with("musllinux_") {
-            Some(Libc::Musl)
-        } else if tag.starts_with("manylinux") {
-            Some(Libc::Glibc)
-        } else {
-            None
         }
     }
 }
@@ -178,17 +147,6 @@ impl LinuxArch {
         Self::Armv7l,
         Self::Riscv64,
     ];
-
-    /// The architecture a glibc Linux wheel's platform tag names: `manylinux_2_17_aarch64`,
-    /// `manylinux2014_ppc64le`, `linux_x86_64`; `None` for any other tag (musllinux, macOS).
-    pub fn of_platform_tag(tag: &str) -> Option<Self> {
-        if !(tag.starts_with("manylinux") || tag.starts_with("linux_")) {
-            return None;
-        }
-        Self::ALL
-            .into_iter()
-            .find(|arch| tag.ends_with(&format!("_{}", arch.machine())))
-    }
 
     /// Accepts the kernel/wheel-tag name (`aarch64`) and the other names `names` of
     /// `[[linux_arch]]` lists (Debian's `arm64`, `powerpc64le`).
@@ -1172,23 +1130,6 @@ mod tests {
             let target = Target::parse(id).unwrap();
             assert_eq!(target.data().pyconfig_define["SIZEOF_TIME_T"], "8", "{id}");
         }
-    }
-
-    #[test]
-    fn libc_of_a_platform_tag_is_what_the_tag_promises() {
-        assert_eq!(
-            Libc::of_platform_tag("musllinux_1_2_aarch64"),
-            Some(Libc::Musl)
-        );
-        assert_eq!(
-            Libc::of_platform_tag("manylinux2014_x86_64"),
-            Some(Libc::Glibc)
-        );
-        assert_eq!(Libc::of_platform_tag("linux_x86_64"), None);
-        assert_eq!(
-            Platform::of_platform_tags(&["musllinux_1_2_x86_64".to_string()]),
-            Some(Platform::Linux)
-        );
     }
 
     #[test]

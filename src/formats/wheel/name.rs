@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::formats::wheel::WheelError;
+use crate::formats::wheel::{PlatformTag, WheelError, join_platform_tags};
 use crate::package_name::normalize;
 
 /// A parsed wheel file name:
@@ -17,7 +17,8 @@ pub struct WheelName {
     pub build: Option<String>,
     pub python: Vec<String>,
     pub abi: Vec<String>,
-    pub platform: Vec<String>,
+    /// Parsed once here; each renders back to exactly the text it was read from.
+    pub platform: Vec<PlatformTag>,
 }
 
 impl WheelName {
@@ -60,7 +61,10 @@ impl WheelName {
             python: split_tag_set(python).ok_or_else(|| invalid("the python tag is malformed"))?,
             abi: split_tag_set(abi).ok_or_else(|| invalid("the abi tag is malformed"))?,
             platform: split_tag_set(platform)
-                .ok_or_else(|| invalid("the platform tag is malformed"))?,
+                .ok_or_else(|| invalid("the platform tag is malformed"))?
+                .iter()
+                .map(|tag| PlatformTag::parse(tag))
+                .collect(),
         })
     }
 
@@ -84,7 +88,7 @@ impl WheelName {
     }
 
     /// The same wheel retagged for other platforms (e.g. after repair).
-    pub fn with_platforms(&self, platforms: Vec<String>) -> WheelName {
+    pub fn with_platforms(&self, platforms: Vec<PlatformTag>) -> WheelName {
         WheelName {
             platform: platforms,
             ..self.clone()
@@ -109,7 +113,7 @@ impl fmt::Display for WheelName {
             "-{}-{}-{}.whl",
             self.python.join("."),
             self.abi.join("."),
-            self.platform.join(".")
+            join_platform_tags(&self.platform)
         )
     }
 }
