@@ -18,7 +18,8 @@ use crate::formats::macho::{
 };
 use crate::formats::sbom::{Bom, is_sbom_path};
 use crate::formats::wheel::{
-    Contents, PlatformTag, WheelArchive, WheelError, WriteOptions, join_platform_tags, write_wheel,
+    Contents, PlatformTag, WheelArchive, WheelError, WriteOptions, join_platform_tags, join_tags,
+    write_wheel,
 };
 use crate::policy::analysis::macos::{MacosTag, arm64_floor, tag_version};
 
@@ -198,10 +199,10 @@ fn check_same_release(first: &WheelArchive, second: &WheelArchive) -> Result<(),
     } else if a.python != b.python || a.abi != b.abi {
         Some(format!(
             "{}-{} and {}-{}",
-            a.python.join("."),
-            a.abi.join("."),
-            b.python.join("."),
-            b.abi.join(".")
+            join_tags(&a.python),
+            join_tags(&a.abi),
+            join_tags(&b.python),
+            join_tags(&b.abi)
         ))
     } else {
         None
