@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::python_tag::PythonTag;
+
 const TARGETS_TOML: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/config/targets.toml"));
 
@@ -374,10 +376,11 @@ pub struct GnuAssembler {
     pub flags: Vec<String>,
 }
 
-/// The multiarch name of CPythons older than `python` (`[3, 11]`) on a target.
+/// The multiarch name of CPythons older than `python` (`"3.11"`) on a target.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct MultiarchBefore {
-    pub python: (u32, u32),
+    #[serde(deserialize_with = "crate::python_tag::deserialize_version")]
+    pub python: PythonTag,
     pub multiarch: String,
 }
 
@@ -816,10 +819,10 @@ impl Target {
         self.fill(&self.data.python_host_platform, "")
     }
 
-    /// CPython's `MULTIARCH` on the target for a CPython `version` (`(3, 11)`).
-    pub fn multiarch(&self, version: (u32, u32)) -> &str {
+    /// CPython's `MULTIARCH` on the target for `python` (`cp311`).
+    pub fn multiarch(&self, python: PythonTag) -> &str {
         match &self.data.multiarch_before {
-            Some(before) if version < before.python => &before.multiarch,
+            Some(before) if python.minor() < before.python.minor() => &before.multiarch,
             _ => &self.data.multiarch,
         }
     }
@@ -838,28 +841,28 @@ impl Target {
         }
     }
 
-    /// `EXT_SUFFIX` for CPython `version` (`(3, 11)`) with ABI flags `abiflags` (`""`,
-    /// `"t"`): `.cpython-313t-aarch64-linux-gnu.so`.
-    pub fn ext_suffix(&self, version: (u32, u32), abiflags: &str) -> String {
-        self.fill_python(&self.data.ext_suffix, version, abiflags)
+    /// `EXT_SUFFIX` for `python` (`cp311`, `cp313t`): `.cpython-313t-aarch64-linux-gnu.so`.
+    pub fn ext_suffix(&self, python: PythonTag) -> String {
+        self.fill_python(&self.data.ext_suffix, python)
     }
 
-    pub fn soabi(&self, version: (u32, u32), abiflags: &str) -> String {
-        self.fill_python(&self.data.soabi, version, abiflags)
+    pub fn soabi(&self, python: PythonTag) -> String {
+        self.fill_python(&self.data.soabi, python)
     }
 
-    /// Module name of the target's `_sysconfigdata` for CPython `version` with `abiflags`.
-    pub fn sysconfigdata_name(&self, version: (u32, u32), abiflags: &str) -> String {
-        self.fill_python(&self.data.sysconfigdata_name, version, abiflags)
+    /// Module name of the target's `_sysconfigdata` for `python`.
+    pub fn sysconfigdata_name(&self, python: PythonTag) -> String {
+        self.fill_python(&self.data.sysconfigdata_name, python)
     }
 
     /// A name template filled for one CPython: `{py}` (`311`, `313t`), `{abiflags}` and
     /// `{multiarch}`.
-    fn fill_python(&self, template: &str, version: (u32, u32), abiflags: &str) -> String {
-        let py = format!("{}{}{abiflags}", version.0, version.1);
+    fn fill_python(&self, template: &str, python: PythonTag) -> String {
+        let abiflags = python.abiflags();
+        let py = format!("3{}{abiflags}", python.minor());
         self.fill(template, &py)
             .replace("{abiflags}", abiflags)
-            .replace("{multiarch}", self.multiarch(version))
+            .replace("{multiarch}", self.multiarch(python))
     }
 
     /// ELF `e_machine` of the target (0 for Mach-O targets).
@@ -910,6 +913,10 @@ impl fmt::Display for Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn py(tag: &str) -> PythonTag {
+        PythonTag::parse(tag).unwrap()
+    }
 
     #[test]
     fn bundled_config_parses() {
@@ -1061,16 +1068,16 @@ mod tests {
         );
         // What markupsafe 3.0.3's own musllinux_1_2_x86_64 wheels hold.
         assert_eq!(
-            target.ext_suffix((3, 10), ""),
+            target.ext_suffix(py("cp310")),
             ".cpython-310-x86_64-linux-gnu.so"
         );
         assert_eq!(
-            target.ext_suffix((3, 11), ""),
+            target.ext_suffix(py("cp311")),
             ".cpython-311-x86_64-linux-musl.so"
         );
-        assert_eq!(target.soabi((3, 14), "t"), "cpython-314t-x86_64-linux-musl");
+        assert_eq!(target.soabi(py("cp314t")), "cpython-314t-x86_64-linux-musl");
         assert_eq!(
-            target.sysconfigdata_name((3, 13), "t"),
+            target.sysconfigdata_name(py("cp313t")),
             "_sysconfigdata_t_linux_x86_64-linux-musl"
         );
         assert_eq!(
@@ -1113,11 +1120,11 @@ mod tests {
         ] {
             let target = Target::parse(id).unwrap();
             assert_eq!(
-                target.ext_suffix((3, 11), ""),
+                target.ext_suffix(py("cp311")),
                 format!(".cpython-311-{cp311}.so")
             );
             assert_eq!(
-                target.ext_suffix((3, 10), ""),
+                target.ext_suffix(py("cp310")),
                 format!(".cpython-310-{cp310}.so")
             );
             assert_eq!(
@@ -1137,11 +1144,11 @@ mod tests {
         let target = Target::parse("manylinux-x86_64").unwrap();
         assert_eq!(target.zig_triple(), "x86_64-linux-gnu.2.17");
         assert_eq!(
-            target.ext_suffix((3, 11), ""),
+            target.ext_suffix(py("cp311")),
             ".cpython-311-x86_64-linux-gnu.so"
         );
         assert_eq!(
-            target.sysconfigdata_name((3, 11), ""),
+            target.sysconfigdata_name(py("cp311")),
             "_sysconfigdata__linux_x86_64-linux-gnu"
         );
         assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
@@ -1225,11 +1232,11 @@ mod tests {
         let target = Target::parse("manylinux-aarch64").unwrap();
         assert_eq!(target.zig_triple(), "aarch64-linux-gnu.2.17");
         assert_eq!(
-            target.ext_suffix((3, 11), ""),
+            target.ext_suffix(py("cp311")),
             ".cpython-311-aarch64-linux-gnu.so"
         );
         assert_eq!(
-            target.sysconfigdata_name((3, 11), ""),
+            target.sysconfigdata_name(py("cp311")),
             "_sysconfigdata__linux_aarch64-linux-gnu"
         );
         assert_eq!(target.python_host_platform(), "linux-aarch64");
@@ -1260,7 +1267,7 @@ mod tests {
         assert_eq!(target.zig_triple(), "aarch64-macos.12.3");
         assert_eq!(target.platform_tag(), "macosx_12_3_arm64");
         assert_eq!(target.python_host_platform(), "macosx-12.3-arm64");
-        assert_eq!(target.ext_suffix((3, 13), "t"), ".cpython-313t-darwin.so");
+        assert_eq!(target.ext_suffix(py("cp313t")), ".cpython-313t-darwin.so");
     }
 
     #[test]
