@@ -565,10 +565,10 @@ pub struct Sysroot {
     arch: LinuxArch,
     python_version: PythonTag,
     python_full_version: Option<String>,
-    glibc: Option<(u32, u32)>,
+    glibc: Option<OsVersion>,
     /// The musl version of a musl CPython's loader, whose musllinux tags the target
     /// accepts; `None` for glibc.
-    musl: Option<(u32, u32)>,
+    musl: Option<OsVersion>,
     release: Option<String>,
     /// The tree crosswheel fetched into its cache (and so may add bytecode to); `None` for
     /// a folder of the user's, which is never written.
@@ -757,12 +757,12 @@ impl Sysroot {
     }
 
     /// The glibc inside, which bounds the manylinux tags the target accepts.
-    pub fn glibc_version(&self) -> Option<(u32, u32)> {
+    pub fn glibc_version(&self) -> Option<OsVersion> {
         self.glibc
     }
 
     /// The musl of a musl CPython's loader, which bounds the musllinux tags it accepts.
-    pub fn musl_version(&self) -> Option<(u32, u32)> {
+    pub fn musl_version(&self) -> Option<OsVersion> {
         self.musl
     }
 }
@@ -830,7 +830,7 @@ fn has_loader(root: &Path, arch: LinuxArch) -> bool {
 
 /// The version of the GNU C library under `root`, read from its `libc.so.6` ("... release
 /// version 2.36").
-fn libc_version_in(root: &Path) -> Option<(u32, u32)> {
+fn libc_version_in(root: &Path) -> Option<OsVersion> {
     let candidates = ["lib", "lib64", "usr/lib", "usr/lib64"]
         .iter()
         .flat_map(|dir| {
@@ -860,13 +860,13 @@ fn libc_version_in(root: &Path) -> Option<(u32, u32)> {
     None
 }
 
-/// `(2, 36)` from a C library's release, `2.36` or `2.36.1`; a bare `2` is no release.
-fn major_minor(release: &str) -> Option<(u32, u32)> {
+/// `2.36` from a C library's release, `2.36` or `2.36.1`; a bare `2` is no release.
+fn major_minor(release: &str) -> Option<OsVersion> {
     let release = release.trim();
     if !release.contains('.') {
         return None;
     }
-    OsVersion::parse_release(release).map(|version| (version.major, version.minor))
+    OsVersion::parse_release(release)
 }
 
 #[cfg(test)]
@@ -973,7 +973,13 @@ mod tests {
         assert_eq!(manifest.upstream_version("libc6"), Some("2.36"));
         assert_eq!(manifest.upstream_version("zlib1g"), Some("1.2.13.dfsg"));
         assert_eq!(manifest.upstream_version("libssl3"), None);
-        assert_eq!(major_minor("2.36"), Some((2, 36)));
+        assert_eq!(
+            major_minor("2.36"),
+            Some(OsVersion {
+                major: 2,
+                minor: 36
+            })
+        );
         assert_eq!(major_minor("3"), None);
     }
 
