@@ -61,6 +61,23 @@ impl PythonTag {
         PythonTag::parse(&format!("cp3{minor}")).map_err(|_| not_a_version())
     }
 
+    /// CPython 3.`minor` with the GIL (`cp311`): what an interpreter reporting that version
+    /// runs.
+    pub fn cpython3(minor: u32) -> PythonTag {
+        PythonTag {
+            minor,
+            free_threaded: false,
+        }
+    }
+
+    /// The next CPython minor version, with this one's ABI (`cp314` after `cp313`).
+    pub fn next_minor(self) -> PythonTag {
+        PythonTag {
+            minor: self.minor + 1,
+            free_threaded: self.free_threaded,
+        }
+    }
+
     /// The same version with the GIL: what an abi3 wheel, which no free-threaded CPython
     /// loads, is tested on.
     pub fn with_gil(self) -> PythonTag {

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::python_tag::PythonTag;
+
 const TARGETS_TOML: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/config/targets.toml"));
 
@@ -59,24 +61,6 @@ impl Platform {
             Platform::Macos => "macosx",
         }
     }
-
-    /// The platform of a wheel from its platform tags (`manylinux_2_17_aarch64`,
-    /// `musllinux_1_2_x86_64`, `macosx_11_0_arm64`); `None` for pure wheels and mixed or
-    /// unknown tags.
-    pub fn of_platform_tags(tags: &[String]) -> Option<Platform> {
-        if tags.is_empty() {
-            None
-        } else if tags.iter().all(|p| p.starts_with("macosx_")) {
-            Some(Platform::Macos)
-        } else if tags
-            .iter()
-            .all(|p| p.starts_with("linux_") || Libc::of_platform_tag(p).is_some())
-        {
-            Some(Platform::Linux)
-        } else {
-            None
-        }
-    }
 }
 
 impl fmt::Display for Platform {
@@ -110,19 +94,6 @@ impl Libc {
         match self {
             Libc::Glibc => "manylinux",
             Libc::Musl => "musllinux",
-        }
-    }
-
-    /// The C library a Linux platform tag promises: `manylinux_2_17_x86_64`,
-    /// `manylinux2014_aarch64` (glibc), `musllinux_1_2_aarch64` (musl); `None` for
-    /// `linux_*`, which promises nothing, and for other platforms' tags.
-    pub fn of_platform_tag(tag: &str) -> Option<Libc> {
-        if tag.starts_with("musllinux_") {
-            Some(Libc::Musl)
-        } else if tag.starts_with("manylinux") {
-            Some(Libc::Glibc)
-        } else {
-            None
         }
     }
 }
@@ -179,29 +150,29 @@ impl LinuxArch {
         Self::Riscv64,
     ];
 
-    /// The architecture a glibc Linux wheel's platform tag names: `manylinux_2_17_aarch64`,
-    /// `manylinux2014_ppc64le`, `linux_x86_64`; `None` for any other tag (musllinux, macOS).
-    pub fn of_platform_tag(tag: &str) -> Option<Self> {
-        if !(tag.starts_with("manylinux") || tag.starts_with("linux_")) {
-            return None;
-        }
-        Self::ALL
-            .into_iter()
-            .find(|arch| tag.ends_with(&format!("_{}", arch.machine())))
+    /// Accepts the kernel/wheel-tag name (`aarch64`) and the other names `names` of
+    /// `[[linux_arch]]` lists (Debian's `arm64`, `powerpc64le`).
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|arch| {
+            let data = arch.data();
+            data.name == name || data.names.contains(&name)
+        })
     }
 
-    /// Accepts the kernel/wheel-tag name (`aarch64`) and the Debian one (`arm64`).
-    pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "x86_64" | "amd64" => Some(Self::X86_64),
-            "aarch64" | "arm64" => Some(Self::Aarch64),
-            "ppc64le" | "ppc64el" | "powerpc64le" => Some(Self::Ppc64le),
-            "s390x" => Some(Self::S390x),
-            "i686" | "i386" | "x86" => Some(Self::I686),
-            "armv7l" | "armhf" => Some(Self::Armv7l),
-            "riscv64" => Some(Self::Riscv64),
-            _ => None,
-        }
+    /// The architecture whose `uname -m` (and wheel-tag suffix) is exactly `machine`.
+    pub fn from_machine(machine: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|arch| arch.machine() == machine)
+    }
+
+    /// The architecture of ELF files with this header: `e_machine`, 64-bit or not, and
+    /// byte order. `None` for one crosswheel does not know (big-endian POWER, riscv32).
+    pub fn of_elf(machine: u16, is_64: bool, little_endian: bool) -> Option<Self> {
+        Self::ALL.into_iter().find(|arch| {
+            arch.elf_machine() == machine
+                && arch.is_32_bit() != is_64
+                && arch.big_endian() != little_endian
+        })
     }
 
     /// The architecture this crosswheel binary runs on, if it is one of ours.
@@ -211,17 +182,18 @@ impl LinuxArch {
 
     /// From Rust's name for an architecture (`std::env::consts::ARCH`).
     pub fn from_rust_arch(arch: &str, little_endian: bool) -> Option<Self> {
-        match arch {
-            "x86_64" => Some(Self::X86_64),
-            "aarch64" => Some(Self::Aarch64),
-            // Rust names both endiannesses `powerpc64`.
-            "powerpc64" if little_endian => Some(Self::Ppc64le),
-            "s390x" => Some(Self::S390x),
-            "x86" => Some(Self::I686),
-            "arm" => Some(Self::Armv7l),
-            "riscv64" => Some(Self::Riscv64),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|candidate| {
+            candidate.data().rust_arch == arch && candidate.big_endian() != little_endian
+        })
+    }
+
+    /// What `config/targets.toml` says of the architecture (`[[linux_arch]]`).
+    pub fn data(self) -> &'static LinuxArchData {
+        config()
+            .linux_arch
+            .iter()
+            .find(|data| data.name == self.machine())
+            .unwrap_or_else(|| panic!("config/targets.toml has no [[linux_arch]] {self}"))
     }
 
     /// What `uname -m` and `platform.machine()` report; also the wheel-tag suffix.
@@ -240,34 +212,39 @@ impl LinuxArch {
     /// qemu-user's name for the architecture (`qemu-<name>-static`, the binfmt_misc entry
     /// `qemu-<name>`): the machine name, but for the 32-bit x86 and Arm emulators.
     pub fn qemu_name(self) -> &'static str {
-        match self {
-            Self::I686 => "i386",
-            Self::Armv7l => "arm",
-            other => other.machine(),
-        }
+        &self.data().qemu
+    }
+
+    /// The CPU qemu emulates unless the user picks one (`None`: qemu's default).
+    pub fn qemu_cpu(self) -> Option<&'static str> {
+        self.data().qemu_cpu.as_deref()
     }
 
     /// Debian's architecture name, as APT and dpkg spell it.
     pub fn debian(self) -> &'static str {
-        match self {
-            Self::X86_64 => "amd64",
-            Self::Aarch64 => "arm64",
-            Self::Ppc64le => "ppc64el",
-            Self::S390x => "s390x",
-            Self::I686 => "i386",
-            Self::Armv7l => "armhf",
-            Self::Riscv64 => "riscv64",
-        }
+        &self.data().debian
+    }
+
+    /// The library folders of a Debian tree for the architecture (`usr/lib/<name>`,
+    /// `lib/<name>`), which are also the roots of Debian's cross packages (`/usr/<name>`).
+    pub fn debian_multiarch(self) -> &'static [String] {
+        &self.data().debian_multiarch
+    }
+
+    /// Where a glibc root filesystem of the architecture keeps its dynamic loader,
+    /// relative to the root.
+    pub fn glibc_loaders(self) -> &'static [String] {
+        &self.data().glibc_loaders
     }
 
     /// Whether the architecture's ELF files are ELFCLASS32 (i686, armv7l).
     pub fn is_32_bit(self) -> bool {
-        matches!(self, Self::I686 | Self::Armv7l)
+        self.data().elf_class == 32
     }
 
     /// Whether the architecture stores words most significant byte first (s390x).
     pub fn big_endian(self) -> bool {
-        matches!(self, Self::S390x)
+        self.data().endian == "big"
     }
 
     /// `EI_CLASS` and `EI_DATA` of the architecture's ELF files (1 = 32-, 2 = 64-bit;
@@ -291,16 +268,26 @@ impl LinuxArch {
     /// `e_machine` of the architecture's ELF files (EM_X86_64, EM_AARCH64, EM_PPC64,
     /// EM_S390, EM_386, EM_ARM, EM_RISCV).
     pub fn elf_machine(self) -> u16 {
-        match self {
-            Self::X86_64 => 62,
-            Self::Aarch64 => 183,
-            Self::Ppc64le => 21,
-            Self::S390x => 22,
-            Self::I686 => 3,
-            Self::Armv7l => 40,
-            Self::Riscv64 => 243,
-        }
+        self.data().elf_machine
     }
+}
+
+/// What `config/targets.toml` says of one Linux architecture (`[[linux_arch]]`); the file's
+/// comment says what each field is.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct LinuxArchData {
+    pub name: String,
+    pub names: Vec<String>,
+    pub rust_arch: String,
+    pub debian: String,
+    pub debian_multiarch: Vec<String>,
+    pub glibc_loaders: Vec<String>,
+    pub qemu: String,
+    #[serde(default)]
+    pub qemu_cpu: Option<String>,
+    pub elf_machine: u16,
+    pub elf_class: u8,
+    pub endian: String,
 }
 
 impl fmt::Display for LinuxArch {
@@ -355,7 +342,6 @@ pub struct TargetData {
     pub meson_properties: std::collections::BTreeMap<String, MesonValue>,
     pub cmake_system_name: String,
     pub cmake_system_processor: String,
-    pub elf_machine: u16,
     pub zig_extra_cflags: Vec<String>,
     /// Members of the target's libgcc that zig's own runtime lacks, linked into every link.
     #[serde(default)]
@@ -390,10 +376,11 @@ pub struct GnuAssembler {
     pub flags: Vec<String>,
 }
 
-/// The multiarch name of CPythons older than `python` (`[3, 11]`) on a target.
+/// The multiarch name of CPythons older than `python` (`"3.11"`) on a target.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct MultiarchBefore {
-    pub python: (u32, u32),
+    #[serde(deserialize_with = "crate::python_tag::deserialize_version")]
+    pub python: PythonTag,
     pub multiarch: String,
 }
 
@@ -508,6 +495,7 @@ impl Tool {
 #[derive(Debug, Deserialize)]
 pub(crate) struct TargetsConfig {
     pub target: Vec<TargetData>,
+    pub linux_arch: Vec<LinuxArchData>,
     pub host_cflags: HostCflags,
     pub lto_flags: LtoFlags,
     pub gcc_only_flags: GccOnlyFlags,
@@ -831,10 +819,10 @@ impl Target {
         self.fill(&self.data.python_host_platform, "")
     }
 
-    /// CPython's `MULTIARCH` on the target for a CPython `version` (`(3, 11)`).
-    pub fn multiarch(&self, version: (u32, u32)) -> &str {
+    /// CPython's `MULTIARCH` on the target for `python` (`cp311`).
+    pub fn multiarch(&self, python: PythonTag) -> &str {
         match &self.data.multiarch_before {
-            Some(before) if version < before.python => &before.multiarch,
+            Some(before) if python.minor() < before.python.minor() => &before.multiarch,
             _ => &self.data.multiarch,
         }
     }
@@ -853,33 +841,33 @@ impl Target {
         }
     }
 
-    /// `EXT_SUFFIX` for CPython `version` (`(3, 11)`) with ABI flags `abiflags` (`""`,
-    /// `"t"`): `.cpython-313t-aarch64-linux-gnu.so`.
-    pub fn ext_suffix(&self, version: (u32, u32), abiflags: &str) -> String {
-        self.fill_python(&self.data.ext_suffix, version, abiflags)
+    /// `EXT_SUFFIX` for `python` (`cp311`, `cp313t`): `.cpython-313t-aarch64-linux-gnu.so`.
+    pub fn ext_suffix(&self, python: PythonTag) -> String {
+        self.fill_python(&self.data.ext_suffix, python)
     }
 
-    pub fn soabi(&self, version: (u32, u32), abiflags: &str) -> String {
-        self.fill_python(&self.data.soabi, version, abiflags)
+    pub fn soabi(&self, python: PythonTag) -> String {
+        self.fill_python(&self.data.soabi, python)
     }
 
-    /// Module name of the target's `_sysconfigdata` for CPython `version` with `abiflags`.
-    pub fn sysconfigdata_name(&self, version: (u32, u32), abiflags: &str) -> String {
-        self.fill_python(&self.data.sysconfigdata_name, version, abiflags)
+    /// Module name of the target's `_sysconfigdata` for `python`.
+    pub fn sysconfigdata_name(&self, python: PythonTag) -> String {
+        self.fill_python(&self.data.sysconfigdata_name, python)
     }
 
     /// A name template filled for one CPython: `{py}` (`311`, `313t`), `{abiflags}` and
     /// `{multiarch}`.
-    fn fill_python(&self, template: &str, version: (u32, u32), abiflags: &str) -> String {
-        let py = format!("{}{}{abiflags}", version.0, version.1);
+    fn fill_python(&self, template: &str, python: PythonTag) -> String {
+        let abiflags = python.abiflags();
+        let py = format!("3{}{abiflags}", python.minor());
         self.fill(template, &py)
             .replace("{abiflags}", abiflags)
-            .replace("{multiarch}", self.multiarch(version))
+            .replace("{multiarch}", self.multiarch(python))
     }
 
     /// ELF `e_machine` of the target (0 for Mach-O targets).
     pub fn elf_machine(&self) -> u16 {
-        self.data.elf_machine
+        self.linux_arch().map_or(0, LinuxArch::elf_machine)
     }
 
     /// The platform tags a target-arch wheel may carry to be usable by what we build:
@@ -926,6 +914,10 @@ impl fmt::Display for Target {
 mod tests {
     use super::*;
 
+    fn py(tag: &str) -> PythonTag {
+        PythonTag::parse(tag).unwrap()
+    }
+
     #[test]
     fn bundled_config_parses() {
         let ids: Vec<&str> = config().target.iter().map(|t| t.id.as_str()).collect();
@@ -969,7 +961,6 @@ mod tests {
             let arch = LinuxArch::parse(&data.arch)
                 .unwrap_or_else(|| panic!("{}: `{}` is no LinuxArch", data.id, data.arch));
             assert_eq!(arch.machine(), data.arch, "{}", data.id);
-            assert_eq!(arch.elf_machine(), data.elf_machine, "{}", data.id);
             assert_eq!(data.platform_tag, format!("linux_{}", data.arch));
             let libc = data
                 .libc
@@ -990,6 +981,38 @@ mod tests {
         for data in targets().iter().filter(|t| t.platform == Platform::Macos) {
             assert_eq!(data.libc, None, "{}", data.id);
         }
+    }
+
+    /// Every `LinuxArch` has one `[[linux_arch]]` row and every row is a `LinuxArch`; the
+    /// ELF facts name the architecture back, and a Debian tree's folder of it is its GNU
+    /// multiarch name.
+    #[test]
+    fn every_linux_arch_has_one_row_of_facts() {
+        let rows = &config().linux_arch;
+        assert_eq!(rows.len(), LinuxArch::ALL.len());
+        for arch in LinuxArch::ALL {
+            let data = arch.data();
+            assert_eq!(
+                rows.iter().filter(|row| row.name == data.name).count(),
+                1,
+                "{arch}"
+            );
+            assert!(matches!(data.elf_class, 32 | 64), "{arch}");
+            assert!(matches!(data.endian.as_str(), "little" | "big"), "{arch}");
+            assert_eq!(
+                LinuxArch::of_elf(arch.elf_machine(), !arch.is_32_bit(), !arch.big_endian()),
+                Some(arch)
+            );
+            assert_eq!(LinuxArch::parse(arch.debian()), Some(arch));
+            assert_eq!(LinuxArch::from_machine(arch.machine()), Some(arch));
+            assert!(!arch.debian_multiarch().is_empty(), "{arch}");
+            assert!(!arch.glibc_loaders().is_empty(), "{arch}");
+        }
+        assert_eq!(LinuxArch::Riscv64.debian_multiarch(), ["riscv64-linux-gnu"]);
+        assert_eq!(LinuxArch::of_elf(21, true, false), None, "big-endian POWER");
+        assert_eq!(LinuxArch::from_rust_arch("powerpc64", false), None);
+        assert_eq!(LinuxArch::parse("x86"), Some(LinuxArch::I686));
+        assert_eq!(LinuxArch::parse(" PowerPC64LE"), Some(LinuxArch::Ppc64le));
     }
 
     /// `./configure --host=$CROSSWHEEL_HOST` hands the GNU triple to config.sub and to the
@@ -1045,16 +1068,16 @@ mod tests {
         );
         // What markupsafe 3.0.3's own musllinux_1_2_x86_64 wheels hold.
         assert_eq!(
-            target.ext_suffix((3, 10), ""),
+            target.ext_suffix(py("cp310")),
             ".cpython-310-x86_64-linux-gnu.so"
         );
         assert_eq!(
-            target.ext_suffix((3, 11), ""),
+            target.ext_suffix(py("cp311")),
             ".cpython-311-x86_64-linux-musl.so"
         );
-        assert_eq!(target.soabi((3, 14), "t"), "cpython-314t-x86_64-linux-musl");
+        assert_eq!(target.soabi(py("cp314t")), "cpython-314t-x86_64-linux-musl");
         assert_eq!(
-            target.sysconfigdata_name((3, 13), "t"),
+            target.sysconfigdata_name(py("cp313t")),
             "_sysconfigdata_t_linux_x86_64-linux-musl"
         );
         assert_eq!(
@@ -1097,11 +1120,11 @@ mod tests {
         ] {
             let target = Target::parse(id).unwrap();
             assert_eq!(
-                target.ext_suffix((3, 11), ""),
+                target.ext_suffix(py("cp311")),
                 format!(".cpython-311-{cp311}.so")
             );
             assert_eq!(
-                target.ext_suffix((3, 10), ""),
+                target.ext_suffix(py("cp310")),
                 format!(".cpython-310-{cp310}.so")
             );
             assert_eq!(
@@ -1117,32 +1140,15 @@ mod tests {
     }
 
     #[test]
-    fn libc_of_a_platform_tag_is_what_the_tag_promises() {
-        assert_eq!(
-            Libc::of_platform_tag("musllinux_1_2_aarch64"),
-            Some(Libc::Musl)
-        );
-        assert_eq!(
-            Libc::of_platform_tag("manylinux2014_x86_64"),
-            Some(Libc::Glibc)
-        );
-        assert_eq!(Libc::of_platform_tag("linux_x86_64"), None);
-        assert_eq!(
-            Platform::of_platform_tags(&["musllinux_1_2_x86_64".to_string()]),
-            Some(Platform::Linux)
-        );
-    }
-
-    #[test]
     fn linux_x86_64_builds_against_manylinux2014s_glibc() {
         let target = Target::parse("manylinux-x86_64").unwrap();
         assert_eq!(target.zig_triple(), "x86_64-linux-gnu.2.17");
         assert_eq!(
-            target.ext_suffix((3, 11), ""),
+            target.ext_suffix(py("cp311")),
             ".cpython-311-x86_64-linux-gnu.so"
         );
         assert_eq!(
-            target.sysconfigdata_name((3, 11), ""),
+            target.sysconfigdata_name(py("cp311")),
             "_sysconfigdata__linux_x86_64-linux-gnu"
         );
         assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
@@ -1226,11 +1232,11 @@ mod tests {
         let target = Target::parse("manylinux-aarch64").unwrap();
         assert_eq!(target.zig_triple(), "aarch64-linux-gnu.2.17");
         assert_eq!(
-            target.ext_suffix((3, 11), ""),
+            target.ext_suffix(py("cp311")),
             ".cpython-311-aarch64-linux-gnu.so"
         );
         assert_eq!(
-            target.sysconfigdata_name((3, 11), ""),
+            target.sysconfigdata_name(py("cp311")),
             "_sysconfigdata__linux_aarch64-linux-gnu"
         );
         assert_eq!(target.python_host_platform(), "linux-aarch64");
@@ -1261,7 +1267,7 @@ mod tests {
         assert_eq!(target.zig_triple(), "aarch64-macos.12.3");
         assert_eq!(target.platform_tag(), "macosx_12_3_arm64");
         assert_eq!(target.python_host_platform(), "macosx-12.3-arm64");
-        assert_eq!(target.ext_suffix((3, 13), "t"), ".cpython-313t-darwin.so");
+        assert_eq!(target.ext_suffix(py("cp313t")), ".cpython-313t-darwin.so");
     }
 
     #[test]

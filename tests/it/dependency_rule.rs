@@ -14,7 +14,8 @@ const LAYERS: &[(Option<&str>, &str, Within, &[&str])] = &[
     (
         None,
         "foundation: the platform model, the Python tag, errors, logging, the flags",
-        Within::Never,
+        // A target's CPython names (EXT_SUFFIX, SOABI, MULTIARCH) are filled for one CPython.
+        Within::Only(&[("target", "python_tag")]),
         &[
             "target",
             "python_tag",
@@ -77,7 +78,8 @@ const LAYERS: &[(Option<&str>, &str, Within, &[&str])] = &[
 enum Within {
     Never,
     Always,
-    /// (from, to): a stage naming its predecessor's output type.
+    /// (from, to): a stage naming its predecessor's output type; the platform model naming
+    /// the Python tag.
     Only(&'static [(&'static str, &'static str)]),
 }
 

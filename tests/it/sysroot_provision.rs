@@ -148,7 +148,7 @@ fn arm64_sysroot_is_fetched_once_and_runs_python_as_aarch64() {
     assert!(
         sysroot
             .glibc_version()
-            .is_some_and(|(major, minor)| major == 2 && minor >= 17)
+            .is_some_and(|glibc| glibc.major == 2 && glibc.minor >= 17)
     );
     assert_no_absolute_symlinks(sysroot.root());
     assert!(

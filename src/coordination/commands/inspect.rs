@@ -20,7 +20,9 @@ struct WithSboms<'a, R> {
 pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     let wheel = crate::formats::wheel::open_within_env_limits(&args.wheel)?;
     let sboms = sbom::inspect(&wheel);
-    if Platform::of_platform_tags(&wheel.name().platform) == Some(Platform::Macos) {
+    if crate::formats::wheel::PlatformTag::platform_of(&wheel.name().platform)
+        == Some(Platform::Macos)
+    {
         let report = macos::inspect(&wheel)?;
         print_report(args, &report, &sboms, macos::render)?;
     } else {

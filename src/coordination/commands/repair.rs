@@ -23,7 +23,7 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         lib_paths: args.lib_path.clone(),
         exclude,
         epoch: source_date_epoch()?,
-        plat: args.plat.clone(),
+        plat: (args.plat != "auto").then(|| crate::formats::wheel::PlatformTag::parse(&args.plat)),
         sysroot: args.sysroot.clone(),
         system_libraries: None,
         macos_version: crate::support::options::repair_macos_version(
@@ -55,7 +55,7 @@ pub(crate) fn system_libraries_for(
         .name()
         .platform
         .iter()
-        .find_map(|tag| crate::target::LinuxArch::of_platform_tag(tag));
+        .find_map(crate::formats::wheel::PlatformTag::linux_arch);
     match arch {
         Some(arch) => Ok(Some(crate::support::sysroot::system_libraries(
             cache.root(),

@@ -25,9 +25,7 @@ const PINNED_ABI3AUDIT: &str = include_str!(concat!(
 
 /// Whether the wheel file name's ABI tag is `abi3`.
 fn is_abi3(wheel_name: &str) -> bool {
-    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
-    let parts: Vec<&str> = stem.split('-').collect();
-    parts.len() >= 5 && parts[parts.len() - 2].split('.').any(|abi| abi == "abi3")
+    crate::formats::wheel::WheelName::parse(wheel_name).is_ok_and(|name| name.is_abi3())
 }
 
 /// The commands that audit `wheel_name`: every `{wheel}` command, `{abi3_wheel}` ones only

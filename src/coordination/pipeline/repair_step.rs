@@ -30,7 +30,9 @@ pub(super) fn builtin_repair(
         epoch: source_date_epoch()?,
         // glibc: the most compatible policy the symbols allow; musl: the musl zig linked,
         // which no binary says.
-        plat: target.repair_policy().unwrap_or_else(|| "auto".to_string()),
+        plat: target
+            .repair_policy()
+            .map(|tag| crate::formats::wheel::PlatformTag::parse(&tag)),
         sysroot: None,
         // Debian's glibc libraries; Debian's trees hold no musl libraries to read.
         system_libraries: match target

@@ -128,12 +128,11 @@ impl Reuse {
 fn reuse_of(wheel: &FinishedWheel) -> Option<Reuse> {
     let file_name = wheel.path.file_name().unwrap_or_default().to_string_lossy();
     let name = crate::formats::wheel::WheelName::parse(&file_name).ok()?;
-    if super::test_step::is_abi3(&name) {
+    if name.is_abi3() {
         return Some(Reuse::Abi3);
     }
-    let python_independent = name.abi.iter().all(|abi| abi == "none")
-        && name.python.iter().any(|python| python.starts_with("py3"));
-    python_independent.then_some(Reuse::PythonIndependent)
+    name.is_python3_independent()
+        .then_some(Reuse::PythonIndependent)
 }
 
 /// The wheel an earlier identifier of the lane built, if it serves `spec`: an abi3 one

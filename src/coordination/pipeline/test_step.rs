@@ -190,7 +190,7 @@ fn test_version(
     spec: &BuildSpec,
     wheel: &crate::formats::wheel::WheelName,
 ) -> PythonTag {
-    if !is_abi3(wheel) {
+    if !wheel.is_abi3() {
         return spec.python;
     }
     let shipped = spec
@@ -205,11 +205,6 @@ fn test_version(
         .map(|(_, python)| python)
         .max_by_key(|python| python.minor())
         .unwrap_or_else(|| spec.python.with_gil())
-}
-
-/// An abi3 wheel serves every later CPython of its target (PEP 384).
-pub(super) fn is_abi3(name: &crate::formats::wheel::WheelName) -> bool {
-    name.abi.iter().any(|abi| abi == "abi3")
 }
 
 #[cfg(test)]

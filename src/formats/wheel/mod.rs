@@ -4,6 +4,8 @@
 mod archive;
 mod metadata;
 mod name;
+mod platform_tag;
+mod python_tags;
 mod record;
 mod scan;
 mod verify;
@@ -15,6 +17,8 @@ use std::path::{Path, PathBuf};
 pub use archive::{Limits, MAX_RATIO_VAR, MAX_UNCOMPRESSED_VAR, RawEntry, WheelArchive, ZipEntry};
 pub use metadata::{NameVersion, ParseError, ParseErrorKind, WheelMetadata};
 pub use name::{WheelName, same_project};
+pub use platform_tag::{PlatformTag, join as join_platform_tags};
+pub use python_tags::{AbiTag, LanguageTag, join as join_tags};
 pub use record::{HashAlgorithm, Hasher, Record, RecordHash, RecordRow};
 pub use writer::{Contents, WriteOptions, source_date_epoch, write_wheel};
 pub use zipformat::{CompressionMethod, DosDateTime, UnsafeName, check_entry_name};

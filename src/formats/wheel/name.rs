@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::formats::wheel::WheelError;
+use crate::formats::wheel::{AbiTag, LanguageTag, PlatformTag, WheelError, join_tags};
 use crate::package_name::normalize;
 
 /// A parsed wheel file name:
@@ -15,9 +15,10 @@ pub struct WheelName {
     pub distribution: String,
     pub version: String,
     pub build: Option<String>,
-    pub python: Vec<String>,
-    pub abi: Vec<String>,
-    pub platform: Vec<String>,
+    pub python: Vec<LanguageTag>,
+    pub abi: Vec<AbiTag>,
+    /// Parsed once here; each renders back to exactly the text it was read from.
+    pub platform: Vec<PlatformTag>,
 }
 
 impl WheelName {
@@ -57,10 +58,21 @@ impl WheelName {
             distribution: distribution.to_owned(),
             version: version.to_owned(),
             build: build.map(str::to_owned),
-            python: split_tag_set(python).ok_or_else(|| invalid("the python tag is malformed"))?,
-            abi: split_tag_set(abi).ok_or_else(|| invalid("the abi tag is malformed"))?,
+            python: split_tag_set(python)
+                .ok_or_else(|| invalid("the python tag is malformed"))?
+                .iter()
+                .map(|tag| LanguageTag::parse(tag))
+                .collect(),
+            abi: split_tag_set(abi)
+                .ok_or_else(|| invalid("the abi tag is malformed"))?
+                .iter()
+                .map(|tag| AbiTag::parse(tag))
+                .collect(),
             platform: split_tag_set(platform)
-                .ok_or_else(|| invalid("the platform tag is malformed"))?,
+                .ok_or_else(|| invalid("the platform tag is malformed"))?
+                .iter()
+                .map(|tag| PlatformTag::parse(tag))
+                .collect(),
         })
     }
 
@@ -84,11 +96,22 @@ impl WheelName {
     }
 
     /// The same wheel retagged for other platforms (e.g. after repair).
-    pub fn with_platforms(&self, platforms: Vec<String>) -> WheelName {
+    pub fn with_platforms(&self, platforms: Vec<PlatformTag>) -> WheelName {
         WheelName {
             platform: platforms,
             ..self.clone()
         }
+    }
+
+    /// Whether an ABI tag is `abi3`, CPython's stable ABI.
+    pub fn is_abi3(&self) -> bool {
+        self.abi.contains(&AbiTag::Abi3)
+    }
+
+    /// Whether the wheel runs on any Python 3 (`py3-none`): no ABI and a `py3` tag.
+    pub fn is_python3_independent(&self) -> bool {
+        self.abi.iter().all(|abi| *abi == AbiTag::None)
+            && self.python.iter().any(LanguageTag::is_any_python3)
     }
 
     /// The `{distribution}-{version}` stem of the `.dist-info` directory this
@@ -107,9 +130,9 @@ impl fmt::Display for WheelName {
         write!(
             f,
             "-{}-{}-{}.whl",
-            self.python.join("."),
-            self.abi.join("."),
-            self.platform.join(".")
+            join_tags(&self.python),
+            join_tags(&self.abi),
+            join_tags(&self.platform)
         )
     }
 }
@@ -161,8 +184,9 @@ mod tests {
         assert_eq!(name.distribution, "numpy");
         assert_eq!(name.version, "2.2.6");
         assert_eq!(name.build, None);
-        assert_eq!(name.python, ["cp311"]);
-        assert_eq!(name.abi, ["cp311"]);
+        let cp311 = crate::python_tag::PythonTag::parse("cp311").unwrap();
+        assert_eq!(name.python, [LanguageTag::CPython(cp311)]);
+        assert_eq!(name.abi, [AbiTag::CPython(cp311)]);
         assert_eq!(
             name.platform,
             ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]

@@ -18,7 +18,6 @@ use crate::policy::analysis::linux::{
 use crate::policy::manylinux::{
     Analysis, BoundImport, Policies, is_dynamic_loader, provided_names,
 };
-use crate::target::Libc;
 
 /// Version of the JSON document; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -102,12 +101,14 @@ pub fn inspect(wheel: &WheelArchive, system_libraries: Option<&Path>) -> Result<
         .name()
         .platform
         .iter()
-        .find_map(|tag| Libc::of_platform_tag(tag).map(|libc| (libc, tag.as_str())));
-    let libc = own_tag.map_or_else(|| wheel_libc(&binaries), |(libc, _)| libc);
+        .find_map(|tag| tag.libc().map(|libc| (libc, tag.to_string())));
+    let libc = own_tag
+        .as_ref()
+        .map_or_else(|| wheel_libc(&binaries), |(libc, _)| *libc);
     let mut policies =
         Policies::for_arch(libc, &arch).with_context(|| wheel.path().display().to_string())?;
     if !policies.judge_symbol_versions() {
-        let named = own_tag.map_or("auto", |(_, tag)| tag);
+        let named = own_tag.as_ref().map_or("auto", |(_, tag)| tag.as_str());
         policies = policies
             .only(named)
             .or_else(|_| policies.only("auto"))

@@ -116,7 +116,12 @@ pub fn inspect(wheel: &WheelArchive) -> Result<MacosReport> {
         schema: SCHEMA_VERSION,
         wheel: wheel.name().file_name(),
         os: "macos",
-        platform_tags: wheel.name().platform.clone(),
+        platform_tags: wheel
+            .name()
+            .platform
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
         binaries: Vec::new(),
         in_wheel: BTreeMap::new(),
         system: BTreeMap::new(),

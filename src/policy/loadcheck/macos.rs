@@ -45,7 +45,7 @@ pub fn check_macos_wheel(wheel: &WheelArchive) -> Result<LoadCheckReport> {
             file: wheel_name.clone(),
             arch: None,
             problem: LoadProblem::NotMacosWheel {
-                tags: wheel.name().platform.join("."),
+                tags: crate::formats::wheel::join_platform_tags(&wheel.name().platform),
             },
         });
     }
@@ -105,7 +105,7 @@ fn tagged_arches(wheel: &WheelArchive) -> Vec<(Arch, Version)> {
         .name()
         .platform
         .iter()
-        .filter_map(|tag| MacosTag::parse(tag))
+        .filter_map(MacosTag::parse)
         .collect();
     CHECKED_ARCHES
         .into_iter()

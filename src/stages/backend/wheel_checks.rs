@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{BuildError, driver};
+use crate::formats::wheel::{AbiTag, PlatformTag, WheelName};
 use crate::stages::crossenv::CrossEnv;
 use crate::target::Target;
 
@@ -109,11 +110,8 @@ fn has_compiled_module(wheel: &Path) -> Result<bool, BuildError> {
 
 /// `py3-none-any` and the like: no ABI, no platform.
 fn is_pure_wheel(wheel_name: &str) -> bool {
-    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
-    let mut tags = stem.rsplit('-');
-    let platform = tags.next().unwrap_or_default();
-    let abi = tags.next().unwrap_or_default();
-    platform == "any" && abi == "none"
+    WheelName::parse(wheel_name)
+        .is_ok_and(|name| name.platform == [PlatformTag::Any] && name.abi == [AbiTag::None])
 }
 
 /// A hint for a build that started a target program directly (a code generator compiled
@@ -184,11 +182,11 @@ pub(super) fn sdk_header_hint(output: &str, target: &Target, has_sdk: bool) -> O
 /// `name-1.0-cp311-cp311-linux_aarch64.whl` matches `linux_aarch64`; a pure wheel matches
 /// any target.
 pub(super) fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
-    let stem = wheel_name.strip_suffix(".whl").unwrap_or(wheel_name);
-    let platforms = stem.rsplit('-').next().unwrap_or_default();
-    platforms
-        .split('.')
-        .any(|platform| platform == expected || platform == "any")
+    WheelName::parse(wheel_name).is_ok_and(|name| {
+        name.platform
+            .iter()
+            .any(|platform| *platform == expected || *platform == PlatformTag::Any)
+    })
 }
 
 #[cfg(test)]

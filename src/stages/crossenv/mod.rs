@@ -128,7 +128,7 @@ impl CrossEnv {
         );
         CrossEnv {
             sysconfig_dir: root.join("sysconfig"),
-            sysconfigdata_name: target.sysconfigdata_name(python.version, python.target_abiflags()),
+            sysconfigdata_name: target.sysconfigdata_name(python.target_python()),
             python_include_dir: root.join("include").join(header_dir_name),
             meson_cross_file: root.join("meson-cross.ini"),
             meson_native_file: root.join("meson-native.ini"),
@@ -166,12 +166,7 @@ impl CrossEnv {
             (module, sysconfigdata::render_module(&vars)),
             (
                 self.sysconfig_dir.join("sitecustomize.py"),
-                sysconfigdata::render_sitecustomize(
-                    &self.python_include_dir,
-                    &self.target,
-                    python.version,
-                    python.target_abiflags(),
-                ),
+                sysconfigdata::render_sitecustomize(&self.python_include_dir, &self.target, python),
             ),
             (
                 self.python_include_dir.join("pyconfig.h"),

@@ -52,7 +52,7 @@ pub(crate) fn run_program_script(target: &Target, runner: Option<&TargetRunner>)
     } else if target.runs_natively_here() {
         script.push_str("# The target is this machine's own: its programs run as they are.\n");
     } else {
-        let machine = target.data().elf_machine;
+        let machine = target.elf_machine();
         let run = match runner {
             Some(runner) => {
                 let env: Vec<String> = runner

@@ -24,15 +24,14 @@ pub(crate) fn target_vars(
     layout: &EnvLayout<'_>,
 ) -> BTreeMap<String, Value> {
     let target = &toolchain.target;
-    let abiflags = python.target_abiflags();
-    let multiarch = target.multiarch(python.version).to_string();
+    let multiarch = target.multiarch(python.target_python()).to_string();
     let mut vars = python.vars.clone();
     let mut set = |key: &str, value: String| {
         vars.insert(key.to_string(), Value::String(value));
     };
 
-    set("EXT_SUFFIX", target.ext_suffix(python.version, abiflags));
-    set("SOABI", target.soabi(python.version, abiflags));
+    set("EXT_SUFFIX", target.ext_suffix(python.target_python()));
+    set("SOABI", target.soabi(python.target_python()));
     set("MULTIARCH", multiarch.clone());
     set("PLATFORM_TRIPLET", multiarch);
     set("HOST_GNU_TYPE", target.data().host_gnu_type.clone());
@@ -240,9 +239,9 @@ pub(crate) fn render_module(vars: &BTreeMap<String, Value>) -> String {
 pub(crate) fn render_sitecustomize(
     python_include_dir: &Path,
     target: &Target,
-    version: (u32, u32),
-    abiflags: &str,
+    python: &BuildPython,
 ) -> String {
+    let python = python.target_python();
     let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
     let data = target.data();
     let release = target.kernel_release();
@@ -253,9 +252,9 @@ pub(crate) fn render_sitecustomize(
         "version": release.map(|release| format!("Darwin Kernel Version {release}")).unwrap_or_default(),
         "machine": target.arch(),
         "processor": data.uname_processor,
-        "multiarch": target.multiarch(version),
+        "multiarch": target.multiarch(python),
         "mac_ver": if target.is_macos() { target.os_version().to_string() } else { String::new() },
-        "abiflags": abiflags,
+        "abiflags": python.abiflags(),
     });
     include_str!("python_files/sitecustomize.py")
         .replace("@INCLUDE@", &literal)

@@ -239,7 +239,7 @@ fn check_wheel(path: &Path) -> Result<CheckReport, CheckError> {
     Ok(CheckReport {
         path: path.to_owned(),
         kind: DistributionKind::Wheel,
-        pyversion: archive.name().python.join("."),
+        pyversion: crate::formats::wheel::join_tags(&archive.name().python),
         metadata,
         warnings,
         attestations: Vec::new(),

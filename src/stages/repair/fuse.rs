@@ -17,7 +17,10 @@ use crate::formats::macho::{
     verify_signature,
 };
 use crate::formats::sbom::{Bom, is_sbom_path};
-use crate::formats::wheel::{Contents, WheelArchive, WheelError, WriteOptions, write_wheel};
+use crate::formats::wheel::{
+    Contents, PlatformTag, WheelArchive, WheelError, WriteOptions, join_platform_tags, join_tags,
+    write_wheel,
+};
 use crate::policy::analysis::macos::{MacosTag, arm64_floor, tag_version};
 
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +62,7 @@ pub enum FuseError {
 #[derive(Debug)]
 pub struct Fused {
     pub output: PathBuf,
-    pub platform_tags: Vec<String>,
+    pub platform_tags: Vec<PlatformTag>,
     /// Wheel paths of the binaries that were fused.
     pub binaries: Vec<String>,
 }
@@ -182,10 +185,10 @@ pub fn fuse_wheels(
 fn check_same_release(first: &WheelArchive, second: &WheelArchive) -> Result<(), FuseError> {
     let (a, b) = (first.name(), second.name());
     for wheel in [a, b] {
-        if !wheel.platform.iter().all(|tag| tag.starts_with("macosx_")) {
+        if !wheel.platform.iter().all(|tag| tag.macos().is_some()) {
             return Err(FuseError::NotMacos {
                 wheel: wheel.file_name(),
-                tags: wheel.platform.join("."),
+                tags: join_platform_tags(&wheel.platform),
             });
         }
     }
@@ -196,10 +199,10 @@ fn check_same_release(first: &WheelArchive, second: &WheelArchive) -> Result<(),
     } else if a.python != b.python || a.abi != b.abi {
         Some(format!(
             "{}-{} and {}-{}",
-            a.python.join("."),
-            a.abi.join("."),
-            b.python.join("."),
-            b.abi.join(".")
+            join_tags(&a.python),
+            join_tags(&a.abi),
+            join_tags(&b.python),
+            join_tags(&b.abi)
         ))
     } else {
         None
@@ -238,8 +241,8 @@ fn fused_tags(
     first: &WheelArchive,
     second: &WheelArchive,
     minos: &[(Arch, Version)],
-) -> Result<Vec<String>, FuseError> {
-    let tags: Vec<String> = first
+) -> Result<Vec<PlatformTag>, FuseError> {
+    let tags: Vec<PlatformTag> = first
         .name()
         .platform
         .iter()
@@ -255,7 +258,7 @@ fn fused_tags(
 
 /// delocate's tag of a fused wheel (`_pack_architectures`): per architecture the newer of
 /// what the input tags say and what its slices need; `None` without both architectures.
-fn packed_tags(tags: &[String], minos: &[(Arch, Version)]) -> Option<Vec<String>> {
+fn packed_tags(tags: &[PlatformTag], minos: &[(Arch, Version)]) -> Option<Vec<PlatformTag>> {
     let mut floor: BTreeMap<&str, Version> = BTreeMap::new();
     for tag in tags {
         let Some(tag) = MacosTag::parse(tag) else {
@@ -384,8 +387,8 @@ fn merged_sboms(
 mod tests {
     use super::*;
 
-    fn tags(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| name.to_string()).collect()
+    fn tags(names: &[&str]) -> Vec<PlatformTag> {
+        names.iter().map(|name| PlatformTag::parse(name)).collect()
     }
 
     #[test]

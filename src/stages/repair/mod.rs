@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use crate::formats::wheel::WheelArchive;
+use crate::formats::wheel::{PlatformTag, WheelArchive, join_platform_tags};
 use crate::target::{OsVersion, Platform};
 
 /// Everything a repair may be told, whatever the wheel's platform; each platform's repair
@@ -28,8 +28,9 @@ pub struct RepairRequest {
     /// Libraries never vendored.
     pub exclude: Vec<glob::Pattern>,
     pub epoch: Option<u64>,
-    /// Linux: `auto` or a manylinux platform tag.
-    pub plat: String,
+    /// Linux: the policy tag to repair for (`manylinux_2_28_x86_64`); `None`: `auto`, the
+    /// most compatible policy the binaries satisfy.
+    pub plat: Option<PlatformTag>,
     /// Linux: a target root whose libraries satisfy what the wheel needs.
     pub sysroot: Option<PathBuf>,
     /// Linux: the target's system libraries for the symbol check
@@ -53,7 +54,7 @@ pub struct Repaired {
 /// The repair stage's one entry: auditwheel's job for Linux wheels, delocate's for macOS
 /// ones, chosen by the wheel's own platform tags.
 pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired> {
-    let (output, grafted) = match Platform::of_platform_tags(&wheel.name().platform) {
+    let (output, grafted) = match PlatformTag::platform_of(&wheel.name().platform) {
         Some(Platform::Linux) => {
             let report = linux::repair(
                 wheel,
@@ -84,14 +85,21 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
             )?;
             (report.output, report.grafted)
         }
-        None if wheel.name().platform.iter().all(|tag| tag == "any") => bail!(
-            "{}: is a pure wheel (platform `any`), and a pure wheel needs no repair",
-            wheel.path().display()
-        ),
+        None if wheel
+            .name()
+            .platform
+            .iter()
+            .all(|tag| *tag == PlatformTag::Any) =>
+        {
+            bail!(
+                "{}: is a pure wheel (platform `any`), and a pure wheel needs no repair",
+                wheel.path().display()
+            )
+        }
         None => bail!(
             "{}: platform {} is neither Linux nor macOS; nothing crosswheel can repair",
             wheel.path().display(),
-            wheel.name().platform.join(".")
+            join_platform_tags(&wheel.name().platform)
         ),
     };
     for (source, inside) in &grafted {

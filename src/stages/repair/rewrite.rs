@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::formats::wheel::{Contents, WheelArchive, WriteOptions, write_wheel};
+use crate::formats::wheel::{Contents, PlatformTag, WheelArchive, WriteOptions, write_wheel};
 use crate::stages::repair::sbom::{Vendored, sbom_entry};
 
 /// Writes `wheel` into `out_dir` retagged with `platform_tags`: members named in
@@ -16,7 +16,7 @@ use crate::stages::repair::sbom::{Vendored, sbom_entry};
 /// it joins them. Returns the new wheel's path.
 pub fn rewrite_wheel<'a>(
     wheel: &'a WheelArchive,
-    platform_tags: Vec<String>,
+    platform_tags: Vec<PlatformTag>,
     mut replaced: BTreeMap<String, Vec<u8>>,
     added: Vec<(String, Contents<'a>)>,
     vendored: &Vendored,

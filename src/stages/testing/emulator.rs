@@ -22,22 +22,6 @@ const STDLIB_NOT_COMPILED: &str = "/(test|tests|idlelib|tkinter|turtledemo|lib2t
 /// Where the kernel exposes binfmt_misc handlers.
 pub const BINFMT_MISC_DIR: &str = "/proc/sys/fs/binfmt_misc";
 
-/// The CPU qemu emulates unless the user picks one. aarch64: qemu's default (`max`)
-/// advertises SME, and OpenBLAS then selects an SME kernel that behaves unlike any
-/// hardware wheels meet; Cortex-A72 gives a conventional kernel (measured: the SME
-/// kernel is what OpenBLAS's `openblas_get_corename` reports under `max`).
-pub fn default_qemu_cpu(arch: LinuxArch) -> Option<&'static str> {
-    match arch {
-        LinuxArch::Aarch64 => Some("cortex-a72"),
-        LinuxArch::Ppc64le
-        | LinuxArch::X86_64
-        | LinuxArch::S390x
-        | LinuxArch::I686
-        | LinuxArch::Armv7l
-        | LinuxArch::Riscv64 => None,
-    }
-}
-
 /// A target CPython runnable on this host through qemu-user.
 #[derive(Debug, Clone)]
 pub struct Emulator {
@@ -48,7 +32,7 @@ pub struct Emulator {
 
 impl Emulator {
     /// Provisions the target sysroot and finds qemu (fetching it into `cache` when it is
-    /// not on PATH). `cpu` overrides [`default_qemu_cpu`].
+    /// not on PATH). `cpu` overrides the architecture's `qemu_cpu` in config/targets.toml.
     /// qemu-user for `arch` with a sysroot holding CPython `python_version`.
     pub fn new(
         cache: &Path,
@@ -63,7 +47,7 @@ impl Emulator {
             None => Sysroot::provision(cache, arch, python_version, network)?,
         };
         let qemu = find_qemu(arch, cache, network)?;
-        let cpu = cpu.or_else(|| default_qemu_cpu(arch).map(str::to_string));
+        let cpu = cpu.or_else(|| arch.qemu_cpu().map(str::to_string));
         let emulator = Emulator { qemu, sysroot, cpu };
         emulator.precompile_stdlib()?;
         Ok(emulator)
@@ -474,7 +458,7 @@ mod tests {
 
     #[test]
     fn aarch64_defaults_to_a_cpu_without_sme() {
-        assert_eq!(default_qemu_cpu(LinuxArch::Aarch64), Some("cortex-a72"));
-        assert_eq!(default_qemu_cpu(LinuxArch::Ppc64le), None);
+        assert_eq!(LinuxArch::Aarch64.qemu_cpu(), Some("cortex-a72"));
+        assert_eq!(LinuxArch::Ppc64le.qemu_cpu(), None);
     }
 }

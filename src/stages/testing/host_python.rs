@@ -68,10 +68,7 @@ impl HostPython {
         };
         match platform {
             TestPlatform::Linux(arch) => OsVersion::parse_release(&self.libc_version)
-                .map(|glibc| PipPlatform::Manylinux {
-                    arch,
-                    glibc: (glibc.major, glibc.minor),
-                })
+                .map(|glibc| PipPlatform::Manylinux { arch, glibc })
                 .ok_or_else(|| unreadable("glibc", &self.libc_version)),
             // The host's CPython is a glibc one; musl wheels run on a musl CPython only.
             TestPlatform::MuslLinux(arch) => Err(TestError::NoMuslPython { arch }),

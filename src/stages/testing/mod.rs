@@ -27,14 +27,13 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::formats::wheel::{AbiTag, LanguageTag};
 use crate::python_tag::PythonTag;
 use crate::support::host::Network;
 use crate::support::options::{Environment, ProjectPaths};
 use crate::support::sysroot::{LinuxArch, SysrootError};
 
-pub use emulator::{
-    BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, default_qemu_cpu, find_qemu,
-};
+pub use emulator::{BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, find_qemu};
 
 pub use platform::{Host, TestPlan, TestPlatform, plan};
 pub use requirement_build::{
@@ -176,7 +175,7 @@ pub struct TestSpec {
     pub project_dir: PathBuf,
     /// The package folder (`{package}`), the root itself or a folder in it; `None`: the root.
     pub package_dir: Option<PathBuf>,
-    /// qemu's `-cpu`; `None` picks [`default_qemu_cpu`]. Ignored when running natively.
+    /// qemu's `-cpu`; `None` picks the architecture's `qemu_cpu` (`LinuxArch::qemu_cpu`). Ignored when running natively.
     pub qemu_cpu: Option<String>,
     /// crosswheel's cache (sysroots, qemu); normally [`crate::support::host::Cache::from_env`].
     pub cache_dir: PathBuf,
@@ -573,16 +572,18 @@ fn project_relative_pip_paths(name: &str, value: &str, project: &Path) -> String
 /// The CPython a wheel needs, from its tags: 3.13 for `cp313-cp313`, the free-threaded
 /// 3.13t (`python3.13t`) for `cp313-cp313t`; for wheels that run on many versions
 /// (`py3-none`, `cp39-abi3`) the default target CPython.
-pub fn python_version_of_wheel(python_tags: &[String], abi_tags: &[String]) -> PythonTag {
-    let version_specific = abi_tags.iter().all(|abi| abi != "abi3" && abi != "none");
+pub fn python_version_of_wheel(python_tags: &[LanguageTag], abi_tags: &[AbiTag]) -> PythonTag {
+    let version_specific = abi_tags
+        .iter()
+        .all(|abi| !matches!(abi, AbiTag::Abi3 | AbiTag::None));
     let free_threaded = abi_tags
         .iter()
-        .filter_map(|abi| PythonTag::parse(abi).ok())
+        .filter_map(AbiTag::cpython)
         .any(PythonTag::is_free_threaded);
     python_tags
         .iter()
         .filter(|_| version_specific)
-        .find_map(|tag| PythonTag::parse(tag).ok())
+        .find_map(LanguageTag::cpython)
         .map(|tag| match tag.free_threaded() {
             Some(free) if free_threaded => free,
             _ => tag,
@@ -677,28 +678,15 @@ mod tests {
 
     #[test]
     fn a_wheel_names_the_cpython_its_tests_need() {
-        let tags = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            python_version_of_wheel(&tags(&["cp313"]), &tags(&["cp313"])).interpreter_version(),
-            "3.13"
-        );
-        assert_eq!(
-            python_version_of_wheel(&tags(&["cp310"]), &tags(&["cp310"])).interpreter_version(),
-            "3.10"
-        );
-        assert_eq!(
-            python_version_of_wheel(&tags(&["cp314"]), &tags(&["cp314t"])).interpreter_version(),
-            "3.14t"
-        );
+        let of = |python: &str, abi: &str| {
+            python_version_of_wheel(&[LanguageTag::parse(python)], &[AbiTag::parse(abi)])
+        };
+        assert_eq!(of("cp313", "cp313").interpreter_version(), "3.13");
+        assert_eq!(of("cp310", "cp310").interpreter_version(), "3.10");
+        assert_eq!(of("cp314", "cp314t").interpreter_version(), "3.14t");
         let default = crate::support::sysroot::default_target_python();
-        assert_eq!(
-            python_version_of_wheel(&tags(&["cp39"]), &tags(&["abi3"])),
-            default
-        );
-        assert_eq!(
-            python_version_of_wheel(&tags(&["py3"]), &tags(&["none"])),
-            default
-        );
+        assert_eq!(of("cp39", "abi3"), default);
+        assert_eq!(of("py3", "none"), default);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::formats::wheel::PlatformTag;
 use crate::target::{LinuxArch, Platform};
 
 use super::TestError;
@@ -22,19 +23,17 @@ impl TestPlatform {
     /// From a wheel's platform tag: `manylinux_2_17_aarch64`, `manylinux2014_ppc64le`,
     /// `linux_x86_64`, `macosx_11_0_arm64`, `macosx_10_9_universal2` (which holds arm64),
     /// `macosx_10_13_x86_64`, `musllinux_1_2_aarch64`.
-    pub fn of_platform_tag(tag: &str) -> Option<Self> {
-        if let Some(rest) = tag.strip_prefix("musllinux_") {
-            // musllinux_1_2_aarch64: the architecture follows the version's two numbers.
-            let arch = rest.splitn(3, '_').nth(2)?;
-            return LinuxArch::of_platform_tag(&format!("linux_{arch}")).map(Self::MuslLinux);
+    pub fn of_platform_tag(tag: &PlatformTag) -> Option<Self> {
+        if let Some((_, _, binary_format)) = tag.macos() {
+            return match binary_format {
+                "arm64" | "universal2" => Some(Self::MacosArm64),
+                "x86_64" => Some(Self::MacosX86_64),
+                _ => None,
+            };
         }
-        if tag.starts_with("macosx_") {
-            if tag.ends_with("_arm64") || tag.ends_with("_universal2") {
-                return Some(Self::MacosArm64);
-            }
-            return tag.ends_with("_x86_64").then_some(Self::MacosX86_64);
-        }
-        LinuxArch::of_platform_tag(tag).map(Self::Linux)
+        tag.musllinux_arch()
+            .map(Self::MuslLinux)
+            .or_else(|| tag.linux_arch().map(Self::Linux))
     }
 }
 
@@ -170,7 +169,11 @@ mod tests {
             ("win_arm64", None),
         ];
         for (tag, expected) in cases {
-            assert_eq!(TestPlatform::of_platform_tag(tag), expected, "{tag}");
+            assert_eq!(
+                TestPlatform::of_platform_tag(&PlatformTag::parse(tag)),
+                expected,
+                "{tag}"
+            );
         }
     }
 

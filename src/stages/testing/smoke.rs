@@ -80,8 +80,7 @@ impl SmokeTest<'_> {
     /// The script's first three arguments: EXT_SUFFIX, byte order, pointer bits.
     fn expected_facts(&self, arch: LinuxArch) -> [String; 3] {
         [
-            self.target
-                .ext_suffix((3, self.python.minor()), self.python.abiflags()),
+            self.target.ext_suffix(self.python),
             if arch.big_endian() { "big" } else { "little" }.to_string(),
             if arch.is_32_bit() { "32" } else { "64" }.to_string(),
         ]

@@ -29,10 +29,10 @@ pub fn test_or_check(
     let tags = &wheel.name().platform;
     let platform = tags
         .iter()
-        .find_map(|tag| TestPlatform::of_platform_tag(tag))
+        .find_map(TestPlatform::of_platform_tag)
         .ok_or_else(|| TestError::NoTestRunner {
             wheel: path.to_path_buf(),
-            platforms: tags.join("."),
+            platforms: crate::formats::wheel::join_platform_tags(tags),
         })?;
     match plan(platform, Host::current())? {
         TestPlan::StaticLoadCheck => Ok(Verdict::StaticCheck(

@@ -45,9 +45,9 @@ const MANYLINUX_FLOOR_MINOR: u32 = 17;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PipPlatform {
     /// glibc Linux: every manylinux tag up to this glibc.
-    Manylinux { arch: LinuxArch, glibc: (u32, u32) },
+    Manylinux { arch: LinuxArch, glibc: OsVersion },
     /// musl Linux: every musllinux tag up to this musl.
-    Musllinux { arch: LinuxArch, musl: (u32, u32) },
+    Musllinux { arch: LinuxArch, musl: OsVersion },
     /// macOS on Apple silicon of this major version (11, 12, ...).
     MacosArm64 { major: u32 },
     /// macOS on an Intel Mac of this version (10.15, 14.0, ...).
@@ -396,28 +396,24 @@ impl TargetEnv {
     fn platform_args(&self) -> Vec<String> {
         let mut args = vec!["--only-binary=:all:".to_string()];
         match self.platform {
-            PipPlatform::Manylinux {
-                arch,
-                glibc: (major, minor),
-            } => {
+            PipPlatform::Manylinux { arch, glibc } => {
                 let machine = arch.machine();
-                for glibc_minor in (MANYLINUX_FLOOR_MINOR..=minor).rev() {
+                for glibc_minor in (MANYLINUX_FLOOR_MINOR..=glibc.minor).rev() {
                     args.push(format!(
-                        "--platform=manylinux_{major}_{glibc_minor}_{machine}"
+                        "--platform=manylinux_{}_{glibc_minor}_{machine}",
+                        glibc.major
                     ));
                 }
                 args.push(format!("--platform=manylinux2014_{machine}"));
                 args.push(format!("--platform=linux_{machine}"));
             }
             // PEP 656's tags start at musllinux_1_1; pip does not widen one either.
-            PipPlatform::Musllinux {
-                arch,
-                musl: (major, minor),
-            } => {
+            PipPlatform::Musllinux { arch, musl } => {
                 let machine = arch.machine();
-                for musl_minor in (1..=minor).rev() {
+                for musl_minor in (1..=musl.minor).rev() {
                     args.push(format!(
-                        "--platform=musllinux_{major}_{musl_minor}_{machine}"
+                        "--platform=musllinux_{}_{musl_minor}_{machine}",
+                        musl.major
                     ));
                 }
                 args.push(format!("--platform=linux_{machine}"));
@@ -593,7 +589,8 @@ pub(crate) fn write_executable(path: &Path, text: &str) -> Result<(), TestError>
 mod tests {
     use super::*;
 
-    fn env_for(arch: LinuxArch, glibc: (u32, u32)) -> TargetEnv {
+    fn env_for(arch: LinuxArch, (major, minor): (u32, u32)) -> TargetEnv {
+        let glibc = OsVersion { major, minor };
         env_on(PipPlatform::Manylinux { arch, glibc })
     }
 
@@ -656,7 +653,7 @@ mod tests {
     fn platform_args_of_a_musl_cpython_cover_every_musllinux_tag_and_no_manylinux_one() {
         let args = env_on(PipPlatform::Musllinux {
             arch: LinuxArch::Aarch64,
-            musl: (1, 2),
+            musl: OsVersion { major: 1, minor: 2 },
         })
         .platform_args();
         let platforms: Vec<&str> = args

@@ -251,19 +251,19 @@ impl BuildPython {
         }
     }
 
-    /// `311`, `313t`: the part of EXT_SUFFIX/SOABI naming the target's CPython ABI.
-    pub fn abi_name(&self) -> String {
-        format!(
-            "{}{}{}",
-            self.version.0,
-            self.version.1,
-            self.target_abiflags()
-        )
+    /// The CPython the wheels built are for: this interpreter's version, with the ABI of
+    /// [`Self::targeting`] (`cp313t` from a GIL 3.13 interpreter building free-threaded).
+    pub fn target_python(&self) -> PythonTag {
+        let python = PythonTag::cpython3(self.version.1);
+        match python.free_threaded() {
+            Some(free) if self.targets_free_threaded() => free,
+            _ => python,
+        }
     }
 
     /// `cp311`, `cp313t`: the wheel's python/abi tag.
     pub fn abi_tag(&self) -> String {
-        format!("cp{}", self.abi_name())
+        self.target_python().to_string()
     }
 
     /// A string variable of the build python's own sysconfig (`MULTIARCH`, `INCLUDEDIR`).

@@ -328,7 +328,7 @@ fn next_cpython(sources: &Sources) -> Option<PythonTag> {
         .unwrap_or_default()
         .into_iter()
         .max()?;
-    PythonTag::parse(&format!("cp3{}", newest.minor() + 1)).ok()
+    Some(newest.with_gil().next_minor())
 }
 
 /// Says once what the `enable` groups do not build here.

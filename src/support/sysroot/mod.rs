@@ -566,10 +566,10 @@ pub struct Sysroot {
     arch: LinuxArch,
     python_version: PythonTag,
     python_full_version: Option<String>,
-    glibc: Option<(u32, u32)>,
+    glibc: Option<OsVersion>,
     /// The musl version of a musl CPython's loader, whose musllinux tags the target
     /// accepts; `None` for glibc.
-    musl: Option<(u32, u32)>,
+    musl: Option<OsVersion>,
     release: Option<String>,
     /// The tree crosswheel fetched into its cache (and so may add bytecode to); `None` for
     /// a folder of the user's, which is never written.
@@ -747,12 +747,12 @@ impl Sysroot {
     }
 
     /// The glibc inside, which bounds the manylinux tags the target accepts.
-    pub fn glibc_version(&self) -> Option<(u32, u32)> {
+    pub fn glibc_version(&self) -> Option<OsVersion> {
         self.glibc
     }
 
     /// The musl of a musl CPython's loader, which bounds the musllinux tags it accepts.
-    pub fn musl_version(&self) -> Option<(u32, u32)> {
+    pub fn musl_version(&self) -> Option<OsVersion> {
         self.musl
     }
 }
@@ -813,24 +813,14 @@ fn link_merged_lib(root: &Path) -> Result<(), SysrootError> {
 
 /// Whether `root` holds the dynamic loader of `arch` (so it is a whole root filesystem).
 fn has_loader(root: &Path, arch: LinuxArch) -> bool {
-    let loaders: &[&str] = match arch {
-        LinuxArch::Aarch64 => &["lib/ld-linux-aarch64.so.1", "usr/lib/ld-linux-aarch64.so.1"],
-        LinuxArch::Ppc64le => &["lib64/ld64.so.2", "usr/lib64/ld64.so.2"],
-        LinuxArch::X86_64 => &["lib64/ld-linux-x86-64.so.2"],
-        LinuxArch::S390x => &["lib/ld64.so.1", "usr/lib/ld64.so.1"],
-        LinuxArch::I686 => &["lib/ld-linux.so.2", "usr/lib/ld-linux.so.2"],
-        LinuxArch::Armv7l => &["lib/ld-linux-armhf.so.3", "usr/lib/ld-linux-armhf.so.3"],
-        LinuxArch::Riscv64 => &[
-            "lib/ld-linux-riscv64-lp64d.so.1",
-            "usr/lib/ld-linux-riscv64-lp64d.so.1",
-        ],
-    };
-    loaders.iter().any(|loader| root.join(loader).exists())
+    arch.glibc_loaders()
+        .iter()
+        .any(|loader| root.join(loader).exists())
 }
 
 /// The version of the GNU C library under `root`, read from its `libc.so.6` ("... release
 /// version 2.36").
-fn libc_version_in(root: &Path) -> Option<(u32, u32)> {
+fn libc_version_in(root: &Path) -> Option<OsVersion> {
     let candidates = ["lib", "lib64", "usr/lib", "usr/lib64"]
         .iter()
         .flat_map(|dir| {
@@ -860,13 +850,13 @@ fn libc_version_in(root: &Path) -> Option<(u32, u32)> {
     None
 }
 
-/// `(2, 36)` from a C library's release, `2.36` or `2.36.1`; a bare `2` is no release.
-fn major_minor(release: &str) -> Option<(u32, u32)> {
+/// `2.36` from a C library's release, `2.36` or `2.36.1`; a bare `2` is no release.
+fn major_minor(release: &str) -> Option<OsVersion> {
     let release = release.trim();
     if !release.contains('.') {
         return None;
     }
-    OsVersion::parse_release(release).map(|version| (version.major, version.minor))
+    OsVersion::parse_release(release)
 }
 
 #[cfg(test)]
@@ -973,7 +963,13 @@ mod tests {
         assert_eq!(manifest.upstream_version("libc6"), Some("2.36"));
         assert_eq!(manifest.upstream_version("zlib1g"), Some("1.2.13.dfsg"));
         assert_eq!(manifest.upstream_version("libssl3"), None);
-        assert_eq!(major_minor("2.36"), Some((2, 36)));
+        assert_eq!(
+            major_minor("2.36"),
+            Some(OsVersion {
+                major: 2,
+                minor: 36
+            })
+        );
         assert_eq!(major_minor("3"), None);
     }
 

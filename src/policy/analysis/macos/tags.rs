@@ -3,6 +3,7 @@
 //! promises, and arm64 never below macOS 11.
 
 use crate::formats::macho::{Arch, Version};
+use crate::formats::wheel::{PlatformTag, join_platform_tags};
 
 /// The oldest macOS that runs on Apple silicon ([`crate::target::macos_arm64_floor`]).
 pub fn arm64_floor() -> Version {
@@ -20,23 +21,23 @@ pub struct MacosTag {
 }
 
 impl MacosTag {
-    /// Parses `macosx_<major>_<minor>_<arch>`.
-    pub fn parse(tag: &str) -> Option<MacosTag> {
-        let rest = tag.strip_prefix("macosx_")?;
-        let mut parts = rest.splitn(3, '_');
-        let major = parts.next()?.parse().ok()?;
-        let minor = parts.next()?.parse().ok()?;
-        let arch = parts.next().filter(|arch| !arch.is_empty())?;
+    /// The macOS tag `macosx_<major>_<minor>_<arch>` of a wheel's platform tags.
+    pub fn parse(tag: &PlatformTag) -> Option<MacosTag> {
+        let (major, minor, arch) = tag.macos()?;
         Some(MacosTag {
-            version: Version::new(major, minor, 0),
+            version: Version::new(major, u8::try_from(minor).ok()?, 0),
             arch: arch.to_string(),
         })
     }
 
     /// `macosx_11_0_arm64`; since macOS 11 tags carry the major version only.
-    pub fn render(&self) -> String {
+    pub fn render(&self) -> PlatformTag {
         let version = tag_version(self.version);
-        format!("macosx_{}_{}_{}", version.major, version.minor, self.arch)
+        PlatformTag::Macos {
+            major: version.major,
+            minor: version.minor.into(),
+            binary_format: self.arch.clone(),
+        }
     }
 
     /// Whether a slice of `arch` is one this tag speaks for.
@@ -149,7 +150,7 @@ fn family(arch: Arch) -> Arch {
 /// the binaries need (macOS 11 and later tags carry no minor version).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagDecision {
-    pub tags: Vec<String>,
+    pub tags: Vec<PlatformTag>,
     pub warnings: Vec<String>,
 }
 
@@ -159,14 +160,18 @@ pub struct TagDecision {
 /// names must have a slice in a binary of the wheel itself (delocate's rule, which also
 /// counts vendored libraries), so a universal2 tag on x86_64-only modules is refused.
 pub fn final_tags(
-    wheel_tags: &[String],
+    wheel_tags: &[PlatformTag],
     requested: Option<Version>,
     slices: &[SliceMinos],
     retag: bool,
 ) -> Result<TagDecision, TagError> {
     let tags = wheel_tags
         .iter()
-        .map(|tag| MacosTag::parse(tag).ok_or_else(|| TagError::NotMacos { tag: tag.clone() }))
+        .map(|tag| {
+            MacosTag::parse(tag).ok_or_else(|| TagError::NotMacos {
+                tag: tag.to_string(),
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     check_coverage(&tags, wheel_tags, slices)?;
 
@@ -202,7 +207,7 @@ pub fn final_tags(
                     arch: slice.arch.to_string(),
                     minos: slice.minos,
                     target: floor,
-                    tag: base.render(),
+                    tag: base.render().to_string(),
                 });
             }
             raised = raised.max(tag_version(slice.minos));
@@ -224,7 +229,7 @@ pub fn final_tags(
 /// needs a slice of some file.
 fn check_coverage(
     tags: &[MacosTag],
-    wheel_tags: &[String],
+    wheel_tags: &[PlatformTag],
     slices: &[SliceMinos],
 ) -> Result<(), TagError> {
     let files: std::collections::BTreeSet<&str> =
@@ -237,7 +242,7 @@ fn check_coverage(
         if !covered {
             return Err(TagError::NoMatchingSlice {
                 file: file.to_string(),
-                tags: wheel_tags.join("."),
+                tags: join_platform_tags(wheel_tags),
             });
         }
     }
@@ -290,12 +295,12 @@ mod tests {
 
     #[test]
     fn parses_and_renders_tags() {
-        let tag = MacosTag::parse("macosx_10_15_universal2").unwrap();
+        let tag = MacosTag::parse(&"macosx_10_15_universal2".into()).unwrap();
         assert_eq!(tag.version, Version::new(10, 15, 0));
         assert_eq!(tag.arch, "universal2");
         assert_eq!(tag.render(), "macosx_10_15_universal2");
-        assert_eq!(MacosTag::parse("manylinux_2_17_aarch64"), None);
-        assert_eq!(MacosTag::parse("macosx_11_0_"), None);
+        assert_eq!(MacosTag::parse(&"manylinux_2_17_aarch64".into()), None);
+        assert_eq!(MacosTag::parse(&"macosx_11_0_".into()), None);
     }
 
     #[test]
@@ -312,7 +317,7 @@ mod tests {
 
     #[test]
     fn arm64_slice_newer_than_the_tag_is_an_error_naming_file_and_minos() {
-        let tags = ["macosx_11_0_arm64".to_string()];
+        let tags = [PlatformTag::from("macosx_11_0_arm64")];
         let error = final_tags(
             &tags,
             None,
@@ -331,7 +336,7 @@ mod tests {
 
     #[test]
     fn retag_raises_the_tag_to_the_newest_minos() {
-        let tags = ["macosx_11_0_arm64".to_string()];
+        let tags = [PlatformTag::from("macosx_11_0_arm64")];
         let slices = [
             slice("a.so", Arch::Arm64, (12, 0)),
             slice("b.so", Arch::Arm64, (11, 0)),
@@ -344,7 +349,7 @@ mod tests {
 
     #[test]
     fn arm64_target_never_goes_below_eleven() {
-        let tags = ["macosx_11_0_arm64".to_string()];
+        let tags = [PlatformTag::from("macosx_11_0_arm64")];
         let slices = [slice("a.so", Arch::Arm64, (11, 0))];
         assert_eq!(
             final_tags(&tags, Some(Version::new(10, 9, 0)), &slices, false)
@@ -356,7 +361,7 @@ mod tests {
 
     #[test]
     fn universal2_keeps_its_intel_version_while_arm64_slices_need_eleven() {
-        let tags = ["macosx_10_15_universal2".to_string()];
+        let tags = [PlatformTag::from("macosx_10_15_universal2")];
         let slices = [
             slice("z.so", Arch::X86_64, (10, 15)),
             slice("z.so", Arch::Arm64, (11, 0)),
@@ -369,7 +374,7 @@ mod tests {
 
     #[test]
     fn binary_without_a_slice_for_the_wheel_is_an_error() {
-        let tags = ["macosx_11_0_arm64".to_string()];
+        let tags = [PlatformTag::from("macosx_11_0_arm64")];
         let error =
             final_tags(&tags, None, &[slice("x.so", Arch::X86_64, (10, 9))], false).unwrap_err();
         assert!(matches!(error, TagError::NoMatchingSlice { .. }));
@@ -377,7 +382,7 @@ mod tests {
 
     #[test]
     fn a_deployment_target_with_a_minor_version_is_tagged_by_its_major_version() {
-        let tags = ["macosx_10_9_x86_64".to_string()];
+        let tags = [PlatformTag::from("macosx_10_9_x86_64")];
         let slices = [slice("m.so", Arch::X86_64, (10, 9))];
         let decision = final_tags(&tags, Some(Version::new(13, 1, 0)), &slices, false).unwrap();
         assert_eq!(decision.tags, ["macosx_13_0_x86_64"]);
@@ -390,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_binary_needing_a_minor_version_is_tagged_by_its_major_version_with_a_warning() {
-        let tags = ["macosx_12_0_x86_64".to_string()];
+        let tags = [PlatformTag::from("macosx_12_0_x86_64")];
         let slices = [slice("lib.dylib", Arch::X86_64, (12, 1))];
         let decision = final_tags(&tags, None, &slices, false).unwrap();
         assert_eq!(decision.tags, ["macosx_12_0_x86_64"]);
@@ -405,7 +410,7 @@ mod tests {
 
     #[test]
     fn every_architecture_a_tag_names_needs_a_slice() {
-        let universal2 = ["macosx_10_9_universal2".to_string()];
+        let universal2 = [PlatformTag::from("macosx_10_9_universal2")];
         let x86_only = [slice("m.so", Arch::X86_64, (10, 9))];
         let error = final_tags(&universal2, None, &x86_only, false).unwrap_err();
         assert_eq!(
@@ -415,7 +420,7 @@ mod tests {
                 arch: "arm64".into()
             }
         );
-        let intel = ["macosx_10_9_intel".to_string()];
+        let intel = [PlatformTag::from("macosx_10_9_intel")];
         let error = final_tags(&intel, None, &x86_only, false).unwrap_err();
         assert!(
             error
@@ -426,7 +431,7 @@ mod tests {
 
     #[test]
     fn linux_tag_is_not_a_macos_wheel() {
-        let tags = ["manylinux_2_17_aarch64".to_string()];
+        let tags = [PlatformTag::from("manylinux_2_17_aarch64")];
         assert!(matches!(
             final_tags(&tags, None, &[], false),
             Err(TagError::NotMacos { .. })

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
 use crate::formats::elf::edit::{ElfEdits, apply_edits};
-use crate::formats::wheel::{Contents, WheelArchive};
+use crate::formats::wheel::{Contents, PlatformTag, WheelArchive};
 use crate::policy::analysis::layout::linux_libs_dir;
 use crate::policy::analysis::linux::graph::{HostSearch, resolve};
 use crate::policy::analysis::linux::{
@@ -29,9 +29,10 @@ use crate::target::Libc;
 
 #[derive(Debug, Clone)]
 pub struct LinuxRepairOptions {
-    /// `auto` or a platform tag, parsed once the wheel's architecture is known. A tag also
-    /// says the C library (`musllinux_1_2_x86_64`); `auto` takes it from the binaries.
-    pub plat: String,
+    /// The policy tag asked for, judged against the policies of the wheel's architecture
+    /// once it is known; `None`: `auto`. A tag also says the C library
+    /// (`musllinux_1_2_x86_64`); `auto` takes it from the binaries.
+    pub plat: Option<PlatformTag>,
     pub exclude: Vec<glob::Pattern>,
     pub lib_paths: Vec<PathBuf>,
     pub sysroot: Option<PathBuf>,
@@ -47,7 +48,7 @@ pub struct LinuxRepairOptions {
 #[derive(Debug)]
 pub struct LinuxRepairReport {
     pub output: PathBuf,
-    pub platform_tags: Vec<String>,
+    pub platform_tags: Vec<PlatformTag>,
     /// Host path of each vendored library → its path inside the wheel.
     pub grafted: Vec<(PathBuf, String)>,
     /// Wheel files whose bytes changed.
@@ -57,7 +58,9 @@ pub struct LinuxRepairReport {
 
 pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<LinuxRepairReport> {
     let binaries = wheel_binaries(wheel)?;
-    let libc = Libc::of_platform_tag(&options.plat).unwrap_or_else(|| wheel_libc(&binaries));
+    let libc = (options.plat.as_ref())
+        .and_then(PlatformTag::libc)
+        .unwrap_or_else(|| wheel_libc(&binaries));
     if let Some(refusal) = unsupported::refusal(&binaries, libc) {
         bail!("{}: {refusal}", wheel.path().display());
     }
@@ -68,7 +71,11 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         );
     };
     let arch = binaries[0].facts.arch.unwrap_or("unknown").to_string();
-    let (policies, plat) = policies_for(libc, &arch, &options.plat)
+    let requested = options
+        .plat
+        .as_ref()
+        .map_or_else(|| "auto".to_string(), ToString::to_string);
+    let (policies, plat) = policies_for(libc, &arch, &requested)
         .with_context(|| format!("{}", wheel.path().display()))?;
     // Whitelisted libraries stay external; judge them by the requested policy
     // (or, for `auto`, the most compatible one, as auditwheel does).
@@ -110,8 +117,11 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     }
     let (policy_binaries, provided) = policy_input(&graph, &symbols, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
-    let platform_tags = choose_tags(&policies, &analysis, &plat)
-        .with_context(|| format!("{}", wheel.path().display()))?;
+    let platform_tags: Vec<PlatformTag> = choose_tags(&policies, &analysis, &plat)
+        .with_context(|| format!("{}", wheel.path().display()))?
+        .iter()
+        .map(|tag| PlatformTag::parse(tag))
+        .collect();
 
     // Memory: the search cache shares the grafted libraries' bytes, and each
     // library's original is freed as soon as its edited copy exists, so a

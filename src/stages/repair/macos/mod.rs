@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
 use crate::formats::macho::{Version, edit_load_commands, sign_adhoc};
-use crate::formats::wheel::{Contents, WheelArchive};
+use crate::formats::wheel::{Contents, PlatformTag, WheelArchive};
 use crate::policy::analysis::layout::macos_libs_dir;
 use crate::policy::analysis::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
 use crate::stages::repair::rewrite_wheel;
@@ -43,7 +43,7 @@ pub struct MacosRepairOptions {
 #[derive(Debug)]
 pub struct MacosRepairReport {
     pub output: PathBuf,
-    pub platform_tags: Vec<String>,
+    pub platform_tags: Vec<PlatformTag>,
     /// Host path of each vendored library → its path inside the wheel.
     pub grafted: Vec<(PathBuf, String)>,
     /// Wheel entries whose bytes changed.
