@@ -7,8 +7,9 @@
 //! - the crate root: the foundation every layer names (the target model, the Python tag,
 //!   project names, I/O errors, logging, the command-line flags);
 //! - [`formats`]: ELF, Mach-O, wheels, SBOM documents, knowing nothing of each other;
-//! - [`support`]: the build machine, Debian trees, target libraries, the options;
-//! - [`policy`]: facts read from wheels and binaries;
+//! - [`support`]: the build machine, Debian trees, target libraries;
+//! - [`input`]: the options, read once and handed on typed;
+//! - [`analysis`]: facts read from wheels and binaries, and the policies that judge them;
 //! - [`stages`]: toolchain, cross environment, backend, repair, testing, publish;
 //! - [`coordination`]: the pipeline and the commands.
 
@@ -19,8 +20,9 @@ pub mod package_name;
 pub mod python_tag;
 pub mod target;
 
+pub mod analysis;
 pub mod coordination;
 pub mod formats;
-pub mod policy;
+pub mod input;
 pub mod stages;
 pub mod support;

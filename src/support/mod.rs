@@ -1,8 +1,7 @@
-//! Support: the build machine (tools, caches, interpreters), Debian's target trees, the
-//! target C libraries built from source, and the options that say what to build. Stages
-//! lean on these; these never call a stage.
+//! Support: the build machine (tools, caches, interpreters, the network policy), Debian's
+//! target trees and the target C libraries built from source. The options, stages and
+//! analyses lean on these; these never call them.
 
 pub mod host;
-pub mod options;
 pub mod sysroot;
 pub mod target_libraries;

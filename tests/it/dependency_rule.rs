@@ -33,21 +33,21 @@ const LAYERS: &[(Option<&str>, &str, Within, &[&str])] = &[
     ),
     (
         Some("support"),
-        "support: the machine, Debian trees, target libraries, the options",
+        "support: the machine, the network policy, Debian trees, target libraries",
         Within::Always,
-        &["host", "sysroot", "target_libraries", "options"],
+        &["host", "sysroot", "target_libraries"],
     ),
     (
-        Some("policy"),
-        "policy and analysis: facts read from wheels and binaries",
+        Some("input"),
+        "input: the options, read once and handed on typed",
         Within::Always,
-        &[
-            "manylinux",
-            "analysis",
-            "inspect",
-            "loadcheck",
-            "provenance",
-        ],
+        &["options"],
+    ),
+    (
+        Some("analysis"),
+        "analysis: facts read from wheels and binaries, and the policies that judge them",
+        Within::Always,
+        &["manylinux", "facts", "inspect", "loadcheck", "provenance"],
     ),
     (
         Some("stages"),
@@ -129,7 +129,7 @@ fn modules_after(source: &str, root: &str) -> BTreeSet<String> {
     named
 }
 
-/// `src/support/options/mod.rs` → `options`; `src/target.rs` → `target`;
+/// `src/input/options/mod.rs` → `options`; `src/target.rs` → `target`;
 /// `src/main.rs` → `main`; a layer's own `src/formats/mod.rs` → `formats`.
 fn module_of(relative: &Path) -> String {
     let parts: Vec<String> = relative
@@ -265,10 +265,7 @@ fn the_rule_reads_a_layer_folder_as_the_way_to_a_module() {
         "use crate::formats::elf::Elf;\nuse crate::target::Target; // crate::stages::repair\n",
     );
     assert_eq!(named, ["elf", "target"].map(String::from).into());
-    assert_eq!(
-        module_of(Path::new("src/support/options/mod.rs")),
-        "options"
-    );
+    assert_eq!(module_of(Path::new("src/input/options/mod.rs")), "options");
     assert_eq!(
         module_of(Path::new("src/stages/repair/linux/graft.rs")),
         "repair"

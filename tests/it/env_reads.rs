@@ -1,4 +1,4 @@
-//! Every environment variable that configures crosswheel is read in `src/support/options` (or, for
+//! Every environment variable that configures crosswheel is read in `src/input/options` (or, for
 //! the machine itself, `src/support/host`), so that it has one parser, one error message and one
 //! line in docs/configuration.md. Elsewhere the process environment is read only where a
 //! stage hands it on to a program it runs or follows a convention of the tools it stands in
@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::common::sources;
 
 /// Folders whose reads are the configuration layer itself.
-const CONFIGURATION: [&str; 2] = ["src/support/options/", "src/support/host/"];
+const CONFIGURATION: [&str; 2] = ["src/input/options/", "src/support/host/"];
 
 /// (file, what is read, why it is not configuration read behind the options' back).
 const ALLOWED: &[(&str, &str, &str)] = &[
@@ -100,7 +100,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "qemu-user found on PATH, as any program is",
     ),
     (
-        "src/policy/analysis/linux/search.rs",
+        "src/analysis/facts/linux/search.rs",
         "var_os(\"LD_LIBRARY_PATH\")",
         "auditwheel's library search order, which the Linux repair reproduces",
     ),
@@ -162,7 +162,7 @@ fn the_environment_is_read_in_options_or_where_a_listed_reason_says() {
     }
     assert!(
         unexplained.is_empty(),
-        "environment read outside src/support/options and src/support/host; read it in options (an EnvSource) and pass the value down, or list it in ALLOWED with the reason:\n{}",
+        "environment read outside src/input/options and src/support/host; read it in options (an EnvSource) and pass the value down, or list it in ALLOWED with the reason:\n{}",
         unexplained.join("\n")
     );
     let stale: Vec<String> = ALLOWED

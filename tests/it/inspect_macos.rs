@@ -2,8 +2,8 @@
 
 use crate::common;
 
+use crosswheel::analysis::inspect::macos::{Resolution, SignatureReport, inspect, render};
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::inspect::macos::{Resolution, SignatureReport, inspect, render};
 
 #[test]
 #[ignore = "needs the fixture cache: scripts/test sets it up"]

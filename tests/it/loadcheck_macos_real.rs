@@ -3,10 +3,10 @@
 
 use crate::common;
 
+use crosswheel::analysis::loadcheck::check_macos_wheel;
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::loadcheck::check_macos_wheel;
 
-fn check(file_name: &str) -> crosswheel::policy::loadcheck::LoadCheckReport {
+fn check(file_name: &str) -> crosswheel::analysis::loadcheck::LoadCheckReport {
     let wheel = WheelArchive::open(common::fixture(file_name)).expect("fixture opens");
     check_macos_wheel(&wheel).unwrap_or_else(|error| panic!("{file_name}: {error:#}"))
 }

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::crosswheel_bin;
+use crosswheel::analysis::loadcheck::check_macos_wheel;
 use crosswheel::formats::macho::MachOFile;
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::loadcheck::check_macos_wheel;
 
 const CORE_FOUNDATION: &str =
     "/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation";

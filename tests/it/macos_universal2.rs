@@ -9,11 +9,11 @@ use std::process::{Command, Output};
 
 use crate::common;
 use crate::common::crosswheel_bin;
+use crosswheel::analysis::loadcheck::check_macos_wheel;
 use crosswheel::formats::macho::{
     Arch, MachOFile, SignatureStatus, fuse_slices, thin_slice, verify_signature,
 };
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::loadcheck::check_macos_wheel;
 
 const DELOCATE: &str = "delocate-0.13.0.tar.gz";
 const PYZMQ: &str = "pyzmq-27.3.0-cp311-cp311-macosx_10_15_universal2.whl";

@@ -9,8 +9,8 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 
+use crosswheel::analysis::manylinux::{Analysis, Binary, Policies, Violation, provided_names};
 use crosswheel::formats::elf::facts::{ElfFacts, is_elf};
-use crosswheel::policy::manylinux::{Analysis, Binary, Policies, Violation, provided_names};
 use crosswheel::target::Libc;
 use serde_json::Value;
 

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crosswheel::support::options::{EnvAssignment, Environment, Plan};
+use crosswheel::input::options::{EnvAssignment, Environment, Plan};
 
 use crate::common::project::Project;
 use crate::common::{crosswheel_bin, without_option_variables};
@@ -21,7 +21,7 @@ fn note<'p>(plan: &'p Plan, start: &str) -> Option<&'p str> {
         .find(|line| line.starts_with(start))
 }
 
-fn options<'p>(plan: &'p Plan, identifier: &str) -> &'p crosswheel::support::options::BuildOptions {
+fn options<'p>(plan: &'p Plan, identifier: &str) -> &'p crosswheel::input::options::BuildOptions {
     &plan
         .builds
         .iter()

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::support::options::{
+use crosswheel::input::options::{
     CliOverrides, FrontendName, OptionsError, Plan, env_var_warnings,
 };
 
@@ -632,7 +632,7 @@ fn container_project_paths_name_the_project_folder_in_linux_options() {
         .iter()
         .find(|build| build.identifier == "cp311-manylinux_aarch64")
         .unwrap();
-    let literal = |build: &crosswheel::support::options::BuildSpec, name: &str| -> String {
+    let literal = |build: &crosswheel::input::options::BuildSpec, name: &str| -> String {
         let assignment = build
             .options
             .environment
@@ -641,7 +641,7 @@ fn container_project_paths_name_the_project_folder_in_linux_options() {
             .find(|a| a.name == name)
             .unwrap();
         match &assignment.value[..] {
-            [crosswheel::support::options::EnvPart::Literal(text)] => text.clone(),
+            [crosswheel::input::options::EnvPart::Literal(text)] => text.clone(),
             other => panic!("{name}: {other:?}"),
         }
     };

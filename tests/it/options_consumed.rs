@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use crosswheel::support::options::{BuildOptions, CliOverrides, resolve};
+use crosswheel::input::options::{BuildOptions, CliOverrides, resolve};
 
 /// Each field with the places that read it: (file, code that reads it). Fields consumed when
 /// the plan is resolved (into other fields, or into the notes said once per run) name
-/// src/support/options/build_spec.rs, where each build's options are computed.
+/// src/input/options/build_spec.rs, where each build's options are computed.
 fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let BuildOptions {
         build_frontend: _,
@@ -50,7 +50,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
     const CONTEXT: &str = "src/coordination/pipeline/context.rs";
     const IDENTIFIER: &str = "src/coordination/pipeline/identifier.rs";
     const TARGETS: &str = "src/coordination/pipeline/targets.rs";
-    const BUILD_SPEC: &str = "src/support/options/build_spec.rs";
+    const BUILD_SPEC: &str = "src/input/options/build_spec.rs";
     const TESTING: &str = "src/stages/testing/mod.rs";
     const BACKEND: &str = "src/stages/backend/mod.rs";
     vec![
@@ -140,7 +140,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "test_skipped",
             vec![
-                ("src/support/options/mod.rs", "!self.test_skipped"),
+                ("src/input/options/mod.rs", "!self.test_skipped"),
                 (TEST_STEP, "spec.options.runs_tests()"),
             ],
         ),

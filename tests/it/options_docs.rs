@@ -2,7 +2,7 @@
 //! the options table `crosswheel help config` prints (derived from
 //! config/cibuildwheel-options.toml).
 
-use crosswheel::support::options::{
+use crosswheel::input::options::{
     TABLE_BEGIN, TABLE_END, env_var_name, option_names, options_table,
 };
 
@@ -67,7 +67,7 @@ fn help_config_prints_every_option_and_help_names_commands() {
         );
     }
     assert!(
-        text.contains(crosswheel::support::options::DOCS_URL),
+        text.contains(crosswheel::input::options::DOCS_URL),
         "{text}"
     );
     let (ok, text) = run(&["help", "build"]);

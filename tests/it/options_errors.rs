@@ -1,6 +1,6 @@
 //! Mistakes in the configuration are reported with the file, the line, the key and a way out.
 
-use crosswheel::support::options::{CliOverrides, OptionsError, Origin};
+use crosswheel::input::options::{CliOverrides, OptionsError, Origin};
 
 use crate::common::project::Project;
 

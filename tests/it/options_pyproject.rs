@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crosswheel::support::options::{
+use crosswheel::input::options::{
     BuildSpec, CliOverrides, EnvPart, FrontendName, Plan, ProjectPaths, RepairCommand, resolve,
 };
 use crosswheel::target::ToolchainKind;

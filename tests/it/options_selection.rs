@@ -1,7 +1,7 @@
 //! Which builds run: identifiers, `build`/`skip`, `archs`, `python`, `requires-python`,
 //! `--only`, and the CI outputs derived from the selection.
 
-use crosswheel::support::options::{
+use crosswheel::input::options::{
     CliOverrides, MatrixJobs, OptionsError, Plan, github_matrix, identifiers_json, identifiers_text,
 };
 use serde_json::Value;

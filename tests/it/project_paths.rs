@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crosswheel::support::options::{CliOverrides, ProjectPaths, RepairCommand, resolve};
+use crosswheel::input::options::{CliOverrides, ProjectPaths, RepairCommand, resolve};
 
 use crate::common::{crosswheel_bin, without_option_variables};
 

@@ -12,9 +12,9 @@ use std::process::Command;
 
 use serde::Deserialize;
 
+use crosswheel::analysis::facts::macos::wheel_binaries;
 use crosswheel::formats::macho::{LoadCommandEdit, edit_load_commands};
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::analysis::macos::wheel_binaries;
 
 const TABLE: &str = include_str!("../data/peers/delocate.toml");
 const SDIST: &str = "delocate-0.13.0.tar.gz";

@@ -5,8 +5,8 @@ use crate::common;
 
 use std::path::Path;
 
+use crosswheel::analysis::loadcheck::check_macos_wheel;
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::loadcheck::check_macos_wheel;
 use crosswheel::stages::repair::macos::{MacosRepairOptions, repair};
 
 fn wheel_with(dir: &Path, binary: &[u8]) -> WheelArchive {

@@ -7,9 +7,9 @@ use crate::common;
 use std::path::PathBuf;
 use std::process::Command;
 
+use crosswheel::analysis::loadcheck::check_macos_wheel;
 use crosswheel::formats::macho::MachOFile;
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::loadcheck::check_macos_wheel;
 
 const SOURCE: &str = "extern char *scipy_openblas_get_corename(void);\nconst char *PyInit__blas(void) { return scipy_openblas_get_corename(); }\n";
 

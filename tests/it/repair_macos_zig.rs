@@ -7,9 +7,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crosswheel::analysis::loadcheck::{LoadProblem, check_macos_wheel};
 use crosswheel::formats::macho::{MachOFile, SignatureStatus, Version, is_macho, verify_signature};
 use crosswheel::formats::wheel::WheelArchive;
-use crosswheel::policy::loadcheck::{LoadProblem, check_macos_wheel};
 use crosswheel::stages::repair::macos::{MacosRepairOptions, MacosRepairReport, repair};
 
 const BLAS_SOURCE: &str = r#"

@@ -8,7 +8,7 @@ use crate::cli::{BuildArgs, MatrixArgs};
 use crate::coordination::pipeline::{
     FatalError, PipelineOptions, WheelsThisRun, copy_for_linux_targets, report, run,
 };
-use crate::support::options::{
+use crate::input::options::{
     CliOverrides, MatrixJobs, Plan, ProcessEnv, env_var_warnings, github_matrix, identifiers_json,
     identifiers_text, project_root_for, resolve,
 };
@@ -163,7 +163,7 @@ fn jobs(flag: Option<usize>) -> Result<usize> {
     let jobs = match flag {
         Some(jobs) => jobs,
         None => {
-            match crate::support::options::jobs_variable(&ProcessEnv).map_err(anyhow::Error::msg)? {
+            match crate::input::options::jobs_variable(&ProcessEnv).map_err(anyhow::Error::msg)? {
                 Some(jobs) => jobs,
                 None => std::thread::available_parallelism().map_or(1, usize::from),
             }

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::CommandFactory;
 
 use crate::cli::{Cli, HelpArgs};
-use crate::support::options::{config_help, options_table};
+use crate::input::options::{config_help, options_table};
 
 pub fn run(args: &HelpArgs) -> Result<ExitCode> {
     let mut command = Cli::command();

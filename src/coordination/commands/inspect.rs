@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::analysis::inspect::{linux, macos, sbom};
 use crate::cli::InspectArgs;
-use crate::policy::inspect::{linux, macos, sbom};
 use crate::target::Platform;
 
 /// A platform's report with the SBOM section beside its fields.

@@ -26,9 +26,9 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         plat: (args.plat != "auto").then(|| crate::formats::wheel::PlatformTag::parse(&args.plat)),
         sysroot: args.sysroot.clone(),
         system_libraries: None,
-        macos_version: crate::support::options::repair_macos_version(
+        macos_version: crate::input::options::repair_macos_version(
             args.macos_version.as_deref(),
-            &crate::support::options::ProcessEnv,
+            &crate::input::options::ProcessEnv,
         )
         .map_err(anyhow::Error::msg)?,
         retag: args.retag,
@@ -47,7 +47,7 @@ pub(crate) fn system_libraries_for(
     cache: &crate::support::host::Cache,
     wheel: &crate::formats::wheel::WheelArchive,
 ) -> Result<Option<std::path::PathBuf>> {
-    use crate::policy::analysis::linux::{wheel_binaries, wheel_libc};
+    use crate::analysis::facts::linux::{wheel_binaries, wheel_libc};
     if wheel_libc(&wheel_binaries(wheel)?) == crate::target::Libc::Musl {
         return Ok(None);
     }
@@ -62,9 +62,7 @@ pub(crate) fn system_libraries_for(
             arch,
             &crate::support::host::Network::new(
                 false,
-                crate::support::options::debian_mirror_variable(
-                    &crate::support::options::ProcessEnv,
-                ),
+                crate::input::options::debian_mirror_variable(&crate::input::options::ProcessEnv),
             ),
         )?)),
         None => Ok(None),

@@ -27,9 +27,7 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             target_python: args.target_python.clone(),
             network: crate::support::host::Network::new(
                 false,
-                crate::support::options::debian_mirror_variable(
-                    &crate::support::options::ProcessEnv,
-                ),
+                crate::input::options::debian_mirror_variable(&crate::input::options::ProcessEnv),
             ),
             ..TestSpec::default()
         };

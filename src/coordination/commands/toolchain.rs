@@ -57,8 +57,7 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
     let tag = PythonTag::parse_version(&args.python)
         .map_err(|message| anyhow::anyhow!("--python: {message}"))?;
     let kind: ToolchainKind = args.toolchain.parse().map_err(anyhow::Error::msg)?;
-    let mirror =
-        crate::support::options::debian_mirror_variable(&crate::support::options::ProcessEnv);
+    let mirror = crate::input::options::debian_mirror_variable(&crate::input::options::ProcessEnv);
     let setup = TargetSetup::prepare(&SetupRequest {
         purpose: "crosswheel env",
         target: &target,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::exit::FatalError;
-use crate::support::options::BuildOptions;
+use crate::input::options::BuildOptions;
 
 /// cibuildwheel's default `audit-requires`, installed from [`PINNED_ABI3AUDIT`] instead.
 const DEFAULT_REQUIRES: &str = "abi3audit";
@@ -41,7 +41,7 @@ pub(super) fn applicable<'a>(commands: &'a [String], wheel_name: &str) -> Vec<&'
 /// The command with the wheel's path filled in, shell-quoted.
 fn prepared(command: &str, wheel: &Path) -> String {
     let path = crate::support::host::shell_quote(&wheel.to_string_lossy()).into_owned();
-    crate::support::options::fill_placeholders(command, &[("wheel", &path), ("abi3_wheel", &path)])
+    crate::input::options::fill_placeholders(command, &[("wheel", &path), ("abi3_wheel", &path)])
 }
 
 /// What cibuildwheel prints of an audit goes to stdout in its words, as there.

@@ -3,8 +3,8 @@
 //! names the run has made.
 
 use super::{RunLogs, WheelsThisRun};
+use crate::input::options::BuildSpec;
 use crate::support::host::{Cache, Network};
-use crate::support::options::BuildSpec;
 
 pub(super) struct RunContext<'a> {
     pub cache: Cache,

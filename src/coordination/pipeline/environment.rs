@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::input::options::BuildSpec;
 use crate::stages::toolchain::find_macos_sdk;
-use crate::support::options::BuildSpec;
 
 /// The process environment, which `environment` is evaluated against as cibuildwheel
 /// evaluates it (for a build, with the build's own environment put first on PATH).

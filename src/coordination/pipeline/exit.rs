@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
+use crate::input::options::OptionsError;
 use crate::stages::backend::BuildError;
-use crate::support::options::OptionsError;
 
 /// A failure whose kind cibuildwheel gives its own exit code.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::outcome::{Ending, Outcome, Stage, TestResult};
-use crate::support::options::Plan;
+use crate::input::options::Plan;
 
 /// Extension modules of a wheel, as import paths without their suffix (`pkg/_speedups`);
 /// libraries vendored by the repair (`*.libs/`, `.dylibs/`) are not modules.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::options::Plan;
+use crate::input::options::Plan;
 use crate::target::Platform;
 
 use super::{Ending, Outcome, Stage};
@@ -81,11 +81,11 @@ mod tests {
             "raise Exception('this build will fail')\n",
         )
         .unwrap();
-        let cli = crate::support::options::CliOverrides {
+        let cli = crate::input::options::CliOverrides {
             only: Some("cp311-manylinux_aarch64".into()),
             ..Default::default()
         };
-        crate::support::options::resolve(project, &cli, &std::collections::BTreeMap::new()).unwrap()
+        crate::input::options::resolve(project, &cli, &std::collections::BTreeMap::new()).unwrap()
     }
 
     fn failed(stage: Stage) -> Vec<Outcome> {

@@ -11,12 +11,12 @@ use sha2::{Digest, Sha256};
 use super::context::RunContext;
 use super::outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 use super::{hooks, progress, report};
+use crate::input::options::{BuildSpec, Plan, RepairCommand};
 use crate::io_error::IoError;
 use crate::stages::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetRunner, TargetSetup};
 use crate::stages::testing::Emulator;
 use crate::support::host::BuildPython;
-use crate::support::options::{BuildSpec, Plan, RepairCommand};
 use crate::target::Target;
 
 /// Everything the stages of one identifier share.
@@ -543,9 +543,7 @@ fn work_folder(stage: &str, slice: &str) -> String {
 
 /// The backend's view of `build-frontend`: who installs the build requirements, with which
 /// options, or no isolation at all.
-fn frontend_of(
-    option: &crate::support::options::BuildFrontend,
-) -> crate::stages::backend::Frontend {
+fn frontend_of(option: &crate::input::options::BuildFrontend) -> crate::stages::backend::Frontend {
     let args = &option.parsed;
     crate::stages::backend::Frontend {
         description: option.to_string(),

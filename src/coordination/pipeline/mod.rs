@@ -35,9 +35,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
 use crate::support::host::Cache;
-use crate::support::options::{BuildSpec, Plan};
 use context::RunContext;
 
 pub struct PipelineOptions {

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::input::options::{Plan, ProjectPaths};
 use crate::io_error::IoError;
 use crate::stages::backend::copy_source_tree;
-use crate::support::options::{Plan, ProjectPaths};
 
 /// The copies of a run; removed when dropped, after the run.
 pub struct ProjectCopies {

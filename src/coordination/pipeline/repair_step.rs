@@ -7,11 +7,11 @@ use anyhow::Result;
 
 use super::FatalError;
 use crate::formats::wheel::source_date_epoch;
+use crate::input::options::BuildSpec;
 use crate::io_error::IoError;
 use crate::stages::backend::prepare_target_site;
 use crate::stages::repair::{RepairRequest, repair};
 use crate::support::host::{BuildPython, Cache, Network};
-use crate::support::options::BuildSpec;
 use crate::target::{Libc, Target};
 
 pub(super) fn builtin_repair(

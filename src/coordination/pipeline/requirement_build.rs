@@ -138,7 +138,7 @@ impl PipelineBuilder {
             .ok_or_else(|| format!("no crosswheel target {target}"))?;
         let partial = key.with_extension(format!("partial-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&partial);
-        let mut overrides = crate::support::options::CliOverrides {
+        let mut overrides = crate::input::options::CliOverrides {
             only: Some(format!("{python}-{}", data.identifier_platform())),
             ..Default::default()
         };
@@ -150,7 +150,7 @@ impl PipelineBuilder {
         }
         // The user's variables configure their project, not this one.
         let env = std::collections::BTreeMap::<String, String>::new();
-        let plan = crate::support::options::resolve(&project, &overrides, &env)
+        let plan = crate::input::options::resolve(&project, &overrides, &env)
             .map_err(|error| format!("its configuration: {error}"))?;
         let options = PipelineOptions {
             offline: self.network.offline,

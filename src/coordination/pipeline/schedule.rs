@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::context::RunContext;
 use super::outcome::{Ending, FinishedWheel, Outcome, StageTimes, TestResult};
 use super::{report, run_and_report};
-use crate::support::options::{BuildSpec, Plan};
+use crate::input::options::{BuildSpec, Plan};
 
 /// Indices into `plan.builds`: one lane per target, each by ascending CPython version.
 fn lanes(plan: &Plan) -> Vec<Vec<usize>> {

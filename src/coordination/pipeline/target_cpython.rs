@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::targets::target_setup;
+use crate::input::options::BuildSpec;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::SmokeTest;
 use crate::support::host::{Cache, Network};
-use crate::support::options::BuildSpec;
 use crate::support::target_libraries::{
     CrossBuild, TARGET_LIBRARIES, add_prefix_variables, catalogue, ensure_library,
     ensure_verified_library, target_cpythons,

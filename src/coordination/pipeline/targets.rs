@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::hooks;
+use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
 use crate::support::host::{Cache, Network};
-use crate::support::options::{BuildSpec, Plan};
 use crate::support::target_libraries::{
     CrossBuild, LibraryEntry, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
     dependencies_of, ensure_library, in_build_order, read_before_all, requested_libraries,

@@ -9,10 +9,10 @@ use anyhow::{Result, bail};
 
 use super::context::RunContext;
 use super::{TestResult, report, requirement_build, target_cpython};
+use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
-use crate::support::options::{BuildSpec, Plan};
 use crate::support::sysroot::SysrootError;
 use crate::target::{Libc, Target};
 
@@ -221,9 +221,9 @@ pub(super) mod tests {
         )
         .unwrap();
         let env = std::collections::BTreeMap::<String, String>::new();
-        crate::support::options::resolve(
+        crate::input::options::resolve(
             project.path(),
-            &crate::support::options::CliOverrides::default(),
+            &crate::input::options::CliOverrides::default(),
             &env,
         )
         .unwrap()

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::analysis::facts::macos::{MacosTag, arm64_floor, tag_version};
 use crate::formats::macho::{
     Arch, MachOError, MachOFile, SignatureStatus, Version, fuse_slices, is_macho, sign_adhoc,
     verify_signature,
@@ -21,7 +22,6 @@ use crate::formats::wheel::{
     Contents, PlatformTag, WheelArchive, WheelError, WriteOptions, join_platform_tags, join_tags,
     write_wheel,
 };
-use crate::policy::analysis::macos::{MacosTag, arm64_floor, tag_version};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FuseError {

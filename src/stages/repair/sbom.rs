@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use sha2::{Digest, Sha256};
 
+use crate::analysis::facts::{linux, macos};
+use crate::analysis::provenance;
 use crate::formats::sbom::{FILE_STEM, Facts, Package, VendoredFile, version_in_name};
 use crate::formats::wheel::{Contents, WheelArchive};
-use crate::policy::analysis::{linux, macos};
-use crate::policy::provenance;
 
 /// What a platform's repair knows about the files it vendored.
 #[derive(Debug, Default, Clone)]

@@ -28,9 +28,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::formats::wheel::{AbiTag, LanguageTag};
+use crate::input::options::{Environment, ProjectPaths};
 use crate::python_tag::PythonTag;
 use crate::support::host::Network;
-use crate::support::options::{Environment, ProjectPaths};
 use crate::support::sysroot::{LinuxArch, SysrootError};
 
 pub use emulator::{BINFMT_MISC_DIR, BinfmtStatus, Emulator, binfmt_status, find_qemu};
@@ -359,7 +359,7 @@ pub fn test_wheel(
     }
 
     let paths = ProjectPaths::new(&project, spec.package_dir.as_deref().unwrap_or(&project));
-    let command_line = crate::support::options::fill_project(&spec.test_command, &paths);
+    let command_line = crate::input::options::fill_project(&spec.test_command, &paths);
     let mut command = Command::new("sh");
     command
         .arg("-c")
@@ -707,7 +707,7 @@ mod tests {
     #[test]
     fn placeholders_expand_to_the_quoted_project_root_and_package_folder() {
         assert_eq!(
-            crate::support::options::fill_project(
+            crate::input::options::fill_project(
                 "pytest {project}/tests && ls {package}",
                 &ProjectPaths::new(Path::new("/src/my proj"), Path::new("/src/my proj/pkg"))
             ),

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use crate::analysis::loadcheck::{LoadCheckReport, check_macos_wheel};
 use crate::formats::wheel::WheelArchive;
-use crate::policy::loadcheck::{LoadCheckReport, check_macos_wheel};
 
 use super::{Host, TestError, TestOutcome, TestPlan, TestPlatform, TestSpec, plan, test_wheel};
 

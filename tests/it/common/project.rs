@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crosswheel::support::options::{CliOverrides, OptionsError, Plan, resolve};
+use crosswheel::input::options::{CliOverrides, OptionsError, Plan, resolve};
 
 pub struct Project {
     dir: tempfile::TempDir,

@@ -2,10 +2,10 @@
 //! libraries, renamed DT_NEEDED entries (grafted libraries, and the C library by the name
 //! its policies give it), libpython dropped, and RUNPATHs that stay inside the wheel.
 
+use crate::analysis::facts::layout;
+use crate::analysis::facts::linux::{Binary, Graph, Link, Origin};
+use crate::analysis::manylinux::CLibrary;
 use crate::formats::elf::edit::ElfEdits;
-use crate::policy::analysis::layout;
-use crate::policy::analysis::linux::{Binary, Graph, Link, Origin};
-use crate::policy::manylinux::CLibrary;
 
 /// The edits for `graph.binaries[index]`; `None` when the file stays as it is.
 /// `c_library`: the C library's name for the policies (musl's `libc.musl-x86_64.so.1`),

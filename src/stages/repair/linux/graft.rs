@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::policy::analysis::linux::FoundLibrary;
+use crate::analysis::facts::linux::FoundLibrary;
 
 /// `libfoo.so.1` + contents → `libfoo-1a2b3c4d.so.1`: the hash of the contents
 /// keeps two different builds of one SONAME from ever sharing a name.

@@ -14,15 +14,15 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
-use crate::formats::elf::edit::{ElfEdits, apply_edits};
-use crate::formats::wheel::{Contents, PlatformTag, WheelArchive};
-use crate::policy::analysis::layout::linux_libs_dir;
-use crate::policy::analysis::linux::graph::{HostSearch, resolve};
-use crate::policy::analysis::linux::{
+use crate::analysis::facts::layout::linux_libs_dir;
+use crate::analysis::facts::linux::graph::{HostSearch, resolve};
+use crate::analysis::facts::linux::{
     Graph, LibrarySearch, Link, Origin, Rules, SymbolReport, SystemLibraries, check_symbols,
     choose_tags, policy_input, wheel_abi, wheel_binaries, wheel_libc,
 };
-use crate::policy::manylinux::{Analysis, CLibrary, PlatRequest, Policies, is_dynamic_loader};
+use crate::analysis::manylinux::{Analysis, CLibrary, PlatRequest, Policies, is_dynamic_loader};
+use crate::formats::elf::edit::{ElfEdits, apply_edits};
+use crate::formats::wheel::{Contents, PlatformTag, WheelArchive};
 use crate::stages::repair::rewrite_wheel;
 use crate::stages::repair::sbom::Vendored;
 use crate::target::Libc;

@@ -3,8 +3,8 @@
 //! nor a musllinux tag a glibc one, whatever `--exclude` says) and ARM binaries of an ABI
 //! no policy covers.
 
+use crate::analysis::facts::linux::{Binary, glibc_evidence, musl_evidence};
 use crate::formats::elf::facts::arm_abi_problem;
-use crate::policy::analysis::linux::{Binary, glibc_evidence, musl_evidence};
 use crate::target::Libc;
 
 /// Why no `libc` tag can describe `binaries`, in one line; `None` when one may.

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
+use crate::analysis::facts::layout::macos_libs_dir;
+use crate::analysis::facts::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
 use crate::formats::macho::{Version, edit_load_commands, sign_adhoc};
 use crate::formats::wheel::{Contents, PlatformTag, WheelArchive};
-use crate::policy::analysis::layout::macos_libs_dir;
-use crate::policy::analysis::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
 use crate::stages::repair::rewrite_wheel;
 use crate::stages::repair::sbom::Vendored;
 use crate::target::OsVersion;

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::formats::macho::{Arch, LoadCommandEdit, SignatureStatus, Version};
-use crate::policy::analysis::layout;
-use crate::policy::analysis::macos::{
+use crate::analysis::facts::layout;
+use crate::analysis::facts::macos::{
     Graph, Link, MachOBinary, Origin, SliceMinos, Via, arm64_floor,
 };
+use crate::formats::macho::{Arch, LoadCommandEdit, SignatureStatus, Version};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::search::{FoundLibrary, LibrarySearch, expand_origin};
+use crate::analysis::facts::layout;
 use crate::formats::elf::facts::ElfFacts;
-use crate::policy::analysis::layout;
 
 /// One ELF file of the wheel, or one that the repair will add to it.
 #[derive(Debug, Clone)]

@@ -7,17 +7,17 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::formats::elf::facts::{ElfClass, Endianness};
-use crate::formats::wheel::WheelArchive;
-use crate::policy::analysis::linux::Unresolved;
-use crate::policy::analysis::linux::abi::policy_binaries;
-use crate::policy::analysis::linux::{
+use crate::analysis::facts::linux::Unresolved;
+use crate::analysis::facts::linux::abi::policy_binaries;
+use crate::analysis::facts::linux::{
     Binary, Link, Rules, SymbolReport, SystemLibraries, WheelFiles, check_symbols, needed_link,
     wheel_abi, wheel_binaries, wheel_libc,
 };
-use crate::policy::manylinux::{
+use crate::analysis::manylinux::{
     Analysis, BoundImport, Policies, is_dynamic_loader, provided_names,
 };
+use crate::formats::elf::facts::{ElfClass, Endianness};
+use crate::formats::wheel::WheelArchive;
 
 /// Version of the JSON document; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -6,11 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::analysis::facts::macos::{Graph, Link, Rules, SliceFacts, Via, resolve, wheel_binaries};
 use crate::formats::macho::{DependencyKind, FileType, SignatureStatus};
 use crate::formats::wheel::WheelArchive;
-use crate::policy::analysis::macos::{
-    Graph, Link, Rules, SliceFacts, Via, resolve, wheel_binaries,
-};
 
 /// Version of the JSON document; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;

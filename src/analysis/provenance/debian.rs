@@ -39,7 +39,7 @@ mod tests {
                  "libraries": ["usr/lib/aarch64-linux-gnu/libgfortran.so.5.0.0"]}]}"#,
         )
         .unwrap();
-        let found = crate::policy::provenance::of_file(&lib.join("libgfortran.so.5.0.0"));
+        let found = crate::analysis::provenance::of_file(&lib.join("libgfortran.so.5.0.0"));
         assert_eq!(
             found.source,
             Source::Debian {

@@ -12,13 +12,13 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use super::{LoadCheckReport, LoadFailure, LoadProblem};
+use crate::analysis::facts::macos::{
+    Graph, Link, MacosTag, Rules, resolve, tag_version, wheel_binaries,
+};
 use crate::formats::macho::{
     Arch, DependencyKind, LibraryOrdinal, MachOFile, SignatureStatus, Slice, Version,
 };
 use crate::formats::wheel::WheelArchive;
-use crate::policy::analysis::macos::{
-    Graph, Link, MacosTag, Rules, resolve, tag_version, wheel_binaries,
-};
 
 /// Flat-namespace names the interpreter itself provides: extension modules
 /// link with `-undefined dynamic_lookup` and bind the C API at load time.

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+use crate::analysis::facts::layout;
 use crate::formats::elf::facts::{ElfFacts, is_elf};
 use crate::formats::wheel::WheelArchive;
-use crate::policy::analysis::layout;
 
 pub use abi::{choose_tags, glibc_evidence, musl_evidence, policy_input, wheel_abi, wheel_libc};
 pub use graph::{Binary, Graph, HostSearch, Link, Origin, Rules, WheelFiles, needed_link};

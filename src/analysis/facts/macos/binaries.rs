@@ -8,12 +8,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+use crate::analysis::facts::layout;
 use crate::formats::macho::{
     Arch, Dependency, DeploymentTarget, FileType, MachOError, MachOFile, SignatureStatus, is_macho,
     verify_signature,
 };
 use crate::formats::wheel::WheelArchive;
-use crate::policy::analysis::layout;
 
 /// Where a binary's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq)]

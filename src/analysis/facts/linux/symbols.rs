@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use super::graph::{Binary, Link};
+pub use crate::analysis::manylinux::BoundImport;
 use crate::formats::elf::facts::{ElfFacts, is_elf, split_version_name};
-pub use crate::policy::manylinux::BoundImport;
 
 /// Libraries every interpreter process has loaded before it imports an extension: CPython
 /// links the C library and libm, so their symbols are in the global scope whatever the

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use super::graph::{Binary, Graph, Link};
 use super::search::Abi;
 use super::symbols::SymbolReport;
-use crate::policy::manylinux::{
+use crate::analysis::manylinux::{
     Analysis, Binary as PolicyBinary, Blockers, PlatRequest, Policies, provided_names,
 };
 use crate::target::Libc;

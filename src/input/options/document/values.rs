@@ -5,12 +5,12 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::{Reader, described, in_file_order, table_start};
+use crate::input::options::error::{OptionsError, Origin};
+use crate::input::options::schema::{self, Kind, OptionSpec};
+use crate::input::options::shell::{self, Environment};
+use crate::input::options::types::BuildFrontend;
+use crate::input::options::value::{self, Setting};
 use crate::support::host::shell_quote;
-use crate::support::options::error::{OptionsError, Origin};
-use crate::support::options::schema::{self, Kind, OptionSpec};
-use crate::support::options::shell::{self, Environment};
-use crate::support::options::types::BuildFrontend;
-use crate::support::options::value::{self, Setting};
 
 impl Reader<'_> {
     pub(super) fn read_value(

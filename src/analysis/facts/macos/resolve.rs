@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
+use crate::analysis::facts::layout;
 use crate::formats::macho::{Arch, Dependency, DependencyKind, is_macho, is_system_library};
-use crate::policy::analysis::layout;
 
 use super::binaries::{MachOBinary, Origin};
 
