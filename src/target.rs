@@ -770,19 +770,6 @@ impl Target {
         self.data.libc
     }
 
-    /// The policy tag a Linux target's wheels are repaired for when their binaries cannot
-    /// say it: `musllinux_1_2_x86_64` for musl, whose libraries carry no symbol versions
-    /// (auditwheel takes it from the running musl's version). `None`: the most compatible
-    /// policy the binaries satisfy (glibc, macOS).
-    pub fn repair_policy(&self) -> Option<String> {
-        (self.data.libc == Some(Libc::Musl)).then(|| {
-            format!(
-                "musllinux_{}_{}_{}",
-                self.os_version.major, self.os_version.minor, self.data.arch
-            )
-        })
-    }
-
     /// Whether this machine executes the target's programs itself: a Linux target of the
     /// architecture crosswheel runs on (x86_64 here), whose programs need no qemu-user.
     pub fn runs_natively_here(&self) -> bool {
@@ -1062,10 +1049,6 @@ mod tests {
         assert_eq!(target.to_string(), "musllinux-x86_64 (musl 1.2)");
         assert_eq!(target.data().identifier_platform(), "musllinux_x86_64");
         assert_eq!(target.platform_tag(), "linux_x86_64");
-        assert_eq!(
-            target.repair_policy().as_deref(),
-            Some("musllinux_1_2_x86_64")
-        );
         // What markupsafe 3.0.3's own musllinux_1_2_x86_64 wheels hold.
         assert_eq!(
             target.ext_suffix(py("cp310")),
@@ -1127,10 +1110,6 @@ mod tests {
                 target.ext_suffix(py("cp310")),
                 format!(".cpython-310-{cp310}.so")
             );
-            assert_eq!(
-                target.repair_policy(),
-                Some(format!("musllinux_1_2_{}", target.arch()))
-            );
         }
         // musl 1.2's time_t is 64-bit on the 32-bit architectures too.
         for id in ["musllinux-i686", "musllinux-armv7l"] {
@@ -1153,7 +1132,6 @@ mod tests {
         );
         assert_eq!(target.linux_arch(), Some(LinuxArch::X86_64));
         assert_eq!(target.compatible_linux_platforms().len(), 2);
-        assert_eq!(target.repair_policy(), None, "glibc: from the symbols");
     }
 
     #[test]

@@ -30,9 +30,7 @@ pub(super) fn builtin_repair(
         epoch: source_date_epoch()?,
         // glibc: the most compatible policy the symbols allow; musl: the musl zig linked,
         // which no binary says.
-        plat: target
-            .repair_policy()
-            .map(|tag| crate::formats::wheel::PlatformTag::parse(&tag)),
+        plat: crate::formats::wheel::PlatformTag::repair_policy_of(target),
         sysroot: None,
         // Debian's glibc libraries; Debian's trees hold no musl libraries to read.
         system_libraries: match target

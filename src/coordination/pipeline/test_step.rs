@@ -56,6 +56,7 @@ pub(super) fn test(
         test_requires: spec.options.test_requires.clone(),
         test_extras: spec.options.test_extras.clone(),
         python_version,
+        platform: testing::TestPlatform::of_target(&spec.target),
         test_sources: spec
             .options
             .test_sources

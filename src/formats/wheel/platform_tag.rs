@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::target::{Libc, LinuxArch, Platform};
+use crate::target::{Libc, LinuxArch, Platform, Target};
 
 /// One platform tag: `manylinux_2_17_aarch64`, `musllinux_1_2_x86_64`, `linux_armv7l`,
 /// `macosx_11_0_arm64`, `any`. Architectures stay text (`ppc64`, `loongarch64` are tags
@@ -46,6 +46,21 @@ pub enum PlatformTag {
 }
 
 impl PlatformTag {
+    /// The policy a Linux target's wheels are repaired for when their binaries cannot say
+    /// it: `musllinux_1_2_x86_64` for musl, whose libraries carry no symbol versions
+    /// (auditwheel takes it from the running musl's version). `None`: the most compatible
+    /// policy the binaries satisfy (glibc, macOS).
+    pub fn repair_policy_of(target: &Target) -> Option<PlatformTag> {
+        (target.libc() == Some(Libc::Musl)).then(|| {
+            let version = target.os_version();
+            PlatformTag::Musllinux {
+                major: version.major as u16,
+                minor: version.minor as u16,
+                arch: target.arch().to_string(),
+            }
+        })
+    }
+
     /// Reads one tag; never fails: a tag of no known form, or one whose numbers are not
     /// written as this type renders them (`manylinux_2_017_x86_64`), is [`Self::Other`].
     pub fn parse(tag: &str) -> PlatformTag {
@@ -231,6 +246,24 @@ pub fn join(tags: &[PlatformTag]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_musl_target_is_repaired_for_its_musllinux_policy_and_glibc_for_what_its_symbols_allow() {
+        let policy = |id: &str| {
+            PlatformTag::repair_policy_of(&Target::parse(id).unwrap()).map(|tag| tag.to_string())
+        };
+        assert_eq!(
+            policy("musllinux-x86_64").as_deref(),
+            Some("musllinux_1_2_x86_64")
+        );
+        for id in ["musllinux-aarch64", "musllinux-armv7l", "musllinux-i686"] {
+            let arch = Target::parse(id).unwrap().arch().to_string();
+            assert_eq!(policy(id), Some(format!("musllinux_1_2_{arch}")), "{id}");
+        }
+        assert_eq!(policy("manylinux-x86_64"), None, "glibc: from the symbols");
+        assert_eq!(policy("macos-arm64"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -87,6 +87,15 @@ pub enum TestError {
     TestSourceMissing { path: PathBuf },
     #[error("{}: no test runner for platform {platforms}", .wheel.display())]
     NoTestRunner { wheel: PathBuf, platforms: String },
+    #[error(
+        "{}: its platform tags ({platforms}) are not the build target's {wanted}: the wheel is not what the build made",
+        .wheel.display()
+    )]
+    NotTheTargetsWheel {
+        wheel: PathBuf,
+        platforms: String,
+        wanted: TestPlatform,
+    },
     #[error(transparent)]
     LoadCheck(anyhow::Error),
     #[error("test-environment: {0}")]
@@ -168,6 +177,10 @@ pub struct TestSpec {
     pub test_extras: Vec<String>,
     /// The CPython the tests run on; see [`python_version_of_wheel`].
     pub python_version: PythonTag,
+    /// The platform the wheel is tested as, from the build's target (the pipeline);
+    /// `None`: the first of the wheel's platform tags this host can test (`crosswheel
+    /// test` on a wheel of unknown origin).
+    pub platform: Option<TestPlatform>,
     /// Files or folders, relative to the project, copied into the folder the command
     /// runs from.
     pub test_sources: Vec<PathBuf>,
@@ -213,6 +226,7 @@ impl Default for TestSpec {
             test_requires: Vec::new(),
             test_extras: Vec::new(),
             python_version: crate::support::sysroot::default_target_python(),
+            platform: None,
             test_sources: Vec::new(),
             project_dir: PathBuf::new(),
             package_dir: None,

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use crate::formats::wheel::PlatformTag;
-use crate::target::{LinuxArch, Platform};
+use crate::target::{Libc, LinuxArch, Platform, Target};
 
 use super::TestError;
 
@@ -20,6 +20,23 @@ pub enum TestPlatform {
 }
 
 impl TestPlatform {
+    /// The platform a build `target`'s wheels are tested as (universal2: its arm64 half,
+    /// as for its tag). `None` for a target whose wheels no test runner serves.
+    pub fn of_target(target: &Target) -> Option<Self> {
+        if target.is_macos() {
+            return match target.arch() {
+                "arm64" | "universal2" => Some(Self::MacosArm64),
+                "x86_64" => Some(Self::MacosX86_64),
+                _ => None,
+            };
+        }
+        let arch = target.linux_arch()?;
+        Some(match target.libc() {
+            Some(Libc::Musl) => Self::MuslLinux(arch),
+            _ => Self::Linux(arch),
+        })
+    }
+
     /// From a wheel's platform tag: `manylinux_2_17_aarch64`, `manylinux2014_ppc64le`,
     /// `linux_x86_64`, `macosx_11_0_arm64`, `macosx_10_9_universal2` (which holds arm64),
     /// `macosx_10_13_x86_64`, `musllinux_1_2_aarch64`.
@@ -119,6 +136,28 @@ pub fn plan(platform: TestPlatform, host: Host) -> Result<TestPlan, TestError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_build_targets_wheels_are_tested_as_its_platform() {
+        let of = |id: &str| TestPlatform::of_target(&Target::parse(id).unwrap());
+        assert_eq!(
+            of("linux-aarch64"),
+            Some(TestPlatform::Linux(LinuxArch::Aarch64))
+        );
+        assert_eq!(
+            of("linux-riscv64"),
+            Some(TestPlatform::Linux(LinuxArch::Riscv64))
+        );
+        assert_eq!(
+            of("musllinux-x86_64"),
+            Some(TestPlatform::MuslLinux(LinuxArch::X86_64))
+        );
+        assert_eq!(of("macos-arm64"), Some(TestPlatform::MacosArm64));
+        assert_eq!(of("macos-x86_64"), Some(TestPlatform::MacosX86_64));
+        // As its tag is tested: the arm64 half.
+        assert_eq!(of("macos-universal2"), Some(TestPlatform::MacosArm64));
+    }
+
     use super::*;
 
     const LINUX_X86_64: Host = Host {
