@@ -51,9 +51,9 @@ pub struct PipelineOptions {
 }
 
 /// Runs every identifier of `plan`, `options.jobs` at a time. A failing identifier never
-/// stops the others; a failed `before-all` stops the run before any build, as
-/// cibuildwheel's does (every build after it would run on a machine the project did not
-/// prepare). Outcomes come back in plan order, whatever order the builds finished in.
+/// stops the others; a target whose `before-all` or catalogue libraries failed has no
+/// build (each would run on a machine the project did not prepare), and the other
+/// targets build. Outcomes come back in plan order, whatever order the builds finished in.
 pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
     let cache = Cache::from_env()?;
     let logs = match &options.logs {
@@ -97,7 +97,19 @@ fn run_and_report(
     context: &RunContext<'_>,
     targets: &targets::Targets,
 ) -> Outcome {
-    let outcome = identifier::run_one(plan, spec, context, &targets.of(spec));
+    let outcome = match targets.of(spec) {
+        Ok(prepared) => identifier::run_one(plan, spec, context, &prepared),
+        Err(problem) => Outcome {
+            identifier: spec.identifier.clone(),
+            times: StageTimes::default(),
+            test: TestResult::NotRun,
+            ending: Ending::Failed {
+                stage: Stage::Prepare,
+                error: anyhow::anyhow!(problem),
+                kept_apart: None,
+            },
+        },
+    };
     if let Ending::Failed { error, .. } = &outcome.ending {
         let problem = crate::logging::one_line(error);
         tracing::error!("{}: {}", spec.identifier, report::failure_notice(&problem));

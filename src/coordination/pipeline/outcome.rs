@@ -42,6 +42,8 @@ pub enum TestResult {
 /// The stages of one identifier, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// The target's catalogue libraries and `before-all`, before its first build.
+    Prepare,
     Build,
     Repair,
     /// `audit-command` on the repaired wheel (abi3audit by default).
@@ -54,6 +56,7 @@ pub enum Stage {
 impl Stage {
     pub fn name(self) -> &'static str {
         match self {
+            Stage::Prepare => "prepare",
             Stage::Build => "build",
             Stage::Repair => "repair",
             Stage::Audit => "audit",

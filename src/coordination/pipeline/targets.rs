@@ -22,7 +22,9 @@ use crate::support::target_libraries::{
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
 /// a folder of the run, removed with it.
 pub(super) struct Targets {
-    prepared: BTreeMap<String, Prepared>,
+    /// Each target's preparation, or why it failed (one line): its builds fail with it,
+    /// the other targets' go on.
+    prepared: BTreeMap<String, Result<Prepared, String>>,
     _folder: Option<tempfile::TempDir>,
 }
 
@@ -40,17 +42,20 @@ pub(super) fn key_of(spec: &BuildSpec) -> String {
 }
 
 impl Targets {
-    pub(super) fn of(&self, spec: &BuildSpec) -> Prepared {
+    /// `spec`'s target prepared, or why its preparation failed.
+    pub(super) fn of(&self, spec: &BuildSpec) -> Result<Prepared, String> {
         self.prepared
             .get(&key_of(spec))
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_else(|| Ok(Prepared::default()))
     }
 }
 
-/// Prepares each target with builds, in plan order; a failure stops the run before any
-/// build, as a failed `before-all` does in cibuildwheel (every build after it would run
-/// on a machine the project did not prepare).
+/// Prepares each target with builds, in plan order. A target whose catalogue libraries or
+/// `before-all` fail has no build (each would run on a machine the project did not
+/// prepare, which is why cibuildwheel stops there); the other targets are prepared and
+/// built, and the summary lists every identifier. A configuration that cannot be read
+/// (an unknown package in a `before-all` line) stops the run: it is the same for all.
 pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> Result<Targets> {
     let (cache, offline, jobs) = (&context.cache, context.offline, context.jobs);
     let mut targets = Targets {
@@ -84,7 +89,7 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         let libraries = in_build_order(&libraries);
         let command = before_all.and_then(|read| read.command);
         if libraries.is_empty() && command.is_none() {
-            targets.prepared.insert(key, Prepared::default());
+            targets.prepared.insert(key, Ok(Prepared::default()));
             continue;
         }
         if targets._folder.is_none() {
@@ -106,7 +111,12 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             offline,
             jobs,
         )
-        .with_context(|| format!("stopping before any {} build", spec.target.id()))?;
+        .with_context(|| format!("preparing {} for its builds", spec.target.id()))
+        .map_err(|error| {
+            let problem = crate::logging::one_line(&error);
+            tracing::error!("{problem}: no {} build runs", spec.target.id());
+            problem
+        });
         targets.prepared.insert(key, prepared);
     }
     Ok(targets)
