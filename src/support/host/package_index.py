@@ -46,7 +46,7 @@ class Index:
         if urls is None:
             import os
 
-            urls = [os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"]
+            urls = [os.environ.get("PIP_INDEX_URL") or default_index()]
         self.urls = urls
 
     def get(self, url, headers=None):
@@ -71,6 +71,15 @@ class Index:
             with open(destination, "wb") as out:
                 while chunk := answer.read(1 << 20):
                     out.write(chunk)
+
+
+def default_index():
+    try:
+        from pip._internal.models.index import PyPI
+
+        return PyPI.simple_url
+    except Exception:
+        fail("this pip does not say its default index: set PIP_INDEX_URL")
 
 
 class Links(html.parser.HTMLParser):
