@@ -7,6 +7,8 @@
     python3 package_index.py fetch PROJECT FILE DEST [INDEX]
         Downloads the file named FILE of PROJECT to DEST; prints its index sha256 (or an
         empty line when the index gives none). The caller verifies the bytes.
+    python3 package_index.py download URL DEST
+        Downloads URL (a file's url from `files`) to DEST; the caller verifies the bytes.
 
 INDEX (a simple-API URL) replaces pip's own. Without it the index is pip's: `--index-url`
 and `--extra-index-url` as `pip download` reads them (PIP_INDEX_URL, pip.conf), fetched
@@ -26,7 +28,7 @@ ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 class Index:
     """The index URLs and an HTTP getter: pip's when pip can say, else urllib's."""
 
-    def __init__(self, index):
+    def __init__(self, index, need_urls=True):
         self.session = None
         self.timeout = 120
         urls = [index] if index else None
@@ -35,7 +37,7 @@ class Index:
 
             command = create_command("download")
             options, _ = command.parse_args([])
-            if urls is None:
+            if urls is None and need_urls:
                 urls = [options.index_url] + list(options.extra_index_urls or [])
                 if options.no_index:
                     fail("pip is configured with --no-index: no index to read")
@@ -43,7 +45,7 @@ class Index:
             self.session = command._build_session(options)
         except Exception:  # an older or newer pip: its defaults, through urllib
             self.session = None
-        if urls is None:
+        if urls is None and need_urls:
             import os
 
             urls = [os.environ.get("PIP_INDEX_URL") or default_index()]
@@ -178,8 +180,16 @@ def main(argv):
         except Exception as error:
             fail(f"cannot download {match[0]['url']}: {error}")
         print(match[0].get("hashes", {}).get("sha256", ""))
+    elif len(argv) == 3 and argv[0] == "download":
+        try:
+            Index(None, need_urls=False).save(argv[1], argv[2])
+        except Exception as error:
+            fail(f"cannot download {argv[1]}: {error}")
     else:
-        fail("usage: package_index.py files PROJECT [INDEX] | fetch PROJECT FILE DEST [INDEX]")
+        fail(
+            "usage: package_index.py files PROJECT [INDEX]"
+            " | fetch PROJECT FILE DEST [INDEX] | download URL DEST"
+        )
 
 
 if __name__ == "__main__":
