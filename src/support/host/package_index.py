@@ -12,8 +12,10 @@
 
 INDEX (a simple-API URL) replaces pip's own. Without it the index is pip's: `--index-url`
 and `--extra-index-url` as `pip download` reads them (PIP_INDEX_URL, pip.conf), fetched
-with pip's session (its proxy, certificates, retries and credentials). pip's find-links
-are not read: a pinned file comes from an index. Errors: one line on stderr, status 1.
+with pip's session (its proxy, certificates, retries and credentials), and pip's
+`--find-links` too (a local folder's files with their sha256 computed here, or a page's
+links), before the indexes, as `pip download` would find them. Errors: one line on
+stderr, status 1.
 """
 
 import html.parser
@@ -31,6 +33,7 @@ class Index:
     def __init__(self, index, need_urls=True):
         self.session = None
         self.timeout = 120
+        self.find_links = []
         urls = [index] if index else None
         try:
             from pip._internal.commands import create_command
@@ -39,6 +42,7 @@ class Index:
             options, _ = command.parse_args([])
             if urls is None and need_urls:
                 urls = [options.index_url] + list(options.extra_index_urls or [])
+                self.find_links = list(options.find_links or [])
                 if options.no_index:
                     fail("pip is configured with --no-index: no index to read")
             self.timeout = options.timeout or self.timeout
@@ -131,11 +135,55 @@ def normalize(project):
     return re.sub(r"[-_.]+", "-", project).lower()
 
 
+def belongs(file_name, project):
+    """Whether `file_name` (an sdist or a wheel) is one of `project`'s files."""
+    parts = file_name.split("-")
+    return any(normalize("-".join(parts[:i])) == project for i in range(1, len(parts)))
+
+
+def linked_files(index, location, project):
+    """`project`'s files in one find-links location: a local folder or a page of links."""
+    import hashlib
+    import os
+    import pathlib
+
+    folder = location[len("file://") :] if location.startswith("file://") else location
+    if os.path.isdir(folder):
+        files = []
+        for path in sorted(pathlib.Path(folder).iterdir()):
+            if path.is_file() and belongs(path.name, project):
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                files.append(
+                    {
+                        "filename": path.name,
+                        "url": path.resolve().as_uri(),
+                        "hashes": {"sha256": digest},
+                        "requires-python": None,
+                        "yanked": False,
+                    }
+                )
+        return files
+    if "://" not in location:
+        return []
+    try:
+        final, _, body = index.get(location)
+    except Exception as error:
+        fail(f"cannot read the find-links page {location}: {error}")
+    links = Links(final)
+    links.feed(body.decode("utf-8", "replace"))
+    return [entry for entry in links.files if belongs(entry["filename"], project)]
+
+
 def project_files(index, project):
-    """The files of `project` on every index, the first index's first for one name."""
+    """The files of `project` in pip's find-links and on every index, the first place's
+    first for one file name."""
+    project = normalize(project)
     seen = {}
+    for location in index.find_links:
+        for entry in linked_files(index, location, project):
+            seen.setdefault(entry["filename"], entry)
     for base in index.urls:
-        page = base.rstrip("/") + "/" + normalize(project) + "/"
+        page = base.rstrip("/") + "/" + project + "/"
         try:
             final, content_type, body = index.get(page, {"Accept": ACCEPT})
         except Exception as error:
@@ -155,7 +203,8 @@ def project_files(index, project):
         for entry in files:
             seen.setdefault(entry["filename"], entry)
     if not seen:
-        fail(f"no index lists {project} ({', '.join(index.urls)})")
+        places = index.find_links + index.urls
+        fail(f"nothing lists {project} ({', '.join(places)})")
     return list(seen.values())
 
 
