@@ -60,6 +60,7 @@ mod options_errors;
 mod options_pyproject;
 mod options_selection;
 mod output_messages;
+mod package_index;
 mod pinned_downloads;
 mod pipeline_blasdot;
 mod pipeline_examples;

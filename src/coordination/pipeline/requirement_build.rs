@@ -7,9 +7,12 @@
 //! Every ELF file of the wheel must be for the target before it is cached.
 //! A cached wheel whose version satisfies the requirement is taken before anything is
 //! downloaded, so the newest release is not looked for once one satisfying build exists.
+//! Otherwise the version is the newest whose sdist the index lists for the requirement
+//! (`support::host::package_index`: its file list, never `pip download`, which would run
+//! the sdist's build backend for the build machine to read its metadata), and that one
+//! sdist is downloaded and checked against the index's SHA-256.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::io_error::IoError;
@@ -46,8 +49,7 @@ impl RequirementBuilder for PipelineBuilder {
             .join("test-requirements")
             .join(&target)
             .join(python.to_string());
-        // Before anything is downloaded: pip reads an sdist's metadata by building it when
-        // the backend cannot say it otherwise (numpy's meson-python: a whole native build).
+        // Before the index is read: a satisfying build is taken as it is, offline too.
         if let Some(cached) = cached_satisfying(&builds, requirement) {
             return Ok(cached);
         }
@@ -59,14 +61,9 @@ impl RequirementBuilder for PipelineBuilder {
             ),
             "download",
         );
-        let sdist = download_sdist(requirement, &downloads, &log)
-            .map_err(|reason| failure(reason, Some(log.clone())))?;
-        let (name, version) = sdist_name_version(&sdist).ok_or_else(|| {
-            failure(
-                format!("cannot read a name and version from {}", sdist.display()),
-                None,
-            )
-        })?;
+        let (sdist, name, version) =
+            download_sdist(requirement, python, &downloads, &log, &self.network)
+                .map_err(|reason| failure(reason, Some(log.clone())))?;
         let key = builds.join(format!(
             "{}-{version}",
             crate::package_name::normalize(&name)
@@ -234,71 +231,71 @@ fn cached_satisfying(builds: &Path, requirement: &str) -> Option<BuiltRequiremen
     found.pop().map(|(_, built)| built)
 }
 
-/// `pip download --no-binary <name> --no-deps` of `requirement` into a fresh folder under
-/// `downloads`; the one sdist it saved.
-fn download_sdist(requirement: &str, downloads: &Path, log: &Path) -> Result<PathBuf, String> {
-    let no_binary = crate::package_name::requirement_name(requirement)
-        .map(|name| name.to_string())
-        .ok_or_else(|| format!("`{requirement}` is not a requirement pip can download"))?;
+/// The newest sdist of `requirement`'s distribution that satisfies it on CPython `python`,
+/// chosen from the index's list of files (never `pip download`, which runs the sdist's
+/// build backend to read its metadata), downloaded into a fresh folder under `downloads`
+/// and checked against the SHA-256 the index publishes; with its name and version.
+/// `log` records what the index listed and what was taken.
+fn download_sdist(
+    requirement: &str,
+    python: PythonTag,
+    downloads: &Path,
+    log: &Path,
+    network: &Network,
+) -> Result<(PathBuf, String, String), String> {
+    use crate::support::host::package_index;
+    use pep508_rs::pep440_rs::Version;
+    use std::str::FromStr;
+    let parsed = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(requirement.trim())
+        .map_err(|_| format!("`{requirement}` is not a requirement the index can resolve"))?;
+    let specifiers = match &parsed.version_or_url {
+        None => None,
+        Some(pep508_rs::VersionOrUrl::VersionSpecifier(specifiers)) => Some(specifiers),
+        Some(pep508_rs::VersionOrUrl::Url(_)) => {
+            return Err(format!(
+                "`{requirement}` names a URL, not a version on the index"
+            ));
+        }
+    };
+    let name = parsed.name.to_string();
+    if network.offline {
+        return Err(format!(
+            "offline, and the cache has no build of {name} that satisfies `{requirement}`"
+        ));
+    }
+    let files = package_index::project_files(&name, None, network)?;
+    let interpreter = Version::from_str(&python.version()).map_err(|error| error.to_string())?;
+    let chosen = package_index::newest_sdist(&files, &name, specifiers, &interpreter);
+    let _ = std::fs::write(
+        log,
+        format!(
+            "{requirement}: the index lists {} files of {name}; taking {}\n",
+            files.len(),
+            chosen
+                .as_ref()
+                .map_or("no sdist".to_string(), |sdist| format!(
+                    "{} ({}, sha256 {})",
+                    sdist.file.filename,
+                    sdist.file.url,
+                    sdist.file.sha256().unwrap_or("none")
+                )),
+        ),
+    );
+    let chosen = chosen.ok_or_else(|| {
+        format!(
+            "the index has no sdist of {name} that satisfies `{requirement}` on CPython {}",
+            python.version()
+        )
+    })?;
     std::fs::create_dir_all(downloads).map_err(|error| error.to_string())?;
     let dir = tempfile::Builder::new()
         .prefix("download-")
         .tempdir_in(downloads)
         .map_err(|error| error.to_string())?
         .keep();
-    let output = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--disable-pip-version-check",
-            "--no-input",
-        ])
-        // The sdist of this distribution only: `:all:` would also build every build
-        // requirement pip installs to read the sdist's metadata (cmake, ninja) from source.
-        .args(["--no-deps", "--no-binary", &no_binary, "--dest"])
-        .arg(&dir)
-        .arg(requirement)
-        .env_remove("_PYTHON_HOST_PLATFORM")
-        .env_remove("PYTHONPATH")
-        .output()
-        .map_err(|error| format!("cannot run python3 -m pip: {error}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let _ = std::fs::write(log, &text);
-    if !output.status.success() {
-        let last = text
-            .lines()
-            .rev()
-            .find(|line| line.starts_with("ERROR:"))
-            .unwrap_or("no sdist");
-        return Err(format!("pip download found no sdist: {last}"));
-    }
-    let sdist = std::fs::read_dir(&dir)
-        .map_err(|error| error.to_string())?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .find(|path| is_sdist(path))
-        .ok_or_else(|| format!("pip download saved no sdist in {}", dir.display()))?;
-    Ok(sdist)
-}
-
-fn is_sdist(path: &Path) -> bool {
-    let name = path.to_string_lossy();
-    name.ends_with(".tar.gz") || name.ends_with(".zip")
-}
-
-/// `crc16-0.1.1.zip` → (`crc16`, `0.1.1`).
-fn sdist_name_version(sdist: &Path) -> Option<(String, String)> {
-    let file = sdist.file_name()?.to_string_lossy().into_owned();
-    let stem = file
-        .strip_suffix(".tar.gz")
-        .or_else(|| file.strip_suffix(".zip"))?;
-    let (name, version) = stem.rsplit_once('-')?;
-    Some((name.to_string(), version.to_string()))
+    let sdist = dir.join(&chosen.file.filename);
+    package_index::download(&chosen.file, &sdist, network)?;
+    Ok((sdist, name, chosen.version.to_string()))
 }
 
 /// Unpacks `sdist` into `into`, refusing members that would land outside it (the tar and
@@ -330,20 +327,6 @@ fn unpack_sdist(sdist: &Path, into: &Path) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_sdists_file_name_gives_its_name_and_version() {
-        let of = |name: &str| sdist_name_version(Path::new(name));
-        assert_eq!(
-            of("crc16-0.1.1.zip"),
-            Some(("crc16".into(), "0.1.1".into()))
-        );
-        assert_eq!(
-            of("/d/numpy-2.4.6.tar.gz"),
-            Some(("numpy".into(), "2.4.6".into()))
-        );
-        assert_eq!(of("numpy.whl"), None);
-    }
 
     #[test]
     fn a_cached_build_that_satisfies_the_requirement_is_found_before_any_download() {

@@ -6,6 +6,7 @@
 mod built_python;
 mod cache;
 mod network;
+pub mod package_index;
 mod python;
 mod shell;
 pub(crate) mod tool_venv;
