@@ -48,7 +48,9 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
     const ENVIRONMENT: &str = "src/coordination/pipeline/environment.rs";
     const TEST_STEP: &str = "src/coordination/pipeline/test_step.rs";
     const CONTEXT: &str = "src/coordination/pipeline/context.rs";
-    const IDENTIFIER: &str = "src/coordination/pipeline/identifier.rs";
+    const IDENTIFIER: &str = "src/coordination/pipeline/identifier/mod.rs";
+    const BUILD_STEP: &str = "src/coordination/pipeline/identifier/build.rs";
+    const REPAIR_STEP: &str = "src/coordination/pipeline/identifier/repair.rs";
     const TARGETS: &str = "src/coordination/pipeline/targets.rs";
     const BUILD_SPEC: &str = "src/input/options/build_spec.rs";
     const TESTING: &str = "src/stages/testing/mod.rs";
@@ -58,14 +60,14 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "build_frontend",
             vec![
                 (BUILD_SPEC, "build_frontend.parsed.config_settings"),
-                (IDENTIFIER, "frontend_of(&spec.options.build_frontend)"),
+                (BUILD_STEP, "frontend_of(&spec.options.build_frontend)"),
                 (BACKEND, "request.frontend"),
             ],
         ),
         (
             "config_settings",
             vec![
-                (IDENTIFIER, "config_settings: &spec.options.config_settings"),
+                (BUILD_STEP, "config_settings: &spec.options.config_settings"),
                 (BACKEND, "request.config_settings"),
             ],
         ),
@@ -104,7 +106,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         ),
         (
             "before_build",
-            vec![(IDENTIFIER, "spec.options.before_build")],
+            vec![(BUILD_STEP, "spec.options.before_build")],
         ),
         (
             "before_test",
@@ -113,7 +115,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
                 (TESTING, "spec.before_test"),
             ],
         ),
-        ("repair", vec![(IDENTIFIER, "self.spec.options.repair")]),
+        ("repair", vec![(REPAIR_STEP, "self.spec.options.repair")]),
         (
             "test_command",
             vec![(TEST_STEP, "spec.options.test_command")],
@@ -145,7 +147,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             ],
         ),
         ("output_dir", vec![(PIPELINE, "spec.options.output_dir")]),
-        ("toolchain", vec![(IDENTIFIER, "spec.options.toolchain")]),
+        ("toolchain", vec![(BUILD_STEP, "spec.options.toolchain")]),
         (
             "macos_deployment_target",
             vec![(BUILD_SPEC, "options.macos_deployment_target,")],
@@ -153,7 +155,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         ("qemu_cpu", vec![(TEST_STEP, "spec.options.qemu_cpu")]),
         (
             "target_requires",
-            vec![(IDENTIFIER, "spec.options.target_requires")],
+            vec![(BUILD_STEP, "spec.options.target_requires")],
         ),
         (
             "target_libraries",
@@ -162,7 +164,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "build_verbosity",
             vec![
-                (IDENTIFIER, "spec.options.build_verbosity"),
+                (BUILD_STEP, "spec.options.build_verbosity"),
                 (BACKEND, "request.verbosity"),
             ],
         ),
@@ -202,7 +204,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "dependency_versions",
             vec![
-                (IDENTIFIER, "spec.options.dependency_versions"),
+                (BUILD_STEP, "spec.options.dependency_versions"),
                 (BACKEND, "request.constraints"),
             ],
         ),

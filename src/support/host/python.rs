@@ -62,7 +62,10 @@ print(json.dumps({
 #[derive(Debug, Clone, Deserialize)]
 pub struct BuildPython {
     pub executable: PathBuf,
-    pub version: (u32, u32),
+    /// `sys.version_info[:2]` as the probe reports it; the rest of crosswheel sees the
+    /// interpreter's version as a `PythonTag` ([`BuildPython::target_python`],
+    /// [`BuildPython::version_text`]).
+    version: (u32, u32),
     pub implementation: String,
     /// The interpreter's own `sys.abiflags`.
     pub abiflags: String,
