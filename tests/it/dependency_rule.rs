@@ -381,3 +381,64 @@ fn the_architecture_layout_lists_each_layers_folder_and_modules() {
         "docs/architecture.md's layout block says other than the layers the code holds (LAYERS here)"
     );
 }
+
+/// docs/architecture.md's stage table names folders that exist and entry functions they
+/// define, and every stage folder of `src/stages` has a row: a renamed entry or
+/// a new stage cannot leave the table behind.
+#[test]
+fn the_stage_table_names_each_stage_folder_and_its_entry() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let table = doc
+        .split("| stage | entry | takes | hands on |")
+        .nth(1)
+        .expect("docs/architecture.md has the stage table");
+    let mut problems = Vec::new();
+    let mut folders = BTreeSet::new();
+    for row in table
+        .lines()
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+    {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (stage, entry) = (cells[1], cells[2]);
+        let Some(folder) = stage
+            .split('`')
+            .find(|part| part.starts_with("src/") && part.ends_with('/'))
+        else {
+            problems.push(format!("{stage}: no `src/.../` folder"));
+            continue;
+        };
+        folders.insert(folder.trim_end_matches('/').to_string());
+        let mut sources = Vec::new();
+        crate::common::sources(&root.join(folder), &mut sources);
+        let text: String = sources
+            .iter()
+            .map(|path| std::fs::read_to_string(path).unwrap())
+            .collect();
+        // `module::function(` or `Type::function(`: the function's name before `(`.
+        for name in entry.split('`').skip(1).step_by(2).filter_map(|code| {
+            let call = code.split('(').next()?;
+            call.contains("::")
+                .then(|| call.rsplit("::").next().unwrap_or_default())
+        }) {
+            if !text.contains(&format!("fn {name}(")) && !text.contains(&format!("fn {name}<")) {
+                problems.push(format!("{folder}: no `fn {name}` for the entry {entry}"));
+            }
+        }
+    }
+    for entry in std::fs::read_dir(root.join("src/stages")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let folder = format!("src/stages/{}", path.file_name().unwrap().to_string_lossy());
+            if !folders.contains(&folder) {
+                problems.push(format!("{folder} has no row in the stage table"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md's stage table is out of date:\n{}",
+        problems.join("\n")
+    );
+}
