@@ -35,7 +35,7 @@ use serde_json::Value;
 pub use frontend::Frontend;
 pub use hook_env::{HookEnv, HookEnvRequest};
 pub use host_env::HostEnv;
-pub use project::{Backend, BuildSystem, Project};
+pub use project::{Backend, BuildSystem, Project, languages_of_project};
 pub use target_wheels::prepare_target_site;
 
 use build_log::{BuildLog, log_path_of};

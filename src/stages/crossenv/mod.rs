@@ -58,6 +58,8 @@ pub struct CrossEnv {
     pub runner: Option<TargetRunner>,
     /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
     pub pkgconfig_dir: PathBuf,
+    /// The target CPython's `MAJOR.MINOR`.
+    pub python_version: (u32, u32),
     toolchain: Toolchain,
 }
 
@@ -137,6 +139,7 @@ impl CrossEnv {
             run_program: runner::run_program_path(&root),
             runner,
             python: python.executable.clone(),
+            python_version: python.version,
             target: target.clone(),
             toolchain: toolchain.clone(),
             root,
@@ -331,6 +334,9 @@ impl CrossEnv {
                 vars.insert(name.clone(), build_machine_program(compiler.language));
             }
         }
+        if self.toolchain.compilers.get(Language::Rust).is_some() {
+            vars.extend(self.pyo3_variables());
+        }
         vars.insert(
             "AR".into(),
             self.toolchain.ar.to_string_lossy().into_owned(),
@@ -363,6 +369,24 @@ impl CrossEnv {
             );
         }
         vars
+    }
+
+    /// What PyO3 (and maturin) read of the target interpreter in a cross build: its
+    /// version and implementation, and the folder of its `_sysconfigdata` module, whose
+    /// `Py_GIL_DISABLED` says the free-threaded ABI. An abi3 build reads none of it.
+    fn pyo3_variables(&self) -> [(String, String); 3] {
+        let (major, minor) = self.python_version;
+        [
+            (
+                "PYO3_CROSS_LIB_DIR".into(),
+                self.sysconfig_dir.to_string_lossy().into_owned(),
+            ),
+            (
+                "PYO3_CROSS_PYTHON_VERSION".into(),
+                format!("{major}.{minor}"),
+            ),
+            ("PYO3_CROSS_PYTHON_IMPLEMENTATION".into(), "CPython".into()),
+        ]
     }
 
     /// `export NAME=value` lines for `crosswheel env` and `env.sh`.

@@ -27,11 +27,12 @@ const LANGUAGES_TOML: &str = include_str!(concat!(
 pub enum Language {
     C,
     Cxx,
+    Rust,
 }
 
 impl Language {
     /// Every language, in the order cross files list them.
-    pub const ALL: [Language; 2] = [Language::C, Language::Cxx];
+    pub const ALL: [Language; 3] = [Language::C, Language::Cxx, Language::Rust];
 
     /// How build systems name this language's compilers (config/languages.toml).
     pub fn names(self) -> &'static LanguageNames {
