@@ -224,7 +224,12 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     tracing::info!("{environment_line}");
     log.append(&format!("[crosswheel] {environment_line}\n"))?;
 
-    let path_var = prepend_path(&host_env.bin);
+    // The host venv's programs, then the toolchain's (cargo for maturin, whose
+    // `get_requires_for_build_wheel` already looks for it).
+    let path_var = prepend_path(
+        std::iter::once(host_env.bin.as_path())
+            .chain(request.cross_env.toolchain().compilers.programs_dirs()),
+    );
     let host_vars = cross_vars::host_variables(request, path_var.clone());
     let user_settings = settings::host_settings(system.backend, request.config_settings);
     let log_path = log.path.clone();

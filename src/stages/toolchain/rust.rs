@@ -63,6 +63,9 @@ struct RustTools {
     cargo: PathBuf,
     /// Where they came from, for the log: `rustc 1.95.0 on PATH`.
     origin: String,
+    /// Their folder when PATH does not have them (Debian's), for front ends that run
+    /// `cargo` by name.
+    programs_dir: Option<PathBuf>,
 }
 
 /// The Rust compiler of `target`: the build machine's when it has the target's standard
@@ -85,6 +88,7 @@ pub(super) fn rust_compiler(
     let environment = cargo_variables(triple, &tools, &shims, c_tools);
     let mut compiler = Compiler::new(Language::Rust, shims.target_rustc);
     compiler.environment = environment;
+    compiler.programs_dir = tools.programs_dir;
     Ok(compiler)
 }
 
@@ -122,6 +126,7 @@ fn from_path(triple: &str, offline: bool) -> Option<RustTools> {
             origin: format!("{version} on PATH ({})", rustc.display()),
             rustc,
             cargo: cargo.clone(),
+            programs_dir: None,
         })
     };
     if has_std(&rustc) {
@@ -334,6 +339,7 @@ fn from_debian(
     Ok(RustTools {
         rustc,
         cargo,
+        programs_dir: Some(bin),
         origin: format!(
             "Debian's rustc {version} from {release} ({})",
             folder.display()
@@ -393,10 +399,11 @@ struct Shims {
 /// Arguments cargo and the `cc` crate add that the toolchain's C compiler must not see:
 /// `--target=<rust triple>` (the `cc` crate's, for clang), which zig cannot parse and
 /// which would replace the wrappers' own target; `-lgcc_s`, whose unwinder zig provides
-/// as its own libunwind; linker options zig's lld refuses.
+/// as its own libunwind; linker options zig's lld refuses or warns about (`-O1`, which
+/// rustc passes and lld calls deprecated).
 fn filter_loop() -> &'static str {
     "for arg do\n  shift\n  case \"$arg\" in\n    \
-     --target=*|-Wl,--no-undefined-version|-Wl,-znostart-stop-gc) continue ;;\n    \
+     --target=*|-Wl,--no-undefined-version|-Wl,-znostart-stop-gc|-Wl,-O1) continue ;;\n    \
      -lgcc_s) arg=-lunwind ;;\n  esac\n  set -- \"$@\" \"$arg\"\ndone\n"
 }
 
@@ -492,6 +499,7 @@ mod tests {
             rustc: "/r/rustc".into(),
             cargo: "/r/cargo".into(),
             origin: String::new(),
+            programs_dir: None,
         };
         let shims = Shims {
             target_rustc: "/s/rustc".into(),
