@@ -80,8 +80,8 @@ pub(super) fn rust_compiler(
         return Err(missing(target, "", "it has no Rust target".into()));
     };
     let tools = match from_path(triple, network.offline) {
-        Some(tools) => tools,
-        None => from_debian(cache, target, triple, network)?,
+        Ok(tools) => tools,
+        Err(why_not) => from_debian(cache, target, triple, &why_not, network)?,
     };
     tracing::info!("Rust for {}: {}", target.id(), tools.origin);
     let shims = write_shims(cache, triple, &tools, c_tools)?;
@@ -105,10 +105,11 @@ fn missing(target: &Target, triple: &str, reason: String) -> ToolchainError {
 }
 
 /// The rustc on PATH when it has `triple`'s standard library, installing it with rustup
-/// first when rustup is there and may download.
-fn from_path(triple: &str, offline: bool) -> Option<RustTools> {
-    let rustc = find_on_path("rustc")?;
-    let cargo = find_on_path("cargo")?;
+/// first when rustup is there and may download; else why not.
+fn from_path(triple: &str, offline: bool) -> Result<RustTools, String> {
+    let (Some(rustc), Some(cargo)) = (find_on_path("rustc"), find_on_path("cargo")) else {
+        return Err("PATH has no rustc and cargo".into());
+    };
     let has_std = |rustc: &Path| {
         target_libdir(rustc, triple).is_some_and(|dir| {
             std::fs::read_dir(dir).is_ok_and(|entries| {
@@ -122,19 +123,25 @@ fn from_path(triple: &str, offline: bool) -> Option<RustTools> {
     };
     let found = |rustc: PathBuf| {
         let version = rustc_version(&rustc).unwrap_or_else(|| "rustc".into());
-        Some(RustTools {
+        RustTools {
             origin: format!("{version} on PATH ({})", rustc.display()),
             rustc,
             cargo: cargo.clone(),
             programs_dir: None,
-        })
+        }
     };
     if has_std(&rustc) {
-        return found(rustc);
+        return Ok(found(rustc));
     }
-    let rustup = find_on_path("rustup")?;
+    let lacks = format!(
+        "the rustc on PATH ({}) has no standard library for {triple}",
+        rustc.display()
+    );
+    let Some(rustup) = find_on_path("rustup") else {
+        return Err(lacks);
+    };
     if offline {
-        return None;
+        return Err(format!("{lacks} and --offline forbids `rustup target add`"));
     }
     tracing::info!("installing Rust's standard library for {triple}: rustup target add {triple}");
     let added = duct::cmd(&rustup, ["target", "add", triple])
@@ -143,20 +150,16 @@ fn from_path(triple: &str, offline: bool) -> Option<RustTools> {
         .unchecked()
         .run();
     match added {
-        Ok(output) if output.status.success() && has_std(&rustc) => found(rustc),
+        Ok(output) if output.status.success() && has_std(&rustc) => Ok(found(rustc)),
         Ok(output) => {
             let text = String::from_utf8_lossy(&output.stdout);
             let last = text.lines().rev().find(|line| !line.trim().is_empty());
-            tracing::info!(
-                "rustup cannot add {triple} ({}); taking Debian's Rust instead",
+            Err(format!(
+                "{lacks} and `rustup target add {triple}` failed ({})",
                 last.unwrap_or("no reason given").trim()
-            );
-            None
+            ))
         }
-        Err(err) => {
-            tracing::info!("cannot run rustup ({err}); taking Debian's Rust instead");
-            None
-        }
+        Err(err) => Err(format!("{lacks} and rustup cannot run ({err})")),
     }
 }
 
@@ -196,6 +199,7 @@ fn from_debian(
     cache: &Cache,
     target: &Target,
     triple: &str,
+    why_not_path: &str,
     network: &Network,
 ) -> Result<RustTools, ToolchainError> {
     let config = config();
@@ -206,12 +210,11 @@ fn from_debian(
             return Err(missing(
                 target,
                 triple,
-                format!(
-                    "the rustc on PATH has no standard library for {triple} (or there is no rustc), and Debian ships none for it"
-                ),
+                format!("{why_not_path}, and Debian ships no Rust standard library for {triple}"),
             ));
         }
     };
+    tracing::info!("{why_not_path}: taking Debian's Rust from {release}");
     let failed = |what: &str, err: sysroot::SysrootError| {
         missing(
             target,
