@@ -82,6 +82,7 @@ mod repair_macos_bad_input;
 mod repair_macos_cli;
 mod repair_macos_real;
 mod repair_macos_zig;
+mod rust_toolchain;
 mod sbom_repair;
 mod symbol_check;
 mod sysroot_provision;
