@@ -64,6 +64,7 @@ mod pinned_downloads;
 mod pipeline_blasdot;
 mod pipeline_examples;
 mod pipeline_gcc;
+mod pipeline_rust;
 mod pipeline_versions;
 mod project_paths;
 mod publish_attestations;
