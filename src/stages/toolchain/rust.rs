@@ -430,10 +430,19 @@ struct Shims {
 /// `--target=<rust triple>` (the `cc` crate's, for clang), which zig cannot parse and
 /// which would replace the wrappers' own target; linker options zig's lld refuses or warns
 /// about (`-O1`, which rustc passes and lld calls deprecated). `-lgcc_s` becomes
-/// `libgcc_s`, the target's library by path, when there is one (see [`system_libgcc_s`]).
+/// `libgcc_s`, the target's library by path, when there is one (see [`system_libgcc_s`]):
+/// Debian's refers to newer glibc symbols (`_dl_find_object`, 2.35) than the wrappers'
+/// glibc stubs define, which lld refuses in an executable (a build script when the target
+/// is the build machine's x86_64) unless told that the library's own needs are the
+/// running system's, as they are: the target's `libgcc_s.so.1` is loaded at run time.
 fn filter_loop(libgcc_s: Option<&Path>) -> String {
     let gcc_s = libgcc_s
-        .map(|path| format!("    -lgcc_s) arg={} ;;\n", quote(path)))
+        .map(|path| {
+            format!(
+                "    -lgcc_s) set -- \"$@\" -Wl,--allow-shlib-undefined; arg={} ;;\n",
+                quote(path)
+            )
+        })
         .unwrap_or_default();
     format!(
         "for arg do\n  shift\n  case \"$arg\" in\n    \
@@ -575,7 +584,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             String::from_utf8_lossy(&output.stdout).trim(),
-            "/t/libgcc_s.so.1 -O2"
+            "-Wl,--allow-shlib-undefined /t/libgcc_s.so.1 -O2"
         );
     }
 }
