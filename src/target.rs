@@ -312,6 +312,9 @@ pub struct TargetData {
     pub min_os_version: String,
     pub default_os_version: String,
     pub zig_triple: String,
+    /// Rust's name of the target (`aarch64-unknown-linux-gnu`); `None` for a fused target.
+    #[serde(default)]
+    pub rust_triple: Option<String>,
     pub gnu_triple: String,
     pub host_gnu_type: String,
     pub python_host_platform: String,
@@ -791,6 +794,12 @@ impl Target {
     }
 
     /// The GNU triple system cross compilers are prefixed with.
+    /// Rust's name of the target (`aarch64-unknown-linux-gnu`); `None` for a fused target,
+    /// which is never compiled itself.
+    pub fn rust_triple(&self) -> Option<&str> {
+        self.data.rust_triple.as_deref()
+    }
+
     pub fn gnu_triple(&self) -> &str {
         &self.data.gnu_triple
     }

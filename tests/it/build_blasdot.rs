@@ -31,6 +31,7 @@ fn cross_env(target: &Target, python: &BuildPython) -> (Cache, CrossEnv) {
         &cache,
         &python.executable,
         &crosswheel::support::host::Network::default(),
+        &[],
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
     let env = CrossEnv::create(&cache, python, &toolchain, None)
@@ -269,6 +270,7 @@ fn offline_without_zig_fails_with_the_install_command() {
         &cache,
         Path::new("python3"),
         &crosswheel::support::host::Network::new(true, None),
+        &[],
     )
     .unwrap_err();
     assert!(

@@ -224,5 +224,6 @@ pub(super) fn target_setup(
         cache,
         network: &Network::new(offline, spec.options.debian_mirror.clone()),
         runner: None,
+        languages: &[],
     })?)
 }

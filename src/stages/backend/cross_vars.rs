@@ -166,11 +166,17 @@ fn keep_cross_path_first(vars: &mut BTreeMap<String, String>, sysconfig_dir: &Pa
     }
 }
 
-pub(super) fn prepend_path(dir: &Path) -> String {
+/// `dirs`, in order, before the PATH crosswheel runs with.
+pub(super) fn prepend_path<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> String {
+    let mut entries: Vec<String> = dirs
+        .into_iter()
+        .map(|dir| dir.to_string_lossy().into_owned())
+        .collect();
     match std::env::var("PATH") {
-        Ok(existing) if !existing.is_empty() => format!("{}:{existing}", dir.display()),
-        _ => dir.to_string_lossy().into_owned(),
+        Ok(existing) if !existing.is_empty() => entries.push(existing),
+        _ => {}
     }
+    entries.join(":")
 }
 
 fn pkgconfig_dirs_under(site: &Path) -> Vec<PathBuf> {

@@ -35,7 +35,7 @@ use serde_json::Value;
 pub use frontend::Frontend;
 pub use hook_env::{HookEnv, HookEnvRequest};
 pub use host_env::HostEnv;
-pub use project::{Backend, BuildSystem, Project};
+pub use project::{Backend, BuildSystem, Project, languages_of_project};
 pub use target_wheels::prepare_target_site;
 
 use build_log::{BuildLog, log_path_of};
@@ -224,7 +224,12 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     tracing::info!("{environment_line}");
     log.append(&format!("[crosswheel] {environment_line}\n"))?;
 
-    let path_var = prepend_path(&host_env.bin);
+    // The host venv's programs, then the toolchain's (cargo for maturin, whose
+    // `get_requires_for_build_wheel` already looks for it).
+    let path_var = prepend_path(
+        std::iter::once(host_env.bin.as_path())
+            .chain(request.cross_env.toolchain().compilers.programs_dirs()),
+    );
     let host_vars = cross_vars::host_variables(request, path_var.clone());
     let user_settings = settings::host_settings(system.backend, request.config_settings);
     let log_path = log.path.clone();

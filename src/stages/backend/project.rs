@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::BuildError;
+use crate::stages::toolchain::Language;
 
 /// The build backends crosswheel points at a cross environment. The three it knows get
 /// their own cross files; any other (an in-tree backend wrapping setuptools, as the
@@ -134,6 +135,32 @@ impl Project {
             },
         })
     }
+
+    /// The languages beyond C and C++ the project compiles, so that the toolchain gets
+    /// their compilers and other builds never fetch them: Rust for a maturin backend,
+    /// setuptools-rust among the build requirements, or a Cargo.toml in the project.
+    pub fn languages(&self) -> Vec<Language> {
+        let module = self.build_system.build_backend.split(':').next();
+        let rust = module.is_some_and(|module| module.trim() == "maturin")
+            || self.build_system.requires.iter().any(|requirement| {
+                crate::package_name::requirement_name(requirement)
+                    .is_some_and(|name| matches!(name.as_ref(), "setuptools-rust" | "maturin"))
+            })
+            || self.dir.join("Cargo.toml").is_file();
+        if rust {
+            vec![Language::Rust]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// [`Project::languages`] of the project in `dir`; none when its pyproject.toml cannot be
+/// read (the build then stops on that, saying why).
+pub fn languages_of_project(dir: &Path) -> Vec<Language> {
+    Project::read(dir)
+        .map(|project| project.languages())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -144,6 +171,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("pyproject.toml"), pyproject).unwrap();
         Project::read(dir.path())
+    }
+
+    #[test]
+    fn rust_is_needed_by_maturin_setuptools_rust_or_a_cargo_manifest() {
+        let maturin = project_with(
+            "[build-system]\nrequires = ['maturin>=1,<2']\nbuild-backend = 'maturin'\n",
+        );
+        assert_eq!(maturin.unwrap().languages(), [Language::Rust]);
+        let setuptools_rust = project_with(
+            "[build-system]\nrequires = ['setuptools', 'setuptools_rust>=1.5']\nbuild-backend = 'setuptools.build_meta'\n",
+        );
+        assert_eq!(setuptools_rust.unwrap().languages(), [Language::Rust]);
+        let plain = project_with("[build-system]\nrequires = ['setuptools']\n");
+        assert!(plain.unwrap().languages().is_empty());
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub use files::meson_prefix_options;
 pub use runner::TargetRunner;
 pub use setup::{PythonSource, SetupError, SetupRequest, TargetSetup};
 
+use crate::python_tag::PythonTag;
 use crate::stages::toolchain::{Language, Toolchain, UserFlags, build_machine_program};
 use crate::support::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};
 use crate::target::Target;
@@ -58,6 +59,8 @@ pub struct CrossEnv {
     pub runner: Option<TargetRunner>,
     /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
     pub pkgconfig_dir: PathBuf,
+    /// The target CPython (`cp313t`: free-threaded).
+    pub target_python: PythonTag,
     toolchain: Toolchain,
 }
 
@@ -137,6 +140,7 @@ impl CrossEnv {
             run_program: runner::run_program_path(&root),
             runner,
             python: python.executable.clone(),
+            target_python: python.target_python(),
             target: target.clone(),
             toolchain: toolchain.clone(),
             root,
@@ -326,6 +330,9 @@ impl CrossEnv {
                 vars.insert(name.clone(), build_machine_program(compiler.language));
             }
         }
+        if self.toolchain.compilers.get(Language::Rust).is_some() {
+            vars.extend(self.pyo3_variables());
+        }
         vars.insert(
             "AR".into(),
             self.toolchain.ar.to_string_lossy().into_owned(),
@@ -358,6 +365,23 @@ impl CrossEnv {
             );
         }
         vars
+    }
+
+    /// What PyO3 (and maturin) read of the target interpreter in a cross build: its
+    /// version and implementation, and the folder of its `_sysconfigdata` module, whose
+    /// `Py_GIL_DISABLED` says the free-threaded ABI. An abi3 build reads none of it.
+    fn pyo3_variables(&self) -> [(String, String); 3] {
+        [
+            (
+                "PYO3_CROSS_LIB_DIR".into(),
+                self.sysconfig_dir.to_string_lossy().into_owned(),
+            ),
+            (
+                "PYO3_CROSS_PYTHON_VERSION".into(),
+                self.target_python.version(),
+            ),
+            ("PYO3_CROSS_PYTHON_IMPLEMENTATION".into(), "CPython".into()),
+        ]
     }
 
     /// `export NAME=value` lines for `crosswheel env` and `env.sh`.

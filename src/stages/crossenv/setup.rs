@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{CrossEnv, CrossEnvError, TargetRunner};
 use crate::python_tag::PythonTag;
-use crate::stages::toolchain::{Toolchain, ToolchainError, resolve_toolchain};
+use crate::stages::toolchain::{Language, Toolchain, ToolchainError, resolve_toolchain};
 use crate::support::host::{BuildPython, Cache, Network, PythonError};
 use crate::target::{Target, ToolchainKind};
 
@@ -51,6 +51,8 @@ pub struct SetupRequest<'a> {
     pub network: &'a Network,
     /// qemu-user and the target's root, for the target programs a build runs.
     pub runner: Option<TargetRunner>,
+    /// The languages beyond C and C++ the build compiles (Rust for a maturin project).
+    pub languages: &'a [Language],
 }
 
 /// The build python, the toolchain and the cross environment of one target.
@@ -85,6 +87,7 @@ impl TargetSetup {
             request.cache,
             &python.executable,
             request.network,
+            request.languages,
         )?;
         let cross_env =
             CrossEnv::create(request.cache, &python, &toolchain, request.runner.clone())?;
@@ -153,6 +156,7 @@ mod tests {
             cache: &cache,
             network: &Network::new(true, None),
             runner: None,
+            languages: &[],
         })
         .unwrap_err();
         assert!(matches!(err, SetupError::Python { .. }), "{err:?}");

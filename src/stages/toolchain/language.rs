@@ -27,11 +27,12 @@ const LANGUAGES_TOML: &str = include_str!(concat!(
 pub enum Language {
     C,
     Cxx,
+    Rust,
 }
 
 impl Language {
     /// Every language, in the order cross files list them.
-    pub const ALL: [Language; 2] = [Language::C, Language::Cxx];
+    pub const ALL: [Language; 3] = [Language::C, Language::Cxx, Language::Rust];
 
     /// How build systems name this language's compilers (config/languages.toml).
     pub fn names(self) -> &'static LanguageNames {
@@ -91,6 +92,9 @@ pub struct Compiler {
     /// Variables a build needs besides the language's own compiler variables: where a
     /// language's runtime or SDK is (a provider sets them; C and C++ need none).
     pub environment: BTreeMap<String, String>,
+    /// A folder of the provider's programs that build front ends look up by name on PATH
+    /// (maturin and setuptools-rust run `cargo`); the backend puts it on PATH.
+    pub programs_dir: Option<PathBuf>,
 }
 
 impl Compiler {
@@ -99,6 +103,7 @@ impl Compiler {
             language,
             program,
             environment: BTreeMap::new(),
+            programs_dir: None,
         }
     }
 
@@ -150,6 +155,12 @@ impl Compilers {
 
     pub fn languages(&self) -> impl Iterator<Item = Language> + '_ {
         self.0.keys().copied()
+    }
+
+    /// The compilers' [`Compiler::programs_dir`]s, for PATH.
+    pub fn programs_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.iter()
+            .filter_map(|compiler| compiler.programs_dir.as_deref())
     }
 }
 

@@ -7,6 +7,7 @@ mod gcc;
 mod language;
 mod macos_sdk;
 mod runtime;
+mod rust;
 mod wrappers;
 mod zig;
 
@@ -59,6 +60,12 @@ pub enum ToolchainError {
         target: String,
         package: String,
         reason: String,
+    },
+    #[error("no Rust for {target}: {reason}; install it with `{install_command}`")]
+    RustMissing {
+        target: String,
+        reason: String,
+        install_command: String,
     },
     #[error(
         "{target} is not compiled itself: it is built as {slices} and fused; use one of those targets"
@@ -130,7 +137,31 @@ fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
 
 /// Finds (and with zig, installs unless `network` is offline) the toolchain of `kind` for
 /// `target`; Debian's archive, as `network` reaches it, serves the runtime pieces zig lacks.
+/// C and C++ always; `extra` names the languages beyond them the build needs (Rust), whose
+/// compilers are found or fetched only then.
 pub fn resolve_toolchain(
+    kind: ToolchainKind,
+    target: &Target,
+    cache: &Cache,
+    host_python: &Path,
+    network: &Network,
+    extra: &[Language],
+) -> Result<Toolchain, ToolchainError> {
+    let mut toolchain = resolve_c_toolchain(kind, target, cache, host_python, network)?;
+    if extra.contains(&Language::Rust) {
+        let compilers = &toolchain.compilers;
+        let c_tools = rust::TargetCTools {
+            cc: compilers.program(Language::C).unwrap_or(&toolchain.ar),
+            cxx: compilers.program(Language::Cxx),
+            ar: &toolchain.ar,
+        };
+        let rust = rust::rust_compiler(cache, target, &c_tools, network)?;
+        toolchain.compilers = Compilers::new(toolchain.compilers.iter().cloned().chain([rust]));
+    }
+    Ok(toolchain)
+}
+
+fn resolve_c_toolchain(
     kind: ToolchainKind,
     target: &Target,
     cache: &Cache,

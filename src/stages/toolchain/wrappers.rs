@@ -417,7 +417,7 @@ fn archiver_script(zig: &Zig, zig_cache: &Path, tool: &str) -> String {
 }
 
 /// Writes through a temp file and rename so a concurrent build never runs half a script.
-fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
+pub(super) fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
     use std::os::unix::fs::PermissionsExt;
     if std::fs::read_to_string(path).is_ok_and(|existing| existing == content) {
         return Ok(());

@@ -241,6 +241,28 @@ impl TreeSpec {
         }
     }
 
+    /// `packages` of `arch` from release `codename` (with their dependency closure when
+    /// `with_dependencies`), kept under `tools/<name>`: a toolchain Debian ships (Rust).
+    /// A package may name its version (`libstd-rust-dev=1.97.1+dfsg1-1`).
+    pub fn release_packages(
+        arch: LinuxArch,
+        codename: &str,
+        packages: Vec<String>,
+        with_dependencies: bool,
+        name: &str,
+        network: &Network,
+    ) -> Self {
+        TreeSpec {
+            cache_subdir: Path::new("tools").join(name),
+            debian_arch: arch.debian().to_string(),
+            packages,
+            with_dependencies,
+            keep_only: Vec::new(),
+            suite: archive::release_suite(codename, network),
+            alternatives: Vec::new(),
+        }
+    }
+
     /// Debian's `musl` package for `arch`: the loader and C library a musl CPython runs
     /// on, from `musl_release` (zig builds against musl 1.2.5, whose functions older
     /// loaders lack).

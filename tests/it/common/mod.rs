@@ -426,6 +426,7 @@ pub fn zig_toolchain(
         &cache,
         &python.executable,
         &crosswheel::support::host::Network::default(),
+        &[],
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"))
 }

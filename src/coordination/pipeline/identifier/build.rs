@@ -34,6 +34,7 @@ impl Identifier<'_> {
             cache: &self.context.cache,
             network: &self.context.network(spec),
             runner: self.target_runner(),
+            languages: &crate::stages::backend::languages_of_project(&spec.paths.package),
         })?;
         let frontend = frontend_of(&spec.options.build_frontend);
         let hook_env = self.hook_env(target, slice, &python)?;

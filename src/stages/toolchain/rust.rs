@@ -1,0 +1,590 @@
+//! The Rust compiler of a target: rustc and cargo, the target's standard library, and the
+//! variables that make cargo (under maturin or setuptools-rust) cross-compile with the
+//! toolchain's C compiler as its linker.
+//!
+//! rustc compiles for every target it has a standard library for; what differs per target
+//! is that library. The build machine's rustc is taken when it has the target's (rustup
+//! installs it with `rustup target add`); otherwise Debian's rustc and cargo and the
+//! target architecture's `libstd-rust-dev` of the same version come from one suite of
+//! Debian's archive (config/rust-toolchain.toml) into the cache. Debian builds them for
+//! its own, newer glibc, so they run through their own tree's loader.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::ToolchainError;
+use super::language::{Compiler, Language, build_machine_program};
+use super::wrappers::write_script;
+use crate::io_error::IoError;
+use crate::support::host::{Cache, Network, cache_key, find_on_path, shell_quote};
+use crate::support::sysroot::{self, LinuxArch, PackageTree, TreeSpec};
+use crate::target::{Libc, Target};
+
+const RUST_TOOLCHAIN_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/rust-toolchain.toml"
+));
+
+/// config/rust-toolchain.toml (the file's comments describe the fields).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RustConfig {
+    debian_release: String,
+    tools: Vec<String>,
+    libraries: Vec<String>,
+    target_std: String,
+}
+
+fn config() -> &'static RustConfig {
+    static CONFIG: OnceLock<RustConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| match toml::from_str(RUST_TOOLCHAIN_TOML) {
+        Ok(config) => config,
+        // The file is compiled in; the unit test `the_bundled_file_parses` guards it.
+        Err(err) => panic!("config/rust-toolchain.toml is invalid: {err}"),
+    })
+}
+
+/// The build machine's Rust name; crosswheel runs on x86_64 Linux.
+const BUILD_TRIPLE: &str = "x86_64-unknown-linux-gnu";
+const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
+
+/// What the toolchain's C side gives the Rust one: the target's compilers and archiver.
+pub(super) struct TargetCTools<'a> {
+    pub cc: &'a Path,
+    pub cxx: Option<&'a Path>,
+    pub ar: &'a Path,
+}
+
+/// rustc and cargo able to build for one target.
+#[derive(Debug, Clone)]
+struct RustTools {
+    rustc: PathBuf,
+    cargo: PathBuf,
+    /// Where they came from, for the log: `rustc 1.95.0 on PATH`.
+    origin: String,
+    /// Their folder when PATH does not have them (Debian's), for front ends that run
+    /// `cargo` by name.
+    programs_dir: Option<PathBuf>,
+}
+
+/// The Rust compiler of `target`: the build machine's when it has the target's standard
+/// library (after `rustup target add` where rustup can), else Debian's.
+pub(super) fn rust_compiler(
+    cache: &Cache,
+    target: &Target,
+    c_tools: &TargetCTools<'_>,
+    network: &Network,
+) -> Result<Compiler, ToolchainError> {
+    let Some(triple) = target.rust_triple() else {
+        return Err(missing(target, "", "it has no Rust target".into()));
+    };
+    let tools = match from_path(triple, network.offline) {
+        Ok(tools) => tools,
+        Err(why_not) => from_debian(cache, target, triple, &why_not, network)?,
+    };
+    tracing::info!("Rust for {}: {}", target.id(), tools.origin);
+    let libgcc_s = system_libgcc_s(cache, target, network);
+    let shims = write_shims(cache, triple, &tools, c_tools, libgcc_s.as_deref())?;
+    let environment = cargo_variables(triple, &tools, &shims, c_tools);
+    let mut compiler = Compiler::new(Language::Rust, shims.target_rustc);
+    compiler.environment = environment;
+    compiler.programs_dir = tools.programs_dir;
+    Ok(compiler)
+}
+
+fn missing(target: &Target, triple: &str, reason: String) -> ToolchainError {
+    ToolchainError::RustMissing {
+        target: target.id().to_string(),
+        reason,
+        install_command: if triple.is_empty() {
+            "build this target without Rust".into()
+        } else {
+            format!("rustup target add {triple}")
+        },
+    }
+}
+
+/// The rustc on PATH when it has `triple`'s standard library, installing it with rustup
+/// first when rustup is there and may download; else why not.
+fn from_path(triple: &str, offline: bool) -> Result<RustTools, String> {
+    let (Some(rustc), Some(cargo)) = (find_on_path("rustc"), find_on_path("cargo")) else {
+        return Err("PATH has no rustc and cargo".into());
+    };
+    let has_std = |rustc: &Path| {
+        target_libdir(rustc, triple).is_some_and(|dir| {
+            std::fs::read_dir(dir).is_ok_and(|entries| {
+                entries.flatten().any(|entry| {
+                    let name = entry.file_name();
+                    let name = name.to_string_lossy();
+                    name.starts_with("libstd-") && name.ends_with(".rlib")
+                })
+            })
+        })
+    };
+    let found = |rustc: PathBuf| {
+        let version = rustc_version(&rustc).unwrap_or_else(|| "rustc".into());
+        RustTools {
+            origin: format!("{version} on PATH ({})", rustc.display()),
+            rustc,
+            cargo: cargo.clone(),
+            programs_dir: None,
+        }
+    };
+    if has_std(&rustc) {
+        return Ok(found(rustc));
+    }
+    let lacks = format!(
+        "the rustc on PATH ({}) has no standard library for {triple}",
+        rustc.display()
+    );
+    let Some(rustup) = find_on_path("rustup") else {
+        return Err(lacks);
+    };
+    if offline {
+        return Err(format!("{lacks} and --offline forbids `rustup target add`"));
+    }
+    tracing::info!("installing Rust's standard library for {triple}: rustup target add {triple}");
+    let added = duct::cmd(&rustup, ["target", "add", triple])
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run();
+    match added {
+        Ok(output) if output.status.success() && has_std(&rustc) => Ok(found(rustc)),
+        Ok(output) => {
+            let text = String::from_utf8_lossy(&output.stdout);
+            let last = text.lines().rev().find(|line| !line.trim().is_empty());
+            Err(format!(
+                "{lacks} and `rustup target add {triple}` failed ({})",
+                last.unwrap_or("no reason given").trim()
+            ))
+        }
+        Err(err) => Err(format!("{lacks} and rustup cannot run ({err})")),
+    }
+}
+
+fn target_libdir(rustc: &Path, triple: &str) -> Option<PathBuf> {
+    let output = duct::cmd(rustc, ["--print", "target-libdir", "--target", triple])
+        .stderr_null()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()))
+}
+
+fn rustc_version(rustc: &Path) -> Option<String> {
+    let output = duct::cmd(rustc, ["--version"])
+        .stderr_null()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // `rustc 1.95.0 (59807616e 2026-04-14)`: the first two words.
+    Some(
+        text.split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// Debian's rustc and cargo for the build machine, its standard library for the build
+/// machine (build scripts, proc-macros) and for `target`, one version from one suite.
+fn from_debian(
+    cache: &Cache,
+    target: &Target,
+    triple: &str,
+    why_not_path: &str,
+    network: &Network,
+) -> Result<RustTools, ToolchainError> {
+    let config = config();
+    let release = &config.debian_release;
+    let arch = match (target.linux_arch(), target.libc()) {
+        (Some(arch), Some(Libc::Glibc)) => arch,
+        _ => {
+            return Err(missing(
+                target,
+                triple,
+                format!("{why_not_path}, and Debian ships no Rust standard library for {triple}"),
+            ));
+        }
+    };
+    tracing::info!("{why_not_path}: taking Debian's Rust from {release}");
+    let failed = |what: &str, err: sysroot::SysrootError| {
+        missing(
+            target,
+            triple,
+            format!("cannot get Debian's {what} from {release}: {err}"),
+        )
+    };
+    let started = std::time::Instant::now();
+    let tools = sysroot::provision(
+        cache.root(),
+        &TreeSpec::release_packages(
+            BUILD_ARCH,
+            release,
+            config.tools.clone(),
+            false,
+            &format!("rust-tools-{}-{release}", BUILD_ARCH.debian()),
+            network,
+        ),
+    )
+    .map_err(|err| failed("rustc and cargo", err))?;
+    let Some(version) = package_version(&tools, "rustc") else {
+        return Err(missing(
+            target,
+            triple,
+            format!("{} has no rustc package", tools.root().display()),
+        ));
+    };
+    let pinned = |package: &str| package.replace("{version}", &version);
+    let folder_version = version.replace(['+', '~', ':'], "_");
+    let libraries = sysroot::provision(
+        cache.root(),
+        &TreeSpec::release_packages(
+            BUILD_ARCH,
+            release,
+            config.libraries.iter().map(|p| pinned(p)).collect(),
+            true,
+            &format!("rust-libraries-{}-{folder_version}", BUILD_ARCH.debian()),
+            network,
+        ),
+    )
+    .map_err(|err| failed(&format!("Rust {version} libraries"), err))?;
+    let std = if arch == BUILD_ARCH {
+        libraries.clone()
+    } else {
+        sysroot::provision(
+            cache.root(),
+            &TreeSpec::release_packages(
+                arch,
+                release,
+                vec![pinned(&config.target_std)],
+                false,
+                &format!("rust-std-{}-{folder_version}", arch.debian()),
+                network,
+            ),
+        )
+        .map_err(|err| {
+            failed(
+                &format!("libstd-rust-dev {version} for {}", arch.debian()),
+                err,
+            )
+        })?
+    };
+    if tools.downloaded() || libraries.downloaded() || std.downloaded() {
+        tracing::info!(
+            "fetched Debian's Rust {version} for {} in {:.1} s",
+            arch.debian(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let host_lib = rustlib(&libraries, BUILD_TRIPLE);
+    let target_lib = rustlib(&std, triple);
+    for lib in [&host_lib, &target_lib] {
+        if !lib.join("lib").is_dir() {
+            return Err(missing(
+                target,
+                triple,
+                format!(
+                    "Debian's libstd-rust-dev {version} has no {}",
+                    lib.join("lib").display()
+                ),
+            ));
+        }
+    }
+    let folder = cache
+        .toolchains()
+        .join("rust")
+        .join(format!("debian-{folder_version}"));
+    let sysroot = folder.join("sysroot");
+    link(&sysroot.join("lib/rustlib").join(BUILD_TRIPLE), &host_lib)?;
+    link(&sysroot.join("lib/rustlib").join(triple), &target_lib)?;
+    let libdir = libraries.root().join("usr/lib/x86_64-linux-gnu");
+    let loader = libdir.join("ld-linux-x86-64.so.2");
+    let run = |program: &Path| {
+        format!(
+            "exec {} --library-path {} {}",
+            quote(&loader),
+            quote(&libdir),
+            quote(program)
+        )
+    };
+    let bin = folder.join("bin");
+    let rustc = bin.join("rustc");
+    let cargo = bin.join("cargo");
+    create_dir(&bin)?;
+    write_script(
+        &rustc,
+        &format!(
+            "#!/bin/sh\n# Generated by crosswheel: Debian's rustc {version}, run by its own loader.\n{} --sysroot {} \"$@\"\n",
+            run(&tools.root().join("usr/bin/rustc")),
+            quote(&sysroot)
+        ),
+    )?;
+    // cargo takes `CARGO` as its own path (build scripts run `$CARGO`), which under the
+    // loader would otherwise be the loader's.
+    write_script(
+        &cargo,
+        &format!(
+            "#!/bin/sh\n# Generated by crosswheel: Debian's cargo {version}, run by its own loader.\n\
+             CARGO={}\nexport CARGO\nRUSTC=\"${{RUSTC:-{}}}\"\nexport RUSTC\n{} \"$@\"\n",
+            quote(&cargo),
+            quote(&rustc),
+            run(&tools.root().join("usr/bin/cargo"))
+        ),
+    )?;
+    Ok(RustTools {
+        rustc,
+        cargo,
+        programs_dir: Some(bin),
+        origin: format!(
+            "Debian's rustc {version} from {release} ({})",
+            folder.display()
+        ),
+    })
+}
+
+fn package_version(tree: &PackageTree, package: &str) -> Option<String> {
+    tree.manifest()
+        .packages
+        .iter()
+        .find(|p| p.name == package)
+        .map(|p| p.version.clone())
+}
+
+fn rustlib(tree: &PackageTree, triple: &str) -> PathBuf {
+    tree.root().join("usr/lib/rustlib").join(triple)
+}
+
+fn quote(path: &Path) -> String {
+    shell_quote(&path.to_string_lossy()).into_owned()
+}
+
+fn create_dir(path: &Path) -> Result<(), ToolchainError> {
+    std::fs::create_dir_all(path)
+        .map_err(|err| ToolchainError::Io(IoError::new("create", path.to_path_buf(), err)))
+}
+
+/// `at` as a symbolic link to `to`, replaced in one rename so a concurrent build never
+/// sees it missing.
+fn link(at: &Path, to: &Path) -> Result<(), ToolchainError> {
+    if std::fs::read_link(at).is_ok_and(|existing| existing == to) {
+        return Ok(());
+    }
+    let parent = at.parent().unwrap_or(Path::new("."));
+    create_dir(parent)?;
+    let temp = parent.join(format!(
+        ".{}.{}",
+        at.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&temp);
+    std::os::unix::fs::symlink(to, &temp)
+        .and_then(|()| std::fs::rename(&temp, at))
+        .map_err(|err| ToolchainError::Io(IoError::new("link", at.to_path_buf(), err)))
+}
+
+/// The target's `libgcc_s.so.1` from Debian (the repair's system libraries, fetched once),
+/// for glibc targets: rustc links Rust's unwinder as `-lgcc_s`, which zig replaces with
+/// its own libunwind linked into the extension, and on ppc64le that libunwind's messages
+/// call glibc 2.32's `__fprintfieee128` (a `manylinux_2_34` wheel). Linked by path, the
+/// system's library is a `NEEDED libgcc_s.so.1` with `GCC_3.0` symbols, as rustc and gcc
+/// link it and as every manylinux policy allows. `None` (the shim then leaves it to zig)
+/// when it cannot be had.
+fn system_libgcc_s(cache: &Cache, target: &Target, network: &Network) -> Option<PathBuf> {
+    let arch = target.linux_arch()?;
+    if target.libc() != Some(Libc::Glibc) {
+        return None;
+    }
+    let root = sysroot::system_libraries(cache.root(), arch, network)
+        .map_err(|err| {
+            tracing::info!("Rust's unwinder for {} comes from zig: {err}", target.id());
+        })
+        .ok()?;
+    // The tree holds one architecture: its multiarch folder is the one with the library.
+    ["lib", "usr/lib"]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(root.join(dir)).ok())
+        .flat_map(|entries| entries.flatten())
+        .map(|entry| entry.path().join("libgcc_s.so.1"))
+        .find(|path| path.is_file())
+}
+
+/// The scripts cargo and the `cc` crate run for the target.
+struct Shims {
+    /// rustc bound to the target and its linker: what meson's cross file names.
+    target_rustc: PathBuf,
+    linker: PathBuf,
+    cc: PathBuf,
+    cxx: Option<PathBuf>,
+}
+
+/// Arguments cargo and the `cc` crate add that the toolchain's C compiler must not see:
+/// `--target=<rust triple>` (the `cc` crate's, for clang), which zig cannot parse and
+/// which would replace the wrappers' own target; linker options zig's lld refuses or warns
+/// about (`-O1`, which rustc passes and lld calls deprecated). `-lgcc_s` becomes
+/// `libgcc_s`, the target's library by path, when there is one (see [`system_libgcc_s`]):
+/// Debian's refers to newer glibc symbols (`_dl_find_object`, 2.35) than the wrappers'
+/// glibc stubs define, which lld refuses in an executable (a build script when the target
+/// is the build machine's x86_64) unless told that the library's own needs are the
+/// running system's, as they are: the target's `libgcc_s.so.1` is loaded at run time.
+fn filter_loop(libgcc_s: Option<&Path>) -> String {
+    let gcc_s = libgcc_s
+        .map(|path| {
+            format!(
+                "    -lgcc_s) set -- \"$@\" -Wl,--allow-shlib-undefined; arg={} ;;\n",
+                quote(path)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "for arg do\n  shift\n  case \"$arg\" in\n    \
+         --target=*|-Wl,--no-undefined-version|-Wl,-znostart-stop-gc|-Wl,-O1) continue ;;\n\
+         {gcc_s}  esac\n  set -- \"$@\" \"$arg\"\ndone\n"
+    )
+}
+
+fn write_shims(
+    cache: &Cache,
+    triple: &str,
+    tools: &RustTools,
+    c_tools: &TargetCTools<'_>,
+    libgcc_s: Option<&Path>,
+) -> Result<Shims, ToolchainError> {
+    let shim = |program: &Path, libgcc_s: Option<&Path>| {
+        format!(
+            "#!/bin/sh\n# Generated by crosswheel: cargo's view of the target's C toolchain.\n{}exec {} \"$@\"\n",
+            filter_loop(libgcc_s),
+            quote(program)
+        )
+    };
+    let cc = shim(c_tools.cc, None);
+    let cxx = c_tools.cxx.map(|cxx| shim(cxx, None));
+    let linker = shim(c_tools.cc, libgcc_s);
+    let key = cache_key(&[
+        cc.as_bytes(),
+        linker.as_bytes(),
+        cxx.as_deref().unwrap_or_default().as_bytes(),
+        tools.rustc.as_os_str().as_encoded_bytes(),
+    ]);
+    let bin = cache
+        .toolchains()
+        .join("rust")
+        .join("shims")
+        .join(format!("{triple}-{}", key.get(..12).unwrap_or(&key)));
+    create_dir(&bin)?;
+    let shims = Shims {
+        target_rustc: bin.join("rustc"),
+        linker: bin.join("linker"),
+        cc: bin.join("cc"),
+        cxx: cxx.as_ref().map(|_| bin.join("c++")),
+    };
+    write_script(&shims.cc, &cc)?;
+    write_script(&shims.linker, &linker)?;
+    if let (Some(path), Some(script)) = (&shims.cxx, &cxx) {
+        write_script(path, script)?;
+    }
+    write_script(
+        &shims.target_rustc,
+        &format!(
+            "#!/bin/sh\n# Generated by crosswheel: rustc for {triple}.\nexec {} --target {triple} -C linker={} \"$@\"\n",
+            quote(&tools.rustc),
+            quote(&shims.linker)
+        ),
+    )?;
+    Ok(shims)
+}
+
+/// What cargo, the `cc` crate and build scripts read: the target, its linker and C
+/// compilers, the build machine's C compiler for build scripts, rustc and cargo.
+fn cargo_variables(
+    triple: &str,
+    tools: &RustTools,
+    shims: &Shims,
+    c_tools: &TargetCTools<'_>,
+) -> BTreeMap<String, String> {
+    let path = |path: &Path| path.to_string_lossy().into_owned();
+    let lower = triple.replace('-', "_");
+    let upper = lower.to_uppercase();
+    let mut vars = BTreeMap::from([
+        ("RUSTC".to_string(), path(&tools.rustc)),
+        ("CARGO".to_string(), path(&tools.cargo)),
+        ("CARGO_BUILD_TARGET".to_string(), triple.to_string()),
+        (format!("CARGO_TARGET_{upper}_LINKER"), path(&shims.linker)),
+        (format!("CC_{lower}"), path(&shims.cc)),
+        (format!("AR_{lower}"), path(c_tools.ar)),
+        ("HOST_CC".to_string(), build_machine_program(Language::C)),
+        ("HOST_CXX".to_string(), build_machine_program(Language::Cxx)),
+    ]);
+    if let Some(cxx) = &shims.cxx {
+        vars.insert(format!("CXX_{lower}"), path(cxx));
+    }
+    vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_file_parses() {
+        let config = config();
+        assert!(!config.debian_release.is_empty());
+        assert!(config.target_std.contains("{version}"));
+    }
+
+    #[test]
+    fn cargo_gets_the_target_its_linker_and_per_target_c_compilers() {
+        let tools = RustTools {
+            rustc: "/r/rustc".into(),
+            cargo: "/r/cargo".into(),
+            origin: String::new(),
+            programs_dir: None,
+        };
+        let shims = Shims {
+            target_rustc: "/s/rustc".into(),
+            linker: "/s/linker".into(),
+            cc: "/s/cc".into(),
+            cxx: Some("/s/c++".into()),
+        };
+        let c_tools = TargetCTools {
+            cc: Path::new("/w/cc"),
+            cxx: Some(Path::new("/w/c++")),
+            ar: Path::new("/w/ar"),
+        };
+        let vars = cargo_variables("aarch64-unknown-linux-gnu", &tools, &shims, &c_tools);
+        assert_eq!(vars["CARGO_BUILD_TARGET"], "aarch64-unknown-linux-gnu");
+        assert_eq!(
+            vars["CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER"],
+            "/s/linker"
+        );
+        assert_eq!(vars["CC_aarch64_unknown_linux_gnu"], "/s/cc");
+        assert_eq!(vars["CXX_aarch64_unknown_linux_gnu"], "/s/c++");
+        assert_eq!(vars["AR_aarch64_unknown_linux_gnu"], "/w/ar");
+        assert_eq!(vars["RUSTC"], "/r/rustc");
+        assert!(vars.contains_key("HOST_CC"));
+    }
+
+    #[test]
+    fn the_shims_drop_what_zig_cannot_take() {
+        let script = format!(
+            "set -- --target=x86_64-unknown-linux-gnu -lgcc_s -Wl,-O1 -O2\n{}echo \"$@\"\n",
+            filter_loop(Some(Path::new("/t/libgcc_s.so.1")))
+        );
+        let output = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout).trim(),
+            "-Wl,--allow-shlib-undefined /t/libgcc_s.so.1 -O2"
+        );
+    }
+}

@@ -1,0 +1,56 @@
+//! examples/rustproj (setuptools-rust, a Rust extension with no crates) through the whole
+//! pipeline: the build gets Rust because the project asks for setuptools-rust, cargo
+//! cross-compiles it with the toolchain's C compiler as linker, and its pytest suite runs
+//! on Debian's target CPython under qemu-user, a panic unwinding through the target's
+//! `libgcc_s.so.1` included.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{self, crosswheel_bin};
+
+#[test]
+#[ignore = "slow: the whole pipeline on examples/rustproj (Rust for two targets, zig, qemu)"]
+fn setuptools_rust_example_passes_its_suite_on_aarch64_and_ppc64le() {
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rustproj"))
+        .arg("-w")
+        .arg(out.path())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "build of rustproj failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("Rust for linux-aarch64: "), "{stderr}");
+    assert_eq!(
+        common::wheel_names_in(out.path()),
+        [
+            "rustproj-0.1.0-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
+            // Rust's standard library refers weakly to glibc 2.18's
+            // `__cxa_thread_atexit_impl`, and zig's oldest ppc64le glibc (2.19) defines it,
+            // so the reference carries its version: the next policy is 2_24.
+            "rustproj-0.1.0-cp311-cp311-manylinux_2_24_ppc64le.whl",
+        ]
+    );
+    for identifier in ["cp311-manylinux_aarch64", "cp311-manylinux_ppc64le"] {
+        let row = stdout
+            .lines()
+            .find(|line| line.starts_with(identifier))
+            .unwrap_or_else(|| panic!("no summary row for {identifier}:\n{stdout}"));
+        assert!(row.contains("passed (emulated)"), "{row}");
+    }
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|line| line.contains("4 passed in "))
+            .count(),
+        2,
+        "pytest's result lines missing:\n{stdout}"
+    );
+}
