@@ -114,6 +114,46 @@ fn a_configure_without_host_cross_compiles_for_linux_ppc64le() {
 
 #[test]
 #[ignore = "slow: zig cross environments, autoconf"]
+fn a_configure_without_host_cross_compiles_for_musllinux_aarch64() {
+    let env = common::zig_cross_env(&common::distribution_python(), "musllinux-aarch64");
+    let folder = tempfile::tempdir().unwrap();
+    let (answers, program) = configure_and_make(&env, folder.path(), &[]);
+    assert_eq!(
+        answers.trim(),
+        "host=aarch64-unknown-linux-musl cross_compiling=yes malloc_0_nonnull=yes"
+    );
+    assert_eq!(
+        u16::from_le_bytes([program[18], program[19]]),
+        183,
+        "EM_AARCH64"
+    );
+}
+
+#[test]
+#[ignore = "slow: zig cross environments, autoconf"]
+fn a_target_of_the_build_machines_architecture_keeps_its_run_checks() {
+    let target = crosswheel::target::Target::parse("linux-x86_64").unwrap();
+    if !target.runs_natively_here() {
+        // Another build machine: linux-x86_64 is a cross target there like any other.
+        return;
+    }
+    let env = common::zig_cross_env(&common::distribution_python(), "linux-x86_64");
+    let folder = tempfile::tempdir().unwrap();
+    let (answers, program) = configure_and_make(&env, folder.path(), &[]);
+    // configure tried a program, as it does for --host without --build, and it ran.
+    assert_eq!(
+        answers.trim(),
+        "host=x86_64-pc-linux-gnu cross_compiling=no malloc_0_nonnull=yes"
+    );
+    assert_eq!(
+        u16::from_le_bytes([program[18], program[19]]),
+        62,
+        "EM_X86_64"
+    );
+}
+
+#[test]
+#[ignore = "slow: zig cross environments, autoconf"]
 fn a_configure_without_host_cross_compiles_for_macos_arm64() {
     let env = common::zig_cross_env(&common::distribution_python(), "macos-arm64");
     let folder = tempfile::tempdir().unwrap();
