@@ -209,7 +209,7 @@ impl CrossEnv {
             ),
             (
                 self.config_site.clone(),
-                config_site::config_site(&self.target),
+                config_site::config_site(&self.target, self.toolchain.binutils.ld.as_deref()),
             ),
             (self.root.join("env.sh"), self.shell_exports()),
             (
