@@ -27,6 +27,7 @@ mod compat_slice;
 mod conformance;
 mod crash_safety;
 mod cross_properties;
+mod crossenv_configure;
 mod crossenv_headers;
 mod crossenv_reports_target;
 mod dependency_rule;

@@ -113,9 +113,9 @@ fn hint_for(block: &[&str]) -> Option<String> {
     missing_library(&text).map(|library| library_hint(&library))
 }
 
-const NATIVE_CONFIGURE: &str = "configure ran without --host, so it took this for a native build and ran a program compiled for the target: crosswheel does not add --host to a configure the project runs itself; pass the target's GNU triple through the project's own switch for cross builds (before-all and before-build have it as $CROSSWHEEL_HOST), or build that library in before-all (`./configure --host=$CROSSWHEEL_HOST --prefix=$CROSSWHEEL_PREFIX && make install`), whose prefix every build of the target sees; for a Linux target, qemu-user registered in binfmt_misc runs such programs too";
+const NATIVE_CONFIGURE: &str = "configure took this for a native build and ran a program compiled for the target: the cross environment's CONFIG_SITE, which tells a configure started without --host that it cross compiles for the target, did not reach it (the build started configure with an environment of its own or with --build alone, or `environment` replaced CONFIG_SITE); pass the target's GNU triple through the project's own switch for cross builds (before-all and before-build have it as $CROSSWHEEL_HOST), or build that library in before-all (`./configure --host=$CROSSWHEEL_HOST --prefix=$CROSSWHEEL_PREFIX && make install`), whose prefix every build of the target sees";
 
-const RUN_TEST_WHILE_CROSS: &str = "a configure check must run a program, which a cross build cannot: give configure the answer as its cache variable (config.log names the check, e.g. `ac_cv_func_mmap_fixed_mapped=yes`) in `environment`, or in a file `environment` names as CONFIG_SITE";
+const RUN_TEST_WHILE_CROSS: &str = "a configure check must run a program, which a cross build cannot: give configure the answer as its cache variable in `environment` (config.log names the check, e.g. `ac_cv_func_mmap_fixed_mapped=yes`; a value from the environment wins over the cross environment's CONFIG_SITE, which a CONFIG_SITE of your own would replace)";
 
 /// The language whose compiler a meson or CMake configure did not find, where crosswheel
 /// has none for it (C and C++ compilers it has: their absence is another problem).
@@ -287,7 +287,9 @@ mod tests {
         );
         let hint = found.hint.unwrap();
         assert!(
-            hint.starts_with("configure ran without --host") && hint.contains("$CROSSWHEEL_HOST"),
+            hint.starts_with("configure took this for a native build")
+                && hint.contains("CONFIG_SITE")
+                && hint.contains("$CROSSWHEEL_HOST"),
             "{hint}"
         );
         // autoconf 2.72 quotes the folder with 'straight' quotes.

@@ -328,7 +328,7 @@ mod tests {
             "first error: configure: error: cannot run C compiled programs."
         );
         assert!(
-            lines[2].starts_with("hint: configure ran without --host"),
+            lines[2].starts_with("hint: configure took this for a native build"),
             "{lines:?}"
         );
         assert_eq!(lines[3], "full log: /c/logs/uvloop-linux-aarch64-cp311.log");

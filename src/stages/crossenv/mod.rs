@@ -5,6 +5,7 @@
 //! target's `_sysconfigdata_*.py`, a copy of the build python's headers, and meson/CMake
 //! cross files; [`CrossEnv::env_vars`] lists the variables that switch a process into it.
 
+mod config_site;
 mod files;
 mod pyconfig;
 mod runner;
@@ -51,6 +52,9 @@ pub struct CrossEnv {
     pub meson_cross_file: PathBuf,
     pub meson_native_file: PathBuf,
     pub cmake_toolchain_file: PathBuf,
+    /// `config.site`, named by `CONFIG_SITE`: an autoconf configure the build runs
+    /// without `--host` cross compiles for the target (see [`config_site`]).
+    pub config_site: PathBuf,
     /// Runs the programs a build runs: the build python as it is, target programs under
     /// qemu-user (CMake's CROSSCOMPILING_EMULATOR, meson's exe_wrapper); see [`runner`].
     pub run_program: PathBuf,
@@ -136,6 +140,7 @@ impl CrossEnv {
             meson_cross_file: root.join("meson-cross.ini"),
             meson_native_file: root.join("meson-native.ini"),
             cmake_toolchain_file: root.join("cmake-toolchain.cmake"),
+            config_site: root.join("config.site"),
             pkgconfig_dir: root.join("lib").join("pkgconfig"),
             run_program: runner::run_program_path(&root),
             runner,
@@ -200,6 +205,10 @@ impl CrossEnv {
             (
                 self.cmake_toolchain_file.clone(),
                 files::cmake_toolchain_file(&self.toolchain, &self.run_program),
+            ),
+            (
+                self.config_site.clone(),
+                config_site::config_site(&self.target, self.toolchain.binutils.ld.as_deref()),
             ),
             (self.root.join("env.sh"), self.shell_exports()),
             (
@@ -348,6 +357,11 @@ impl CrossEnv {
         vars.insert(
             "CMAKE_TOOLCHAIN_FILE".into(),
             self.cmake_toolchain_file.to_string_lossy().into_owned(),
+        );
+        // For configure scripts the project's build runs without --host.
+        vars.insert(
+            "CONFIG_SITE".into(),
+            self.config_site.to_string_lossy().into_owned(),
         );
         // For build scripts that run a target program themselves.
         vars.insert(

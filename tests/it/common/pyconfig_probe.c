@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <wchar.h>
@@ -56,6 +57,14 @@ SAME(ALIGNOF_MAX_ALIGN_T, _Alignof(max_align_t));
 _Static_assert((wchar_t)-1 > 0, "HAVE_USABLE_WCHAR_T but the target's wchar_t is signed");
 #else
 _Static_assert((wchar_t)-1 < 0, "HAVE_USABLE_WCHAR_T missing but the target's wchar_t is unsigned");
+#endif
+
+/* The struct stat fields the nanosecond macros name (gevent's stathelper.c reads them). */
+#ifdef HAVE_STAT_TV_NSEC
+long probe_stat_tv_nsec(const struct stat *st) { return st->st_atim.tv_nsec; }
+#endif
+#ifdef HAVE_STAT_TV_NSEC2
+long probe_stat_tv_nsec2(const struct stat *st) { return st->st_atimespec.tv_nsec; }
 #endif
 
 int probe(void) { return (int)PY_VERSION_HEX; }
