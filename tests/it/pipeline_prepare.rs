@@ -21,7 +21,7 @@ name = "prepared"
 version = "1.0"
 
 [tool.crosswheel]
-build = "cp311-manylinux_*"
+build = "cp311-manylinux_* cp312-manylinux_*"
 archs = ["aarch64", "ppc64le"]
 test-skip = "*"
 # CROSSWHEEL_HOST is the target's GNU triple: only ppc64le's before-all fails.
@@ -52,17 +52,33 @@ before-all = 'test "$CROSSWHEEL_HOST" != powerpc64le-linux-gnu'
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     let wheels = common::wheel_names_in(out.path());
-    assert_eq!(wheels.len(), 1, "{wheels:?}\n{stdout}\n{stderr}");
-    assert!(wheels[0].contains("aarch64"), "{wheels:?}");
-    for identifier in ["cp311-manylinux_aarch64", "cp311-manylinux_ppc64le"] {
+    assert_eq!(wheels.len(), 2, "{wheels:?}\n{stdout}\n{stderr}");
+    assert!(
+        wheels.iter().all(|wheel| wheel.contains("aarch64")),
+        "{wheels:?}"
+    );
+    for identifier in [
+        "cp311-manylinux_aarch64",
+        "cp311-manylinux_ppc64le",
+        "cp312-manylinux_aarch64",
+        "cp312-manylinux_ppc64le",
+    ] {
         assert!(
             stdout.contains(identifier),
             "the summary lists {identifier}:\n{stdout}\n{stderr}"
         );
     }
     let all = format!("{stdout}\n{stderr}");
+    assert_eq!(
+        all.matches("preparing linux-ppc64le for its builds")
+            .count(),
+        1,
+        "the cause, naming the target it stopped, is printed once:\n{all}"
+    );
     assert!(
-        all.contains("preparing linux-ppc64le for its builds"),
-        "the failure names the target it stopped:\n{all}"
+        all.contains(
+            "linux-ppc64le could not be prepared (the cause is on cp311-manylinux_ppc64le's line)"
+        ),
+        "the second build of the target points to the first one's line:\n{all}"
     );
 }

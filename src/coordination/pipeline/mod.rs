@@ -110,7 +110,11 @@ fn run_and_report(
             },
         },
     };
-    if let Ending::Failed { error, .. } = &outcome.ending {
+    // A target that could not be prepared said so when it failed; its cause is the
+    // summary's alone.
+    if let Ending::Failed { error, stage, .. } = &outcome.ending
+        && *stage != Stage::Prepare
+    {
         let problem = crate::logging::one_line(error);
         tracing::error!("{}: {}", spec.identifier, report::failure_notice(&problem));
     }

@@ -22,9 +22,9 @@ use crate::support::target_libraries::{
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
 /// a folder of the run, removed with it.
 pub(super) struct Targets {
-    /// Each target's preparation, or why it failed (one line): its builds fail with it,
-    /// the other targets' go on.
-    prepared: BTreeMap<String, Result<Prepared, String>>,
+    /// Each target's preparation, or why it failed: its builds fail with it, the other
+    /// targets' go on.
+    prepared: BTreeMap<String, Result<Prepared, Unprepared>>,
     _folder: Option<tempfile::TempDir>,
 }
 
@@ -36,18 +36,36 @@ pub(super) struct Prepared {
     pub hook_variables: BTreeMap<String, String>,
 }
 
+/// Why a target has no builds: the cause (one line), which the summary gives once, on the
+/// line of the first identifier that needed the target; the others point there.
+#[derive(Clone, Debug)]
+struct Unprepared {
+    problem: String,
+    first: String,
+}
+
 /// The builds that share a target's preparation (and `before-all`).
 pub(super) fn key_of(spec: &BuildSpec) -> String {
     format!("{} {:?}", spec.target.id(), spec.options.toolchain)
 }
 
 impl Targets {
-    /// `spec`'s target prepared, or why its preparation failed.
+    /// `spec`'s target prepared, or why its preparation failed: the cause for the first
+    /// identifier of the target, a pointer to that identifier's line for the others, so
+    /// the cause is printed once however many builds share the target.
     pub(super) fn of(&self, spec: &BuildSpec) -> Result<Prepared, String> {
-        self.prepared
-            .get(&key_of(spec))
-            .cloned()
-            .unwrap_or_else(|| Ok(Prepared::default()))
+        match self.prepared.get(&key_of(spec)) {
+            None => Ok(Prepared::default()),
+            Some(Ok(prepared)) => Ok(prepared.clone()),
+            Some(Err(unprepared)) if unprepared.first == spec.identifier.to_string() => {
+                Err(unprepared.problem.clone())
+            }
+            Some(Err(unprepared)) => Err(format!(
+                "{} could not be prepared (the cause is on {}'s line)",
+                spec.target.id(),
+                unprepared.first
+            )),
+        }
     }
 }
 
@@ -113,9 +131,14 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         )
         .with_context(|| format!("preparing {} for its builds", spec.target.id()))
         .map_err(|error| {
-            let problem = crate::logging::one_line(&error);
-            tracing::error!("{problem}: no {} build runs", spec.target.id());
-            problem
+            tracing::error!(
+                "{}: could not be prepared, so none of its builds runs; the cause is in the summary",
+                spec.target.id()
+            );
+            Unprepared {
+                problem: crate::logging::one_line(&error),
+                first: spec.identifier.to_string(),
+            }
         });
         targets.prepared.insert(key, prepared);
     }
