@@ -57,7 +57,7 @@ impl Targets {
         match self.prepared.get(&key_of(spec)) {
             None => Ok(Prepared::default()),
             Some(Ok(prepared)) => Ok(prepared.clone()),
-            Some(Err(unprepared)) if unprepared.first == spec.identifier.to_string() => {
+            Some(Err(unprepared)) if unprepared.first == spec.identifier => {
                 Err(unprepared.problem.clone())
             }
             Some(Err(unprepared)) => Err(format!(
