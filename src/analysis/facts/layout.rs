@@ -67,15 +67,20 @@ pub fn origin_relative(from_file: &str, to_dir: &str) -> String {
 
 /// The folder (install path) that receives vendored ELF libraries, as
 /// auditwheel names it: `<distribution>.libs`.
-pub fn linux_libs_dir(wheel: &WheelArchive) -> String {
-    format!("{}.libs", wheel.name().distribution)
+pub fn linux_libs_dir(wheel: &WheelArchive, lib_sdir: &str) -> String {
+    format!("{}{lib_sdir}", wheel.name().distribution)
 }
+
+/// auditwheel's default `--lib-sdir`: the suffix of the distribution's folder.
+pub const LINUX_LIB_SDIR: &str = ".libs";
+/// delocate's default `--lib-sdir`: the folder inside the package.
+pub const MACOS_LIB_SDIR: &str = ".dylibs";
 
 /// The folder that receives vendored dylibs, chosen as delocate does:
 /// `.dylibs` inside the top-level package named like the distribution, else
 /// inside the alphabetically first top-level package, else
 /// `<distribution>.dylibs` at the root.
-pub fn macos_libs_dir(wheel: &WheelArchive) -> String {
+pub fn macos_libs_dir(wheel: &WheelArchive, lib_sdir: &str) -> String {
     let distribution = &wheel.name().distribution;
     let mut packages: Vec<&str> = wheel
         .entries()
@@ -92,8 +97,8 @@ pub fn macos_libs_dir(wheel: &WheelArchive) -> String {
         .find(|package| package.eq_ignore_ascii_case(distribution))
         .or(packages.first());
     match chosen {
-        Some(package) => format!("{package}/.dylibs"),
-        None => format!("{distribution}.dylibs"),
+        Some(package) => format!("{package}/{lib_sdir}"),
+        None => format!("{distribution}{lib_sdir}"),
     }
 }
 

@@ -32,6 +32,7 @@ pub fn run(args: &RepairArgs) -> Result<ExitCode> {
         )
         .map_err(anyhow::Error::msg)?,
         retag: args.retag,
+        ..RepairRequest::new(args.wheel_dir.clone())
     };
     for path in &args.wheels {
         let wheel = crate::formats::wheel::open_within_env_limits(path)?;

@@ -46,6 +46,7 @@ pub(super) fn builtin_repair(
         },
         macos_version: target.is_macos().then(|| target.os_version()),
         retag: false,
+        ..RepairRequest::new(out_dir.to_path_buf())
     };
     Ok(repair(&wheel, &request)?.output)
 }

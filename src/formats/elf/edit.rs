@@ -35,6 +35,9 @@ pub struct ElfEdits {
     /// Set DT_RUNPATH to these entries joined with ':' and remove DT_RPATH.
     /// An empty list removes both.
     pub runpath: Option<Vec<String>>,
+    /// Remove the symbol table, its string table and the debug sections, as `strip -s`
+    /// does (`auditwheel repair --strip`); the dynamic symbols the loader reads stay.
+    pub strip: bool,
 }
 
 /// Why an ELF file could not be edited.
@@ -74,7 +77,8 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
     validate(edits)?;
     let before = DynamicNames::read(data)?;
     let expected = expected_names(&before, edits);
-    if expected == before {
+    let strip = edits.strip && has_strippable_sections(data)?;
+    if expected == before && !strip {
         return Ok(data.to_vec());
     }
 
@@ -91,6 +95,9 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
     check_hash_table_sizes(&builder, data.len())?;
     check_alignments(&builder, data.len())?;
     edit_dynamic(&mut builder, edits)?;
+    if strip {
+        strip_symbols(&mut builder);
+    }
     layout::make_room(&mut builder)?;
 
     let mut output = Vec::new();
@@ -99,6 +106,11 @@ pub fn apply_edits(data: &[u8], edits: &ElfEdits) -> Result<Vec<u8>, ElfEditErro
         .map_err(|e| ElfEditError::Write(e.to_string()))?;
     check_layout(&output)?;
     verify(&output, &expected)?;
+    if strip && has_strippable_sections(&output)? {
+        return Err(ElfEditError::Verify(
+            "a symbol table or debug section is still there after stripping".into(),
+        ));
+    }
     // What crosswheel could read before the edit it must read after it (the
     // builder rewrites tables such as .shstrtab that the checks above skip).
     if ElfFacts::parse(data).is_ok()
@@ -301,6 +313,37 @@ fn validate(edits: &ElfEdits) -> Result<(), ElfEditError> {
         check("RUNPATH entry", entry, false)?;
     }
     Ok(())
+}
+
+/// Whether `name` is a section `strip -s` removes from a linked file: the symbol table,
+/// its string table and the debug sections (DWARF, compressed or not).
+fn is_strippable(name: &[u8]) -> bool {
+    name == b".symtab"
+        || name == b".strtab"
+        || name.starts_with(b".debug")
+        || name.starts_with(b".zdebug")
+}
+
+/// Whether the file holds a section [`is_strippable`] names (outside the loaded image).
+fn has_strippable_sections(data: &[u8]) -> Result<bool, ElfEditError> {
+    let file = object::read::File::parse(data).map_err(|e| ElfEditError::Parse(e.to_string()))?;
+    Ok(object::Object::sections(&file).any(|section| {
+        object::ObjectSection::name_bytes(&section).is_ok_and(is_strippable)
+            && object::ObjectSection::address(&section) == 0
+    }))
+}
+
+/// Deletes the static symbols and the sections [`is_strippable`] names; the builder then
+/// writes neither and renumbers what stays.
+fn strip_symbols(builder: &mut Builder<'_>) {
+    for symbol in builder.symbols.iter_mut() {
+        symbol.delete = true;
+    }
+    for section in builder.sections.iter_mut() {
+        if !section.sh_flags.contains(elf::SHF_ALLOC) && is_strippable(&section.name) {
+            section.delete = true;
+        }
+    }
 }
 
 /// The names the file must carry after the edits.

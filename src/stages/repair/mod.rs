@@ -14,6 +14,8 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
+use crate::analysis::facts::layout::{LINUX_LIB_SDIR, MACOS_LIB_SDIR};
+use crate::formats::macho::Arch;
 use crate::formats::wheel::{PlatformTag, WheelArchive, join_platform_tags};
 use crate::target::{OsVersion, Platform};
 
@@ -41,6 +43,42 @@ pub struct RepairRequest {
     pub macos_version: Option<OsVersion>,
     /// macOS: raise the tag to the newest minos instead of failing.
     pub retag: bool,
+    /// The folder vendored libraries go to: auditwheel's `--lib-sdir` (a suffix of the
+    /// distribution's name, `.libs`), delocate's (a folder in the package, `.dylibs`);
+    /// `None`: that default.
+    pub lib_sdir: Option<String>,
+    /// Linux: strip the symbol tables of every ELF file the wheel ends with, as
+    /// `auditwheel repair --strip` does.
+    pub strip: bool,
+    /// Linux: tag with the policy `plat` names only; without it a wheel eligible for a
+    /// more compatible policy gets that one's tags too, first (auditwheel's `--only-plat`).
+    pub only_plat: bool,
+    /// Keep the wheel's own platform tags (auditwheel's `--no-update-tags`).
+    pub keep_tags: bool,
+    /// macOS: architectures every binary must hold (delocate's `--require-archs`).
+    pub require_archs: Vec<Arch>,
+}
+
+impl RepairRequest {
+    /// A request with every choice at its default: auditwheel's and delocate's own.
+    pub fn new(out_dir: PathBuf) -> RepairRequest {
+        RepairRequest {
+            out_dir,
+            lib_paths: Vec::new(),
+            exclude: Vec::new(),
+            epoch: None,
+            plat: None,
+            sysroot: None,
+            system_libraries: None,
+            macos_version: None,
+            retag: false,
+            lib_sdir: None,
+            strip: false,
+            only_plat: true,
+            keep_tags: false,
+            require_archs: Vec::new(),
+        }
+    }
 }
 
 /// What a repair produced.
@@ -66,6 +104,13 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
                     system_libraries: request.system_libraries.clone(),
                     out_dir: request.out_dir.clone(),
                     epoch: request.epoch,
+                    lib_sdir: request
+                        .lib_sdir
+                        .clone()
+                        .unwrap_or_else(|| LINUX_LIB_SDIR.to_string()),
+                    strip: request.strip,
+                    only_plat: request.only_plat,
+                    keep_tags: request.keep_tags,
                 },
             )?;
             (report.output, report.grafted)
@@ -81,6 +126,12 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
                     out_dir: request.out_dir.clone(),
                     epoch: request.epoch,
                     executable_path: None,
+                    lib_sdir: request
+                        .lib_sdir
+                        .clone()
+                        .unwrap_or_else(|| MACOS_LIB_SDIR.to_string()),
+                    require_archs: request.require_archs.clone(),
+                    keep_tags: request.keep_tags,
                 },
             )?;
             (report.output, report.grafted)

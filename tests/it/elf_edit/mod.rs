@@ -44,16 +44,30 @@ const INNER_VALUE: f64 = 2.75;
 #[test]
 #[ignore = "slow: zig-built loader under qemu"]
 fn aarch64_renamed_openblas_loads_through_edited_needed_and_runpath() {
-    renamed_openblas_loads_through_edited_needed_and_runpath(AARCH64);
+    renamed_openblas_loads_through_edited_needed_and_runpath(AARCH64, false);
+}
+
+#[test]
+#[ignore = "slow: zig-built loader under qemu"]
+fn aarch64_stripped_openblas_and_extension_still_load_and_compute() {
+    renamed_openblas_loads_through_edited_needed_and_runpath(AARCH64, true);
+}
+
+#[test]
+#[ignore = "slow: zig-built loader under qemu"]
+fn ppc64le_stripped_openblas_and_extension_still_load_and_compute() {
+    renamed_openblas_loads_through_edited_needed_and_runpath(PPC64LE, true);
 }
 
 #[test]
 #[ignore = "slow: zig-built loader under qemu"]
 fn ppc64le_renamed_openblas_loads_through_edited_needed_and_runpath() {
-    renamed_openblas_loads_through_edited_needed_and_runpath(PPC64LE);
+    renamed_openblas_loads_through_edited_needed_and_runpath(PPC64LE, false);
 }
 
-fn renamed_openblas_loads_through_edited_needed_and_runpath(target: Target) {
+/// With `strip`, both files also lose their symbol tables and debug sections
+/// (`auditwheel repair --strip`) and still load and compute through their dynamic ones.
+fn renamed_openblas_loads_through_edited_needed_and_runpath(target: Target, strip: bool) {
     let work = tempfile::tempdir().expect("create temp dir");
     let built = build_test_programs(target, work.path());
 
@@ -63,6 +77,7 @@ fn renamed_openblas_loads_through_edited_needed_and_runpath(target: Target) {
         &libs.join(RENAMED_OPENBLAS),
         &ElfEdits {
             soname: Some(RENAMED_OPENBLAS.into()),
+            strip,
             ..ElfEdits::default()
         },
     );
@@ -75,9 +90,13 @@ fn renamed_openblas_loads_through_edited_needed_and_runpath(target: Target) {
                 RENAMED_OPENBLAS.into(),
             )]),
             runpath: Some(vec![LIBS_RUNPATH.into()]),
+            strip,
             ..ElfEdits::default()
         },
     );
+    for (edited, original) in [(&openblas, &built.openblas), (&dotext, &built.dotext)] {
+        assert_stripped_as_asked(edited, original, strip);
+    }
 
     let openblas_dynamic = readelf(&["-dW"], &openblas);
     assert_eq!(
@@ -237,6 +256,84 @@ fn s390x_big_endian_library_chain_loads_after_relayout() {
     library_chain_loads_after_relayout(S390X);
 }
 
+/// `strip` on a big-endian file built with debug information: the symbol table, its
+/// strings and the DWARF go, the dynamic symbols stay and the chain still loads.
+#[test]
+#[ignore = "slow: zig-built libraries under qemu"]
+fn s390x_big_endian_library_with_debug_information_loads_after_stripping() {
+    let work = tempfile::tempdir().expect("create temp dir");
+    let source = work.path().join("inner.c");
+    fs::write(
+        &source,
+        format!("double inner_value(void) {{ return {INNER_VALUE:?}; }}\n"),
+    )
+    .expect("write inner.c");
+    let library = work.path().join("libinner.so");
+    let loader = work.path().join("loader");
+    let loader_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/loader.c");
+    zig_cc(
+        S390X,
+        &[
+            "-shared".as_ref(),
+            "-fPIC".as_ref(),
+            "-g".as_ref(),
+            "-o".as_ref(),
+            library.as_os_str(),
+            source.as_os_str(),
+        ],
+    );
+    zig_cc(
+        S390X,
+        &[
+            "-o".as_ref(),
+            loader.as_os_str(),
+            loader_source.as_os_str(),
+            "-ldl".as_ref(),
+        ],
+    );
+    assert!(readelf(&["-SW"], &library).contains(".debug_info"));
+    let stripped = edit_file(
+        &library,
+        &work.path().join("libinner-stripped.so"),
+        &ElfEdits {
+            strip: true,
+            ..ElfEdits::default()
+        },
+    );
+    assert_stripped_as_asked(&stripped, &library, true);
+    assert_program_headers_are_sane(&stripped);
+    let output = run_loader(
+        S390X,
+        &loader,
+        &[
+            stripped.to_str().expect("utf-8 path"),
+            "--call",
+            "inner_value",
+        ],
+    );
+    assert_printed(&output, "inner_value", INNER_VALUE);
+}
+
+/// A stripped file has no `.symtab`, `.strtab` or `.debug*` section and is smaller than
+/// its original; an unstripped one keeps whichever of them its original had.
+fn assert_stripped_as_asked(edited: &Path, original: &Path, strip: bool) {
+    let sections = readelf(&["-SW"], edited);
+    let has_symbols = [" .symtab", " .strtab", " .debug"]
+        .iter()
+        .any(|name| sections.contains(name));
+    if strip {
+        assert!(!has_symbols, "{}:\n{sections}", edited.display());
+        let size = |path: &Path| fs::metadata(path).expect("stat").len();
+        assert!(size(edited) < size(original), "{}", edited.display());
+    } else {
+        assert_eq!(
+            has_symbols,
+            readelf(&["-SW"], original).contains(" .symtab"),
+            "{sections}"
+        );
+    }
+}
+
 /// libouter.so needs libinner.so; both are renamed and re-pointed with a runpath
 /// too long for the linker's layout, then loaded through the edited names.
 fn library_chain_loads_after_relayout(target: Target) {
@@ -351,6 +448,7 @@ fn edits_matching_the_file_return_the_input_bytes() {
             )]),
             remove_needed: ["libnot-needed.so.1".to_string()].into(),
             runpath: None,
+            strip: false,
         },
     ];
     for edits in &unchanged {

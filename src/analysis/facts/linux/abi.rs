@@ -119,7 +119,12 @@ pub fn policy_input<'a>(
 
 /// The platform tags for the wheel: the best policy for `auto`, or the
 /// requested one when the binaries satisfy it.
-pub fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Result<Vec<String>> {
+pub fn choose_tags(
+    policies: &Policies,
+    analysis: &Analysis,
+    plat: &str,
+    only_plat: bool,
+) -> Result<Vec<String>> {
     let achieved = policies.iter().find(|p| p.tag() == analysis.policy);
     let requested = match policies.parse_plat(plat)? {
         PlatRequest::Auto => {
@@ -143,7 +148,17 @@ pub fn choose_tags(policies: &Policies, analysis: &Analysis, plat: &str) -> Resu
             policy
         }
     };
-    Ok(requested.platform_tags())
+    let mut tags = requested.platform_tags();
+    // auditwheel: a wheel eligible for a higher priority (more compatible) policy than
+    // the one asked for gets that policy's tags too, first, unless `--only-plat`.
+    if let Some(higher) = achieved.filter(|achieved| {
+        !only_plat && !achieved.unrestricted && achieved.priority > requested.priority
+    }) {
+        let mut all = higher.platform_tags();
+        all.append(&mut tags);
+        tags = all;
+    }
+    Ok(tags)
 }
 
 fn describe_blockers(blockers: &Blockers) -> String {

@@ -42,6 +42,14 @@ pub struct LinuxRepairOptions {
     pub system_libraries: Option<PathBuf>,
     pub out_dir: PathBuf,
     pub epoch: Option<u64>,
+    /// The suffix of `<distribution>` naming the folder of vendored libraries (`.libs`).
+    pub lib_sdir: String,
+    /// Strips every ELF file the repaired wheel holds (`auditwheel repair --strip`).
+    pub strip: bool,
+    /// Only the policy `plat` names, not a more compatible one the wheel satisfies too.
+    pub only_plat: bool,
+    /// Keep the wheel's own platform tags.
+    pub keep_tags: bool,
 }
 
 /// What one repair did.
@@ -86,7 +94,7 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         PlatRequest::Auto => policies.most_compatible(),
         PlatRequest::Policy(policy) => policy,
     };
-    let libs_dir = linux_libs_dir(wheel);
+    let libs_dir = linux_libs_dir(wheel, &options.lib_sdir);
     let mut search = LibrarySearch::new(abi, &options.lib_paths, options.sysroot.as_deref());
     let is_system =
         |name: &str| whitelist_policy.whitelist.contains(name) || is_dynamic_loader(name);
@@ -117,17 +125,28 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
     }
     let (policy_binaries, provided) = policy_input(&graph, &symbols, &options.exclude);
     let analysis = policies.analyze(&policy_binaries, &provided);
-    let platform_tags: Vec<PlatformTag> = choose_tags(&policies, &analysis, &plat)
+    let chosen: Vec<PlatformTag> = choose_tags(&policies, &analysis, &plat, options.only_plat)
         .with_context(|| format!("{}", wheel.path().display()))?
         .iter()
         .map(|tag| PlatformTag::parse(tag))
         .collect();
+    let platform_tags = if options.keep_tags {
+        wheel.name().platform.clone()
+    } else {
+        chosen
+    };
 
     // Memory: the search cache shares the grafted libraries' bytes, and each
     // library's original is freed as soon as its edited copy exists, so a
     // 30 MB OpenBLAS is held at most twice, briefly.
     drop(search);
-    let edited = edit_binaries(wheel, &mut graph, &libs_dir, policies.c_library())?;
+    let edited = edit_binaries(
+        wheel,
+        &mut graph,
+        &libs_dir,
+        policies.c_library(),
+        options.strip,
+    )?;
 
     let changes = WheelChanges::sort(&graph, edited);
     let output = rewrite_wheel(
@@ -256,17 +275,27 @@ impl WheelChanges {
 }
 
 /// The new bytes of every binary the repair writes: each grafted library
-/// (edited or not) and each wheel file that needs edits, by index into
-/// `graph.binaries`; untouched wheel files are copied raw later. Takes the
+/// (edited or not) and each wheel file that needs edits (with `strip`, every one), by
+/// index into `graph.binaries`; untouched wheel files are copied raw later. Takes the
 /// grafted libraries' bytes out of the graph.
 fn edit_binaries(
     wheel: &WheelArchive,
     graph: &mut Graph,
     libs_dir: &str,
     c_library: Option<&CLibrary>,
+    strip: bool,
 ) -> Result<Vec<(usize, Vec<u8>)>> {
     let all_edits: Vec<Option<ElfEdits>> = (0..graph.binaries.len())
-        .map(|index| edits::edits_for(graph, index, libs_dir, c_library))
+        .map(|index| {
+            let edits = edits::edits_for(graph, index, libs_dir, c_library);
+            match (edits, strip) {
+                (edits, false) => edits,
+                (edits, true) => Some(ElfEdits {
+                    strip: true,
+                    ..edits.unwrap_or_default()
+                }),
+            }
+        })
         .collect();
     let grafted_sources: Vec<Option<Arc<Vec<u8>>>> = graph
         .binaries

@@ -13,14 +13,16 @@ use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
 use crate::analysis::facts::layout::macos_libs_dir;
-use crate::analysis::facts::macos::{Origin, Rules, final_tags, resolve, wheel_binaries};
-use crate::formats::macho::{Version, edit_load_commands, sign_adhoc};
+use crate::analysis::facts::macos::{
+    MachOBinary, Origin, Rules, final_tags, resolve, wheel_binaries,
+};
+use crate::formats::macho::{Arch, Version, edit_load_commands, sign_adhoc};
 use crate::formats::wheel::{Contents, PlatformTag, WheelArchive};
 use crate::stages::repair::rewrite_wheel;
 use crate::stages::repair::sbom::Vendored;
 use crate::target::OsVersion;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct MacosRepairOptions {
     /// Folders searched first, by file name, for libraries outside the wheel.
     pub lib_paths: Vec<PathBuf>,
@@ -37,6 +39,30 @@ pub struct MacosRepairOptions {
     /// folder on the build machine); without it such names must resolve
     /// through an executable inside the wheel.
     pub executable_path: Option<PathBuf>,
+    /// The folder in the package vendored libraries go to (`.dylibs`).
+    pub lib_sdir: String,
+    /// Architectures every binary must hold, wheel's and vendored (`--require-archs`).
+    pub require_archs: Vec<Arch>,
+    /// Keep the wheel's own platform tags.
+    pub keep_tags: bool,
+}
+
+impl Default for MacosRepairOptions {
+    /// delocate's defaults: `.dylibs`, no required architectures, the wheel's own tag.
+    fn default() -> MacosRepairOptions {
+        MacosRepairOptions {
+            lib_paths: Vec::new(),
+            exclude: Vec::new(),
+            macos_version: None,
+            retag: false,
+            out_dir: PathBuf::new(),
+            epoch: None,
+            executable_path: None,
+            lib_sdir: crate::analysis::facts::layout::MACOS_LIB_SDIR.to_string(),
+            require_archs: Vec::new(),
+            keep_tags: false,
+        }
+    }
 }
 
 /// What one repair did.
@@ -77,7 +103,9 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
         search_host: true,
     };
     let graph = resolve(binaries, &rules);
-    let plan = plan::plan(graph, &macos_libs_dir(wheel)).with_context(|| wheel_path.clone())?;
+    require_archs(&graph.binaries, &options.require_archs).with_context(|| wheel_path.clone())?;
+    let plan = plan::plan(graph, &macos_libs_dir(wheel, &options.lib_sdir))
+        .with_context(|| wheel_path.clone())?;
     let decision = final_tags(
         &wheel.name().platform,
         requested,
@@ -88,7 +116,11 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
     for warning in &decision.warnings {
         tracing::warn!("{wheel_path}: {warning}");
     }
-    let platform_tags = decision.tags;
+    let platform_tags = if options.keep_tags {
+        wheel.name().platform.clone()
+    } else {
+        decision.tags
+    };
 
     let rewritten = rewrite_binaries(&plan, &wheel_path)?;
 
@@ -132,6 +164,29 @@ pub fn repair(wheel: &WheelArchive, options: &MacosRepairOptions) -> Result<Maco
         edited,
         signed,
     })
+}
+
+/// delocate's `--require-archs`: every binary of the wheel and every library it would
+/// vendor holds each of `required`.
+fn require_archs(binaries: &[MachOBinary], required: &[Arch]) -> Result<()> {
+    for binary in binaries {
+        let has: Vec<Arch> = binary.slices.iter().map(|slice| slice.arch).collect();
+        let missing: Vec<String> = required
+            .iter()
+            .filter(|arch| !has.contains(arch))
+            .map(ToString::to_string)
+            .collect();
+        if !missing.is_empty() {
+            let has: Vec<String> = has.iter().map(ToString::to_string).collect();
+            bail!(
+                "{} lacks the architectures {} that --require-archs asks for (it has {})",
+                binary.path,
+                missing.join(", "),
+                has.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The new bytes of each binary the repair writes, by index into `plan.graph.binaries`:
