@@ -1,6 +1,8 @@
 //! Command-line interface definitions (clap). Option names follow
 //! auditwheel / delocate / cibuildwheel where those tools have one.
 
+pub mod peers;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};

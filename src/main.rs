@@ -4,10 +4,20 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use crosswheel::cli::peers::Peer;
 use crosswheel::cli::{Cli, Command};
 use crosswheel::coordination::commands;
 
 fn main() -> ExitCode {
+    // Under a peer's name (auditwheel, delocate-wheel, ...), from the folder a build puts
+    // first on its hooks' PATH: that peer's command line.
+    let mut args = std::env::args_os();
+    if let Some(peer) = args.next().as_deref().and_then(Peer::invoked_as) {
+        crosswheel::logging::init(0);
+        let mut argv = vec![peer.program().into()];
+        argv.extend(args);
+        return finish(commands::peers::run(peer, argv));
+    }
     let cli = Cli::parse();
     crosswheel::logging::init(cli.verbose);
     let outcome = match cli.command {
@@ -23,6 +33,10 @@ fn main() -> ExitCode {
         Command::Upload(args) => commands::publish::run_upload(&args),
         Command::Help(args) => commands::help::run(&args),
     };
+    finish(outcome)
+}
+
+fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {

@@ -62,6 +62,7 @@ mod options_pyproject;
 mod options_selection;
 mod output_messages;
 mod package_index;
+mod peers;
 mod pinned_downloads;
 mod pipeline_blasdot;
 mod pipeline_examples;

@@ -532,7 +532,10 @@ fn project_placeholders_are_filled_in_the_commands_cibuildwheel_fills() {
         Some(format!("ls {dir}").as_str())
     );
     assert_eq!(
-        options.repair.command_for("/w/a.whl", "/out").as_deref(),
+        options
+            .repair
+            .command_for("/w/a.whl", "/out", None)
+            .as_deref(),
         Some(format!("cp /w/a.whl /out # {dir}").as_str())
     );
 }

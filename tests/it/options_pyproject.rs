@@ -272,7 +272,9 @@ fn repair_is_builtin_unless_replaced_or_disabled() {
     let plan = custom.plan(&[]);
     let repair = &plan.builds[0].options.repair;
     assert_eq!(
-        repair.command_for("dist/a.whl", "wheelhouse").as_deref(),
+        repair
+            .command_for("dist/a.whl", "wheelhouse", None)
+            .as_deref(),
         Some("repairwheel -o wheelhouse dist/a.whl")
     );
 

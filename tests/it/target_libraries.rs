@@ -78,7 +78,7 @@ fn build(project: &Path, identifier: &str, out: &Path) -> Output {
         .expect("crosswheel runs")
 }
 
-fn text_of(output: &Output) -> String {
+pub(crate) fn text_of(output: &Output) -> String {
     format!(
         "{}\n{}",
         String::from_utf8_lossy(&output.stdout),
@@ -87,7 +87,7 @@ fn text_of(output: &Output) -> String {
 }
 
 /// The one wheel in `out` and the names of its files.
-fn wheel_in(out: &Path) -> (PathBuf, Vec<String>) {
+pub(crate) fn wheel_in(out: &Path) -> (PathBuf, Vec<String>) {
     let names = common::wheel_names_in(out);
     assert_eq!(names.len(), 1, "{names:?}");
     let wheel = out.join(&names[0]);
@@ -100,7 +100,7 @@ fn wheel_in(out: &Path) -> (PathBuf, Vec<String>) {
     (wheel, files)
 }
 
-fn read_bytes(wheel: &Path, name: &str) -> Vec<u8> {
+pub(crate) fn read_bytes(wheel: &Path, name: &str) -> Vec<u8> {
     use std::io::Read;
     let file = std::fs::File::open(wheel).unwrap();
     let mut archive = zip::ZipArchive::new(file).unwrap();
@@ -351,7 +351,7 @@ fn pyyaml_for_macos_vendors_libyaml_beside_its_extension_and_passes_the_static_c
 
 /// A small extension that links zlib through `target-libraries` and whose test round-trips
 /// data through it.
-fn zdemo_project(dir: &Path) -> PathBuf {
+pub(crate) fn zdemo_project(dir: &Path) -> PathBuf {
     let setup_py = "from setuptools import setup, Extension\n\
         setup(ext_modules=[Extension('zdemo._z', ['zdemo/_z.c'], libraries=['z'])])\n";
     let source = r#"#define PY_SSIZE_T_CLEAN

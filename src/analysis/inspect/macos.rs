@@ -10,6 +10,58 @@ use crate::analysis::facts::macos::{Graph, Link, Rules, SliceFacts, Via, resolve
 use crate::formats::macho::{DependencyKind, FileType, SignatureStatus};
 use crate::formats::wheel::WheelArchive;
 
+/// One library a wheel's binaries depend on, as `delocate-listdeps` lists it: a host
+/// file by its path, a file of the wheel by its path in the wheel, a system library or
+/// one not found by its install name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ListedDependency {
+    pub name: String,
+    /// macOS provides it (delocate's `filter_system_libs` drops these without `--all`).
+    pub system: bool,
+}
+
+/// Every library the wheel's binaries (and the host libraries they pull in) depend on,
+/// found as the repair would find them (`lib_paths` first), with the binaries depending
+/// on each.
+pub fn host_dependencies(
+    wheel: &WheelArchive,
+    lib_paths: &[std::path::PathBuf],
+) -> Result<BTreeMap<ListedDependency, BTreeSet<String>>> {
+    use crate::analysis::facts::macos::Origin;
+    let rules = Rules {
+        exclude: &[],
+        lib_paths,
+        executable_path: None,
+        search_host: true,
+    };
+    let graph = resolve(wheel_binaries(wheel)?, &rules);
+    let name_of = |index: usize| match &graph.binaries[index].origin {
+        Origin::Host { source } => source.display().to_string(),
+        Origin::Wheel { entry } => entry.clone(),
+    };
+    let mut listed: BTreeMap<ListedDependency, BTreeSet<String>> = BTreeMap::new();
+    for (index, links) in graph.links.iter().enumerate() {
+        for link in links {
+            let dependency = match link.link {
+                Link::System | Link::Excluded => ListedDependency {
+                    name: link.dependency.install_name.clone(),
+                    system: true,
+                },
+                Link::Binary { index: found, .. } => ListedDependency {
+                    name: name_of(found),
+                    system: false,
+                },
+                Link::Unresolved => ListedDependency {
+                    name: link.dependency.install_name.clone(),
+                    system: false,
+                },
+            };
+            listed.entry(dependency).or_default().insert(name_of(index));
+        }
+    }
+    Ok(listed)
+}
+
 /// Version of the JSON document; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
 

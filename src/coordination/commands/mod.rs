@@ -6,6 +6,7 @@ pub use crate::coordination::pipeline::exit_code;
 pub mod build;
 pub mod help;
 pub mod inspect;
+pub mod peers;
 pub mod publish;
 pub mod repair;
 pub mod sdist;

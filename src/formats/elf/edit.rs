@@ -603,6 +603,7 @@ mod tests {
             replace_needed: BTreeMap::from([("libgone.so".into(), "libnew.so".into())]),
             remove_needed: BTreeSet::from(["libgone.so".into()]),
             runpath: Some(vec!["$ORIGIN".into()]),
+            strip: false,
         };
         assert_eq!(expected_names(&before, &edits), before);
     }

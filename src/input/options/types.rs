@@ -131,15 +131,31 @@ pub enum RepairCommand {
 
 impl RepairCommand {
     /// The command for one wheel, placeholders filled and shell-quoted.
-    pub fn command_for(&self, wheel: &str, dest_dir: &str) -> Option<String> {
+    ///
+    /// `delocate_archs` is the architectures of a macOS wheel, as cibuildwheel fills
+    /// `{delocate_archs}` for `delocate-wheel --require-archs`; Linux has no such
+    /// placeholder.
+    pub fn command_for(
+        &self,
+        wheel: &str,
+        dest_dir: &str,
+        delocate_archs: Option<&str>,
+    ) -> Option<String> {
         match self {
-            RepairCommand::Command(template) => Some(shell::fill_placeholders(
-                template,
-                &[
-                    ("wheel", &shell_quote(wheel)),
-                    ("dest_dir", &shell_quote(dest_dir)),
-                ],
-            )),
+            RepairCommand::Command(template) => {
+                let mut values = vec![
+                    ("wheel", shell_quote(wheel)),
+                    ("dest_dir", shell_quote(dest_dir)),
+                ];
+                if let Some(archs) = delocate_archs {
+                    values.push(("delocate_archs", archs.into()));
+                }
+                let values: Vec<(&str, &str)> = values
+                    .iter()
+                    .map(|(name, value)| (*name, value.as_ref()))
+                    .collect();
+                Some(shell::fill_placeholders(template, &values))
+            }
             RepairCommand::Builtin | RepairCommand::Skip => None,
         }
     }
@@ -308,10 +324,25 @@ mod tests {
     fn repair_command_fills_and_quotes_placeholders() {
         let repair = RepairCommand::Command("mytool -w {dest_dir} {wheel}".to_string());
         assert_eq!(
-            repair.command_for("/tmp/a b/x.whl", "/out").as_deref(),
+            repair
+                .command_for("/tmp/a b/x.whl", "/out", None)
+                .as_deref(),
             Some("mytool -w /out '/tmp/a b/x.whl'")
         );
-        assert_eq!(RepairCommand::Builtin.command_for("x", "y"), None);
+        assert_eq!(RepairCommand::Builtin.command_for("x", "y", None), None);
+    }
+
+    #[test]
+    fn a_macos_repair_command_gets_the_wheels_architectures_for_delocate() {
+        let repair = RepairCommand::Command(
+            "delocate-wheel --require-archs {delocate_archs} -w {dest_dir} -v {wheel}".to_string(),
+        );
+        assert_eq!(
+            repair
+                .command_for("a.whl", "/out", Some("arm64"))
+                .as_deref(),
+            Some("delocate-wheel --require-archs arm64 -w /out -v a.whl")
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 
 use super::{Identifier, work_folder};
 use crate::coordination::pipeline::{hooks, progress};
+use crate::io_error::IoError;
 use crate::stages::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetRunner, TargetSetup};
 use crate::stages::testing::Emulator;
@@ -44,7 +45,7 @@ impl Identifier<'_> {
                 "before-build",
                 command,
                 &self.spec.paths.package,
-                &self.hook_command_environment(&environment, &hook_env),
+                &self.hook_command_environment(&environment, &hook_env, target)?,
             )?;
             for line in hook_env.settle()? {
                 tracing::info!("{line}");
@@ -120,16 +121,43 @@ impl Identifier<'_> {
     /// user's `environment`, and the build's own environment first on PATH, so that `python`
     /// and `pip` there are the build's, as in cibuildwheel's build venv (a bare Debian or
     /// Ubuntu has no `python` command at all).
+    ///
+    /// The peers a configuration calls (`auditwheel`, `delocate-wheel`, ...) come before
+    /// all of it: crosswheel answers to their names for `target`
+    /// (see `commands::peers`), as the real tools do in a container of the target.
     pub(super) fn hook_command_environment(
         &self,
         user: &BTreeMap<String, String>,
         hook_env: &HookEnv,
-    ) -> BTreeMap<String, String> {
+        target: &Target,
+    ) -> Result<BTreeMap<String, String>> {
         let mut environment = self.target.hook_variables.clone();
         environment.extend(user.clone());
         let path = environment.get("PATH").cloned();
         environment.extend(hook_env.variables(path.as_deref()));
-        environment
+        let peers = self.peer_programs()?;
+        let path = environment.get("PATH").cloned().unwrap_or_default();
+        environment.insert("PATH".into(), format!("{}:{path}", peers.display()));
+        environment.insert(
+            crate::cli::peers::TARGET_VARIABLE.into(),
+            target.id().to_string(),
+        );
+        Ok(environment)
+    }
+
+    /// A folder of the work folder where the peers' program names lead to crosswheel.
+    fn peer_programs(&self) -> Result<std::path::PathBuf> {
+        let folder = self.work.path().join("peers");
+        if folder.is_dir() {
+            return Ok(folder);
+        }
+        let crosswheel = std::env::current_exe().context("find crosswheel's own program")?;
+        std::fs::create_dir_all(&folder).map_err(IoError::at("create", &folder))?;
+        for peer in crate::cli::peers::Peer::ALL {
+            let link = folder.join(peer.program());
+            std::os::unix::fs::symlink(&crosswheel, &link).map_err(IoError::at("create", &link))?;
+        }
+        Ok(folder)
     }
 
     /// The build's own environment, in the work folder, as cibuildwheel makes a fresh venv

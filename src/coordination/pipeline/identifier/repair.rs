@@ -36,37 +36,59 @@ impl Identifier<'_> {
                     .command_for(
                         &built.path.to_string_lossy(),
                         &repaired_dir.to_string_lossy(),
+                        target.is_macos().then(|| target.arch()),
                     )
                     .unwrap_or_default();
+                let mut environment =
+                    self.hook_command_environment(&self.environment, hook_env, target)?;
+                // What a container's /usr/local/lib gives the real auditwheel: the
+                // libraries crosswheel built or fetched for the target.
+                let folders = self.library_folders(python, built, target)?;
+                environment.insert(
+                    crate::cli::peers::LIBRARY_PATH_VARIABLE.into(),
+                    std::env::join_paths(&folders)
+                        .context("join the target's library folders")?
+                        .to_string_lossy()
+                        .into_owned(),
+                );
                 hooks::run_shell(
                     "repair-wheel-command",
                     &command,
                     &self.spec.paths.package,
-                    &self.hook_command_environment(&self.environment, hook_env),
+                    &environment,
                 )?;
                 crate::coordination::pipeline::repair_step::single_wheel_in(&repaired_dir)
             }
-            RepairCommand::Builtin => {
-                let mut lib_paths =
-                    crate::coordination::pipeline::repair_step::target_library_folders(
-                        &self.context.cache,
-                        target,
-                        python,
-                        self.spec,
-                        self.context.offline,
-                    )?;
-                lib_paths.extend(self.target.prefix.library_dirs());
-                lib_paths.extend(built.library_dirs.iter().cloned());
-                crate::coordination::pipeline::repair_step::builtin_repair(
-                    &self.context.cache,
-                    &built.path,
-                    target,
-                    lib_paths,
-                    &repaired_dir,
-                    &self.context.network(self.spec),
-                )
-            }
+            RepairCommand::Builtin => crate::coordination::pipeline::repair_step::builtin_repair(
+                &self.context.cache,
+                &built.path,
+                target,
+                self.library_folders(python, built, target)?,
+                &repaired_dir,
+                &self.context.network(self.spec),
+            ),
         }
+    }
+
+    /// Where the repair looks for the libraries the wheel needs, first: the target
+    /// wheels of `target-requires`, the target's prepared libraries and those the build
+    /// says it linked.
+    fn library_folders(
+        &self,
+        python: &BuildPython,
+        built: &BuiltWheel,
+        target: &Target,
+    ) -> Result<Vec<PathBuf>> {
+        let mut folders = crate::coordination::pipeline::repair_step::target_library_folders(
+            &self.context.cache,
+            target,
+            python,
+            self.spec,
+            self.context.offline,
+        )?;
+        folders.extend(self.target.prefix.library_dirs());
+        folders.extend(built.library_dirs.iter().cloned());
+        Ok(folders)
     }
 
     /// The thin wheels of a fused target (universal2) as one wheel.

@@ -1,0 +1,415 @@
+//! crosswheel answering the peers' command lines (`auditwheel repair ...`,
+//! `delocate-wheel ...`, `delocate-listdeps ...`) that a configuration's
+//! `repair-wheel-command` or hooks call. The real tools would judge a foreign
+//! architecture's wheel against this machine's libraries; crosswheel's repair judges it
+//! against the target's, with every flag mapped or refused by name.
+//!
+//! Inside a build, the pipeline puts these names first on PATH and says in
+//! [`TARGET_VARIABLE`] and [`LIBRARY_PATH_VARIABLE`] which target the build is for and
+//! where the libraries crosswheel built for it are: what a container's `/usr/local/lib`
+//! gives the real auditwheel.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+
+use crate::cli::peers::{
+    Auditwheel, AuditwheelCommand, AuditwheelRepair, AuditwheelShow, DelocateListdeps,
+    DelocateWheel, LIBRARY_PATH_VARIABLE, Peer, TARGET_VARIABLE,
+};
+use crate::formats::macho::Arch;
+use crate::formats::wheel::{PlatformTag, WheelArchive, open_within_env_limits, source_date_epoch};
+use crate::input::options::{EnvSource, ProcessEnv, repair_macos_version};
+use crate::stages::repair::macos::MacosRepairOptions;
+use crate::stages::repair::{RepairRequest, repair};
+use crate::target::{Platform, Target};
+
+/// Runs `peer` with `args` (the program name first, as the peer's parser expects).
+pub fn run(peer: Peer, args: Vec<OsString>) -> Result<ExitCode> {
+    let env = ProcessEnv;
+    match peer {
+        Peer::Auditwheel => {
+            let cli = Auditwheel::parse_from(args);
+            match &cli.command {
+                AuditwheelCommand::Repair(repair) => auditwheel_repair(repair, cli.verbose, &env),
+                AuditwheelCommand::Show(show) => auditwheel_show(show, &env),
+            }
+        }
+        Peer::DelocateWheel => delocate_wheel(&DelocateWheel::parse_from(args), &env),
+        Peer::DelocateListdeps => delocate_listdeps(&DelocateListdeps::parse_from(args), &env),
+    }
+}
+
+/// The build's target, when a crosswheel build called the peer.
+fn context_target(env: &impl EnvSource) -> Result<Option<Target>> {
+    match env.var(TARGET_VARIABLE).filter(|id| !id.is_empty()) {
+        Some(id) => Ok(Some(Target::parse(&id).with_context(|| {
+            format!("{TARGET_VARIABLE}={id} is not a crosswheel target")
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// The `:`-separated folders of `variable`, empty entries dropped.
+fn folders(env: &impl EnvSource, variable: &str) -> Vec<PathBuf> {
+    env.var(variable)
+        .unwrap_or_default()
+        .split(':')
+        .filter(|entry| !entry.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+fn auditwheel_repair(
+    args: &AuditwheelRepair,
+    verbose: u8,
+    env: &impl EnvSource,
+) -> Result<ExitCode> {
+    refuse_unhonoured_auditwheel_flags(args, env)?;
+    let exclude = args
+        .exclude
+        .iter()
+        .map(|pattern| {
+            glob::Pattern::new(pattern)
+                .with_context(|| format!("--exclude {pattern:?} is not a valid glob pattern"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let target = context_target(env)?;
+    let cache = crate::support::host::Cache::from_env()?;
+    // auditwheel's search: AUDITWHEEL_LD_LIBRARY_PATH and LD_LIBRARY_PATH first, then
+    // `--ldpaths` or, by default, the system's folders: here the target's libraries.
+    let mut lib_paths = folders(env, "AUDITWHEEL_LD_LIBRARY_PATH");
+    lib_paths.extend(folders(env, "LD_LIBRARY_PATH"));
+    match &args.shared.ldpaths {
+        Some(ldpaths) => lib_paths.extend(
+            ldpaths
+                .split(':')
+                .filter(|e| !e.is_empty())
+                .map(PathBuf::from),
+        ),
+        None => lib_paths.extend(folders(env, LIBRARY_PATH_VARIABLE)),
+    }
+    let plat_text = args
+        .plat
+        .clone()
+        .or_else(|| env.var("AUDITWHEEL_PLAT"))
+        .unwrap_or_else(|| "auto".into());
+    let mut request = RepairRequest::new(args.wheel_dir.clone());
+    request.lib_paths = lib_paths;
+    request.exclude = exclude;
+    request.epoch = source_date_epoch()?;
+    request.plat = match plat_text.as_str() {
+        // musl binaries do not say their musl: the build's target does, as the
+        // container's musl would.
+        "auto" => target.as_ref().and_then(PlatformTag::repair_policy_of),
+        tag => Some(PlatformTag::parse(tag)),
+    };
+    request.lib_sdir = Some(args.lib_sdir.clone());
+    request.strip = args.strip;
+    request.only_plat = args.only_plat || plat_text == "auto";
+    request.keep_tags = args.no_update_tags;
+    for path in &args.wheels {
+        let wheel = open_within_env_limits(path)?;
+        if is_pure(&wheel) && args.shared.allow_pure_python_wheel {
+            copy_unchanged(path, &args.wheel_dir)?;
+            continue;
+        }
+        if PlatformTag::platform_of(&wheel.name().platform) == Some(Platform::Macos) {
+            bail!(
+                "auditwheel repair {}: auditwheel repairs Linux wheels; this one is for macOS \
+                 (delocate-wheel repairs it)",
+                path.display()
+            );
+        }
+        request.system_libraries = super::repair::system_libraries_for(&cache, &wheel)?;
+        let repaired = repair(&wheel, &request)?;
+        if verbose > 0 {
+            println!("Fixed-up wheel written to {}", repaired.output.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags whose effect crosswheel cannot give: each is refused by name.
+fn refuse_unhonoured_auditwheel_flags(args: &AuditwheelRepair, env: &impl EnvSource) -> Result<()> {
+    let compression = args
+        .zip_compression_level
+        .map(|level| level.to_string())
+        .or_else(|| env.var("AUDITWHEEL_ZIP_COMPRESSION_LEVEL"));
+    if let Some(level) = compression {
+        bail!(
+            "auditwheel repair -z {level}: crosswheel writes every wheel at one compression so that \
+             the same inputs give the same bytes; drop -z (or AUDITWHEEL_ZIP_COMPRESSION_LEVEL)"
+        );
+    }
+    let patcher = args
+        .patcher
+        .clone()
+        .or_else(|| env.var("AUDITWHEEL_PATCHER"));
+    if patcher.as_deref() == Some("none") {
+        bail!(
+            "auditwheel repair --patcher none: crosswheel's repair always edits the ELF files it \
+             vendors for; drop --patcher none"
+        );
+    }
+    Ok(())
+}
+
+fn auditwheel_show(args: &AuditwheelShow, env: &impl EnvSource) -> Result<ExitCode> {
+    if args.json {
+        bail!(
+            "auditwheel show --json: crosswheel's report in JSON is `crosswheel inspect --json` \
+             (docs/inspect-json.md), whose fields are not auditwheel's; use that command"
+        );
+    }
+    if args.shared.ldpaths.is_some() || env.var("AUDITWHEEL_LD_LIBRARY_PATH").is_some() {
+        tracing::debug!("auditwheel show reads the wheel alone: library folders are not searched");
+    }
+    let wheel = open_within_env_limits(&args.wheel)?;
+    if is_pure(&wheel) {
+        if args.shared.allow_pure_python_wheel {
+            println!("{} is a pure Python wheel", args.wheel.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!(
+            "{}: is a pure wheel (platform `any`); --allow-pure-python-wheel accepts it",
+            args.wheel.display()
+        );
+    }
+    super::inspect::run(&crate::cli::InspectArgs {
+        wheel: args.wheel.clone(),
+        json: false,
+    })
+}
+
+fn delocate_wheel(args: &DelocateWheel, env: &impl EnvSource) -> Result<ExitCode> {
+    let shared = &args.shared;
+    if shared.no_sanitize_rpaths {
+        bail!(
+            "delocate-wheel --no-sanitize-rpaths: crosswheel's repair always removes rpaths that \
+             leave the wheel, which a wheel installed elsewhere cannot use; drop the flag"
+        );
+    }
+    if shared.ignore_missing_dependencies {
+        bail!(
+            "delocate-wheel --ignore-missing-dependencies: crosswheel does not write a wheel that \
+             cannot load; put the missing library's folder on DYLD_LIBRARY_PATH instead"
+        );
+    }
+    if shared.dylibs_only {
+        bail!(
+            "delocate-wheel --dylibs-only: crosswheel reads every Mach-O file of the wheel, \
+             whatever its name; drop the flag"
+        );
+    }
+    let mut lib_paths = folders(env, "DYLD_LIBRARY_PATH");
+    lib_paths.extend(folders(env, "DYLD_FALLBACK_LIBRARY_PATH"));
+    lib_paths.extend(folders(env, LIBRARY_PATH_VARIABLE));
+    let exclude = shared
+        .exclude
+        .iter()
+        .map(|part| glob::Pattern::new(&format!("*{}*", glob::Pattern::escape(part))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let require_archs = match &args.require_archs {
+        Some(text) => parse_archs(text)?,
+        None => Vec::new(),
+    };
+    for path in &args.wheels {
+        if args.wheels.len() > 1 || shared.verbose > 0 {
+            println!("Fixing: {}", path.display());
+        }
+        let (out_dir, in_place) = match &args.wheel_dir {
+            Some(dir) => (dir.clone(), None),
+            // delocate's default overwrites the input: repair beside it, then replace it.
+            None => {
+                let folder = path.parent().unwrap_or(Path::new("."));
+                let staging = tempfile::Builder::new()
+                    .prefix(".delocate-")
+                    .tempdir_in(folder)
+                    .with_context(|| format!("create a folder in {}", folder.display()))?;
+                (staging.path().to_path_buf(), Some(staging))
+            }
+        };
+        let wheel = open_within_env_limits(path)?;
+        if PlatformTag::platform_of(&wheel.name().platform) != Some(Platform::Macos) {
+            bail!(
+                "delocate-wheel {}: delocate repairs macOS wheels; this one is not (auditwheel \
+                 repairs Linux ones)",
+                path.display()
+            );
+        }
+        let repaired = crate::stages::repair::macos::repair(
+            &wheel,
+            &MacosRepairOptions {
+                lib_paths: lib_paths.clone(),
+                exclude: exclude.clone(),
+                macos_version: repair_macos_version(
+                    args.require_target_macos_version.as_deref(),
+                    env,
+                )
+                .map_err(anyhow::Error::msg)?,
+                retag: false,
+                out_dir,
+                epoch: source_date_epoch()?,
+                executable_path: shared.executable_path.clone(),
+                lib_sdir: args.lib_sdir.clone(),
+                require_archs: require_archs.clone(),
+                keep_tags: false,
+            },
+        )?;
+        if shared.verbose > 0 && !repaired.grafted.is_empty() {
+            println!("Copied to package {} directory:", args.lib_sdir);
+            let mut names: Vec<String> = repaired
+                .grafted
+                .iter()
+                .map(|(source, _)| source.display().to_string())
+                .collect();
+            names.sort();
+            for name in names {
+                println!("  {name}");
+            }
+        }
+        if let Some(_staging) = in_place {
+            replace_input(path, &repaired.output)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// delocate's `--require-archs`: one architecture, a comma-separated list, or the names
+/// `intel` (i386 and x86_64) and `universal2` (x86_64 and arm64).
+fn parse_archs(text: &str) -> Result<Vec<Arch>> {
+    let names: Vec<&str> = match text {
+        "intel" => vec!["i386", "x86_64"],
+        "universal2" => vec!["x86_64", "arm64"],
+        list => list.split(',').map(str::trim).collect(),
+    };
+    names
+        .into_iter()
+        .map(|name| match name {
+            "arm64" => Ok(Arch::Arm64),
+            "x86_64" => Ok(Arch::X86_64),
+            "i386" => Ok(Arch::I386),
+            other => bail!(
+                "--require-archs {text}: `{other}` is not a macOS architecture (arm64, x86_64, i386, \
+                 or the names intel and universal2)"
+            ),
+        })
+        .collect()
+}
+
+/// The repaired wheel in place of the input, as delocate writes without `-w`: renamed
+/// over it (same folder, so atomic); a retagged name replaces the input's name.
+fn replace_input(input: &Path, repaired: &Path) -> Result<()> {
+    let folder = input.parent().unwrap_or(Path::new("."));
+    let name = repaired
+        .file_name()
+        .context("a repaired wheel has a name")?;
+    let destination = folder.join(name);
+    std::fs::rename(repaired, &destination)
+        .with_context(|| format!("move {} to {}", repaired.display(), destination.display()))?;
+    if destination != input {
+        std::fs::remove_file(input).with_context(|| format!("remove {}", input.display()))?;
+    }
+    Ok(())
+}
+
+fn delocate_listdeps(args: &DelocateListdeps, env: &impl EnvSource) -> Result<ExitCode> {
+    let mut lib_paths = folders(env, "DYLD_LIBRARY_PATH");
+    lib_paths.extend(folders(env, "DYLD_FALLBACK_LIBRARY_PATH"));
+    lib_paths.extend(folders(env, LIBRARY_PATH_VARIABLE));
+    let multi = args.paths.len() > 1;
+    for path in &args.paths {
+        if path.is_dir() {
+            bail!(
+                "delocate-listdeps {}: crosswheel lists the dependencies of wheels, not of folders; \
+                 give it the wheel",
+                path.display()
+            );
+        }
+        let wheel = open_within_env_limits(path)?;
+        let dependencies = crate::analysis::inspect::macos::host_dependencies(&wheel, &lib_paths)?;
+        let indent = if multi {
+            println!("{}:", path.display());
+            "   "
+        } else {
+            ""
+        };
+        for (library, depending) in &dependencies {
+            if library.system && !args.all {
+                continue;
+            }
+            if args.depending {
+                println!("{indent}{}:", library.name);
+                for binary in depending {
+                    println!("{indent}    {binary}");
+                }
+            } else {
+                println!("{indent}{}", library.name);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn is_pure(wheel: &WheelArchive) -> bool {
+    wheel
+        .name()
+        .platform
+        .iter()
+        .all(|tag| *tag == PlatformTag::Any)
+}
+
+/// auditwheel's `--allow-pure-python-wheel`: the wheel is copied to the output as it is.
+fn copy_unchanged(wheel: &Path, out_dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(out_dir).with_context(|| format!("create {}", out_dir.display()))?;
+    let name = wheel.file_name().context("a wheel has a name")?;
+    let destination = out_dir.join(name);
+    if destination != wheel {
+        std::fs::copy(wheel, &destination)
+            .with_context(|| format!("copy {} to {}", wheel.display(), destination.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn require_archs_reads_delocates_names_and_lists() {
+        assert_eq!(parse_archs("arm64").unwrap(), [Arch::Arm64]);
+        assert_eq!(
+            parse_archs("x86_64,arm64").unwrap(),
+            [Arch::X86_64, Arch::Arm64]
+        );
+        assert_eq!(
+            parse_archs("universal2").unwrap(),
+            [Arch::X86_64, Arch::Arm64]
+        );
+        assert_eq!(parse_archs("intel").unwrap(), [Arch::I386, Arch::X86_64]);
+        let err = parse_archs("arm64,ppc").unwrap_err().to_string();
+        assert!(err.contains("`ppc` is not a macOS architecture"), "{err}");
+    }
+
+    #[test]
+    fn the_peers_answer_to_their_program_names_only() {
+        assert_eq!(
+            Peer::invoked_as("/run/peers/auditwheel".as_ref()),
+            Some(Peer::Auditwheel)
+        );
+        assert_eq!(
+            Peer::invoked_as("delocate-wheel".as_ref()),
+            Some(Peer::DelocateWheel)
+        );
+        assert_eq!(
+            Peer::invoked_as("delocate-listdeps".as_ref()),
+            Some(Peer::DelocateListdeps)
+        );
+        assert_eq!(Peer::invoked_as("crosswheel".as_ref()), None);
+        assert_eq!(Peer::invoked_as("auditwheel-symbols".as_ref()), None);
+    }
+}
