@@ -286,12 +286,17 @@ impl TargetPrefix {
 }
 
 /// `vars` with the prefixes `roots` made visible to compilers (`CPPFLAGS`, `LDFLAGS`),
-/// pkg-config (`PKG_CONFIG_LIBDIR`) and CMake (`CMAKE_PREFIX_PATH`), before what `vars`
-/// already has.
+/// pkg-config (`PKG_CONFIG_LIBDIR`), CMake (`CMAKE_PREFIX_PATH`) and builds that ask a
+/// library's `*-config` script (`PATH`, see [`config_script_folders`]), before what
+/// `vars` already has.
 pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBuf]) {
     if roots.is_empty() {
         return;
     }
+    let scripts: Vec<String> = config_script_folders(roots)
+        .iter()
+        .map(|folder| folder.display().to_string())
+        .collect();
     let mut prepend = |name: &str, items: Vec<String>, separator: &str| {
         let mut value = items.join(separator);
         // A value the process has, and `vars` does not replace, is the user's: kept after.
@@ -329,11 +334,142 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
         each(&|root| root.display().to_string()),
         ":",
     );
+    if !scripts.is_empty() {
+        prepend("PATH", scripts, ":");
+    }
+}
+
+/// The folder beside each prefix's `bin/` that holds its `*-config` scripts alone
+/// (`xml2-config`, `xslt-config`, `pcap-config`), for the prefixes that have any. They are
+/// shell scripts that answer with the prefix they were installed for, so a build that asks
+/// one where its library is (lxml runs `xml2-config --cflags`) hears of the target's
+/// library, not of the build machine's `/usr/bin/xml2-config`. `bin/` itself holds the
+/// target's programs too, which must not shadow the build machine's.
+pub fn config_script_folders(roots: &[PathBuf]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .filter_map(|root| match config_script_folder(root) {
+            Ok(folder) => folder,
+            Err(error) => {
+                tracing::warn!(
+                    "the *-config scripts of {} stay off PATH: {error}",
+                    root.display()
+                );
+                None
+            }
+        })
+        .collect()
+}
+
+const CONFIG_SCRIPTS: &str = "config-scripts";
+
+fn config_script_folder(root: &Path) -> std::io::Result<Option<PathBuf>> {
+    let bin = root.join("bin");
+    let mut scripts: Vec<PathBuf> = match std::fs::read_dir(&bin) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| is_config_script(path))
+            .collect(),
+        Err(_) => return Ok(None),
+    };
+    if scripts.is_empty() {
+        return Ok(None);
+    }
+    scripts.sort();
+    let folder = root.join(CONFIG_SCRIPTS);
+    let current = |folder: &Path| {
+        scripts.iter().all(|script| {
+            script
+                .file_name()
+                .is_some_and(|name| folder.join(name).exists())
+        })
+    };
+    if current(&folder) {
+        return Ok(Some(folder));
+    }
+    // Made aside and renamed into place: runs sharing the cache may make it at once, and
+    // a prefix that gained scripts (a later `before-all`) gets the folder made anew.
+    let staging = tempfile::Builder::new()
+        .prefix(".config-scripts-")
+        .tempdir_in(root)?;
+    for script in &scripts {
+        if let Some(name) = script.file_name() {
+            std::os::unix::fs::symlink(script, staging.path().join(name))?;
+        }
+    }
+    let staged = staging.keep();
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder)?;
+    }
+    if let Err(error) = std::fs::rename(&staged, &folder) {
+        std::fs::remove_dir_all(&staged).ok();
+        if !current(&folder) {
+            return Err(error);
+        }
+    }
+    Ok(Some(folder))
+}
+
+/// A `bin/NAME-config` that is a script (`#!`), not a program of the target.
+fn is_config_script(path: &Path) -> bool {
+    use std::io::Read;
+    let named = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.ends_with("-config") && name.len() > "-config".len());
+    let mut start = [0u8; 2];
+    named
+        && std::fs::File::open(path)
+            .and_then(|mut file| file.read_exact(&mut start))
+            .is_ok()
+        && &start == b"#!"
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefixs_config_scripts_alone_come_first_on_path() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(
+            bin.join("xml2-config"),
+            "#! /bin/sh\necho -I/prefix/include\n",
+        )
+        .unwrap();
+        // A target program named like a script, and a target program: neither is taken.
+        std::fs::write(bin.join("icu-config"), b"\x7fELF\x02\x01").unwrap();
+        std::fs::write(bin.join("xmllint"), b"\x7fELF\x02\x01").unwrap();
+        let mut vars = BTreeMap::from([("PATH".to_string(), "/wrappers".to_string())]);
+        add_prefix_variables(&mut vars, &[root.path().to_path_buf()]);
+        let folder = root.path().join(CONFIG_SCRIPTS);
+        assert_eq!(vars["PATH"], format!("{}:/wrappers", folder.display()));
+        let mut names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["xml2-config"]);
+        // A later script (a `before-all` installing another library) joins the folder.
+        std::fs::write(bin.join("xslt-config"), "#!/bin/sh\n").unwrap();
+        assert_eq!(
+            config_script_folders(&[root.path().to_path_buf()]),
+            [folder.clone()]
+        );
+        assert!(folder.join("xslt-config").exists());
+    }
+
+    #[test]
+    fn a_prefix_without_config_scripts_leaves_path_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let mut vars = BTreeMap::from([("PATH".to_string(), "/wrappers".to_string())]);
+        add_prefix_variables(&mut vars, &[root.path().to_path_buf()]);
+        assert_eq!(vars["PATH"], "/wrappers");
+        assert!(!root.path().join(CONFIG_SCRIPTS).exists());
+    }
 
     #[test]
     fn requirements_name_catalogue_libraries_with_optional_versions() {
