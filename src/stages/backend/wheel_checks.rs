@@ -50,7 +50,37 @@ pub(super) fn foreign_library_line(
                 dist.name, dist.version, dist.name
             )
         }
-        None => "which no installed distribution lists".to_string(),
+        None => {
+            // A library of the build machine's own (`/usr/lib/x86_64-linux-gnu/libpq.so`):
+            // no wheel has it; the catalogue may build it for the target from a line of
+            // `before-all`, as a container's package manager would install it.
+            let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+            let fix = match crate::support::target_libraries::catalogue()
+                .providing_library(&file_name)
+            {
+                Some(entry) => format!(
+                    "add `yum install -y {}` to `before-all` (or `{}` to `target-libraries`) and crosswheel builds {} {} for {}",
+                    entry
+                        .packages
+                        .iter()
+                        .find(|package| package.ends_with("-devel"))
+                        .unwrap_or(&entry.packages[0]),
+                    entry.name,
+                    entry.name,
+                    entry.version,
+                    target.id()
+                ),
+                None => format!(
+                    "crosswheel's catalogue of target libraries has none of that name (docs/configuration.md#target-libraries): build it for {} in `before-all` into $CROSSWHEEL_PREFIX",
+                    target.id()
+                ),
+            };
+            return Some(format!(
+                "the {} build linked {}, an {arch} library of the build machine's own: {fix}",
+                target.id(),
+                path.display(),
+            ));
+        }
     };
     Some(format!(
         "the {} build linked {}, an {arch} library {came_from}: a {} build needs that package's {} wheel (name it in `target-requires`)",
@@ -192,6 +222,36 @@ pub(super) fn wheel_platform_matches(wheel_name: &str, expected: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_machine_library_the_catalogue_builds_is_answered_with_the_before_all_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target::parse("linux-aarch64").unwrap();
+        let line_for = |name: &str| {
+            let library = dir.path().join(name);
+            std::fs::write(&library, b"\x7fELF").unwrap();
+            let output = format!(
+                "ld.lld: error: {} is incompatible with aarch64linux",
+                library.display()
+            );
+            foreign_library_line(&output, &target, &[]).unwrap()
+        };
+        let libpq = line_for("libpq.so.5.15");
+        assert!(
+            libpq.ends_with(
+                "library of the build machine's own: add `yum install -y libpq-devel` to \
+                 `before-all` (or `libpq` to `target-libraries`) and crosswheel builds libpq \
+                 15.18 for linux-aarch64"
+            ),
+            "{libpq}"
+        );
+        assert!(!libpq.contains("target-requires"), "{libpq}");
+        let unknown = line_for("libnowhere.so");
+        assert!(
+            unknown.contains("crosswheel's catalogue of target libraries has none of that name"),
+            "{unknown}"
+        );
+    }
 
     #[test]
     fn the_linkers_wrong_architecture_lines_name_the_library() {

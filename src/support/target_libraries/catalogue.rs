@@ -305,6 +305,27 @@ impl Catalogue {
             .find(|entry| entry.name.eq_ignore_ascii_case(name))
     }
 
+    /// The library whose install has a shared library of `file_name`'s name, version
+    /// suffixes aside (`libpq.so.5.15` and `libpq.so` are `lib/libpq.so`'s): what a build
+    /// that linked the build machine's copy of that file needed for the target.
+    pub fn providing_library(&self, file_name: &str) -> Option<&LibraryEntry> {
+        let stem = |name: &str| -> String {
+            let name = name.rsplit('/').next().unwrap_or(name);
+            match name.find(".so") {
+                Some(at) => name[..at].to_string(),
+                None => name.trim_end_matches(".a").to_string(),
+            }
+        };
+        let wanted = stem(file_name);
+        self.library.iter().find(|entry| {
+            entry
+                .check
+                .linux
+                .iter()
+                .any(|path| path.contains(".so") && stem(path) == wanted)
+        })
+    }
+
     /// The library a package manager's package `name` stands for.
     pub fn by_package(&self, name: &str) -> Option<&LibraryEntry> {
         self.library.iter().find(|entry| {
