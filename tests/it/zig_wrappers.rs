@@ -427,3 +427,46 @@ fn s390x_code_is_for_z10_without_vector_instructions_unless_the_build_asks_for_z
     );
     assert!(s390x_vector_instructions(dir.path(), "z13.o") > 0);
 }
+
+/// A version script naming a symbol no object defines links as GNU ld links it (the
+/// symbol is left out), for a glibc and a musl target: lld alone would stop with
+/// `version script assignment of 'VERS_1.0' to symbol 'gone' failed: symbol not defined`.
+#[test]
+#[ignore = "slow: real zig compiles and links"]
+fn a_version_script_naming_an_undefined_symbol_links_as_gnu_ld_links_it() {
+    for target in ["linux-aarch64", "musllinux-x86_64"] {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes");
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::write(dir.path().join("kept.c"), "int kept(void) { return 7; }\n").unwrap();
+        std::fs::write(
+            dir.path().join("vers.map"),
+            "VERS_1.0 { global: kept; gone; local: *; };\n",
+        )
+        .unwrap();
+        let cc = common::zig_wrapper(target, false);
+        run(
+            &cc,
+            dir.path(),
+            &notes,
+            &[
+                "-shared",
+                "-fPIC",
+                "kept.c",
+                "-Wl,--version-script=vers.map",
+                "-o",
+                "libkept.so",
+            ],
+        );
+        let exported =
+            common::elf_exported_functions(&std::fs::read(dir.path().join("libkept.so")).unwrap());
+        assert!(
+            exported.iter().any(|name| name == "kept"),
+            "{target}: {exported:?}"
+        );
+        assert!(
+            !exported.iter().any(|name| name == "gone"),
+            "{target}: {exported:?}"
+        );
+    }
+}

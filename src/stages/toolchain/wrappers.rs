@@ -361,8 +361,13 @@ fn link_flags(target: &Target) -> String {
     if !target.is_macos() {
         // zig's libc++, libc++abi and libunwind carry DWARF (~5 MB in every C++
         // extension); PyPI's wheels carry none unless the project asks.
-        return "if [ \"$link\" = 1 ] && [ \"$debug\" = 0 ]; then set -- \"$@\" -Wl,--strip-debug; fi\n"
-            .to_string();
+        // A version script may name symbols the objects do not define: GNU ld, which every
+        // native build links with, lets it; lld refuses unless told `--undefined-version`.
+        return concat!(
+            "if [ \"$link\" = 1 ] && [ \"$debug\" = 0 ]; then set -- \"$@\" -Wl,--strip-debug; fi\n",
+            "if [ \"$link\" = 1 ]; then set -- \"$@\" -Wl,--undefined-version; fi\n",
+        )
+        .to_string();
     }
     let mut script = String::new();
     // Leaves room for the repair stage to rewrite install names and rpaths in place.
