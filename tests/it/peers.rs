@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common;
-use crate::target_libraries::{read_bytes, text_of, wheel_in, zdemo_project};
+use crate::target_libraries::{build, read_bytes, text_of, wheel_in, zdemo_project};
 
 /// zdemo (a C extension linking zlib, built for the target from `target-libraries`)
 /// with `repair` as its `repair-wheel-command`.
@@ -18,15 +18,7 @@ fn build_with_repair_command(dir: &Path, identifier: &str, repair: &str) -> Outp
     let mut text = std::fs::read_to_string(&pyproject).unwrap();
     text.push_str(&format!("repair-wheel-command = {repair:?}\n"));
     std::fs::write(&pyproject, text).unwrap();
-    let mut command = Command::new(common::crosswheel_bin());
-    common::without_option_variables(&mut command);
-    command
-        .arg("build")
-        .arg(&project)
-        .args(["--only", identifier, "--require-tests", "-w"])
-        .arg(dir.join("wheelhouse"))
-        .output()
-        .expect("crosswheel runs")
+    build(&project, identifier, &dir.join("wheelhouse"))
 }
 
 fn has_symbol_table(elf: &[u8]) -> bool {
@@ -80,15 +72,11 @@ fn auditwheel_repair_with_strip_vendors_the_target_library_and_strips_every_elf_
         dir.path(),
         "auditwheel repair --strip -w {dest_dir} {wheel}",
     );
-    let mut command = Command::new(common::crosswheel_bin());
-    common::without_option_variables(&mut command);
-    let output = command
-        .arg("build")
-        .arg(&project)
-        .args(["--only", "cp311-manylinux_aarch64", "--require-tests", "-w"])
-        .arg(dir.path().join("wheelhouse"))
-        .output()
-        .expect("crosswheel runs");
+    let output = build(
+        &project,
+        "cp311-manylinux_aarch64",
+        &dir.path().join("wheelhouse"),
+    );
     let text = text_of(&output);
     assert!(output.status.success(), "{text}");
     assert!(

@@ -66,7 +66,7 @@ test-requires = ["pycparser"]
 test-command = "python {project}/check_cffi.py"
 "#;
 
-fn build(project: &Path, identifier: &str, out: &Path) -> Output {
+pub(crate) fn build(project: &Path, identifier: &str, out: &Path) -> Output {
     let mut command = Command::new(common::crosswheel_bin());
     common::without_option_variables(&mut command);
     command

@@ -69,14 +69,7 @@ fn auditwheel_repair(
     env: &impl EnvSource,
 ) -> Result<ExitCode> {
     refuse_unhonoured_auditwheel_flags(args, env)?;
-    let exclude = args
-        .exclude
-        .iter()
-        .map(|pattern| {
-            glob::Pattern::new(pattern)
-                .with_context(|| format!("--exclude {pattern:?} is not a valid glob pattern"))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let exclude = super::repair::exclude_patterns(&args.exclude)?;
     let target = context_target(env)?;
     let cache = crate::support::host::Cache::from_env()?;
     // auditwheel's search: AUDITWHEEL_LD_LIBRARY_PATH and LD_LIBRARY_PATH first, then

@@ -8,15 +8,19 @@ use crate::cli::{FuseArgs, RepairArgs};
 use crate::formats::wheel::source_date_epoch;
 use crate::stages::repair::{RepairRequest, repair};
 
-pub fn run(args: &RepairArgs) -> Result<ExitCode> {
-    let exclude = args
-        .exclude
+/// `--exclude` globs, each checked.
+pub(crate) fn exclude_patterns(patterns: &[String]) -> Result<Vec<glob::Pattern>> {
+    patterns
         .iter()
         .map(|p| {
             glob::Pattern::new(p)
                 .with_context(|| format!("--exclude {p:?} is not a valid glob pattern"))
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+pub fn run(args: &RepairArgs) -> Result<ExitCode> {
+    let exclude = exclude_patterns(&args.exclude)?;
     let cache = crate::support::host::Cache::from_env()?;
     let mut request = RepairRequest {
         out_dir: args.wheel_dir.clone(),
