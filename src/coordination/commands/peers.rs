@@ -63,6 +63,32 @@ fn folders(env: &impl EnvSource, variable: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// auditwheel's search: `AUDITWHEEL_LD_LIBRARY_PATH` and `LD_LIBRARY_PATH` first, then
+/// `--ldpaths` or, by default, the system's folders: here the target's libraries.
+fn auditwheel_library_path(env: &impl EnvSource, ldpaths: Option<&str>) -> Vec<PathBuf> {
+    let mut folders_found = folders(env, "AUDITWHEEL_LD_LIBRARY_PATH");
+    folders_found.extend(folders(env, "LD_LIBRARY_PATH"));
+    match ldpaths {
+        Some(ldpaths) => folders_found.extend(
+            ldpaths
+                .split(':')
+                .filter(|entry| !entry.is_empty())
+                .map(PathBuf::from),
+        ),
+        None => folders_found.extend(folders(env, LIBRARY_PATH_VARIABLE)),
+    }
+    folders_found
+}
+
+/// delocate's search, as dyld's: `DYLD_LIBRARY_PATH`, `DYLD_FALLBACK_LIBRARY_PATH`, then
+/// the target's libraries.
+fn delocate_library_path(env: &impl EnvSource) -> Vec<PathBuf> {
+    let mut folders_found = folders(env, "DYLD_LIBRARY_PATH");
+    folders_found.extend(folders(env, "DYLD_FALLBACK_LIBRARY_PATH"));
+    folders_found.extend(folders(env, LIBRARY_PATH_VARIABLE));
+    folders_found
+}
+
 fn auditwheel_repair(
     args: &AuditwheelRepair,
     verbose: u8,
@@ -72,26 +98,13 @@ fn auditwheel_repair(
     let exclude = super::repair::exclude_patterns(&args.exclude)?;
     let target = context_target(env)?;
     let cache = crate::support::host::Cache::from_env()?;
-    // auditwheel's search: AUDITWHEEL_LD_LIBRARY_PATH and LD_LIBRARY_PATH first, then
-    // `--ldpaths` or, by default, the system's folders: here the target's libraries.
-    let mut lib_paths = folders(env, "AUDITWHEEL_LD_LIBRARY_PATH");
-    lib_paths.extend(folders(env, "LD_LIBRARY_PATH"));
-    match &args.shared.ldpaths {
-        Some(ldpaths) => lib_paths.extend(
-            ldpaths
-                .split(':')
-                .filter(|e| !e.is_empty())
-                .map(PathBuf::from),
-        ),
-        None => lib_paths.extend(folders(env, LIBRARY_PATH_VARIABLE)),
-    }
     let plat_text = args
         .plat
         .clone()
         .or_else(|| env.var("AUDITWHEEL_PLAT"))
         .unwrap_or_else(|| "auto".into());
     let mut request = RepairRequest::new(args.wheel_dir.clone());
-    request.lib_paths = lib_paths;
+    request.lib_paths = auditwheel_library_path(env, args.shared.ldpaths.as_deref());
     request.exclude = exclude;
     request.epoch = source_date_epoch()?;
     request.plat = match plat_text.as_str() {
@@ -198,9 +211,7 @@ fn delocate_wheel(args: &DelocateWheel, env: &impl EnvSource) -> Result<ExitCode
              whatever its name; drop the flag"
         );
     }
-    let mut lib_paths = folders(env, "DYLD_LIBRARY_PATH");
-    lib_paths.extend(folders(env, "DYLD_FALLBACK_LIBRARY_PATH"));
-    lib_paths.extend(folders(env, LIBRARY_PATH_VARIABLE));
+    let lib_paths = delocate_library_path(env);
     let exclude = shared
         .exclude
         .iter()
@@ -311,9 +322,7 @@ fn replace_input(input: &Path, repaired: &Path) -> Result<()> {
 }
 
 fn delocate_listdeps(args: &DelocateListdeps, env: &impl EnvSource) -> Result<ExitCode> {
-    let mut lib_paths = folders(env, "DYLD_LIBRARY_PATH");
-    lib_paths.extend(folders(env, "DYLD_FALLBACK_LIBRARY_PATH"));
-    lib_paths.extend(folders(env, LIBRARY_PATH_VARIABLE));
+    let lib_paths = delocate_library_path(env);
     let multi = args.paths.len() > 1;
     for path in &args.paths {
         if path.is_dir() {
@@ -386,6 +395,34 @@ mod tests {
         assert_eq!(parse_archs("intel").unwrap(), [Arch::I386, Arch::X86_64]);
         let err = parse_archs("arm64,ppc").unwrap_err().to_string();
         assert!(err.contains("`ppc` is not a macOS architecture"), "{err}");
+    }
+
+    #[test]
+    fn the_peers_search_their_own_variables_first_then_the_targets_libraries() {
+        let env = std::collections::BTreeMap::from([
+            ("AUDITWHEEL_LD_LIBRARY_PATH".to_string(), "/a".to_string()),
+            ("LD_LIBRARY_PATH".to_string(), "/b::/c".to_string()),
+            ("DYLD_LIBRARY_PATH".to_string(), "/d".to_string()),
+            ("DYLD_FALLBACK_LIBRARY_PATH".to_string(), "/e".to_string()),
+            (
+                LIBRARY_PATH_VARIABLE.to_string(),
+                "/target/lib:/target2/lib".to_string(),
+            ),
+        ]);
+        let paths = |list: &[&str]| list.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            auditwheel_library_path(&env, None),
+            paths(&["/a", "/b", "/c", "/target/lib", "/target2/lib"])
+        );
+        // --ldpaths replaces the default folders, as it replaces the system's.
+        assert_eq!(
+            auditwheel_library_path(&env, Some("/x:/y")),
+            paths(&["/a", "/b", "/c", "/x", "/y"])
+        );
+        assert_eq!(
+            delocate_library_path(&env),
+            paths(&["/d", "/e", "/target/lib", "/target2/lib"])
+        );
     }
 
     #[test]
