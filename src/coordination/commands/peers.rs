@@ -107,12 +107,7 @@ fn auditwheel_repair(
     request.lib_paths = auditwheel_library_path(env, args.shared.ldpaths.as_deref());
     request.exclude = exclude;
     request.epoch = source_date_epoch()?;
-    request.plat = match plat_text.as_str() {
-        // musl binaries do not say their musl: the build's target does, as the
-        // container's musl would.
-        "auto" => target.as_ref().and_then(PlatformTag::repair_policy_of),
-        tag => Some(PlatformTag::parse(tag)),
-    };
+    let auto_plat = target.as_ref().and_then(PlatformTag::repair_policy_of);
     request.lib_sdir = Some(args.lib_sdir.clone());
     request.strip = args.strip;
     request.only_plat = args.only_plat || plat_text == "auto";
@@ -130,6 +125,19 @@ fn auditwheel_repair(
                 path.display()
             );
         }
+        request.plat = match plat_text.as_str() {
+            // musl binaries do not say their musl: the build's target does, as the
+            // container's musl would.
+            "auto" => auto_plat.clone(),
+            text => Some(plat_for(
+                text,
+                wheel
+                    .name()
+                    .platform
+                    .iter()
+                    .find_map(PlatformTag::linux_machine),
+            )),
+        };
         request.system_libraries = super::repair::system_libraries_for(&cache, &wheel)?;
         let repaired = repair(&wheel, &request)?;
         if verbose > 0 {
@@ -137,6 +145,21 @@ fn auditwheel_repair(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// auditwheel's `--plat`: a policy with its architecture (`manylinux_2_28_aarch64`), or
+/// without it (`manylinux_2_28`, `manylinux2014`), which then means the wheel's own
+/// architecture, `machine`.
+fn plat_for(text: &str, machine: Option<&str>) -> PlatformTag {
+    let named = PlatformTag::parse(text);
+    let has_arch = named
+        .linux_machine()
+        .and_then(crate::target::LinuxArch::from_machine)
+        .is_some();
+    match machine {
+        Some(machine) if !has_arch => PlatformTag::parse(&format!("{text}_{machine}")),
+        _ => named,
+    }
 }
 
 /// The flags whose effect crosswheel cannot give: each is refused by name.
@@ -422,6 +445,25 @@ mod tests {
         assert_eq!(
             delocate_library_path(&env),
             paths(&["/d", "/e", "/target/lib", "/target2/lib"])
+        );
+    }
+
+    #[test]
+    fn a_plat_without_its_architecture_means_the_wheels() {
+        let tag = |text: &str, machine| plat_for(text, machine).to_string();
+        assert_eq!(
+            tag("manylinux_2_28", Some("aarch64")),
+            "manylinux_2_28_aarch64"
+        );
+        assert_eq!(
+            tag("manylinux2014", Some("ppc64le")),
+            "manylinux2014_ppc64le"
+        );
+        assert_eq!(tag("musllinux_1_2", Some("x86_64")), "musllinux_1_2_x86_64");
+        // A named architecture stays, even another one: the repair refuses it by name.
+        assert_eq!(
+            tag("manylinux_2_17_x86_64", Some("aarch64")),
+            "manylinux_2_17_x86_64"
         );
     }
 
