@@ -163,7 +163,7 @@ fn a_peer_flag_crosswheel_cannot_honour_is_one_line_naming_it() {
     }
     let wheel = dir.path().join("demo-1.0-cp311-cp311-linux_aarch64.whl");
     std::fs::write(&wheel, b"not read").unwrap();
-    let cases: [(&str, &[&str], &str); 3] = [
+    let cases: [(&str, &[&str], &str); 4] = [
         (
             "auditwheel",
             &["repair", "-z", "9", "-w", "out"],
@@ -173,6 +173,11 @@ fn a_peer_flag_crosswheel_cannot_honour_is_one_line_naming_it() {
             "auditwheel",
             &["repair", "--patcher", "none", "-w", "out"],
             "error: auditwheel repair --patcher none: ",
+        ),
+        (
+            "auditwheel",
+            &["show", "--ldpaths", "/opt/lib"],
+            "error: auditwheel show --ldpaths /opt/lib: ",
         ),
         (
             "delocate-wheel",

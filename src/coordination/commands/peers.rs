@@ -35,7 +35,7 @@ pub fn run(peer: Peer, args: Vec<OsString>) -> Result<ExitCode> {
             let cli = Auditwheel::parse_from(args);
             match &cli.command {
                 AuditwheelCommand::Repair(repair) => auditwheel_repair(repair, cli.verbose, &env),
-                AuditwheelCommand::Show(show) => auditwheel_show(show, &env),
+                AuditwheelCommand::Show(show) => auditwheel_show(show),
             }
         }
         Peer::DelocateWheel => delocate_wheel(&DelocateWheel::parse_from(args), &env),
@@ -187,15 +187,19 @@ fn refuse_unhonoured_auditwheel_flags(args: &AuditwheelRepair, env: &impl EnvSou
     Ok(())
 }
 
-fn auditwheel_show(args: &AuditwheelShow, env: &impl EnvSource) -> Result<ExitCode> {
+fn auditwheel_show(args: &AuditwheelShow) -> Result<ExitCode> {
     if args.json {
         bail!(
             "auditwheel show --json: crosswheel's report in JSON is `crosswheel inspect --json` \
              (docs/inspect-json.md), whose fields are not auditwheel's; use that command"
         );
     }
-    if args.shared.ldpaths.is_some() || env.var("AUDITWHEEL_LD_LIBRARY_PATH").is_some() {
-        tracing::debug!("auditwheel show reads the wheel alone: library folders are not searched");
+    // crosswheel's report reads the wheel alone: a folder to search would change nothing.
+    if let Some(ldpaths) = &args.shared.ldpaths {
+        bail!(
+            "auditwheel show --ldpaths {ldpaths}: crosswheel's report reads the wheel alone and \
+             searches no library folders; drop --ldpaths"
+        );
     }
     let wheel = open_within_env_limits(&args.wheel)?;
     if is_pure(&wheel) {
