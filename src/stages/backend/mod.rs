@@ -13,6 +13,7 @@
 //! the log (`build_log`), the backend's variables (`cross_vars`) and config settings
 //! (`settings`), and the checks of the wheel it built (`wheel_checks`).
 
+mod build_files;
 mod build_log;
 mod cross_vars;
 mod driver;
@@ -186,7 +187,8 @@ pub struct BuiltWheel {
     pub log: PathBuf,
     pub duration: Duration,
     /// Folders of the target's shared libraries the build could link (target wheels of
-    /// library requirements, a hook's target installs): where the repair finds them.
+    /// library requirements, a hook's target installs, the compilers' runtimes): where
+    /// the repair finds them.
     pub library_dirs: Vec<PathBuf>,
 }
 
@@ -261,7 +263,16 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     );
     let mut cross_vars =
         cross_variables(request, &project, &source_dir, path_var, &header_requires)?;
-    let library_dirs = library_dirs(&cross_vars, request.hook_env);
+    let mut library_dirs = library_dirs(&cross_vars, request.hook_env);
+    // The runtimes the toolchain's compilers link (libgfortran): the repair vendors them.
+    library_dirs.extend(
+        request
+            .cross_env
+            .toolchain()
+            .compilers
+            .runtime_dirs()
+            .map(Path::to_path_buf),
+    );
     let wrapper_notes = wrapper_notes_dir(scratch.path(), request.verbosity)?;
     cross_vars.insert(
         WRAPPER_NOTES_VAR.to_string(),

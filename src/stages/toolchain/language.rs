@@ -27,12 +27,18 @@ const LANGUAGES_TOML: &str = include_str!(concat!(
 pub enum Language {
     C,
     Cxx,
+    Fortran,
     Rust,
 }
 
 impl Language {
     /// Every language, in the order cross files list them.
-    pub const ALL: [Language; 3] = [Language::C, Language::Cxx, Language::Rust];
+    pub const ALL: [Language; 4] = [
+        Language::C,
+        Language::Cxx,
+        Language::Fortran,
+        Language::Rust,
+    ];
 
     /// How build systems name this language's compilers (config/languages.toml).
     pub fn names(self) -> &'static LanguageNames {
@@ -95,6 +101,9 @@ pub struct Compiler {
     /// A folder of the provider's programs that build front ends look up by name on PATH
     /// (maturin and setuptools-rust run `cargo`); the backend puts it on PATH.
     pub programs_dir: Option<PathBuf>,
+    /// The folder of the language's shared runtime that the compiler links
+    /// (`libgfortran.so.5`): the repair finds it there and vendors it into the wheel.
+    pub runtime_dir: Option<PathBuf>,
 }
 
 impl Compiler {
@@ -104,6 +113,7 @@ impl Compiler {
             program,
             environment: BTreeMap::new(),
             programs_dir: None,
+            runtime_dir: None,
         }
     }
 
@@ -155,6 +165,12 @@ impl Compilers {
 
     pub fn languages(&self) -> impl Iterator<Item = Language> + '_ {
         self.0.keys().copied()
+    }
+
+    /// The compilers' [`Compiler::runtime_dir`]s, where the repair finds their runtimes.
+    pub fn runtime_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.iter()
+            .filter_map(|compiler| compiler.runtime_dir.as_deref())
     }
 
     /// The compilers' [`Compiler::programs_dir`]s, for PATH.

@@ -3,6 +3,7 @@
 
 mod cpu_flags;
 mod doctor;
+mod fortran;
 mod gcc;
 mod language;
 mod macos_sdk;
@@ -67,6 +68,10 @@ pub enum ToolchainError {
         reason: String,
         install_command: String,
     },
+    #[error(
+        "no Fortran for {target}: {reason}; build this target without Fortran or leave it out (`skip`)"
+    )]
+    FortranMissing { target: String, reason: String },
     #[error(
         "{target} is not compiled itself: it is built as {slices} and fused; use one of those targets"
     )]
@@ -137,8 +142,8 @@ fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
 
 /// Finds (and with zig, installs unless `network` is offline) the toolchain of `kind` for
 /// `target`; Debian's archive, as `network` reaches it, serves the runtime pieces zig lacks.
-/// C and C++ always; `extra` names the languages beyond them the build needs (Rust), whose
-/// compilers are found or fetched only then.
+/// C and C++ always; `extra` names the languages beyond them the build needs (Fortran,
+/// Rust), whose compilers are found or fetched only then.
 pub fn resolve_toolchain(
     kind: ToolchainKind,
     target: &Target,
@@ -157,6 +162,15 @@ pub fn resolve_toolchain(
         };
         let rust = rust::rust_compiler(cache, target, &c_tools, network)?;
         toolchain.compilers = Compilers::new(toolchain.compilers.iter().cloned().chain([rust]));
+    }
+    if extra.contains(&Language::Fortran) {
+        let cc = toolchain
+            .compilers
+            .program(Language::C)
+            .unwrap_or(&toolchain.ar);
+        let fortran = fortran::fortran_compiler(cache, target, cc, network)?;
+        toolchain.compilers =
+            Compilers::new(toolchain.compilers.iter().cloned().chain([fortran]));
     }
     Ok(toolchain)
 }

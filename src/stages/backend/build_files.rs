@@ -1,0 +1,202 @@
+//! What a project's meson and CMake files say it compiles, read before the build so the
+//! toolchain fetches only the compilers a build needs and a target that cannot have one
+//! stops before any build.
+//!
+//! Only the files the build system would read count: meson's `meson.build` and those its
+//! `subdir()` calls reach, CMake's `CMakeLists.txt` and those `add_subdirectory()`
+//! reaches. numpy's sdist holds a meson test case and an f2py example that add Fortran,
+//! but its build never reads them.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Whether the project's meson or CMake build requires a Fortran compiler: meson's
+/// `project()` or `add_languages()` naming `fortran` without `required: false`, CMake's
+/// `project()` or `enable_language()` naming `Fortran` without `OPTIONAL`.
+pub fn requires_fortran(dir: &Path) -> bool {
+    let meson = reachable_files(dir, "meson.build", "subdir");
+    let meson_requires = meson.iter().any(|text| {
+        calls(text, "project")
+            .chain(calls(text, "add_languages"))
+            .any(|args| {
+                let lower = args.to_ascii_lowercase();
+                names_language(&lower, "fortran") && !optional_in_meson(&lower)
+            })
+    });
+    meson_requires
+        || reachable_files(dir, "CMakeLists.txt", "add_subdirectory")
+            .iter()
+            .any(|text| {
+                calls(text, "project")
+                    .chain(calls(text, "enable_language"))
+                    .any(|args| {
+                        args.split_whitespace().any(|word| word == "Fortran")
+                            && !args.split_whitespace().any(|word| word == "OPTIONAL")
+                    })
+            })
+}
+
+fn names_language(args: &str, language: &str) -> bool {
+    args.contains(&format!("'{language}'"))
+}
+
+fn optional_in_meson(args: &str) -> bool {
+    let compact: String = args.chars().filter(|c| !c.is_whitespace()).collect();
+    compact.contains("required:false")
+}
+
+/// The comment-free text of `dir/name` and of the files its `include_call`s reach
+/// (`subdir('x')` reads `x/meson.build`), each once.
+fn reachable_files(dir: &Path, name: &str, include_call: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending = vec![dir.to_path_buf()];
+    let mut texts = Vec::new();
+    while let Some(folder) = pending.pop() {
+        let Ok(canonical) = folder.canonicalize() else {
+            continue;
+        };
+        // A build file outside the project is not the project's.
+        if !canonical.starts_with(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
+            || !seen.insert(canonical)
+        {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(folder.join(name)) else {
+            continue;
+        };
+        let text = without_comments(&text);
+        for args in calls(&text, include_call) {
+            if let Some(sub) = first_argument(&args) {
+                pending.push(folder.join(sub));
+            }
+        }
+        texts.push(text);
+    }
+    texts
+}
+
+/// meson and CMake both comment from `#` to the line's end (outside strings, which
+/// build files rarely put a `#` in).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The argument text of every call of `function` in `text` (`project('x', 'c')` gives
+/// `'x', 'c'`); meson and CMake calls are a name, optional blanks and parentheses.
+fn calls<'a>(text: &'a str, function: &'a str) -> impl Iterator<Item = String> + 'a {
+    text.match_indices(function).filter_map(move |(start, _)| {
+        let before = text[..start].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            return None;
+        }
+        let rest = text[start + function.len()..].trim_start();
+        let inner = rest.strip_prefix('(')?;
+        let mut depth = 1;
+        for (index, c) in inner.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(inner[..index].to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    })
+}
+
+/// The first argument of a call as a path: `'x'` in meson, `x` or `"x"` in CMake.
+fn first_argument(args: &str) -> Option<PathBuf> {
+    let first = args
+        .split([',', ' ', '\n', '\t'])
+        .find(|part| !part.trim().is_empty())?
+        .trim()
+        .trim_matches(['\'', '"']);
+    (!first.is_empty() && !first.contains("${") && !first.contains('@'))
+        .then(|| PathBuf::from(first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn scipy_style_add_languages_in_a_subdir_requires_fortran() {
+        let dir = project(&[
+            (
+                "meson.build",
+                "project('scipy', 'c', 'cpp', 'cython')\nsubdir('scipy')\n",
+            ),
+            (
+                "scipy/meson.build",
+                "# Fortran is needed for LAPACK wrappers\nadd_languages('fortran', native: false)\nff = meson.get_compiler('fortran')\n",
+            ),
+        ]);
+        assert!(requires_fortran(dir.path()));
+    }
+
+    #[test]
+    fn fortran_in_project_languages_requires_it() {
+        let dir = project(&[("meson.build", "project(\n  'x',\n  'c', 'fortran',\n)\n")]);
+        assert!(requires_fortran(dir.path()));
+    }
+
+    #[test]
+    fn optional_fortran_and_unread_files_do_not() {
+        let optional = project(&[(
+            "meson.build",
+            "project('x', 'c')\nhave = add_languages('fortran', required : false)\n",
+        )]);
+        assert!(!requires_fortran(optional.path()));
+        // numpy's sdist: an f2py example the build never reads.
+        let unread = project(&[
+            ("meson.build", "project('numpy', 'c', 'cpp')\nsubdir('numpy')\n"),
+            ("numpy/meson.build", "py.install_sources('x.py')\n"),
+            ("doc/source/f2py/code/meson.build", "add_languages('fortran')\n"),
+        ]);
+        assert!(!requires_fortran(unread.path()));
+        let commented = project(&[("meson.build", "project('x', 'c') # add_languages('fortran')\n")]);
+        assert!(!requires_fortran(commented.path()));
+    }
+
+    #[test]
+    fn cmake_enable_language_requires_fortran_unless_optional() {
+        let required = project(&[
+            ("CMakeLists.txt", "project(x C)\nadd_subdirectory(src)\n"),
+            ("src/CMakeLists.txt", "enable_language(Fortran)\n"),
+        ]);
+        assert!(requires_fortran(required.path()));
+        let optional = project(&[("CMakeLists.txt", "project(x C)\nenable_language(Fortran OPTIONAL)\n")]);
+        assert!(!requires_fortran(optional.path()));
+        let in_project = project(&[("CMakeLists.txt", "project(x LANGUAGES C Fortran)\n")]);
+        assert!(requires_fortran(in_project.path()));
+    }
+
+    #[test]
+    fn a_subdir_outside_the_project_is_not_read() {
+        let outer = project(&[("elsewhere/meson.build", "add_languages('fortran')\n")]);
+        std::fs::create_dir_all(outer.path().join("p")).unwrap();
+        std::fs::write(
+            outer.path().join("p/meson.build"),
+            "project('x', 'c')\nsubdir('../elsewhere')\n",
+        )
+        .unwrap();
+        assert!(!requires_fortran(&outer.path().join("p")));
+    }
+}

@@ -1,0 +1,469 @@
+//! The Fortran compiler of a Linux target: Debian's cross gfortran compiles, the target's
+//! C compiler links, and the runtime a wheel vendors is the one cibuildwheel's
+//! manylinux_2_28 image gives (config/fortran-toolchain.toml says why each part comes
+//! from where).
+//!
+//! A link through gfortran's own driver would take the crt files and C library of
+//! Debian's cross packages (glibc 2.31) and bind a Fortran `exp` to `exp@GLIBC_2.29`; the
+//! C compiler links against the target's glibc floor, so Fortran objects keep the tag the
+//! C code has. The `gfortran` script crosswheel writes sends compiles (and version
+//! queries, which meson and CMake identify the compiler by) to gfortran, and links to the
+//! C compiler with the runtime's folder and `-lgfortran` added.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::ToolchainError;
+use super::language::{Compiler, Language};
+use super::wrappers::write_script;
+use crate::formats::elf::edit::{ElfEdits, apply_edits};
+use crate::io_error::IoError;
+use crate::support::host::{Cache, Network, cache_key, package_index, sha256_of_file, shell_quote};
+use crate::support::sysroot::{self, LinuxArch, TreeSpec};
+use crate::target::{Libc, Target};
+
+const FORTRAN_TOOLCHAIN_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/fortran-toolchain.toml"
+));
+
+/// config/fortran-toolchain.toml (the file's comments describe the fields).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FortranConfig {
+    debian_release: String,
+    libraries: Vec<String>,
+    runtime_project: String,
+    target: Vec<FortranTarget>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FortranTarget {
+    debian_arch: String,
+    packages: Vec<String>,
+    gfortran: String,
+    runtime_wheel: String,
+    runtime_sha256: String,
+}
+
+fn config() -> &'static FortranConfig {
+    static CONFIG: OnceLock<FortranConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| match toml::from_str(FORTRAN_TOOLCHAIN_TOML) {
+        Ok(config) => config,
+        // The file is compiled in; the unit test `the_bundled_file_parses` guards it.
+        Err(err) => panic!("config/fortran-toolchain.toml is invalid: {err}"),
+    })
+}
+
+/// The build machine's architecture: gfortran's programs are Debian's amd64 ones.
+const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
+
+/// The runtime's libraries as gfortran links them, whatever the wheel named them.
+const LIBGFORTRAN: &str = "libgfortran.so.5";
+const LIBQUADMATH: &str = "libquadmath.so.0";
+
+/// The row of `target`, or why it has none.
+fn row_for(target: &Target) -> Result<&'static FortranTarget, String> {
+    let served = || {
+        config()
+            .target
+            .iter()
+            .map(|row| row.debian_arch.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (target.linux_arch(), target.libc()) {
+        (Some(arch), Some(Libc::Glibc)) => config()
+            .target
+            .iter()
+            .find(|row| row.debian_arch == arch.debian())
+            .ok_or_else(|| {
+                format!(
+                    "crosswheel has gfortran only for the manylinux targets of Debian's {} architectures",
+                    served()
+                )
+            }),
+        _ => Err(format!(
+            "crosswheel has gfortran only for manylinux targets (Debian's {} architectures), not for {}",
+            served(),
+            target.id()
+        )),
+    }
+}
+
+/// The Fortran compiler of `target`: the `gfortran` script over Debian's gfortran, linking
+/// through `cc` (the toolchain's C compiler) against the pinned runtime.
+pub(super) fn fortran_compiler(
+    cache: &Cache,
+    target: &Target,
+    cc: &Path,
+    network: &Network,
+) -> Result<Compiler, ToolchainError> {
+    let missing = |reason: String| ToolchainError::FortranMissing {
+        target: target.id().to_string(),
+        reason,
+    };
+    let row = row_for(target).map_err(missing)?;
+    let config = config();
+    let release = &config.debian_release;
+    let started = std::time::Instant::now();
+    let name = format!(
+        "fortran-{}-{release}-{}",
+        row.debian_arch,
+        cache_key(&[row.packages.join(" ").as_bytes()])
+    );
+    let compiler_tree = sysroot::provision(
+        cache.root(),
+        &TreeSpec::release_packages(
+            BUILD_ARCH,
+            release,
+            row.packages.clone(),
+            false,
+            &name,
+            network,
+        ),
+    )
+    .map_err(|err| missing(format!("cannot get Debian's gfortran from {release}: {err}")))?;
+    let libraries = sysroot::provision(
+        cache.root(),
+        &TreeSpec::release_packages(
+            BUILD_ARCH,
+            release,
+            config.libraries.clone(),
+            false,
+            &format!("fortran-libraries-{}-{release}", BUILD_ARCH.debian()),
+            network,
+        ),
+    )
+    .map_err(|err| {
+        missing(format!(
+            "cannot get the libraries gfortran loads from {release}: {err}"
+        ))
+    })?;
+    let gfortran = compiler_tree.root().join(&row.gfortran);
+    if !gfortran.is_file() {
+        return Err(missing(format!(
+            "Debian's packages {} hold no {}",
+            row.packages.join(" "),
+            row.gfortran
+        )));
+    }
+    let runtime = runtime_dir(cache, row, network).map_err(missing)?;
+    if compiler_tree.downloaded() || libraries.downloaded() {
+        tracing::info!(
+            "fetched Debian's gfortran for {} in {:.1} s",
+            target.id(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let library_path: Vec<PathBuf> = [&compiler_tree, &libraries]
+        .iter()
+        .map(|tree| tree.root().join("usr/lib/x86_64-linux-gnu"))
+        .collect();
+    let folder = cache.toolchains().join("fortran").join(&name);
+    let script = folder.join("bin").join("gfortran");
+    std::fs::create_dir_all(folder.join("bin"))
+        .map_err(|err| ToolchainError::Io(IoError::new("create", folder.join("bin"), err)))?;
+    write_script(
+        &script,
+        &gfortran_script(&gfortran, &library_path, cc, &runtime),
+    )?;
+    tracing::info!(
+        "Fortran for {}: Debian's {} from {release}, runtime from {} ({})",
+        target.id(),
+        row.packages[0],
+        config.runtime_project,
+        row.runtime_wheel
+    );
+    let mut compiler = Compiler::new(Language::Fortran, script);
+    compiler.runtime_dir = Some(runtime);
+    Ok(compiler)
+}
+
+/// The `gfortran` script: compiles and queries go to Debian's gfortran (its programs find
+/// their libraries through `library_path`), links to `cc` with the runtime.
+fn gfortran_script(gfortran: &Path, library_path: &[PathBuf], cc: &Path, runtime: &Path) -> String {
+    let library_path = library_path
+        .iter()
+        .map(|dir| dir.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(":");
+    let runtime = quote(runtime);
+    format!(
+        "#!/bin/sh\n\
+         # Generated by crosswheel; rewritten on every run. Debian's gfortran compiles; a link goes\n\
+         # through the target's C compiler, which links against the target's glibc floor, with the\n\
+         # Fortran runtime the wheel will vendor (config/fortran-toolchain.toml).\n\
+         link=1\n\
+         shared=0\n\
+         sources=0\n\
+         for arg in \"$@\"; do\n  \
+           case \"$arg\" in\n    \
+             -c|-S|-E|-M|-MM|--version|-v|--help|-dumpversion|-dumpfullversion|-dumpmachine|-print-*|-###) link=0 ;;\n    \
+             -shared) shared=1 ;;\n    \
+             -*) ;;\n    \
+             *.[fF]|*.[fF]90|*.[fF]95|*.[fF]03|*.[fF]08|*.for|*.ftn|*.fpp) sources=1 ;;\n  \
+           esac\n\
+         done\n\
+         gfortran() {{\n  \
+           if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n    \
+             set -- \"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\" \"$@\"\n  \
+           fi\n  \
+           LD_LIBRARY_PATH={library_path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} {gfortran} \"$@\"\n\
+         }}\n\
+         # Linking with another language's compiler, meson adds `-L` for each folder gfortran\n\
+         # searches and `-lgfortran`: the runtime's folder is the one to search, not the\n\
+         # build machine's /usr/lib.\n\
+         for arg in \"$@\"; do\n  \
+           case \"$arg\" in\n    \
+             -print-search-dirs|--print-search-dirs)\n      \
+               printf 'install: %s/\\nprograms: =\\nlibraries: =%s\\n' {runtime} {runtime}; exit 0 ;;\n  \
+           esac\n\
+         done\n\
+         if [ \"$link\" = 0 ]; then gfortran \"$@\"; exit $?; fi\n\
+         quote() {{ printf \"'%s' \" \"$(printf '%s' \"$1\" | sed \"s/'/'\\\\\\\\''/g\")\"; }}\n\
+         # A link naming Fortran sources (meson's checks compile and link in one command):\n\
+         # compile each with the options that are not the link's, then link the objects with\n\
+         # the options that are.\n\
+         if [ \"$sources\" = 1 ]; then\n  \
+           objects=$(mktemp -d) || exit 1\n  \
+           trap 'rm -rf \"$objects\"' EXIT\n  \
+           compile=\n  \
+           next=\n  \
+           for arg in \"$@\"; do\n    \
+             case \"$next\" in\n      \
+               compile) compile=\"$compile$(quote \"$arg\")\"; next=; continue ;;\n      \
+               skip) next=; continue ;;\n    \
+             esac\n    \
+             case \"$arg\" in\n      \
+               -o) next=skip ;;\n      \
+               -I|-J|-D|-U|-x|-include|-isystem) compile=\"$compile$(quote \"$arg\")\"; next=compile ;;\n      \
+               -l*|-L*|-Wl,*|-shared|-static-lib*|-pthread) ;;\n      \
+               -*) compile=\"$compile$(quote \"$arg\")\" ;;\n    \
+             esac\n  \
+           done\n  \
+           count=0\n  \
+           next=\n  \
+           for arg do\n    \
+             shift\n    \
+             case \"$next\" in\n      \
+               keep) set -- \"$@\" \"$arg\"; next=; continue ;;\n      \
+               drop) next=; continue ;;\n    \
+             esac\n    \
+             case \"$arg\" in\n      \
+               -o) next=keep; set -- \"$@\" \"$arg\" ;;\n      \
+               -I|-J|-D|-U|-x|-include|-isystem) next=drop ;;\n      \
+               -l*|-L*|-Wl,*|-shared|-pthread|-fPIC|-fpic|-fopenmp) set -- \"$@\" \"$arg\" ;;\n      \
+               -*) ;;\n      \
+               *.[fF]|*.[fF]90|*.[fF]95|*.[fF]03|*.[fF]08|*.for|*.ftn|*.fpp)\n        \
+                 count=$((count + 1))\n        \
+                 eval \"gfortran $compile -c \\\"\\$arg\\\" -o \\\"\\$objects/$count.o\\\"\" || exit $?\n        \
+                 set -- \"$@\" \"$objects/$count.o\" ;;\n      \
+               *) set -- \"$@\" \"$arg\" ;;\n    \
+             esac\n  \
+           done\n\
+         fi\n\
+         # The runtime is linked as a shared library, as gfortran links it: drop the flags that\n\
+         # ask for its static archive, which Debian builds as PIE and a shared object cannot hold.\n\
+         for arg do\n  \
+           shift\n  \
+           case \"$arg\" in\n    \
+             -static-libgfortran|-static-libquadmath) ;;\n    \
+             *) set -- \"$@\" \"$arg\" ;;\n  \
+           esac\n\
+         done\n\
+         # A program (meson's and CMake's sanity checks, run under qemu) finds the runtime where\n\
+         # it is; an extension module gets it from the wheel the repair makes.\n\
+         if [ \"$shared\" = 0 ]; then set -- \"$@\" -Wl,-rpath,{runtime}; fi\n\
+         {cc} \"$@\" -L{runtime} -lgfortran -lm\n",
+        library_path = shell_quote(&library_path),
+        gfortran = quote(gfortran),
+        cc = quote(cc),
+    )
+}
+
+/// The folder holding the runtime as gfortran links it (`libgfortran.so` for the link,
+/// `libgfortran.so.5` and, where the wheel has it, `libquadmath.so.0`), made once from
+/// the pinned wheel.
+fn runtime_dir(cache: &Cache, row: &FortranTarget, network: &Network) -> Result<PathBuf, String> {
+    let folder = cache.toolchains().join("fortran").join(format!(
+        "runtime-{}-{}",
+        row.debian_arch,
+        &row.runtime_sha256[..12]
+    ));
+    if folder.join(LIBGFORTRAN).is_file() {
+        return Ok(folder);
+    }
+    let parent = cache.toolchains().join("fortran");
+    std::fs::create_dir_all(&parent)
+        .map_err(|err| IoError::new("create", parent.clone(), err).to_string())?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".runtime-")
+        .tempdir_in(&parent)
+        .map_err(|err| IoError::new("create a folder in", parent.clone(), err).to_string())?;
+    let wheel = scratch.path().join(&row.runtime_wheel);
+    fetch_wheel(row, &wheel, network)?;
+    let staged = scratch.path().join("runtime");
+    extract_runtime(&wheel, &staged)?;
+    match std::fs::rename(&staged, &folder) {
+        Ok(()) => Ok(folder),
+        // Another build made it first: theirs is the same bytes.
+        Err(_) if folder.join(LIBGFORTRAN).is_file() => Ok(folder),
+        Err(err) => Err(IoError::new("move into place", folder, err).to_string()),
+    }
+}
+
+/// Downloads the pinned wheel, refusing it unless the index publishes the pinned SHA-256
+/// and the bytes have it.
+fn fetch_wheel(row: &FortranTarget, destination: &Path, network: &Network) -> Result<(), String> {
+    let project = &config().runtime_project;
+    let files = package_index::project_files(project, None, network)
+        .map_err(|err| format!("cannot read {project}'s files on the package index: {err}"))?;
+    let file = files
+        .iter()
+        .find(|file| file.filename == row.runtime_wheel)
+        .ok_or_else(|| format!("the package index has no {}", row.runtime_wheel))?;
+    if file.sha256() != Some(row.runtime_sha256.as_str()) {
+        return Err(format!(
+            "the package index publishes SHA-256 {} for {}, not the pinned {}: refused",
+            file.sha256().unwrap_or("none"),
+            row.runtime_wheel,
+            row.runtime_sha256
+        ));
+    }
+    tracing::info!(
+        "downloading the Fortran runtime for {}: {} (sha256 {})",
+        row.debian_arch,
+        row.runtime_wheel,
+        row.runtime_sha256
+    );
+    package_index::download(file, destination, network)?;
+    let actual = sha256_of_file(destination).map_err(|err| err.to_string())?;
+    if actual != row.runtime_sha256 {
+        return Err(format!(
+            "{} has SHA-256 {actual}, not the pinned {}: refused",
+            row.runtime_wheel, row.runtime_sha256
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the wheel's `libgfortran-<hash>.so.5*` and `libquadmath-<hash>.so.0*` into `to`
+/// under the names gfortran links (their SONAMEs and the reference between them renamed
+/// back), with `libgfortran.so` for the linker.
+fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
+    let file = std::fs::File::open(wheel)
+        .map_err(|err| IoError::new("open", wheel.to_path_buf(), err).to_string())?;
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|err| format!("{} is not a wheel: {err}", wheel.display()))?;
+    let mut members: Vec<(String, &str, Vec<u8>)> = Vec::new();
+    for index in 0..archive.len() {
+        let mut entry = archive
+            .by_index(index)
+            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
+        let name = entry
+            .name()
+            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
+        let base = name.rsplit('/').next().unwrap_or("").to_string();
+        let wanted = if base.starts_with("libgfortran") && base.contains(".so.5") {
+            LIBGFORTRAN
+        } else if base.starts_with("libquadmath") && base.contains(".so.0") {
+            LIBQUADMATH
+        } else {
+            continue;
+        };
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data)
+            .map_err(|err| format!("cannot read {base} in {}: {err}", wheel.display()))?;
+        members.push((base, wanted, data));
+    }
+    if !members.iter().any(|(_, wanted, _)| *wanted == LIBGFORTRAN) {
+        return Err(format!("{} holds no libgfortran", wheel.display()));
+    }
+    let renames: std::collections::BTreeMap<String, String> = members
+        .iter()
+        .map(|(base, wanted, _)| (base.clone(), wanted.to_string()))
+        .collect();
+    std::fs::create_dir_all(to).map_err(|err| IoError::new("create", to.to_path_buf(), err).to_string())?;
+    for (base, wanted, data) in &members {
+        let edits = ElfEdits {
+            soname: Some(wanted.to_string()),
+            replace_needed: renames.clone(),
+            ..ElfEdits::default()
+        };
+        let edited =
+            apply_edits(data, &edits).map_err(|err| format!("cannot rename {base}: {err}"))?;
+        let path = to.join(wanted);
+        std::fs::write(&path, edited)
+            .map_err(|err| IoError::new("write", path.clone(), err).to_string())?;
+    }
+    let link = to.join("libgfortran.so");
+    std::os::unix::fs::symlink(LIBGFORTRAN, &link)
+        .map_err(|err| IoError::new("link", link, err).to_string())
+}
+
+fn quote(path: &Path) -> String {
+    shell_quote(&path.to_string_lossy()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_file_parses() {
+        assert!(!config().target.is_empty());
+        for row in &config().target {
+            assert_eq!(row.runtime_sha256.len(), 64, "{}", row.runtime_wheel);
+            assert!(
+                row.gfortran.starts_with("usr/bin/") && row.gfortran.ends_with("-gfortran-9"),
+                "{}",
+                row.gfortran
+            );
+        }
+    }
+
+    #[test]
+    fn the_manylinux_targets_without_hosted_runners_have_fortran() {
+        for id in ["linux-aarch64", "linux-ppc64le", "linux-s390x"] {
+            let target = Target::parse(id).unwrap();
+            assert!(row_for(&target).is_ok(), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_target_without_fortran_says_which_have_it() {
+        for id in ["macos-arm64", "musllinux-aarch64", "linux-riscv64"] {
+            let target = Target::parse(id).unwrap();
+            let reason = row_for(&target).unwrap_err();
+            assert!(
+                reason.contains("arm64, ppc64el, s390x"),
+                "{id}: {reason}"
+            );
+        }
+    }
+
+    #[test]
+    fn links_go_through_the_c_compiler_with_the_runtime_and_compiles_to_gfortran() {
+        let script = gfortran_script(
+            Path::new("/t/usr/bin/aarch64-linux-gnu-gfortran-9"),
+            &[PathBuf::from("/t/usr/lib/x86_64-linux-gnu")],
+            Path::new("/w/cc"),
+            Path::new("/rt"),
+        );
+        assert!(
+            script.contains("/w/cc \"$@\" -L/rt -lgfortran -lm\n"),
+            "{script}"
+        );
+        assert!(
+            script.contains("/t/usr/bin/aarch64-linux-gnu-gfortran-9 \"$@\""),
+            "{script}"
+        );
+        assert!(script.contains("-c|-S|-E|"), "{script}");
+        assert!(
+            script.contains("-static-libgfortran|-static-libquadmath) ;;"),
+            "{script}"
+        );
+    }
+}
