@@ -66,6 +66,7 @@ mod peers;
 mod pinned_downloads;
 mod pipeline_blasdot;
 mod pipeline_examples;
+mod pipeline_fortran;
 mod pipeline_gcc;
 mod pipeline_prepare;
 mod pipeline_rust;

@@ -364,7 +364,8 @@ fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
             .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
         let name = entry
             .name()
-            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
+            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?
+            .into_owned();
         let base = name.rsplit('/').next().unwrap_or("").to_string();
         let wanted = if base.starts_with("libgfortran") && base.contains(".so.5") {
             LIBGFORTRAN
@@ -398,9 +399,39 @@ fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
         std::fs::write(&path, edited)
             .map_err(|err| IoError::new("write", path.clone(), err).to_string())?;
     }
+    record_origin(to, wheel, &members)?;
     let link = to.join("libgfortran.so");
     std::os::unix::fs::symlink(LIBGFORTRAN, &link)
         .map_err(|err| IoError::new("link", link, err).to_string())
+}
+
+/// The distribution the files came from, as an installed wheel records it (one
+/// `*.dist-info` per file, for their licences differ from the distribution's own), so the
+/// SBOM of a wheel that vendors them names the wheel and the licence.
+fn record_origin(to: &Path, wheel: &Path, members: &[(String, &str, Vec<u8>)]) -> Result<(), String> {
+    let file_name = wheel.file_name().unwrap_or_default().to_string_lossy();
+    let version = file_name.split('-').nth(1).unwrap_or("0");
+    for (_, wanted, _) in members {
+        let licence = if *wanted == LIBQUADMATH {
+            "LGPL-2.1-or-later"
+        } else {
+            "GPL-3.0-or-later WITH GCC-exception-3.1"
+        };
+        let stem = wanted.split('.').next().unwrap_or(wanted);
+        let folder = to.join(format!("{stem}-{version}.dist-info"));
+        std::fs::create_dir_all(&folder)
+            .map_err(|err| IoError::new("create", folder.clone(), err).to_string())?;
+        let metadata = format!(
+            "Metadata-Version: 2.4\nName: {}\nVersion: {version}\nLicense-Expression: {licence}\n",
+            config().runtime_project
+        );
+        for (file, text) in [("METADATA", metadata), ("RECORD", format!("{wanted},,\n"))] {
+            let path = folder.join(file);
+            std::fs::write(&path, text)
+                .map_err(|err| IoError::new("write", path.clone(), err).to_string())?;
+        }
+    }
+    Ok(())
 }
 
 fn quote(path: &Path) -> String {
