@@ -192,7 +192,8 @@ class Run:
         result = Result(project.name, project.version, target, note=project.note_for(target))
         root = self._unpack(sdist, project.name, target)
         out_dir = root.parent / "wheelhouse"
-        identifier = f"cp{self.python.replace('.', '')}-{platform}"
+        python = project.python or self.python
+        identifier = f"cp{python.replace('.', '')}-{platform}"
         command = [
             "nice", "-n", "19", str(self.crosswheel), "build", str(root),
             "--only", identifier, "--output-dir", str(out_dir), "--jobs", "1",
@@ -210,7 +211,7 @@ class Run:
         # The unpacked sources and build trees go; the wheels stay next to the log's name.
         shutil.rmtree(root, ignore_errors=True)
         if self.reference:
-            result.reference = _reference(project, target, self.python)
+            result.reference = _reference(project, target, python)
         return result
 
     def _read_outcome(self, result, text, out_dir, timed_out):

@@ -12,7 +12,7 @@ import index
 
 PROJECT_KEYS = {
     "name", "version", "sha256", "covers", "why", "test-requires", "test-command",
-    "options", "target",
+    "options", "target", "python",
 }
 TARGET_KEYS = {"options", "note", "fault"}
 
@@ -33,6 +33,9 @@ class Project:
     options: dict
     # target id -> {"options": {...}, "note": "..."}
     per_target: dict = field(default_factory=dict)
+    # The CPython the project's cells build for when it needs another than the run's
+    # (scipy 1.18 requires 3.12 or newer); None for the run's --python.
+    python: str = None
 
     def options_for(self, target):
         """The recipe for one target: test settings, shared options, then the target's own."""
@@ -73,6 +76,7 @@ def _project(path, index, table):
         test_command=table["test-command"],
         options=dict(table.get("options", {})),
         per_target=dict(table.get("target", {})),
+        python=table.get("python"),
     )
 
 

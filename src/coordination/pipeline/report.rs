@@ -347,7 +347,8 @@ mod tests {
 
     #[test]
     fn a_one_line_cause_is_said_once_in_the_summary() {
-        let problem = "no Fortran for macos-arm64: crosswheel has gfortran only for manylinux targets";
+        let problem =
+            "no Fortran for macos-arm64: crosswheel has gfortran only for manylinux targets";
         let outcome = Outcome {
             identifier: "cp311-macosx_arm64".into(),
             times: StageTimes::default(),
@@ -360,7 +361,10 @@ mod tests {
         };
         let printed = format!("{}\n{}", failure_notice(problem), summary(&[outcome]));
         assert_eq!(printed.matches(problem).count(), 1, "{printed}");
-        assert_eq!(failure_notice(problem), "failed; the cause is in the summary");
+        assert_eq!(
+            failure_notice(problem),
+            "failed; the cause is in the summary"
+        );
     }
 
     #[test]

@@ -166,12 +166,21 @@ mod tests {
         assert!(!requires_fortran(optional.path()));
         // numpy's sdist: an f2py example the build never reads.
         let unread = project(&[
-            ("meson.build", "project('numpy', 'c', 'cpp')\nsubdir('numpy')\n"),
+            (
+                "meson.build",
+                "project('numpy', 'c', 'cpp')\nsubdir('numpy')\n",
+            ),
             ("numpy/meson.build", "py.install_sources('x.py')\n"),
-            ("doc/source/f2py/code/meson.build", "add_languages('fortran')\n"),
+            (
+                "doc/source/f2py/code/meson.build",
+                "add_languages('fortran')\n",
+            ),
         ]);
         assert!(!requires_fortran(unread.path()));
-        let commented = project(&[("meson.build", "project('x', 'c') # add_languages('fortran')\n")]);
+        let commented = project(&[(
+            "meson.build",
+            "project('x', 'c') # add_languages('fortran')\n",
+        )]);
         assert!(!requires_fortran(commented.path()));
     }
 
@@ -182,7 +191,10 @@ mod tests {
             ("src/CMakeLists.txt", "enable_language(Fortran)\n"),
         ]);
         assert!(requires_fortran(required.path()));
-        let optional = project(&[("CMakeLists.txt", "project(x C)\nenable_language(Fortran OPTIONAL)\n")]);
+        let optional = project(&[(
+            "CMakeLists.txt",
+            "project(x C)\nenable_language(Fortran OPTIONAL)\n",
+        )]);
         assert!(!requires_fortran(optional.path()));
         let in_project = project(&[("CMakeLists.txt", "project(x LANGUAGES C Fortran)\n")]);
         assert!(requires_fortran(in_project.path()));

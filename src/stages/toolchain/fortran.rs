@@ -124,7 +124,11 @@ pub(super) fn fortran_compiler(
             network,
         ),
     )
-    .map_err(|err| missing(format!("cannot get Debian's gfortran from {release}: {err}")))?;
+    .map_err(|err| {
+        missing(format!(
+            "cannot get Debian's gfortran from {release}: {err}"
+        ))
+    })?;
     let libraries = sysroot::provision(
         cache.root(),
         &TreeSpec::release_packages(
@@ -386,7 +390,8 @@ fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
         .iter()
         .map(|(base, wanted, _)| (base.clone(), wanted.to_string()))
         .collect();
-    std::fs::create_dir_all(to).map_err(|err| IoError::new("create", to.to_path_buf(), err).to_string())?;
+    std::fs::create_dir_all(to)
+        .map_err(|err| IoError::new("create", to.to_path_buf(), err).to_string())?;
     for (base, wanted, data) in &members {
         let edits = ElfEdits {
             soname: Some(wanted.to_string()),
@@ -408,7 +413,11 @@ fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
 /// The distribution the files came from, as an installed wheel records it (one
 /// `*.dist-info` per file, for their licences differ from the distribution's own), so the
 /// SBOM of a wheel that vendors them names the wheel and the licence.
-fn record_origin(to: &Path, wheel: &Path, members: &[(String, &str, Vec<u8>)]) -> Result<(), String> {
+fn record_origin(
+    to: &Path,
+    wheel: &Path,
+    members: &[(String, &str, Vec<u8>)],
+) -> Result<(), String> {
     let file_name = wheel.file_name().unwrap_or_default().to_string_lossy();
     let version = file_name.split('-').nth(1).unwrap_or("0");
     for (_, wanted, _) in members {
@@ -468,10 +477,7 @@ mod tests {
         for id in ["macos-arm64", "musllinux-aarch64", "linux-riscv64"] {
             let target = Target::parse(id).unwrap();
             let reason = row_for(&target).unwrap_err();
-            assert!(
-                reason.contains("arm64, ppc64el, s390x"),
-                "{id}: {reason}"
-            );
+            assert!(reason.contains("arm64, ppc64el, s390x"), "{id}: {reason}");
         }
     }
 

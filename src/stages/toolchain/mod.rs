@@ -169,8 +169,7 @@ pub fn resolve_toolchain(
             .program(Language::C)
             .unwrap_or(&toolchain.ar);
         let fortran = fortran::fortran_compiler(cache, target, cc, network)?;
-        toolchain.compilers =
-            Compilers::new(toolchain.compilers.iter().cloned().chain([fortran]));
+        toolchain.compilers = Compilers::new(toolchain.compilers.iter().cloned().chain([fortran]));
     }
     Ok(toolchain)
 }
