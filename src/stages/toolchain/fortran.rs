@@ -214,7 +214,7 @@ fn gfortran_script(gfortran: &Path, library_path: &[PathBuf], cc: &Path, runtime
            if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n    \
              set -- \"-ffile-prefix-map=$CROSSWHEEL_SOURCE_DIR=.\" \"-ffile-prefix-map=$PWD=.\" \"$@\"\n  \
            fi\n  \
-           LD_LIBRARY_PATH={library_path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} {gfortran} \"$@\"\n\
+           LD_LIBRARY_PATH={library_path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} {gfortran} -B{programs} \"$@\"\n\
          }}\n\
          # Linking with another language's compiler, meson adds `-L` for each folder gfortran\n\
          # searches and `-lgfortran`: the runtime's folder is the one to search, not the\n\
@@ -283,8 +283,20 @@ fn gfortran_script(gfortran: &Path, library_path: &[PathBuf], cc: &Path, runtime
          {cc} \"$@\" -L{runtime} -lgfortran -lm\n",
         library_path = shell_quote(&library_path),
         gfortran = quote(gfortran),
+        programs = quote(&programs_prefix(gfortran)),
         cc = quote(cc),
     )
+}
+
+/// What `-B` gives gfortran's driver so it runs the assembler of its own packages
+/// (`usr/bin/<triple>-as`) and never the build machine's `as`: the compiler's path up to
+/// `gfortran-9`.
+fn programs_prefix(gfortran: &Path) -> PathBuf {
+    let text = gfortran.to_string_lossy();
+    match text.rfind("gfortran") {
+        Some(end) => PathBuf::from(&text[..end]),
+        None => gfortran.to_path_buf(),
+    }
 }
 
 /// The folder holding the runtime as gfortran links it (`libgfortran.so` for the link,
@@ -465,8 +477,8 @@ mod tests {
     }
 
     #[test]
-    fn the_manylinux_targets_without_hosted_runners_have_fortran() {
-        for id in ["linux-aarch64", "linux-ppc64le", "linux-s390x"] {
+    fn the_manylinux_targets_have_fortran() {
+        for id in ["linux-aarch64", "linux-ppc64le", "linux-s390x", "linux-x86_64"] {
             let target = Target::parse(id).unwrap();
             assert!(row_for(&target).is_ok(), "{id}");
         }
@@ -494,7 +506,9 @@ mod tests {
             "{script}"
         );
         assert!(
-            script.contains("/t/usr/bin/aarch64-linux-gnu-gfortran-9 \"$@\""),
+            script.contains(
+                "/t/usr/bin/aarch64-linux-gnu-gfortran-9 -B/t/usr/bin/aarch64-linux-gnu- \"$@\""
+            ),
             "{script}"
         );
         assert!(script.contains("-c|-S|-E|"), "{script}");
