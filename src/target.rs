@@ -870,17 +870,46 @@ impl Target {
     /// `manylinux_2_17_aarch64` ... up to the target's glibc, or `musllinux_1_1_x86_64` ...
     /// up to its musl. Empty for macOS.
     pub fn compatible_linux_platforms(&self) -> Vec<String> {
+        self.linux_platforms_through(self.os_version.minor)
+    }
+
+    /// The platform tags a wheel of the target's libraries can load with (macOS: its own
+    /// tag; pip widens neither a manylinux tag to older glibc nor a musllinux one to older
+    /// musl, so every one the target's C library can load).
+    pub fn compatible_platforms(&self) -> Vec<String> {
+        if self.is_macos() {
+            vec![self.platform_tag()]
+        } else {
+            self.compatible_linux_platforms()
+        }
+    }
+
+    /// The platform tags of every wheel of the target's architecture and C library, for
+    /// whatever glibc or musl it was built: what carries headers, which do not depend on
+    /// the C library's version (glibc through 2.45, musl through 1.9).
+    pub fn every_platform_of_its_arch(&self) -> Vec<String> {
+        if self.is_macos() {
+            return vec![self.platform_tag()];
+        }
+        let newest = match self.data.libc {
+            Some(Libc::Musl) => 9,
+            _ => 45,
+        };
+        self.linux_platforms_through(self.os_version.minor.max(newest))
+    }
+
+    fn linux_platforms_through(&self, newest_minor: u32) -> Vec<String> {
         let arch = &self.data.arch;
         match self.data.libc {
             Some(Libc::Glibc) if self.os_version.major == 2 => {
-                let mut platforms: Vec<String> = (17..=self.os_version.minor)
+                let mut platforms: Vec<String> = (17..=newest_minor)
                     .map(|minor| format!("manylinux_2_{minor}_{arch}"))
                     .collect();
                 platforms.push(format!("manylinux2014_{arch}"));
                 platforms
             }
             // PEP 656's first tag is musllinux_1_1.
-            Some(Libc::Musl) if self.os_version.major == 1 => (1..=self.os_version.minor)
+            Some(Libc::Musl) if self.os_version.major == 1 => (1..=newest_minor)
                 .map(|minor| format!("musllinux_1_{minor}_{arch}"))
                 .collect(),
             _ => Vec::new(),

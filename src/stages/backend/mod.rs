@@ -252,7 +252,10 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
 
     let build_requires: Vec<String> = system.requires.iter().chain(&extra).cloned().collect();
     let header_requires = target_wheels::with_library_requirements(
-        target_wheels::header_requirements(&build_requires, request.target_requires),
+        target_wheels::pinned_to_build_environment(
+            target_wheels::header_requirements(&build_requires, request.target_requires),
+            &host_env.root,
+        ),
         &if host_env.isolated() {
             target_installs::library_requirements(&host_env.root)
         } else {

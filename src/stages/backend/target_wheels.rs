@@ -73,6 +73,29 @@ pub fn header_requirements(build_requires: &[String], target_requires: &[String]
     found
 }
 
+/// The header requirements at the version the build environment installed (the venv at
+/// `env_root`): Cython writes its C code from that numpy's `.pxd` files, which name
+/// functions only that numpy's headers declare (numpy 2.3's `PyDataType_TYPEOBJ`), so the
+/// target's headers must be of the same release, not the newest the target's glibc
+/// floor has a wheel of (scipy 1.18 on manylinux2014 aarch64 got numpy 2.4's `.pxd` and
+/// 2.2's headers). A package the environment lacks keeps its requirement.
+pub fn pinned_to_build_environment(header: Vec<String>, env_root: &Path) -> Vec<String> {
+    let installed = super::target_installs::site_packages_of(env_root)
+        .map(|site| super::target_installs::installed_in(&site))
+        .unwrap_or_default();
+    header
+        .into_iter()
+        .map(|requirement| {
+            let name = requirement_name(&requirement);
+            installed
+                .iter()
+                .find(|dist| crate::package_name::normalize(&dist.name) == name)
+                .map(|dist| format!("{name}=={}", dist.version))
+                .unwrap_or(requirement)
+        })
+        .collect()
+}
+
 /// The header requirements with the build environment's library wheels (names,
 /// config/target-installs.toml) added, as the build requirements spell them when they name
 /// them: the target gets the newest wheel it can install that satisfies them, which is
@@ -153,7 +176,27 @@ pub fn prepare_target_site(
         target.id(),
         requires.join(", ")
     );
-    download(target, python, requires, &wheels)?;
+    // Headers do not depend on the glibc a wheel was built for, only on the architecture:
+    // a header package comes from any of the architecture's wheels, so it can be the build
+    // environment's release even where that release needs a newer glibc than the target.
+    let (headers, libraries): (Vec<String>, Vec<String>) = requires
+        .iter()
+        .cloned()
+        .partition(|requirement| header_packages().contains_key(&requirement_name(requirement)));
+    for (group, platforms) in [
+        (&headers, target.every_platform_of_its_arch()),
+        (&libraries, target.compatible_platforms()),
+    ] {
+        if !group.is_empty() {
+            download(python, group, &platforms, &wheels).map_err(|output| {
+                BuildError::TargetRequires {
+                    target: target.id().to_string(),
+                    requires: group.join(", "),
+                    output,
+                }
+            })?;
+        }
+    }
     std::fs::create_dir_all(&site).map_err(|source| {
         BuildError::Io(crate::io_error::IoError::new(
             "create",
@@ -188,11 +231,11 @@ pub fn prepare_target_site(
 }
 
 fn download(
-    target: &Target,
     python: &BuildPython,
     requires: &[String],
+    platforms: &[String],
     dest: &Path,
-) -> Result<(), BuildError> {
+) -> Result<(), String> {
     let abi = python.abi_tag();
     let mut args: Vec<String> = vec![
         "--no-deps".into(),
@@ -208,16 +251,9 @@ fn download(
         "--abi".into(),
         "none".into(),
     ];
-    // pip does not widen a manylinux --platform to older glibc tags (nor a musllinux one
-    // to older musl): list every one the target's C library can load.
-    let platforms = if target.is_macos() {
-        vec![target.platform_tag()]
-    } else {
-        target.compatible_linux_platforms()
-    };
     for platform in platforms {
         args.push("--platform".into());
-        args.push(platform);
+        args.push(platform.clone());
     }
     args.push("--dest".into());
     args.push(dest.to_string_lossy().into_owned());
@@ -235,11 +271,6 @@ fn download(
         &rest,
     )
     .map(|_| ())
-    .map_err(|output| BuildError::TargetRequires {
-        target: target.id().to_string(),
-        requires: requires.join(", "),
-        output,
-    })
 }
 
 fn unpack(wheel: &Path, site: &Path) -> Result<(), BuildError> {
@@ -288,6 +319,35 @@ mod tests {
             all,
             ["numpy>=2.0", "scipy-openblas32>=0.3.30", "scipy-openblas64"]
         );
+    }
+
+    #[test]
+    fn headers_are_of_the_release_the_build_environment_installed() {
+        let venv = tempfile::tempdir().unwrap();
+        let dist_info = venv
+            .path()
+            .join("lib/python3.13/site-packages/numpy-2.4.6.dist-info");
+        std::fs::create_dir_all(&dist_info).unwrap();
+        std::fs::write(
+            dist_info.join("METADATA"),
+            "Metadata-Version: 2.1\nName: numpy\nVersion: 2.4.6\n",
+        )
+        .unwrap();
+        assert_eq!(
+            pinned_to_build_environment(strings(&["numpy>=2.0.0,<2.7", "pybind11"]), venv.path()),
+            ["numpy==2.4.6", "pybind11"]
+        );
+    }
+
+    #[test]
+    fn headers_come_from_any_glibc_of_the_architecture_libraries_from_the_targets() {
+        let target = Target::parse("linux-aarch64").unwrap();
+        let every = target.every_platform_of_its_arch();
+        assert!(every.contains(&"manylinux_2_28_aarch64".to_string()), "{every:?}");
+        assert!(every.contains(&"manylinux2014_aarch64".to_string()), "{every:?}");
+        let compatible = target.compatible_platforms();
+        assert!(!compatible.contains(&"manylinux_2_28_aarch64".to_string()));
+        assert!(compatible.iter().all(|tag| every.contains(tag)));
     }
 
     #[test]
