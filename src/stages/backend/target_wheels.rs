@@ -343,8 +343,14 @@ mod tests {
     fn headers_come_from_any_glibc_of_the_architecture_libraries_from_the_targets() {
         let target = Target::parse("linux-aarch64").unwrap();
         let every = target.every_platform_of_its_arch();
-        assert!(every.contains(&"manylinux_2_28_aarch64".to_string()), "{every:?}");
-        assert!(every.contains(&"manylinux2014_aarch64".to_string()), "{every:?}");
+        assert!(
+            every.contains(&"manylinux_2_28_aarch64".to_string()),
+            "{every:?}"
+        );
+        assert!(
+            every.contains(&"manylinux2014_aarch64".to_string()),
+            "{every:?}"
+        );
         let compatible = target.compatible_platforms();
         assert!(!compatible.contains(&"manylinux_2_28_aarch64".to_string()));
         assert!(compatible.iter().all(|tag| every.contains(tag)));

@@ -478,7 +478,12 @@ mod tests {
 
     #[test]
     fn the_manylinux_targets_have_fortran() {
-        for id in ["linux-aarch64", "linux-ppc64le", "linux-s390x", "linux-x86_64"] {
+        for id in [
+            "linux-aarch64",
+            "linux-ppc64le",
+            "linux-s390x",
+            "linux-x86_64",
+        ] {
             let target = Target::parse(id).unwrap();
             assert!(row_for(&target).is_ok(), "{id}");
         }
