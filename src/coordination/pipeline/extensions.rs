@@ -140,6 +140,7 @@ mod tests {
         Outcome {
             identifier: identifier.to_string(),
             times: StageTimes::default(),
+            warnings: Vec::new(),
             test: TestResult::NotRun,
             ending: Ending::Finished(FinishedWheel {
                 path,

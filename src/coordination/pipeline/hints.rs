@@ -92,6 +92,7 @@ mod tests {
         vec![Outcome {
             identifier: "cp311-manylinux_aarch64".into(),
             times: StageTimes::default(),
+            warnings: Vec::new(),
             test: TestResult::NotRun,
             ending: Ending::Failed {
                 stage,

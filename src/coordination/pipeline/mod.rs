@@ -108,6 +108,7 @@ fn run_and_report(
                 error: anyhow::anyhow!(problem),
                 kept_apart: None,
             },
+            warnings: Vec::new(),
         },
     };
     // A target that could not be prepared said so when it failed; its cause is the

@@ -100,6 +100,9 @@ pub struct Outcome {
     pub times: StageTimes,
     pub test: TestResult,
     pub ending: Ending,
+    /// What the build went without although the project asked for it (OpenMP), said in
+    /// the summary beside the result.
+    pub warnings: Vec<String>,
 }
 
 impl Outcome {

@@ -71,6 +71,8 @@ struct Row {
     problem: Option<String>,
     /// Said of a build that succeeded but was not tested.
     note: Option<String>,
+    /// What the build went without although the project asked for it.
+    warnings: Vec<String>,
 }
 
 fn rows(outcomes: &[Outcome]) -> Vec<Row> {
@@ -113,6 +115,7 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
                 TestResult::NotTested { reason } => Some(format!("not tested: {reason}")),
                 _ => None,
             },
+            warnings: o.warnings.clone(),
         })
         .collect()
 }
@@ -212,6 +215,9 @@ pub fn summary(outcomes: &[Outcome]) -> String {
         if let Some(note) = &row.note {
             let _ = writeln!(out, "{:<26} {note}", "");
         }
+        for warning in &row.warnings {
+            let _ = writeln!(out, "{:<26} warning: {warning}", "");
+        }
         if let Some(problem) = &row.problem {
             for line in problem_lines(problem) {
                 let _ = writeln!(out, "{:<26} {line}", "");
@@ -273,6 +279,7 @@ pub fn wheel_folders(outcomes: &[Outcome]) -> Vec<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coordination::pipeline::outcome::FinishedWheel;
     use crate::coordination::pipeline::{Stage, StageTimes};
 
     #[test]
@@ -304,6 +311,7 @@ mod tests {
         let outcome = Outcome {
             identifier: "cp311-manylinux_aarch64".into(),
             times: StageTimes::default(),
+            warnings: Vec::new(),
             test: TestResult::NotRun,
             ending: Ending::Failed {
                 stage: Stage::Build,
@@ -346,12 +354,33 @@ mod tests {
     }
 
     #[test]
+    fn a_feature_the_build_went_without_is_a_warning_beside_its_wheel() {
+        let outcome = Outcome {
+            identifier: "cp311-manylinux_aarch64".into(),
+            times: StageTimes::default(),
+            warnings: vec!["the build asked for OpenMP and built without it (the build log says `Run-time dependency OpenMP for c found: NO`)".into()],
+            test: TestResult::NotRun,
+            ending: Ending::Finished(FinishedWheel {
+                path: "/w/x-1.0-cp311-cp311-manylinux_2_17_aarch64.whl".into(),
+                sha256: "ab".into(),
+                size: 1,
+            }),
+        };
+        let printed = summary(&[outcome]);
+        assert!(
+            printed.contains("warning: the build asked for OpenMP and built without it"),
+            "{printed}"
+        );
+    }
+
+    #[test]
     fn a_one_line_cause_is_said_once_in_the_summary() {
         let problem =
             "no Fortran for macos-arm64: crosswheel has gfortran only for manylinux targets";
         let outcome = Outcome {
             identifier: "cp311-macosx_arm64".into(),
             times: StageTimes::default(),
+            warnings: Vec::new(),
             test: TestResult::NotRun,
             ending: Ending::Failed {
                 stage: Stage::Build,
@@ -379,6 +408,7 @@ mod tests {
         let outcome = Outcome {
             identifier: "cp311-linux_ppc64le".into(),
             times: StageTimes::default(),
+            warnings: Vec::new(),
             test: TestResult::TimedOut {
                 after: std::time::Duration::from_secs(30),
                 reason: reason.into(),

@@ -162,6 +162,7 @@ fn covered(identifier: String, built_as: &str, wheel: &FinishedWheel, reuse: Reu
             kind: reuse.name(),
         },
         ending: Ending::Finished(wheel.clone()),
+        warnings: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ mod driver;
 mod frontend;
 mod hook_env;
 mod host_env;
+mod log_checks;
 mod project;
 mod settings;
 mod source_copy;
@@ -190,6 +191,9 @@ pub struct BuiltWheel {
     /// library requirements, a hook's target installs, the compilers' runtimes): where
     /// the repair finds them.
     pub library_dirs: Vec<PathBuf>,
+    /// What the project asked for and the build went without, as its log says (OpenMP
+    /// not found): one line each, for the run's summary.
+    pub lost: Vec<String>,
 }
 
 /// Runs the project's PEP 517 backend for the cross environment's target: the build
@@ -311,12 +315,18 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         });
     }
     let path = built?;
+    let log = log_path_of(request, &project);
+    // A log that cannot be read has already been said to be missing where it is written.
+    let lost = std::fs::read_to_string(&log)
+        .map(|text| log_checks::lost_features(&text))
+        .unwrap_or_default();
     Ok(BuiltWheel {
         path,
         backend: system.backend,
-        log: log_path_of(request, &project),
+        log,
         duration: started.elapsed(),
         library_dirs,
+        lost,
     })
 }
 

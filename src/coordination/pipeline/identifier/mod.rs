@@ -37,6 +37,8 @@ struct Identifier<'a> {
     test: TestResult,
     /// The host CPython of the last build, which makes the audit's venv.
     host_python: Option<PathBuf>,
+    /// What the builds went without although the project asked for it.
+    warnings: Vec<String>,
 }
 
 /// Runs one identifier to its end; never fails itself, so one identifier cannot stop the
@@ -60,6 +62,7 @@ pub(super) fn run_one(
                 times,
                 test: TestResult::NotRun,
                 ending: failed(Stage::Build, error.into()),
+                warnings: Vec::new(),
             };
         }
     };
@@ -73,6 +76,7 @@ pub(super) fn run_one(
         times,
         test: TestResult::NotRun,
         host_python: None,
+        warnings: Vec::new(),
     };
     let ending = identifier
         .run()
@@ -83,6 +87,7 @@ pub(super) fn run_one(
         times,
         test: identifier.test,
         ending,
+        warnings: identifier.warnings,
     }
 }
 
@@ -202,6 +207,10 @@ impl Identifier<'_> {
         } = built?;
         self.host_python = Some(python.executable.clone());
         self.environment = environment;
+        for lost in &built.lost {
+            tracing::warn!("{id}: {lost}");
+            self.warnings.push(lost.clone());
+        }
         step.finish(&format!(
             "built {}",
             super::collect::file_name_of(&built.path)
