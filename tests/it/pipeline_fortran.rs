@@ -107,55 +107,43 @@ fn a_target_without_fortran_stops_in_one_line_before_its_build() {
 #[ignore = "slow: a scikit-build-core Fortran build for aarch64 (gfortran, zig, CMake, qemu)"]
 fn a_cmake_fortran_project_builds_and_passes_on_aarch64() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fortranproj");
+    let read = |file: &str| std::fs::read_to_string(example.join(file)).unwrap();
     let project = tempfile::tempdir().unwrap();
-    let root = project.path();
-    std::fs::create_dir_all(root.join("src/cmakef")).unwrap();
-    std::fs::create_dir_all(root.join("tests")).unwrap();
-    for file in ["src/numerics.f90", "src/_flib.c"] {
-        std::fs::copy(example.join(file), root.join(file)).unwrap();
-    }
-    std::fs::write(
-        root.join("src/cmakef/__init__.py"),
-        "from ._flib import format_e, series\n",
-    )
-    .unwrap();
-    let suite = std::fs::read_to_string(example.join("tests/test_flib.py")).unwrap();
-    std::fs::write(
-        root.join("tests/test_flib.py"),
-        suite.replace("fortranproj", "cmakef"),
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.15...3.31)\n\
-         project(${SKBUILD_PROJECT_NAME} VERSION ${SKBUILD_PROJECT_VERSION} LANGUAGES C Fortran)\n\
-         find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)\n\
-         python_add_library(_flib MODULE src/_flib.c src/numerics.f90 WITH_SOABI)\n\
-         install(TARGETS _flib DESTINATION cmakef)\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("pyproject.toml"),
-        "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
-         build-backend = \"scikit_build_core.build\"\n\
-         [project]\nname = \"cmakef\"\nversion = \"0.1.0\"\n\
-         [tool.scikit-build]\nwheel.packages = [\"src/cmakef\"]\n\
-         [tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"manylinux_aarch64\"]\n\
-         test-requires = [\"pytest\"]\ntest-sources = [\"tests\"]\n\
-         test-command = \"python -m pytest -q tests\"\n",
-    )
-    .unwrap();
+    common::write_project(
+        project.path(),
+        &[
+            ("src/numerics.f90", &read("src/numerics.f90")),
+            ("src/_flib.c", &read("src/_flib.c")),
+            (
+                "src/cmakef/__init__.py",
+                "from ._flib import format_e, series\n",
+            ),
+            (
+                "tests/test_flib.py",
+                &read("tests/test_flib.py").replace("fortranproj", "cmakef"),
+            ),
+            (
+                "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.15...3.31)\n\
+                 project(${SKBUILD_PROJECT_NAME} VERSION ${SKBUILD_PROJECT_VERSION} LANGUAGES C Fortran)\n\
+                 find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)\n\
+                 python_add_library(_flib MODULE src/_flib.c src/numerics.f90 WITH_SOABI)\n\
+                 install(TARGETS _flib DESTINATION cmakef)\n",
+            ),
+            (
+                "pyproject.toml",
+                "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
+                 build-backend = \"scikit_build_core.build\"\n\
+                 [project]\nname = \"cmakef\"\nversion = \"0.1.0\"\n\
+                 [tool.scikit-build]\nwheel.packages = [\"src/cmakef\"]\n\
+                 [tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"manylinux_aarch64\"]\n\
+                 test-requires = [\"pytest\"]\ntest-sources = [\"tests\"]\n\
+                 test-command = \"python -m pytest -q tests\"\n",
+            ),
+        ],
+    );
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(crosswheel_bin())
-        .arg("build")
-        .arg(root)
-        .arg("-w")
-        .arg(out.path())
-        .output()
-        .expect("run crosswheel build");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let stdout = common::build_succeeds(project.path(), out.path());
     assert_eq!(
         common::wheel_names_in(out.path()),
         ["cmakef-0.1.0-cp311-cp311-manylinux_2_27_aarch64.whl"]

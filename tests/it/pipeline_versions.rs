@@ -203,16 +203,7 @@ fn an_abi3_wheel_is_built_once_per_target_and_tested_on_the_newest_cpython() {
          PyMODINIT_FUNC PyInit_limited(void) { return PyModule_Create(&module); }\n",
     );
     let out = tempfile::tempdir().expect("tempdir");
-    let output = Command::new(crosswheel_bin())
-        .arg("build")
-        .arg(project.path())
-        .arg("-w")
-        .arg(out.path())
-        .output()
-        .expect("run crosswheel build");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let stdout = common::build_succeeds(project.path(), out.path());
     assert!(
         summary_row(&stdout, "cp311-manylinux_aarch64").contains("passed (emulated)"),
         "{stdout}"

@@ -14,6 +14,7 @@ pub use peer_data::{PeerCase, assert_agrees_with_peer, crosswheel_under_test, sd
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
@@ -649,4 +650,29 @@ pub fn elf_exported_functions(bytes: &[u8]) -> Vec<String> {
         })
         .filter_map(|symbol| elf.dynstrtab.get_at(symbol.st_name).map(str::to_string))
         .collect()
+}
+
+/// Writes `files` (path relative to `root`, text) under `root`, with their folders: a
+/// project a test makes on the spot.
+pub fn write_project(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a file has a folder")).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+}
+
+/// `crosswheel build <project> -w <out>`, which must succeed: its stdout (the summary).
+pub fn build_succeeds(project: &Path, out: &Path) -> String {
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(project)
+        .arg("-w")
+        .arg(out)
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    stdout
 }
