@@ -308,17 +308,7 @@ mod tests {
              Run-time dependency openblas found: NO\n{cause}\n\
              meson's log: /c/logs/m.txt\n  full log: /c/logs/b.log"
         );
-        let outcome = Outcome {
-            identifier: "cp311-manylinux_aarch64".into(),
-            times: StageTimes::default(),
-            warnings: Vec::new(),
-            test: TestResult::NotRun,
-            ending: Ending::Failed {
-                stage: Stage::Build,
-                error: anyhow::anyhow!("{problem}"),
-                kept_apart: None,
-            },
-        };
+        let outcome = build_failure("cp311-manylinux_aarch64", &problem);
         let printed = format!("{}\n{}", failure_notice(&problem), summary(&[outcome]));
         assert_eq!(printed.matches(cause).count(), 1, "{printed}");
         let notice = failure_notice(&problem);
@@ -353,6 +343,20 @@ mod tests {
         );
     }
 
+    fn build_failure(identifier: &str, problem: &str) -> Outcome {
+        Outcome {
+            identifier: identifier.into(),
+            times: StageTimes::default(),
+            warnings: Vec::new(),
+            test: TestResult::NotRun,
+            ending: Ending::Failed {
+                stage: Stage::Build,
+                error: anyhow::anyhow!("{problem}"),
+                kept_apart: None,
+            },
+        }
+    }
+
     #[test]
     fn a_feature_the_build_went_without_is_a_warning_beside_its_wheel() {
         let outcome = Outcome {
@@ -377,17 +381,7 @@ mod tests {
     fn a_one_line_cause_is_said_once_in_the_summary() {
         let problem =
             "no Fortran for macos-arm64: crosswheel has gfortran only for manylinux targets";
-        let outcome = Outcome {
-            identifier: "cp311-macosx_arm64".into(),
-            times: StageTimes::default(),
-            warnings: Vec::new(),
-            test: TestResult::NotRun,
-            ending: Ending::Failed {
-                stage: Stage::Build,
-                error: anyhow::anyhow!("{problem}"),
-                kept_apart: None,
-            },
-        };
+        let outcome = build_failure("cp311-macosx_arm64", problem);
         let printed = format!("{}\n{}", failure_notice(problem), summary(&[outcome]));
         assert_eq!(printed.matches(problem).count(), 1, "{printed}");
         assert_eq!(
