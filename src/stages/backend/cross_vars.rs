@@ -16,6 +16,7 @@ pub(super) fn cross_variables(
     source_dir: &Path,
     path_var: String,
     header_requires: &[String],
+    build_env: &Path,
 ) -> Result<BTreeMap<String, String>, BuildError> {
     let mut vars = request.cross_env.env_vars();
     if project.build_system.backend == Backend::MesonPython {
@@ -34,13 +35,28 @@ pub(super) fn cross_variables(
         "CROSSWHEEL_CROSSENV_DIR".to_string(),
         request.cross_env.root.to_string_lossy().into_owned(),
     );
-    if let Some(site) = target_site(request, header_requires)? {
-        let mut pkgconfig_dirs = pkgconfig_dirs_under(&site);
+    let TargetSite { site, headers_kept } = target_site(request, header_requires)?;
+    // The pkg-config files of the header packages the build machine's copy stands in for
+    // (numpy's `numpy.pc`, which meson's `dependency('numpy')` reads first).
+    let kept_dirs: Vec<PathBuf> = super::target_installs::site_packages_of(build_env)
+        .map(|build_site| {
+            headers_kept
+                .iter()
+                .flat_map(|package| pkgconfig_dirs_under(&build_site.join(package)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if site.is_some() || !kept_dirs.is_empty() {
+        let mut pkgconfig_dirs = site
+            .as_deref()
+            .map(pkgconfig_dirs_under)
+            .unwrap_or_default();
+        pkgconfig_dirs.extend(kept_dirs);
         pkgconfig_dirs.push(request.cross_env.pkgconfig_dir.clone());
         let joined = std::env::join_paths(&pkgconfig_dirs).map_err(|err| {
             io_error(
                 "put on PKG_CONFIG_LIBDIR the pkg-config folders of",
-                &site,
+                site.as_deref().unwrap_or(build_env),
                 std::io::Error::other(err.to_string()),
             )
         })?;
@@ -48,6 +64,8 @@ pub(super) fn cross_variables(
             "PKG_CONFIG_LIBDIR".to_string(),
             joined.to_string_lossy().into_owned(),
         );
+    }
+    if let Some(site) = site {
         vars.insert(
             "CROSSWHEEL_TARGET_SITE".to_string(),
             site.to_string_lossy().into_owned(),
@@ -99,7 +117,7 @@ pub(super) fn host_variables(
 fn target_site(
     request: &BuildRequest<'_>,
     header_requires: &[String],
-) -> Result<Option<PathBuf>, BuildError> {
+) -> Result<TargetSite, BuildError> {
     let target = &request.cross_env.target;
     let prepare = |requires: &[String]| {
         let mut requires = requires.to_vec();
@@ -119,7 +137,7 @@ fn target_site(
         .map(Some)
     };
     if header_requires.is_empty() {
-        return prepare(request.target_requires);
+        return prepare(request.target_requires).map(TargetSite::all_from_target);
     }
     let all: Vec<String> = request
         .target_requires
@@ -133,16 +151,43 @@ fn target_site(
                 "{} among the build requirements ship per-platform headers or libraries: the build compiles and links against their {target} wheels (config/target-installs.toml)",
                 header_requires.join(", ")
             );
-            Ok(site)
+            Ok(TargetSite::all_from_target(site))
         }
         Err(BuildError::TargetRequires { .. }) => {
             tracing::warn!(
                 "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
                 header_requires.join(", ")
             );
-            prepare(request.target_requires)
+            Ok(TargetSite {
+                site: prepare(request.target_requires)?,
+                headers_kept: header_requires
+                    .iter()
+                    .map(|requirement| {
+                        crate::package_name::requirement_name(requirement)
+                            .map(|name| name.to_string())
+                            .unwrap_or_default()
+                    })
+                    .filter(|name| !name.is_empty())
+                    .collect(),
+            })
         }
         Err(error) => Err(error),
+    }
+}
+
+/// The target's wheels a build sees, and the header packages whose build-machine copy
+/// stands in for a target wheel the index lacks (by import name: `numpy`).
+struct TargetSite {
+    site: Option<PathBuf>,
+    headers_kept: Vec<String>,
+}
+
+impl TargetSite {
+    fn all_from_target(site: Option<PathBuf>) -> TargetSite {
+        TargetSite {
+            site,
+            headers_kept: Vec::new(),
+        }
     }
 }
 

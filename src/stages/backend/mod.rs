@@ -268,8 +268,14 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         &build_requires,
         request.target_requires,
     );
-    let mut cross_vars =
-        cross_variables(request, &project, &source_dir, path_var, &header_requires)?;
+    let mut cross_vars = cross_variables(
+        request,
+        &project,
+        &source_dir,
+        path_var,
+        &header_requires,
+        &host_env.root,
+    )?;
     let mut library_dirs = library_dirs(&cross_vars, request.hook_env);
     // The runtimes the toolchain's compilers link (libgfortran): the repair vendors them.
     library_dirs.extend(
