@@ -228,16 +228,13 @@ fn each_linux_target_runs_before_all_in_its_own_copy_of_the_project() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!output.status.success(), "{stderr}");
     assert!(!stderr.contains("before-all failed"), "{stderr}");
     for identifier in ["cp311-manylinux_aarch64", "cp311-manylinux_ppc64le"] {
-        // The cause, one line, is said once: on the summary's error line of the identifier.
-        let failure = stdout
+        let failure = stderr
             .lines()
-            .skip_while(|line| !line.starts_with(identifier))
-            .find(|line| line.trim_start().starts_with("error: "))
-            .unwrap_or_else(|| panic!("no error line for {identifier}: {stdout}\n{stderr}"));
+            .find(|line| line.contains(&format!("ERROR {identifier}: ")))
+            .unwrap_or_else(|| panic!("no error line for {identifier}: {stderr}"));
         assert!(
             failure.contains("python available on PATH doesn't match our installed instance"),
             "{failure}"
