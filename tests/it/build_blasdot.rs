@@ -32,6 +32,7 @@ fn cross_env(target: &Target, python: &BuildPython) -> (Cache, CrossEnv) {
         &python.executable,
         &crosswheel::support::host::Network::default(),
         &[],
+        None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
     let env = CrossEnv::create(&cache, python, &toolchain, None)
@@ -271,6 +272,7 @@ fn offline_without_zig_fails_with_the_install_command() {
         Path::new("python3"),
         &crosswheel::support::host::Network::new(true, None),
         &[],
+        None,
     )
     .unwrap_err();
     assert!(

@@ -35,6 +35,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         qemu_cpu: _,
         target_requires: _,
         target_libraries: _,
+        cuda: _,
         build_verbosity: _,
         test_environment: _,
         dependency_versions: _,
@@ -160,6 +161,10 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
         (
             "target_libraries",
             vec![(TARGETS, "spec.options.target_libraries")],
+        ),
+        (
+            "cuda",
+            vec![(BUILD_STEP, "cuda: spec.options.cuda.as_ref()")],
         ),
         (
             "build_verbosity",

@@ -45,6 +45,7 @@ fn cargo_cross_compiles_a_crate_for_aarch64_with_the_providers_variables_only() 
         &python.executable,
         &Network::default(),
         &[Language::Rust],
+        None,
     )
     .unwrap_or_else(|err| panic!("Rust toolchain for linux-aarch64: {err}"));
     let rust = toolchain
@@ -112,6 +113,7 @@ fn a_target_without_a_rust_standard_library_stops_in_one_line_naming_the_install
         // Offline: rustup must not add the target, and the error must still be one line.
         &Network::new(true, None),
         &[Language::Rust],
+        None,
     ) {
         Ok(toolchain) => {
             // The build machine's rustc already has the target: it is what builds get.

@@ -520,6 +520,7 @@ fn offline_refuses_to_fetch_a_source_package_the_cache_lacks() {
         Path::new("python3"),
         &crosswheel::support::host::Network::default(),
         &[],
+        None,
     )
     .unwrap_or_else(|err| panic!("{err}"));
     let cache = tempfile::tempdir().unwrap();

@@ -68,6 +68,7 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
         network: &Network::new(args.offline, mirror),
         runner: None,
         languages: &[],
+        cuda: None,
     })?;
     let env = setup.cross_env;
     print!("{}", env.shell_exports());

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::FatalError;
 use crate::formats::wheel::source_date_epoch;
@@ -19,14 +19,20 @@ pub(super) fn builtin_repair(
     wheel_path: &Path,
     target: &Target,
     lib_paths: Vec<PathBuf>,
+    never_vendored: &[String],
     out_dir: &Path,
     network: &Network,
 ) -> Result<PathBuf> {
     let wheel = crate::formats::wheel::open_within_env_limits(wheel_path)?;
+    let exclude = never_vendored
+        .iter()
+        .map(|glob| glob::Pattern::new(glob))
+        .collect::<Result<Vec<_>, _>>()
+        .context("a toolchain's never-vendored library glob")?;
     let request = RepairRequest {
         out_dir: out_dir.to_path_buf(),
         lib_paths,
-        exclude: Vec::new(),
+        exclude,
         epoch: source_date_epoch()?,
         // glibc: the most compatible policy the symbols allow; musl: the musl zig linked,
         // which no binary says.

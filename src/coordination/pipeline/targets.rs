@@ -248,5 +248,6 @@ pub(super) fn target_setup(
         network: &Network::new(offline, spec.options.debian_mirror.clone()),
         runner: None,
         languages: &[],
+        cuda: None,
     })?)
 }

@@ -34,6 +34,14 @@ const CROSSWHEEL_ONLY: &[(&str, &str)] = &[
         "target-libraries",
         "C libraries of crosswheel's catalogue (`libffi`, `zlib`, `libffi>=3.4`) built for each target from Debian's source packages; package-manager lines in `before-all` (`yum install -y libffi-devel`) name them too",
     ),
+    (
+        "cuda",
+        "a CUDA release (`13.5`) whose toolkit crosswheel assembles from NVIDIA's wheels for manylinux aarch64 and x86_64; empty: only for builds whose CMake or meson files enable CUDA, with the newest release",
+    ),
+    (
+        "cuda-components",
+        "CUDA libraries the build compiles against beyond the runtime and CCCL, by cuda-toolkit's extra names (`cublas cufft curand cusolver cusparse nvrtc nvjitlink nvtx profiler`)",
+    ),
     ("qemu-cpu", "`QEMU_CPU` for emulated tests"),
     (
         "macos-sdk",

@@ -35,6 +35,7 @@ mod value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::stages::toolchain::CudaRequest;
 use crate::support::host::shell_quote;
 use crate::target::{OsVersion, Target, ToolchainKind};
 
@@ -181,6 +182,9 @@ pub struct BuildOptions {
     /// `target-libraries`: catalogue libraries (config/target-libraries.toml) to build for
     /// the target, as `libffi` or `openssl>=3`.
     pub target_libraries: Vec<String>,
+    /// `cuda` and `cuda-components`: the CUDA toolkit the build compiles with, when the
+    /// options name one.
+    pub cuda: Option<CudaRequest>,
     /// `build-verbosity`, -3..=3: from 1 on, the backend's output is shown (and
     /// scikit-build-core is asked for a verbose build from 2 on).
     pub build_verbosity: i64,

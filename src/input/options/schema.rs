@@ -152,6 +152,8 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     spec("test-timeout", Kind::Duration, Scope::PerBuild),
     spec("target-requires", Kind::Words, Scope::PerBuild),
     spec("target-libraries", Kind::Words, Scope::PerBuild),
+    spec("cuda", Kind::Text, Scope::PerBuild),
+    spec("cuda-components", Kind::Words, Scope::PerBuild),
     spec("enable", Kind::Enable, Scope::Selection),
     spec("free-threaded-support", Kind::Bool, Scope::Selection),
     spec("build-verbosity", Kind::Verbosity, Scope::PerBuild),

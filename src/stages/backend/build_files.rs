@@ -14,13 +14,25 @@ use std::path::{Path, PathBuf};
 /// `project()` or `add_languages()` naming `fortran` without `required: false`, CMake's
 /// `project()` or `enable_language()` naming `Fortran` without `OPTIONAL`.
 pub fn requires_fortran(dir: &Path) -> bool {
-    let meson = reachable_files(dir, "meson.build", "subdir");
-    let meson_requires = meson.iter().any(|text| {
+    requires_language(dir, "fortran", "Fortran")
+}
+
+/// Whether the project's meson or CMake build requires a CUDA compiler, as
+/// [`requires_fortran`] reads them (`'cuda'`, `CUDA`).
+pub fn requires_cuda(dir: &Path) -> bool {
+    requires_language(dir, "cuda", "CUDA")
+}
+
+/// Whether meson's files name the language `meson` (lower case) or CMake's name `cmake`
+/// in a call that enables languages, not as optional.
+fn requires_language(dir: &Path, meson: &str, cmake: &str) -> bool {
+    let meson_files = reachable_files(dir, "meson.build", "subdir");
+    let meson_requires = meson_files.iter().any(|text| {
         calls(text, "project")
             .chain(calls(text, "add_languages"))
             .any(|args| {
                 let lower = args.to_ascii_lowercase();
-                names_language(&lower, "fortran") && !optional_in_meson(&lower)
+                names_language(&lower, meson) && !optional_in_meson(&lower)
             })
     });
     meson_requires
@@ -30,7 +42,7 @@ pub fn requires_fortran(dir: &Path) -> bool {
                 calls(text, "project")
                     .chain(calls(text, "enable_language"))
                     .any(|args| {
-                        args.split_whitespace().any(|word| word == "Fortran")
+                        args.split_whitespace().any(|word| word == cmake)
                             && !args.split_whitespace().any(|word| word == "OPTIONAL")
                     })
             })
@@ -198,6 +210,25 @@ mod tests {
         assert!(!requires_fortran(optional.path()));
         let in_project = project(&[("CMakeLists.txt", "project(x LANGUAGES C Fortran)\n")]);
         assert!(requires_fortran(in_project.path()));
+    }
+
+    #[test]
+    fn cuda_is_required_by_meson_or_cmake_naming_it() {
+        let cmake = project(&[(
+            "CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.24)\nproject(k LANGUAGES CXX CUDA)\n",
+        )]);
+        assert!(requires_cuda(cmake.path()));
+        assert!(!requires_fortran(cmake.path()));
+        let meson = project(&[("meson.build", "project('k', 'cpp', 'cuda')\n")]);
+        assert!(requires_cuda(meson.path()));
+        let optional = project(&[(
+            "meson.build",
+            "project('k', 'cpp')\nadd_languages('cuda', required: false)\n",
+        )]);
+        assert!(!requires_cuda(optional.path()));
+        let cxx_only = project(&[("CMakeLists.txt", "project(k LANGUAGES CXX)\n")]);
+        assert!(!requires_cuda(cxx_only.path()));
     }
 
     #[test]

@@ -191,6 +191,9 @@ pub struct BuiltWheel {
     /// library requirements, a hook's target installs, the compilers' runtimes): where
     /// the repair finds them.
     pub library_dirs: Vec<PathBuf>,
+    /// Globs of libraries the repair never vendors because the toolchain's languages say
+    /// the target machine provides them (CUDA's driver and index-installed libraries).
+    pub never_vendored: Vec<String>,
     /// What the project asked for and the build went without, as its log says (OpenMP
     /// not found): one line each, for the run's summary.
     pub lost: Vec<String>,
@@ -332,6 +335,13 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
         log,
         duration: started.elapsed(),
         library_dirs,
+        never_vendored: request
+            .cross_env
+            .toolchain()
+            .compilers
+            .never_vendored()
+            .map(str::to_string)
+            .collect(),
         lost,
     })
 }

@@ -138,12 +138,15 @@ impl Project {
 
     /// The languages beyond C and C++ the project compiles, so that the toolchain gets
     /// their compilers and other builds never fetch them: Fortran when its meson or CMake
-    /// build requires it ([`build_files::requires_fortran`]); Rust for a maturin backend,
+    /// build requires it ([`build_files::requires_fortran`]), CUDA likewise; Rust for a maturin backend,
     /// setuptools-rust among the build requirements, or a Cargo.toml in the project.
     pub fn languages(&self) -> Vec<Language> {
         let mut languages = Vec::new();
         if super::build_files::requires_fortran(&self.dir) {
             languages.push(Language::Fortran);
+        }
+        if super::build_files::requires_cuda(&self.dir) {
+            languages.push(Language::Cuda);
         }
         let module = self.build_system.build_backend.split(':').next();
         let rust = module.is_some_and(|module| module.trim() == "maturin")

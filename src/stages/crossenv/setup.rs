@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::{CrossEnv, CrossEnvError, TargetRunner};
 use crate::python_tag::PythonTag;
-use crate::stages::toolchain::{Language, Toolchain, ToolchainError, resolve_toolchain};
+use crate::stages::toolchain::{
+    CudaRequest, Language, Toolchain, ToolchainError, resolve_toolchain,
+};
 use crate::support::host::{BuildPython, Cache, Network, PythonError};
 use crate::target::{Target, ToolchainKind};
 
@@ -53,6 +55,9 @@ pub struct SetupRequest<'a> {
     pub runner: Option<TargetRunner>,
     /// The languages beyond C and C++ the build compiles (Rust for a maturin project).
     pub languages: &'a [Language],
+    /// The CUDA release and components the options ask for (`cuda`); a build whose files
+    /// enable CUDA without it gets the newest release.
+    pub cuda: Option<&'a CudaRequest>,
 }
 
 /// The build python, the toolchain and the cross environment of one target.
@@ -88,6 +93,7 @@ impl TargetSetup {
             &python.executable,
             request.network,
             request.languages,
+            request.cuda,
         )?;
         let cross_env =
             CrossEnv::create(request.cache, &python, &toolchain, request.runner.clone())?;
@@ -157,6 +163,7 @@ mod tests {
             network: &Network::new(true, None),
             runner: None,
             languages: &[],
+            cuda: None,
         })
         .unwrap_err();
         assert!(matches!(err, SetupError::Python { .. }), "{err:?}");

@@ -18,7 +18,7 @@ use super::language::{Compiler, Language};
 use super::wrappers::write_script;
 use crate::formats::elf::edit::{ElfEdits, apply_edits};
 use crate::io_error::IoError;
-use crate::support::host::{Cache, Network, cache_key, package_index, sha256_of_file, shell_quote};
+use crate::support::host::{Cache, Network, cache_key, package_index, shell_quote};
 use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 use crate::target::{Libc, Target};
 
@@ -333,36 +333,19 @@ fn runtime_dir(cache: &Cache, row: &FortranTarget, network: &Network) -> Result<
 /// Downloads the pinned wheel, refusing it unless the index publishes the pinned SHA-256
 /// and the bytes have it.
 fn fetch_wheel(row: &FortranTarget, destination: &Path, network: &Network) -> Result<(), String> {
-    let project = &config().runtime_project;
-    let files = package_index::project_files(project, None, network)
-        .map_err(|err| format!("cannot read {project}'s files on the package index: {err}"))?;
-    let file = files
-        .iter()
-        .find(|file| file.filename == row.runtime_wheel)
-        .ok_or_else(|| format!("the package index has no {}", row.runtime_wheel))?;
-    if file.sha256() != Some(row.runtime_sha256.as_str()) {
-        return Err(format!(
-            "the package index publishes SHA-256 {} for {}, not the pinned {}: refused",
-            file.sha256().unwrap_or("none"),
-            row.runtime_wheel,
-            row.runtime_sha256
-        ));
-    }
     tracing::info!(
         "downloading the Fortran runtime for {}: {} (sha256 {})",
         row.debian_arch,
         row.runtime_wheel,
         row.runtime_sha256
     );
-    package_index::download(file, destination, network)?;
-    let actual = sha256_of_file(destination).map_err(|err| err.to_string())?;
-    if actual != row.runtime_sha256 {
-        return Err(format!(
-            "{} has SHA-256 {actual}, not the pinned {}: refused",
-            row.runtime_wheel, row.runtime_sha256
-        ));
-    }
-    Ok(())
+    package_index::download_pinned(
+        &config().runtime_project,
+        &row.runtime_wheel,
+        &row.runtime_sha256,
+        destination,
+        network,
+    )
 }
 
 /// Writes the wheel's `libgfortran-<hash>.so.5*` and `libquadmath-<hash>.so.0*` into `to`

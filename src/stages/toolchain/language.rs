@@ -27,15 +27,17 @@ const LANGUAGES_TOML: &str = include_str!(concat!(
 pub enum Language {
     C,
     Cxx,
+    Cuda,
     Fortran,
     Rust,
 }
 
 impl Language {
     /// Every language, in the order cross files list them.
-    pub const ALL: [Language; 4] = [
+    pub const ALL: [Language; 5] = [
         Language::C,
         Language::Cxx,
+        Language::Cuda,
         Language::Fortran,
         Language::Rust,
     ];
@@ -104,6 +106,9 @@ pub struct Compiler {
     /// The folder of the language's shared runtime that the compiler links
     /// (`libgfortran.so.5`): the repair finds it there and vendors it into the wheel.
     pub runtime_dir: Option<PathBuf>,
+    /// Globs of the libraries the language's binaries need that a wheel never vendors
+    /// (CUDA's driver and the libraries users install from the index's nvidia-* wheels).
+    pub never_vendored: Vec<String>,
 }
 
 impl Compiler {
@@ -114,6 +119,7 @@ impl Compiler {
             environment: BTreeMap::new(),
             programs_dir: None,
             runtime_dir: None,
+            never_vendored: Vec::new(),
         }
     }
 
@@ -171,6 +177,12 @@ impl Compilers {
     pub fn runtime_dirs(&self) -> impl Iterator<Item = &Path> {
         self.iter()
             .filter_map(|compiler| compiler.runtime_dir.as_deref())
+    }
+
+    /// The compilers' [`Compiler::never_vendored`] globs, for the repair's exclusions.
+    pub fn never_vendored(&self) -> impl Iterator<Item = &str> {
+        self.iter()
+            .flat_map(|compiler| compiler.never_vendored.iter().map(String::as_str))
     }
 
     /// The compilers' [`Compiler::programs_dir`]s, for PATH.

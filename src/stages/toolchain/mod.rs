@@ -2,6 +2,7 @@
 //! or a system cross gcc, presented to build systems as plain `cc`/`c++`/`ar`/`ranlib`.
 
 mod cpu_flags;
+mod cuda;
 mod doctor;
 mod fortran;
 mod gcc;
@@ -15,6 +16,7 @@ mod zig;
 use std::path::{Path, PathBuf};
 
 pub use cpu_flags::{CPU_FLAGS_ERROR, wrapper_errors};
+pub use cuda::CudaRequest;
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
 pub use language::{
@@ -72,6 +74,10 @@ pub enum ToolchainError {
         "no Fortran for {target}: {reason}; build this target without Fortran or leave it out (`skip`)"
     )]
     FortranMissing { target: String, reason: String },
+    #[error(
+        "no CUDA for {target}: {reason}; build this target without CUDA or leave it out (`skip`)"
+    )]
+    CudaMissing { target: String, reason: String },
     #[error(
         "{target} is not compiled itself: it is built as {slices} and fused; use one of those targets"
     )]
@@ -143,7 +149,8 @@ fn llvm_or_host_tool(tool: &str, target: &Target) -> Option<PathBuf> {
 /// Finds (and with zig, installs unless `network` is offline) the toolchain of `kind` for
 /// `target`; Debian's archive, as `network` reaches it, serves the runtime pieces zig lacks.
 /// C and C++ always; `extra` names the languages beyond them the build needs (Fortran,
-/// Rust), whose compilers are found or fetched only then.
+/// Rust, CUDA), whose compilers are found or fetched only then; CUDA is `cuda`'s release
+/// and components, or the newest release without components.
 pub fn resolve_toolchain(
     kind: ToolchainKind,
     target: &Target,
@@ -151,6 +158,7 @@ pub fn resolve_toolchain(
     host_python: &Path,
     network: &Network,
     extra: &[Language],
+    cuda: Option<&CudaRequest>,
 ) -> Result<Toolchain, ToolchainError> {
     let mut toolchain = resolve_c_toolchain(kind, target, cache, host_python, network)?;
     if extra.contains(&Language::Rust) {
@@ -170,6 +178,25 @@ pub fn resolve_toolchain(
             .unwrap_or(&toolchain.ar);
         let fortran = fortran::fortran_compiler(cache, target, cc, network)?;
         toolchain.compilers = Compilers::new(toolchain.compilers.iter().cloned().chain([fortran]));
+    }
+    if extra.contains(&Language::Cuda) || cuda.is_some() {
+        let cxx = toolchain.compilers.program(Language::Cxx).ok_or_else(|| {
+            ToolchainError::CudaMissing {
+                target: target.id().to_string(),
+                reason: "nvcc needs the toolchain's C++ compiler and this gcc toolchain has no g++"
+                    .to_string(),
+            }
+        })?;
+        let newest = CudaRequest::newest();
+        let cuda = cuda::cuda_compiler(
+            cache,
+            target,
+            cxx,
+            kind == ToolchainKind::Zig,
+            cuda.unwrap_or(&newest),
+            network,
+        )?;
+        toolchain.compilers = Compilers::new(toolchain.compilers.iter().cloned().chain([cuda]));
     }
     Ok(toolchain)
 }

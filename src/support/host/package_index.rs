@@ -181,6 +181,32 @@ pub fn download(file: &IndexFile, destination: &Path, network: &Network) -> Resu
     Ok(())
 }
 
+/// A wheel crosswheel pins by name and SHA-256 (a toolchain's part): downloaded to
+/// `destination` only when the index publishes exactly the pinned SHA-256 for it, and kept
+/// only when the bytes have it. The caller announces the download first.
+pub fn download_pinned(
+    project: &str,
+    filename: &str,
+    sha256: &str,
+    destination: &Path,
+    network: &Network,
+) -> Result<(), String> {
+    let files = project_files(project, None, network)
+        .map_err(|err| format!("cannot read {project}'s files on the package index: {err}"))?;
+    let file = files
+        .iter()
+        .find(|file| file.filename == filename)
+        .ok_or_else(|| format!("the package index has no {filename}"))?;
+    if file.sha256() != Some(sha256) {
+        return Err(format!(
+            "the package index publishes SHA-256 {} for {filename}, not the pinned {sha256}: refused",
+            file.sha256().unwrap_or("none"),
+        ));
+    }
+    // `download` checks the bytes against the published, and so the pinned, SHA-256.
+    download(file, destination, network)
+}
+
 fn helper() -> Command {
     let mut command = Command::new("python3");
     command

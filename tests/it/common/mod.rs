@@ -428,6 +428,7 @@ pub fn zig_toolchain(
         &python.executable,
         &crosswheel::support::host::Network::default(),
         &[],
+        None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"))
 }

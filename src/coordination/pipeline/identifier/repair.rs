@@ -64,6 +64,7 @@ impl Identifier<'_> {
                 &built.path,
                 target,
                 self.library_folders(python, built, target)?,
+                &built.never_vendored,
                 &repaired_dir,
                 &self.context.network(self.spec),
             ),

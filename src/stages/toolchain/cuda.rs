@@ -1,0 +1,696 @@
+//! The CUDA compiler of a Linux target: a CUDA toolkit assembled in the cache from NVIDIA's
+//! wheels on the package index (config/cuda-toolkit.toml pins each one), whose nvcc
+//! compiles host code with crosswheel's C++ compiler for the target.
+//!
+//! nvcc runs on the build machine, so its programs come from the x86_64 wheels; what a
+//! build compiles against and links comes from the target's wheels, laid out under
+//! `targets/<dir>` as NVIDIA's cross-compilation packages lay it out (`sbsa-linux` for
+//! aarch64 servers). nvcc's host compiler is the target's C++ compiler: host code and the
+//! stubs nvcc generates become target objects, and the glibc floor stays the C code's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::ToolchainError;
+use super::language::{Compiler, Language};
+use super::wrappers::write_script;
+use crate::io_error::IoError;
+use crate::support::host::{Cache, Network, cache_key, package_index, sha256_of_file, shell_quote};
+use crate::target::{Libc, Target};
+
+const CUDA_TOOLKIT_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/cuda-toolkit.toml"
+));
+
+/// config/cuda-toolkit.toml (the file's comments describe the fields).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CudaConfig {
+    arch: Vec<ArchRow>,
+    never_vendored: Vec<String>,
+    release: Vec<Release>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArchRow {
+    arch: String,
+    target_dir: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Release {
+    version: String,
+    toolkit: String,
+    always: Vec<String>,
+    build: Vec<Pin>,
+    target: Vec<Pin>,
+}
+
+/// One pinned wheel: a build machine's (no component) or a target component's.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pin {
+    #[serde(default)]
+    component: Option<String>,
+    project: String,
+    #[serde(default)]
+    arch: Option<String>,
+    wheel: String,
+    sha256: String,
+    size: u64,
+}
+
+fn config() -> &'static CudaConfig {
+    static CONFIG: OnceLock<CudaConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| match toml::from_str(CUDA_TOOLKIT_TOML) {
+        Ok(config) => config,
+        // The file is compiled in; the unit test `the_bundled_file_parses` guards it.
+        Err(err) => panic!("config/cuda-toolkit.toml is invalid: {err}"),
+    })
+}
+
+/// What a build asks of CUDA: a release of config/cuda-toolkit.toml and the components it
+/// compiles against beyond the release's `always` ones. Parsed once from the `cuda` and
+/// `cuda-components` options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaRequest {
+    version: String,
+    components: Vec<String>,
+}
+
+impl CudaRequest {
+    /// The request of the options: `version` names a release (`13.5`); components alone
+    /// ask for the newest release. Neither: no CUDA unless the build files need it.
+    pub fn parse(version: Option<&str>, components: &[String]) -> Result<Option<Self>, String> {
+        let version = match version.map(str::trim).filter(|text| !text.is_empty()) {
+            Some(version) => version,
+            None if components.is_empty() => return Ok(None),
+            None => &Self::newest().version,
+        };
+        let release = release_of(version)?;
+        let known: Vec<&str> = release
+            .target
+            .iter()
+            .filter_map(|pin| pin.component.as_deref())
+            .collect();
+        let mut wanted = Vec::new();
+        for component in components {
+            if !known.contains(&component.as_str()) {
+                let mut names = known.clone();
+                names.dedup();
+                return Err(format!(
+                    "cuda-components: CUDA {version} has no component `{component}` here; the ones crosswheel pins are {}",
+                    names.join(", ")
+                ));
+            }
+            if !release.always.contains(component) && !wanted.contains(component) {
+                wanted.push(component.clone());
+            }
+        }
+        wanted.sort();
+        Ok(Some(CudaRequest {
+            version: release.version.clone(),
+            components: wanted,
+        }))
+    }
+
+    /// The newest release crosswheel pins, with no components beyond its `always` ones:
+    /// what a build whose CMake or meson files enable CUDA gets when the options say none.
+    pub fn newest() -> Self {
+        let release = config()
+            .release
+            .last()
+            // The unit test `the_bundled_file_parses` guards it.
+            .expect("config/cuda-toolkit.toml lists a release");
+        CudaRequest {
+            version: release.version.clone(),
+            components: Vec::new(),
+        }
+    }
+
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+}
+
+impl std::fmt::Display for CudaRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CUDA {}", self.version)?;
+        if !self.components.is_empty() {
+            write!(f, " with {}", self.components.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+fn release_of(version: &str) -> Result<&'static Release, String> {
+    config()
+        .release
+        .iter()
+        .find(|release| release.version == version || release.toolkit == version)
+        .ok_or_else(|| {
+            let known: Vec<&str> = config().release.iter().map(|r| r.version.as_str()).collect();
+            let twelve = if version.starts_with("12") {
+                " (CUDA 12's nvidia-cuda-nvcc-cu12 wheels hold no nvcc; install a CUDA 12 toolkit and build with the gcc toolchain, or use CUDA 13)"
+            } else {
+                ""
+            };
+            format!(
+                "cuda = \"{version}\": crosswheel assembles CUDA {} from the package index{twelve}",
+                known.join(", ")
+            )
+        })
+}
+
+/// The libraries no CUDA wheel vendors (the driver, and what users install from the
+/// index's nvidia-* wheels), as globs of file names.
+pub(super) fn never_vendored() -> &'static [String] {
+    &config().never_vendored
+}
+
+/// The CUDA folder of `target` (`sbsa-linux`), or why it has none.
+fn target_dir(target: &Target) -> Result<&'static str, String> {
+    let served = || {
+        config()
+            .arch
+            .iter()
+            .map(|row| row.arch.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    if target.linux_arch().is_none() || target.libc() != Some(Libc::Glibc) {
+        return Err(format!(
+            "crosswheel has CUDA only for manylinux {} targets, not for {}",
+            served(),
+            target.id()
+        ));
+    }
+    config()
+        .arch
+        .iter()
+        .find(|row| row.arch == target.arch())
+        .map(|row| row.target_dir.as_str())
+        .ok_or_else(|| {
+            format!(
+                "NVIDIA publishes CUDA for manylinux {} only, not {}",
+                served(),
+                target.arch()
+            )
+        })
+}
+
+/// The wheels of `request` for `target`'s architecture: the build machine's, then the
+/// target's components.
+fn pins<'a>(release: &'a Release, request: &CudaRequest, arch: &str) -> Vec<&'a Pin> {
+    let wanted = |component: &str| {
+        release.always.iter().any(|name| name == component)
+            || request.components.iter().any(|name| name == component)
+    };
+    release
+        .build
+        .iter()
+        .chain(release.target.iter().filter(|pin| {
+            pin.arch.as_deref() == Some(arch) && pin.component.as_deref().is_some_and(wanted)
+        }))
+        .collect()
+}
+
+/// The CUDA compiler of `target`: an `nvcc` script over the assembled toolkit, with `cxx`
+/// (the toolchain's C++ compiler) as nvcc's host compiler. `zig_headers`: `cxx` compiles
+/// against zig's glibc headers (see [`GLIBC_HEADERS_MACRO`]).
+pub(super) fn cuda_compiler(
+    cache: &Cache,
+    target: &Target,
+    cxx: &Path,
+    zig_headers: bool,
+    request: &CudaRequest,
+    network: &Network,
+) -> Result<Compiler, ToolchainError> {
+    let missing = |reason: String| ToolchainError::CudaMissing {
+        target: target.id().to_string(),
+        reason,
+    };
+    let dir = target_dir(target).map_err(missing)?;
+    let release = release_of(&request.version).map_err(missing)?;
+    let pins = pins(release, request, target.arch());
+    let root = toolkit(cache, target, dir, release, &pins, network).map_err(missing)?;
+    let wrapper_dir = cache.toolchains().join("cuda").join("bin").join(format!(
+        "{}-{}",
+        target.id(),
+        cache_key(&[
+            root.as_os_str().as_encoded_bytes(),
+            cxx.as_os_str().as_encoded_bytes()
+        ])
+    ));
+    std::fs::create_dir_all(&wrapper_dir)
+        .map_err(|err| ToolchainError::Io(IoError::new("create", wrapper_dir.clone(), err)))?;
+    let nvcc = wrapper_dir.join("nvcc");
+    write_script(&nvcc, &nvcc_script(&root, cxx, zig_headers, release))?;
+    tracing::info!(
+        "CUDA for {}: {request} (cuda-toolkit {}) from the package index, nvcc's host compiler {}",
+        target.id(),
+        release.toolkit,
+        cxx.display()
+    );
+    let mut compiler = Compiler::new(Language::Cuda, nvcc);
+    let root_text = root.to_string_lossy().into_owned();
+    compiler.environment = BTreeMap::from([
+        ("CUDA_PATH".to_string(), root_text.clone()),
+        ("CUDA_HOME".to_string(), root_text.clone()),
+        ("CUDAToolkit_ROOT".to_string(), root_text),
+        // CMake passes it to nvcc as `-ccbin`; the script passes it itself otherwise.
+        (
+            "CUDAHOSTCXX".to_string(),
+            cxx.to_string_lossy().into_owned(),
+        ),
+    ]);
+    compiler.never_vendored = never_vendored().to_vec();
+    Ok(compiler)
+}
+
+/// The macro the `nvcc` script defines when the host compiler reads zig's glibc headers.
+///
+/// zig's glibc headers are glibc 2.42's, with `__GLIBC_MINOR__` set to the target's floor
+/// (17) so that the functions a newer glibc added are not called. They declare C23's
+/// `sinpi`, `cospi` and `rsqrt` with glibc's `noexcept`; CUDA's `crt/math_functions.h`
+/// redeclares them to match only when `__GLIBC_PREREQ(2,41)`, so every CUDA compile
+/// stopped at "exception specification is incompatible". The toolkit's copy of that header
+/// also takes this macro as "the headers are 2.42's".
+const GLIBC_HEADERS_MACRO: &str = "__CROSSWHEEL_GLIBC_HEADERS_2_42";
+
+/// The `nvcc` script: the toolkit's nvcc with `cxx` as its host compiler unless the
+/// command names one (CMake passes `CUDAHOSTCXX` as `-ccbin`).
+fn nvcc_script(root: &Path, cxx: &Path, zig_headers: bool, release: &Release) -> String {
+    let defines = if zig_headers {
+        format!(" -D{GLIBC_HEADERS_MACRO} -Xcompiler -D{GLIBC_HEADERS_MACRO}")
+    } else {
+        String::new()
+    };
+    format!(
+        "#!/bin/sh\n\
+         # Generated by crosswheel; rewritten on every run. nvcc of CUDA {version} (cuda-toolkit\n\
+         # {toolkit}, assembled from the package index), compiling host code with the target's\n\
+         # C++ compiler unless the command names another.\n\
+         for arg in \"$@\"; do\n  \
+           case \"$arg\" in\n    \
+             -ccbin|-ccbin=*|--compiler-bindir|--compiler-bindir=*)\n      \
+               exec {nvcc}{defines} \"$@\" ;;\n  \
+           esac\n\
+         done\n\
+         exec {nvcc} -ccbin {cxx}{defines} \"$@\"\n",
+        version = release.version,
+        toolkit = release.toolkit,
+        nvcc = quote(&root.join("bin").join("nvcc")),
+        cxx = quote(cxx),
+    )
+}
+
+/// The toolkit's root for `target`, assembled once from `pins`.
+fn toolkit(
+    cache: &Cache,
+    target: &Target,
+    dir: &str,
+    release: &Release,
+    pins: &[&Pin],
+    network: &Network,
+) -> Result<PathBuf, String> {
+    let parent = cache.toolchains().join("cuda");
+    let names: Vec<&[u8]> = pins.iter().map(|pin| pin.sha256.as_bytes()).collect();
+    let root = parent.join(format!(
+        "{}-{}-{}",
+        release.version,
+        target.arch(),
+        cache_key(&names)
+    ));
+    if root.join("bin").join("nvcc").is_file() {
+        return Ok(root);
+    }
+    std::fs::create_dir_all(&parent)
+        .map_err(|err| IoError::new("create", parent.clone(), err).to_string())?;
+    let started = std::time::Instant::now();
+    let wheels = fetch_wheels(&parent, target, release, pins, network)?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".toolkit-")
+        .tempdir_in(&parent)
+        .map_err(|err| IoError::new("create a folder in", parent.clone(), err).to_string())?;
+    let staged = scratch.path().join("root");
+    for (pin, wheel) in pins.iter().zip(&wheels) {
+        let part = if pin.component.is_some() {
+            Part::Target(dir)
+        } else {
+            Part::Build(dir)
+        };
+        extract(wheel, &staged, part)?;
+    }
+    adjust_math_header(&staged.join("targets").join(dir).join("include"))?;
+    write_layout(&staged, dir)?;
+    match std::fs::rename(&staged, &root) {
+        Ok(()) => {}
+        // Another build made it first: theirs is the same bytes.
+        Err(_) if root.join("bin").join("nvcc").is_file() => {}
+        Err(err) => return Err(IoError::new("move into place", root, err).to_string()),
+    }
+    tracing::info!(
+        "assembled CUDA {} for {} in {:.1} s",
+        release.version,
+        target.id(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(root)
+}
+
+/// The pinned wheels, from the cache's `wheels` folder or downloaded into it, announced
+/// in one line first.
+fn fetch_wheels(
+    parent: &Path,
+    target: &Target,
+    release: &Release,
+    pins: &[&Pin],
+    network: &Network,
+) -> Result<Vec<PathBuf>, String> {
+    let folder = parent.join("wheels");
+    std::fs::create_dir_all(&folder)
+        .map_err(|err| IoError::new("create", folder.clone(), err).to_string())?;
+    let paths: Vec<PathBuf> = pins.iter().map(|pin| folder.join(&pin.wheel)).collect();
+    let absent: Vec<(&Pin, &PathBuf)> = pins
+        .iter()
+        .copied()
+        .zip(&paths)
+        .filter(|(pin, path)| {
+            sha256_of_file(path)
+                .map(|sha| sha != pin.sha256)
+                .unwrap_or(true)
+        })
+        .collect();
+    if absent.is_empty() {
+        return Ok(paths);
+    }
+    let bytes: u64 = absent.iter().map(|(pin, _)| pin.size).sum();
+    tracing::info!(
+        "downloading CUDA {} for {}: {} wheels of NVIDIA's, {:.0} MB, pinned by SHA-256 in config/cuda-toolkit.toml ({})",
+        release.version,
+        target.id(),
+        absent.len(),
+        bytes as f64 / 1e6,
+        absent
+            .iter()
+            .map(|(pin, _)| pin.project.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for (pin, path) in absent {
+        let partial = path.with_extension("part");
+        package_index::download_pinned(&pin.project, &pin.wheel, &pin.sha256, &partial, network)?;
+        std::fs::rename(&partial, path)
+            .map_err(|err| IoError::new("move into place", path.clone(), err).to_string())?;
+    }
+    Ok(paths)
+}
+
+/// Which side of the toolkit a wheel supplies.
+#[derive(Debug, Clone, Copy)]
+enum Part<'a> {
+    /// nvcc and the programs it runs, for the build machine; their headers are the target's.
+    Build(&'a str),
+    /// Headers and libraries for `targets/<dir>`.
+    Target(&'a str),
+}
+
+/// Where a wheel's `nvidia/cu13/<path>` goes in the toolkit, or `None` to leave it out.
+fn destination(part: Part<'_>, path: &str) -> Option<PathBuf> {
+    let (top, rest) = path.split_once('/')?;
+    if rest.is_empty() {
+        return None;
+    }
+    match (part, top) {
+        (Part::Build(_), "bin" | "nvvm") => Some(Path::new(top).join(rest)),
+        // libnvvm, which cicc's users load, as a classic toolkit keeps it.
+        (Part::Build(_), "lib") => Some(Path::new("nvvm").join("lib64").join(rest)),
+        (Part::Build(dir) | Part::Target(dir), "include") => {
+            Some(Path::new("targets").join(dir).join("include").join(rest))
+        }
+        (Part::Target(dir), "lib") => Some(Path::new("targets").join(dir).join("lib").join(rest)),
+        _ => None,
+    }
+}
+
+/// Unpacks the toolkit's files of `wheel` into `root`, keeping their modes.
+fn extract(wheel: &Path, root: &Path, part: Part<'_>) -> Result<(), String> {
+    let file = std::fs::File::open(wheel)
+        .map_err(|err| IoError::new("open", wheel.to_path_buf(), err).to_string())?;
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|err| format!("{} is not a wheel: {err}", wheel.display()))?;
+    for index in 0..archive.len() {
+        let mut entry = archive
+            .by_index(index)
+            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
+        if entry.is_dir() {
+            continue;
+        }
+        let Some(name) = entry.enclosed_name() else {
+            continue;
+        };
+        let Ok(inside) = name.strip_prefix("nvidia/cu13") else {
+            continue;
+        };
+        let Some(relative) = destination(part, &inside.to_string_lossy()) else {
+            continue;
+        };
+        let path = root.join(relative);
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder)
+                .map_err(|err| IoError::new("create", folder.to_path_buf(), err).to_string())?;
+        }
+        let mut out = std::fs::File::create(&path)
+            .map_err(|err| IoError::new("create", path.clone(), err).to_string())?;
+        std::io::copy(&mut entry, &mut out).map_err(|err| {
+            format!(
+                "cannot unpack {} from {}: {err}",
+                path.display(),
+                wheel.display()
+            )
+        })?;
+        if let Some(mode) = entry.unix_mode() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o755))
+                .map_err(|err| IoError::new("set the mode of", path.clone(), err).to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Lets `crt/math_functions.h` take [`GLIBC_HEADERS_MACRO`] for glibc 2.41's and 2.42's
+/// checks; a header without them (another CUDA release) is refused, not silently left.
+fn adjust_math_header(include: &Path) -> Result<(), String> {
+    let path = include.join("crt").join("math_functions.h");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|err| IoError::new("read", path.clone(), err).to_string())?;
+    let mut adjusted = text.clone();
+    for minor in ["41", "42"] {
+        let check = format!("__GLIBC_PREREQ(2,{minor})");
+        if !adjusted.contains(&check) {
+            return Err(format!(
+                "{} has no `{check}`, which crosswheel adjusts for zig's glibc headers: this CUDA release needs a new rule in src/stages/toolchain/cuda.rs",
+                path.display()
+            ));
+        }
+        adjusted = adjusted.replace(
+            &check,
+            &format!("({check} || defined({GLIBC_HEADERS_MACRO}))"),
+        );
+    }
+    std::fs::write(&path, adjusted).map_err(|err| IoError::new("write", path, err).to_string())
+}
+
+/// nvcc's profile for the target's folder, and the `include` and `lib64` links that tools
+/// reading `CUDA_PATH` (cupy, FindCUDAToolkit) look for.
+fn write_layout(root: &Path, dir: &str) -> Result<(), String> {
+    let target = format!("$(TOP)/targets/{dir}");
+    let profile = format!(
+        "# Written by crosswheel: nvcc's own profile, with headers and libraries from the\n\
+         # target's folder.\n\
+         TOP              = $(_HERE_)/..\n\
+         CICC_PATH        = $(TOP)/nvvm/bin\n\
+         NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice\n\
+         LD_LIBRARY_PATH += $(TOP)/nvvm/lib64:\n\
+         PATH            += $(CICC_PATH):$(_HERE_):\n\
+         INCLUDES        +=  \"-I{target}/include\" $(_SPACE_)\n\
+         SYSTEM_INCLUDES +=  \"-isystem\" \"{target}/include/cccl\" $(_SPACE_)\n\
+         LIBRARIES        =+ $(_SPACE_) \"-L{target}/lib/stubs\" \"-L{target}/lib\"\n\
+         CUDAFE_FLAGS    +=\n\
+         PTXAS_FLAGS     +=\n"
+    );
+    let path = root.join("bin").join("nvcc.profile");
+    std::fs::write(&path, profile).map_err(|err| IoError::new("write", path, err).to_string())?;
+    for (link, to) in [("include", "include"), ("lib64", "lib")] {
+        let path = root.join(link);
+        std::os::unix::fs::symlink(Path::new("targets").join(dir).join(to), &path)
+            .map_err(|err| IoError::new("link", path, err).to_string())?;
+    }
+    if !root.join("bin").join("nvcc").is_file() {
+        return Err("the pinned nvcc wheel holds no bin/nvcc".to_string());
+    }
+    Ok(())
+}
+
+fn quote(path: &Path) -> String {
+    shell_quote(&path.to_string_lossy()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_file_parses() {
+        assert!(!config().release.is_empty());
+        for release in &config().release {
+            assert!(!release.build.is_empty());
+            for pin in release.build.iter().chain(&release.target) {
+                assert_eq!(pin.sha256.len(), 64, "{}", pin.wheel);
+                assert!(
+                    pin.wheel.starts_with(&pin.project.replace('-', "_")),
+                    "{}",
+                    pin.wheel
+                );
+            }
+            for component in &release.always {
+                for row in &config().arch {
+                    assert!(
+                        release
+                            .target
+                            .iter()
+                            .any(|pin| pin.component.as_ref() == Some(component)
+                                && pin.arch.as_deref() == Some(row.arch.as_str())),
+                        "{component} for {}",
+                        row.arch
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_names_a_pinned_release_and_its_components() {
+        let request = CudaRequest::parse(Some("13.5"), &["cublas".into(), "cudart".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(request.to_string(), "CUDA 13.5 with cublas");
+        assert_eq!(CudaRequest::parse(None, &[]).unwrap(), None);
+        let implied = CudaRequest::parse(None, &["curand".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(implied.version(), CudaRequest::newest().version());
+        let twelve = CudaRequest::parse(Some("12.9"), &[]).unwrap_err();
+        assert!(twelve.contains("hold no nvcc"), "{twelve}");
+        let unknown = CudaRequest::parse(Some("13.5"), &["cudnn".into()]).unwrap_err();
+        assert!(
+            unknown.starts_with("cuda-components: CUDA 13.5 has no component `cudnn`"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn aarch64_servers_get_sbsa_and_other_targets_a_reason() {
+        let aarch64 = Target::parse("linux-aarch64").unwrap();
+        assert_eq!(target_dir(&aarch64), Ok("sbsa-linux"));
+        let x86_64 = Target::parse("linux-x86_64").unwrap();
+        assert_eq!(target_dir(&x86_64), Ok("x86_64-linux"));
+        for id in ["macos-arm64", "musllinux-aarch64", "linux-ppc64le"] {
+            let reason = target_dir(&Target::parse(id).unwrap()).unwrap_err();
+            assert!(reason.contains("aarch64 and x86_64"), "{id}: {reason}");
+        }
+    }
+
+    #[test]
+    fn a_target_gets_the_build_wheels_and_its_own_components_only() {
+        let release = &config().release[0];
+        let request = CudaRequest::parse(Some(&release.version), &["nvrtc".into()])
+            .unwrap()
+            .unwrap();
+        let chosen = pins(release, &request, "aarch64");
+        assert!(chosen.iter().any(|pin| pin.project == "nvidia-cuda-nvcc"));
+        assert!(
+            chosen
+                .iter()
+                .any(|pin| pin.component.as_deref() == Some("nvrtc"))
+        );
+        assert!(
+            !chosen
+                .iter()
+                .any(|pin| pin.component.as_deref() == Some("cublas"))
+        );
+        assert!(
+            chosen
+                .iter()
+                .filter(|pin| pin.component.is_some())
+                .all(|pin| pin.arch.as_deref() == Some("aarch64"))
+        );
+    }
+
+    #[test]
+    fn build_programs_and_target_files_go_to_their_folders() {
+        let build = Part::Build("sbsa-linux");
+        let target = Part::Target("sbsa-linux");
+        assert_eq!(
+            destination(build, "bin/nvcc"),
+            Some(PathBuf::from("bin/nvcc"))
+        );
+        assert_eq!(
+            destination(build, "lib/libnvvm.so.4"),
+            Some(PathBuf::from("nvvm/lib64/libnvvm.so.4"))
+        );
+        assert_eq!(
+            destination(target, "lib/libcudart_static.a"),
+            Some(PathBuf::from("targets/sbsa-linux/lib/libcudart_static.a"))
+        );
+        assert_eq!(
+            destination(target, "include/cuda_runtime.h"),
+            Some(PathBuf::from("targets/sbsa-linux/include/cuda_runtime.h"))
+        );
+        assert_eq!(destination(target, "bin/nvcc"), None);
+        assert_eq!(destination(target, "cccl/LICENSE"), None);
+    }
+
+    #[test]
+    fn the_math_header_takes_the_macro_for_both_glibc_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("crt")).unwrap();
+        let header = dir.path().join("crt/math_functions.h");
+        std::fs::write(
+            &header,
+            "#if __GLIBC_PREREQ(2,41) && X\n#if __GLIBC_PREREQ(2,42)\n",
+        )
+        .unwrap();
+        adjust_math_header(dir.path()).unwrap();
+        let text = std::fs::read_to_string(&header).unwrap();
+        assert!(text.contains(
+            "#if (__GLIBC_PREREQ(2,41) || defined(__CROSSWHEEL_GLIBC_HEADERS_2_42)) && X\n"
+        ));
+        std::fs::write(&header, "#if 1\n").unwrap();
+        assert!(
+            adjust_math_header(dir.path())
+                .unwrap_err()
+                .contains("new rule")
+        );
+    }
+
+    #[test]
+    fn nvcc_gets_the_target_compiler_unless_the_command_names_one() {
+        let release = &config().release[0];
+        let script = nvcc_script(Path::new("/k"), Path::new("/w/c++"), true, release);
+        assert!(script.contains(
+            "exec /k/bin/nvcc -ccbin /w/c++ -D__CROSSWHEEL_GLIBC_HEADERS_2_42 -Xcompiler -D__CROSSWHEEL_GLIBC_HEADERS_2_42 \"$@\"\n"
+        ), "{script}");
+        assert!(script.contains("-ccbin|-ccbin=*|--compiler-bindir|--compiler-bindir=*)"));
+        let gcc = nvcc_script(Path::new("/k"), Path::new("/g++"), false, release);
+        assert!(
+            gcc.contains("exec /k/bin/nvcc -ccbin /g++ \"$@\"\n"),
+            "{gcc}"
+        );
+    }
+}
