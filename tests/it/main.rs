@@ -66,6 +66,7 @@ mod package_index;
 mod peers;
 mod pinned_downloads;
 mod pipeline_blasdot;
+mod pipeline_cuda;
 mod pipeline_examples;
 mod pipeline_fortran;
 mod pipeline_gcc;
