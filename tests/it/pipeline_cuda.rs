@@ -128,6 +128,21 @@ fn cuda_example_builds_for_aarch64_and_x86_64_and_cuda_answers_without_a_gpu() {
     assert_eq!(machine, X86_64_ELF);
     assert_eq!(x86_64.len(), 8, "{x86_64:?}");
     assert!(x86_64.contains(&"sm_75.cubin".to_string()), "{x86_64:?}");
+    // The runtime linked in and the headers compiled against are in the SBOM.
+    let dir = tempfile::tempdir().unwrap();
+    common::unzip_to(&out.path().join(&wheels[0]), dir.path());
+    let sbom = std::fs::read_to_string(
+        dir.path()
+            .join("cudaproj-0.1.0.dist-info/sboms/crosswheel.cdx.json"),
+    )
+    .unwrap();
+    for purl in [
+        "pkg:pypi/nvidia-cuda-runtime@13.5.37",
+        "pkg:pypi/nvidia-cuda-cccl@13.3.5.0.6",
+        "pkg:pypi/nvidia-cuda-crt@13.5.37",
+    ] {
+        assert!(sbom.contains(purl), "{purl}: {sbom}");
+    }
     // Each suite ran: the runtime's version, and CUDA's own no-driver answer.
     assert_eq!(stdout.matches("2 passed in ").count(), 2, "{stdout}");
 

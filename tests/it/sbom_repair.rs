@@ -518,6 +518,7 @@ fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schem
             "blascheck/_blascheck.so".into(),
             "blascheck.libs/libopenblas-7483d87a.so.0".into(),
         )],
+        built_with: Vec::new(),
         epoch: None,
     };
     let sbom = serde_json::to_value(facts.to_bom()).unwrap();
@@ -545,4 +546,30 @@ fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schem
         "{library}"
     );
     assert!(text.contains("pkg:pypi/cmeel-openblas@0.3.29"), "{text}");
+}
+
+#[test]
+fn packages_a_wheel_was_built_with_pass_the_schema() {
+    // A CUDA extension: nothing vendored, the runtime linked in from NVIDIA's wheel.
+    use crosswheel::formats::sbom::{Facts, Package};
+    let facts = Facts {
+        wheel: Package {
+            name: "cudaproj".into(),
+            version: "0.1.0".into(),
+        },
+        vendored: Vec::new(),
+        needs: Vec::new(),
+        built_with: vec![Package {
+            name: "nvidia-cuda-runtime".into(),
+            version: "13.5.37".into(),
+        }],
+        epoch: None,
+    };
+    let sbom = serde_json::to_value(facts.to_bom()).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let text = read_with_cyclonedx(&sbom, work.path()).to_string();
+    assert!(
+        text.contains("pkg:pypi/nvidia-cuda-runtime@13.5.37"),
+        "{text}"
+    );
 }

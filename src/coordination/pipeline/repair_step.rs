@@ -9,22 +9,23 @@ use super::FatalError;
 use crate::formats::wheel::source_date_epoch;
 use crate::input::options::BuildSpec;
 use crate::io_error::IoError;
-use crate::stages::backend::prepare_target_site;
+use crate::stages::backend::{BuiltWheel, prepare_target_site};
 use crate::stages::repair::{RepairRequest, repair};
 use crate::support::host::{BuildPython, Cache, Network};
 use crate::target::{Libc, Target};
 
 pub(super) fn builtin_repair(
     cache: &Cache,
-    wheel_path: &Path,
+    built: &BuiltWheel,
     target: &Target,
     lib_paths: Vec<PathBuf>,
-    never_vendored: &[String],
     out_dir: &Path,
     network: &Network,
 ) -> Result<PathBuf> {
-    let wheel = crate::formats::wheel::open_within_env_limits(wheel_path)?;
-    let exclude = never_vendored
+    let wheel = crate::formats::wheel::open_within_env_limits(&built.path)?;
+    // What the toolchain's languages say the target machine provides (CUDA's driver).
+    let exclude = built
+        .never_vendored
         .iter()
         .map(|glob| glob::Pattern::new(glob))
         .collect::<Result<Vec<_>, _>>()
@@ -52,6 +53,7 @@ pub(super) fn builtin_repair(
         },
         macos_version: target.is_macos().then(|| target.os_version()),
         retag: false,
+        built_with: built.built_with.clone(),
         ..RepairRequest::new(out_dir.to_path_buf())
     };
     Ok(repair(&wheel, &request)?.output)

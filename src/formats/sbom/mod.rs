@@ -96,6 +96,10 @@ pub struct Facts {
     /// `(a, b)`: the wheel file `a` (an extension or a vendored library) loads `b`, a
     /// vendored library. Both are paths inside the wheel.
     pub needs: Vec<(String, String)>,
+    /// Packages the wheel's binaries were compiled against and hold code of without a
+    /// file of theirs in the wheel (a CUDA runtime linked statically, its headers'
+    /// inline code): the root depends on each.
+    pub built_with: Vec<Package>,
     /// Seconds since the epoch for the document's timestamp; without it the document has
     /// none, so it depends on its inputs only.
     pub epoch: Option<u64>,
@@ -304,6 +308,26 @@ impl Facts {
 
         let mut components: Vec<Component> = vendored.iter().map(|file| file.component()).collect();
         components.extend(loaders.iter().copied().map(file_component));
+        let mut built_with: Vec<&Package> = self.built_with.iter().collect();
+        built_with.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
+        built_with.dedup();
+        let built_with_refs: Vec<String> = built_with
+            .iter()
+            .map(|package| pypi_purl(package))
+            .collect();
+        components.extend(
+            built_with
+                .iter()
+                .zip(&built_with_refs)
+                .map(|(package, purl)| Component {
+                    kind: "library".into(),
+                    bom_ref: Some(purl.clone()),
+                    name: package.name.clone(),
+                    version: Some(package.version.clone()),
+                    purl: Some(purl.clone()),
+                    ..Component::default()
+                }),
+        );
         let depends_on = |from: &str| -> Vec<String> {
             needs
                 .iter()
@@ -313,8 +337,16 @@ impl Facts {
         };
         let mut dependencies = vec![Dependency {
             reference: root_ref,
-            depends_on: loaders.iter().map(|path| path.to_string()).collect(),
+            depends_on: loaders
+                .iter()
+                .map(|path| path.to_string())
+                .chain(built_with_refs.iter().cloned())
+                .collect(),
         }];
+        dependencies.extend(built_with_refs.iter().map(|purl| Dependency {
+            reference: purl.clone(),
+            depends_on: Vec::new(),
+        }));
         dependencies.extend(
             loaders
                 .iter()

@@ -41,6 +41,7 @@ fn openblas_facts() -> Facts {
                 "demo.libs/libgfortran-5e6f7a8b.so.5".into(),
             ),
         ],
+        built_with: Vec::new(),
         epoch: Some(1_700_000_000),
     }
 }
@@ -101,6 +102,50 @@ fn the_dependencies_say_who_loads_what() {
                 "demo.libs/libscipy_openblas-1a2b3c4d.so",
                 vec!["demo.libs/libgfortran-5e6f7a8b.so.5"]
             ),
+        ]
+    );
+}
+
+#[test]
+fn packages_built_with_are_components_the_wheel_depends_on_without_files() {
+    let facts = Facts {
+        vendored: Vec::new(),
+        needs: Vec::new(),
+        built_with: vec![
+            Package {
+                name: "nvidia-cuda-runtime".into(),
+                version: "13.5.37".into(),
+            },
+            Package {
+                name: "nvidia-cuda-cccl".into(),
+                version: "13.3.5.0.6".into(),
+            },
+        ],
+        ..openblas_facts()
+    };
+    let bom = facts.to_bom();
+    let purls: Vec<&str> = bom
+        .components
+        .iter()
+        .filter_map(|c| c.purl.as_deref())
+        .collect();
+    assert_eq!(
+        purls,
+        [
+            "pkg:pypi/nvidia-cuda-cccl@13.3.5.0.6",
+            "pkg:pypi/nvidia-cuda-runtime@13.5.37"
+        ]
+    );
+    assert!(
+        bom.components
+            .iter()
+            .all(|c| c.locations().next().is_none())
+    );
+    assert_eq!(
+        bom.dependencies[0].depends_on,
+        [
+            "pkg:pypi/nvidia-cuda-cccl@13.3.5.0.6",
+            "pkg:pypi/nvidia-cuda-runtime@13.5.37"
         ]
     );
 }

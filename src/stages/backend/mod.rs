@@ -194,6 +194,8 @@ pub struct BuiltWheel {
     /// Globs of libraries the repair never vendors because the toolchain's languages say
     /// the target machine provides them (CUDA's driver and index-installed libraries).
     pub never_vendored: Vec<String>,
+    /// Packages the toolchain compiled the binaries against (CUDA's runtime), for the SBOM.
+    pub built_with: Vec<crate::formats::sbom::Package>,
     /// What the project asked for and the build went without, as its log says (OpenMP
     /// not found): one line each, for the run's summary.
     pub lost: Vec<String>,
@@ -341,6 +343,13 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
             .compilers
             .never_vendored()
             .map(str::to_string)
+            .collect(),
+        built_with: request
+            .cross_env
+            .toolchain()
+            .compilers
+            .built_with()
+            .cloned()
             .collect(),
         lost,
     })

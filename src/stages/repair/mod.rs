@@ -57,6 +57,9 @@ pub struct RepairRequest {
     pub keep_tags: bool,
     /// macOS: architectures every binary must hold (delocate's `--require-archs`).
     pub require_archs: Vec<Arch>,
+    /// Linux: packages the binaries were compiled against without a file of theirs in
+    /// the wheel (CUDA's runtime), which the SBOM names.
+    pub built_with: Vec<crate::formats::sbom::Package>,
 }
 
 impl RepairRequest {
@@ -77,6 +80,7 @@ impl RepairRequest {
             only_plat: true,
             keep_tags: false,
             require_archs: Vec::new(),
+            built_with: Vec::new(),
         }
     }
 }
@@ -111,6 +115,7 @@ pub fn repair(wheel: &WheelArchive, request: &RepairRequest) -> Result<Repaired>
                     strip: request.strip,
                     only_plat: request.only_plat,
                     keep_tags: request.keep_tags,
+                    built_with: request.built_with.clone(),
                 },
             )?;
             (report.output, report.grafted)

@@ -21,6 +21,9 @@ pub struct Vendored {
     pub files: Vec<(String, PathBuf, String)>,
     /// `(a, b)`: wheel file `a` loads the vendored `b` (paths inside the wheel).
     pub needs: Vec<(String, String)>,
+    /// Packages the binaries were compiled against without a file of theirs in the wheel
+    /// (the toolchain names them: CUDA's runtime and headers).
+    pub built_with: Vec<Package>,
 }
 
 impl Vendored {
@@ -84,7 +87,8 @@ fn file_name(path: &std::path::Path) -> String {
 }
 
 /// The SBOM entry for the vendored files among `entries` (the members the rewritten wheel
-/// gets new bytes for), or `None` when nothing was vendored. An SBOM the wheel already
+/// gets new bytes for) and the packages the binaries were built with, or `None` when
+/// there is neither. An SBOM the wheel already
 /// has (from its build backend or an earlier repair) is kept: this one takes a free name.
 pub fn sbom_entry(
     wheel: &WheelArchive,
@@ -92,7 +96,7 @@ pub fn sbom_entry(
     entries: &[(String, Contents<'_>)],
     epoch: Option<u64>,
 ) -> Result<Option<(String, Contents<'static>)>> {
-    if vendored.files.is_empty() {
+    if vendored.files.is_empty() && vendored.built_with.is_empty() {
         return Ok(None);
     }
     let bytes: BTreeMap<&str, &[u8]> = entries
@@ -128,6 +132,7 @@ pub fn sbom_entry(
         },
         vendored: files,
         needs: vendored.needs.clone(),
+        built_with: vendored.built_with.clone(),
         epoch,
     };
     let path = free_sbom_path(wheel);

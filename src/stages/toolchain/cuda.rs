@@ -313,6 +313,14 @@ pub(super) fn cuda_compiler(
         }
     }
     compiler.never_vendored = never_vendored().to_vec();
+    compiler.built_with = pins
+        .iter()
+        .filter(|pin| pin.component.is_some())
+        .map(|pin| crate::formats::sbom::Package {
+            name: pin.project.clone(),
+            version: pin.wheel.split('-').nth(1).unwrap_or_default().to_string(),
+        })
+        .collect();
     Ok(compiler)
 }
 

@@ -109,6 +109,9 @@ pub struct Compiler {
     /// Globs of the libraries the language's binaries need that a wheel never vendors
     /// (CUDA's driver and the libraries users install from the index's nvidia-* wheels).
     pub never_vendored: Vec<String>,
+    /// The packages whose headers and static libraries the language's binaries hold code
+    /// of (CUDA's runtime): the SBOM names them.
+    pub built_with: Vec<crate::formats::sbom::Package>,
 }
 
 impl Compiler {
@@ -120,6 +123,7 @@ impl Compiler {
             programs_dir: None,
             runtime_dir: None,
             never_vendored: Vec::new(),
+            built_with: Vec::new(),
         }
     }
 
@@ -183,6 +187,11 @@ impl Compilers {
     pub fn never_vendored(&self) -> impl Iterator<Item = &str> {
         self.iter()
             .flat_map(|compiler| compiler.never_vendored.iter().map(String::as_str))
+    }
+
+    /// The compilers' [`Compiler::built_with`] packages, for the SBOM.
+    pub fn built_with(&self) -> impl Iterator<Item = &crate::formats::sbom::Package> {
+        self.iter().flat_map(|compiler| compiler.built_with.iter())
     }
 
     /// The compilers' [`Compiler::programs_dir`]s, for PATH.

@@ -61,10 +61,9 @@ impl Identifier<'_> {
             }
             RepairCommand::Builtin => crate::coordination::pipeline::repair_step::builtin_repair(
                 &self.context.cache,
-                &built.path,
+                built,
                 target,
                 self.library_folders(python, built, target)?,
-                &built.never_vendored,
                 &repaired_dir,
                 &self.context.network(self.spec),
             ),

@@ -50,6 +50,8 @@ pub struct LinuxRepairOptions {
     pub only_plat: bool,
     /// Keep the wheel's own platform tags.
     pub keep_tags: bool,
+    /// Packages the binaries were compiled against, for the SBOM ([`Vendored::built_with`]).
+    pub built_with: Vec<crate::formats::sbom::Package>,
 }
 
 /// What one repair did.
@@ -154,7 +156,10 @@ pub fn repair(wheel: &WheelArchive, options: &LinuxRepairOptions) -> Result<Linu
         platform_tags.clone(),
         changes.replaced,
         changes.added,
-        &Vendored::of_linux(&graph),
+        &Vendored {
+            built_with: options.built_with.clone(),
+            ..Vendored::of_linux(&graph)
+        },
         &options.out_dir,
         options.epoch,
     )?;
