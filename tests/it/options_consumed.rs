@@ -162,10 +162,7 @@ fn readers(options: &BuildOptions) -> Vec<(&'static str, Vec<(&'static str, &'st
             "target_libraries",
             vec![(TARGETS, "spec.options.target_libraries")],
         ),
-        (
-            "cuda",
-            vec![(BUILD_STEP, "cuda: spec.options.cuda.as_ref()")],
-        ),
+        ("cuda", vec![(PIPELINE, "spec.options.cuda")]),
         (
             "build_verbosity",
             vec![

@@ -256,14 +256,14 @@ fn a_cuda_release_without_an_nvcc_on_the_index_is_refused_before_any_build() {
              [tool.crosswheel]\ncuda = \"12.9\"\n",
         )],
     );
-    let output = Command::new(crosswheel_bin())
-        .arg("build")
-        .arg(project.path())
-        .arg("--print-build-identifiers")
-        .output()
-        .expect("run crosswheel");
+    let out = tempfile::tempdir().unwrap();
+    let output = build(project.path(), Some("cp311-manylinux_x86_64"), out.path());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("cp311-manylinux_x86_64: build"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("cuda = \"12.9\": crosswheel assembles CUDA 13.5 from the package index (CUDA 12's nvidia-cuda-nvcc-cu12 wheels hold no nvcc"),
         "{stderr}"

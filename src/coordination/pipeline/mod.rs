@@ -37,6 +37,7 @@ use anyhow::Result;
 
 use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
+use crate::stages::toolchain::CudaRequest;
 use crate::support::host::Cache;
 use context::RunContext;
 
@@ -74,10 +75,22 @@ pub fn run(plan: &Plan, options: &PipelineOptions) -> Result<Vec<Outcome>> {
         let dir = output_dir(plan, spec);
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
+    // A CUDA release or component crosswheel does not pin stops the run before any build.
+    for spec in &plan.builds {
+        cuda_request(spec)?;
+    }
     let targets = targets::prepare(plan, &context)?;
     let mut outcomes = schedule::run_all(plan, &context, &targets);
     extensions::fail_wheels_missing_extensions(plan, &mut outcomes, &context.logs);
     Ok(outcomes)
+}
+
+/// The CUDA toolkit `spec`'s options ask for, checked against the releases the toolchain
+/// pins; `None` when they name none.
+pub(crate) fn cuda_request(spec: &BuildSpec) -> Result<Option<CudaRequest>> {
+    let cuda = &spec.options.cuda;
+    CudaRequest::parse(cuda.release.as_deref(), &cuda.components)
+        .map_err(|reason| anyhow::anyhow!(reason))
 }
 
 /// Where the finished wheels of `spec` go: its `output-dir`, relative to the project root

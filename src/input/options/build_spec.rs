@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::stages::toolchain::CudaRequest;
 use crate::target::{OsVersion, Target, ToolchainKind};
 
 use super::container;
@@ -14,7 +13,7 @@ use super::project_tables::DependencyGroups;
 use super::schema;
 use super::shell::{EnvAssignment, Environment};
 use super::sources::{DEFAULTS_PATH, Sources};
-use super::types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
+use super::types::{BuildFrontend, CudaOption, DependencyVersions, FrontendName, RepairCommand};
 use super::value::{Located, Setting};
 use super::{BuildOptions, BuildSpec, EnvSource, ProjectPaths};
 
@@ -152,7 +151,10 @@ pub(super) fn build_spec(
     let repair = repair_command(build.get("repair-wheel-command"), paths);
     let audit_command = audit_commands(build.get("audit-command"), &build)?;
     let toolchain = toolchain(build.get("toolchain"), platform)?;
-    let cuda = cuda(&build)?;
+    let cuda = CudaOption {
+        release: build.text("cuda").map(|text| text.trim().to_string()),
+        components: build.list("cuda-components"),
+    };
     let (test_requires, test_groups_problem) = test_requirements(
         build.list("test-requires"),
         build.get("test-groups"),
@@ -483,31 +485,6 @@ fn toolchain(located: Option<Located>, platform: Platform) -> Result<ToolchainKi
         Some(toolchain) => Ok(toolchain),
         None => Err(invalid(format!("use one of {}", schema::TOOLCHAINS.join(", ")))),
     }
-}
-
-/// `cuda` and `cuda-components` as one request, checked against the releases crosswheel
-/// pins (an unknown one stops before any build).
-fn cuda(build: &BuildSettings) -> Result<Option<CudaRequest>, OptionsError> {
-    let version = build.text("cuda");
-    let components = build.list("cuda-components");
-    CudaRequest::parse(version.as_deref(), &components).map_err(|message| {
-        let key = if version.is_some() {
-            "cuda"
-        } else {
-            "cuda-components"
-        };
-        OptionsError::InvalidValue {
-            origin: build.get(key).map_or_else(
-                || Origin::File {
-                    path: PathBuf::from(DEFAULTS_PATH),
-                    line: 1,
-                },
-                |located| located.origin,
-            ),
-            key: key.to_string(),
-            message,
-        }
-    })
 }
 
 /// A relative `output-dir` from the project's file is relative to the project; from the

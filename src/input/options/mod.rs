@@ -35,7 +35,6 @@ mod value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::stages::toolchain::CudaRequest;
 use crate::support::host::shell_quote;
 use crate::target::{OsVersion, Target, ToolchainKind};
 
@@ -47,7 +46,7 @@ pub use matrix::{MatrixJobs, github_matrix, identifiers_json, identifiers_text};
 pub use root::project_root_for;
 pub use selector::Selector;
 pub use shell::{EnvAssignment, EnvPart, Environment, fill_placeholders};
-pub use types::{BuildFrontend, DependencyVersions, FrontendName, RepairCommand};
+pub use types::{BuildFrontend, CudaOption, DependencyVersions, FrontendName, RepairCommand};
 
 /// Where `CROSSWHEEL_*` (and `environment-pass`) variables are read; tests pass a map.
 pub trait EnvSource {
@@ -183,8 +182,8 @@ pub struct BuildOptions {
     /// the target, as `libffi` or `openssl>=3`.
     pub target_libraries: Vec<String>,
     /// `cuda` and `cuda-components`: the CUDA toolkit the build compiles with, when the
-    /// options name one.
-    pub cuda: Option<CudaRequest>,
+    /// options name one (the toolchain checks them against the releases it pins).
+    pub cuda: CudaOption,
     /// `build-verbosity`, -3..=3: from 1 on, the backend's output is shown (and
     /// scikit-build-core is asked for a verbose build from 2 on).
     pub build_verbosity: i64,

@@ -358,3 +358,13 @@ mod tests {
         assert!(parse_macos_version("eleven").is_err());
     }
 }
+
+/// `cuda` and `cuda-components` as the options give them: a CUDA release (`13.5`) and the
+/// components beyond the runtime and CCCL, by cuda-toolkit's extra names. The toolchain
+/// checks them against the releases it pins (`toolchain::CudaRequest`); the pipeline does
+/// so for every build before the first one starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CudaOption {
+    pub release: Option<String>,
+    pub components: Vec<String>,
+}

@@ -36,7 +36,7 @@ impl Identifier<'_> {
             network: &self.context.network(spec),
             runner: self.target_runner(),
             languages: &crate::stages::backend::languages_of_project(&spec.paths.package),
-            cuda: spec.options.cuda.as_ref(),
+            cuda: crate::coordination::pipeline::cuda_request(spec)?.as_ref(),
         })?;
         let frontend = frontend_of(&spec.options.build_frontend);
         let hook_env = self.hook_env(target, slice, &python)?;
