@@ -160,7 +160,8 @@ fn cuda_example_builds_for_aarch64_and_x86_64_and_cuda_answers_without_a_gpu() {
 /// meson's CUDA compiler sees the same nvcc through the cross file, and a compile that
 /// names no GPU gets the target's; the CUDA runtime linked as a shared library stays a
 /// dependency (users install it from the index's nvidia-cuda-runtime wheel), as
-/// auditwheel leaves it with `--exclude libcudart.so.13`.
+/// auditwheel leaves it with `--exclude libcudart.so.13`, and so does the driver that
+/// `-lcuda` links through the toolkit's stub.
 #[test]
 #[ignore = "slow: a meson CUDA build for aarch64 (CUDA's wheels, nvcc, zig)"]
 fn a_meson_cuda_build_gets_the_targets_gpus_and_leaves_the_shared_runtime_to_the_user() {
@@ -176,7 +177,7 @@ fn a_meson_cuda_build_gets_the_targets_gpus_and_leaves_the_shared_runtime_to_the
                 "project('mcuda', 'cpp', 'cuda', version: '0.1.0')\n\
                  py = import('python').find_installation(pure: false)\n\
                  py.extension_module('_saxpy', 'src/_saxpy.cu', install: true,\n  \
-                 link_args: ['-cudart=shared'])\n",
+                 link_args: ['-cudart=shared', '-lcuda'])\n",
             ),
             (
                 "pyproject.toml",
