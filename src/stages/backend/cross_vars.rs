@@ -93,14 +93,23 @@ fn builder_markers() -> [(String, String); 2] {
 }
 
 /// The environment of the hooks that run on the host (`get_requires_for_build_wheel`):
-/// the host venv first on PATH, the builder markers and the user's `environment`, as
-/// `build_wheel` sees them, without the cross environment.
+/// the host venv first on PATH, the builder markers, the build machine's copy of a
+/// language's SDK (CUDA's toolkit) and the user's `environment`, as `build_wheel` sees
+/// them, without the cross environment.
 pub(super) fn host_variables(
     request: &BuildRequest<'_>,
     path_var: String,
 ) -> BTreeMap<String, String> {
     let mut vars = BTreeMap::from([("PATH".to_string(), path_var)]);
     vars.extend(builder_markers());
+    vars.extend(
+        request
+            .cross_env
+            .toolchain()
+            .compilers
+            .build_machine_environment()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     vars.extend(
         request
             .environment

@@ -312,6 +312,22 @@ pub(super) fn cuda_compiler(
             compiler.environment.insert(name, value);
         }
     }
+    let build_root =
+        build_machine_toolkit(cache, target, &root, release, request, network).map_err(missing)?;
+    let build_root_text = build_root.to_string_lossy().into_owned();
+    compiler.build_machine_environment = BTreeMap::from([
+        ("CUDA_PATH".to_string(), build_root_text.clone()),
+        ("CUDA_HOME".to_string(), build_root_text.clone()),
+        ("CUDAToolkit_ROOT".to_string(), build_root_text),
+        (
+            "NVCC".to_string(),
+            build_root
+                .join("bin")
+                .join("nvcc")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+    ]);
     compiler.never_vendored = never_vendored().to_vec();
     compiler.built_with = pins
         .iter()
@@ -322,6 +338,30 @@ pub(super) fn cuda_compiler(
         })
         .collect();
     Ok(compiler)
+}
+
+/// The toolkit of the same release and components for the build machine (x86_64), which
+/// the hooks that run there see, as conda-forge's cross builds install the build
+/// machine's CUDA packages beside the target's: the target's own when it is x86_64, else
+/// one assembled with the build machine's C compiler for its driver stub.
+fn build_machine_toolkit(
+    cache: &Cache,
+    target: &Target,
+    target_root: &Path,
+    release: &Release,
+    request: &CudaRequest,
+    network: &Network,
+) -> Result<PathBuf, String> {
+    let build = Target::parse("linux-x86_64").map_err(|err| err.to_string())?;
+    if target.arch() == build.arch() {
+        return Ok(target_root.to_path_buf());
+    }
+    let row = arch_row(&build)?;
+    let pins = pins(release, request, build.arch());
+    let cc = crate::support::host::find_on_path("cc").ok_or_else(|| {
+        "the build machine has no `cc` to compile the driver stub of its own CUDA toolkit, which the build's host hooks see; install a C compiler (Debian/Ubuntu: apt-get install gcc)".to_string()
+    })?;
+    toolkit(cache, &build, &row.target_dir, release, &pins, &cc, network)
 }
 
 /// The macro the `nvcc` script defines when the host compiler reads zig's glibc headers.

@@ -112,6 +112,11 @@ pub struct Compiler {
     /// The packages whose headers and static libraries the language's binaries hold code
     /// of (CUDA's runtime): the SBOM names them.
     pub built_with: Vec<crate::formats::sbom::Package>,
+    /// Variables for the hooks that run on the build machine, without the cross
+    /// environment (`get_requires_for_build_wheel`): the build machine's own copy of the
+    /// language's SDK, where a project's setup probes it there (cupy's setup.py compiles
+    /// and runs CUDA probes whenever it is imported).
+    pub build_machine_environment: BTreeMap<String, String>,
 }
 
 impl Compiler {
@@ -124,6 +129,7 @@ impl Compiler {
             runtime_dir: None,
             never_vendored: Vec::new(),
             built_with: Vec::new(),
+            build_machine_environment: BTreeMap::new(),
         }
     }
 
@@ -192,6 +198,13 @@ impl Compilers {
     /// The compilers' [`Compiler::built_with`] packages, for the SBOM.
     pub fn built_with(&self) -> impl Iterator<Item = &crate::formats::sbom::Package> {
         self.iter().flat_map(|compiler| compiler.built_with.iter())
+    }
+
+    /// The compilers' [`Compiler::build_machine_environment`]s, for the hooks that run on
+    /// the build machine.
+    pub fn build_machine_environment(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.iter()
+            .flat_map(|compiler| compiler.build_machine_environment.iter())
     }
 
     /// The compilers' [`Compiler::programs_dir`]s, for PATH.
