@@ -731,7 +731,11 @@ fn write_driver_stub(target_root: &Path, cxx: &Path) -> Result<(), String> {
                 .unwrap_or_default()
         ));
     }
-    Ok(())
+    // Also in `lib`, where builds that search only `$CUDA_PATH/lib64` (cupy's) look: the
+    // stub is never loaded, for programs load `libcuda.so.1`, a name the toolkit never has.
+    let link = target_root.join("lib").join("libcuda.so");
+    std::os::unix::fs::symlink(Path::new("stubs").join("libcuda.so"), &link)
+        .map_err(|err| IoError::new("link", link, err).to_string())
 }
 
 /// The driver functions a preprocessed `cuda.h` declares (`CUresult CUDAAPI cuInit(...)`).
