@@ -380,8 +380,14 @@ const GLIBC_HEADERS_MACRO: &str = "__CROSSWHEEL_GLIBC_HEADERS_2_42";
 /// `CUDAARCHS`, as CMake reads them: machine code for `N-real`, PTX for `N-virtual`, both
 /// for a bare `N`.
 fn nvcc_script(root: &Path, cxx: &Path, zig_headers: bool, release: &Release) -> String {
+    // zig's clang as the host compiler: its glibc headers (see GLIBC_HEADERS_MACRO), and a
+    // constexpr function that can never be a constant expression, which GCC (nvcc's first
+    // host compiler) accepts and C++23 allows, but clang refuses by default (cupy's
+    // `cupy_cub.cu` has one: `-Winvalid-constexpr`).
     let defines = if zig_headers {
-        format!(" -D{GLIBC_HEADERS_MACRO} -Xcompiler -D{GLIBC_HEADERS_MACRO}")
+        format!(
+            " -D{GLIBC_HEADERS_MACRO} -Xcompiler -D{GLIBC_HEADERS_MACRO} -Xcompiler -Wno-invalid-constexpr"
+        )
     } else {
         String::new()
     };
@@ -978,7 +984,7 @@ mod tests {
         let script = nvcc_script(Path::new("/k"), Path::new("/w/c++"), true, release);
         assert!(
             script.contains(
-                "exec /k/bin/nvcc -D__CROSSWHEEL_GLIBC_HEADERS_2_42 -Xcompiler -D__CROSSWHEEL_GLIBC_HEADERS_2_42 \"$@\"\n"
+                "exec /k/bin/nvcc -D__CROSSWHEEL_GLIBC_HEADERS_2_42 -Xcompiler -D__CROSSWHEEL_GLIBC_HEADERS_2_42 -Xcompiler -Wno-invalid-constexpr \"$@\"\n"
             ),
             "{script}"
         );
