@@ -16,7 +16,9 @@ use super::ToolchainError;
 use super::language::{Compiler, Language};
 use super::wrappers::write_script;
 use crate::io_error::IoError;
-use crate::support::host::{Cache, Network, cache_key, package_index, sha256_of_file, shell_quote};
+use crate::support::host::{
+    Cache, Network, cache_key, package_index, sha256_of_file, shell_quote_path,
+};
 use crate::target::{Libc, Target};
 
 const CUDA_TOOLKIT_TOML: &str = include_str!(concat!(
@@ -427,8 +429,8 @@ fn nvcc_script(root: &Path, cxx: &Path, zig_headers: bool, release: &Release) ->
          exec {nvcc}{defines} \"$@\"\n",
         version = release.version,
         toolkit = release.toolkit,
-        nvcc = quote(&root.join("bin").join("nvcc")),
-        cxx = quote(cxx),
+        nvcc = shell_quote_path(&root.join("bin").join("nvcc")),
+        cxx = shell_quote_path(cxx),
     )
 }
 
@@ -790,10 +792,6 @@ fn link_development_names(lib: &Path) -> Result<(), String> {
             .map_err(|err| IoError::new("link", path, err).to_string())?;
     }
     Ok(())
-}
-
-fn quote(path: &Path) -> String {
-    shell_quote(&path.to_string_lossy()).into_owned()
 }
 
 #[cfg(test)]

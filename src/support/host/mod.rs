@@ -20,7 +20,7 @@ pub use cache::{Cache, NoCacheDir, cache_key, sha256_of_file};
 pub use network::Network;
 pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};
-pub use shell::shell_quote;
+pub use shell::{shell_quote, shell_quote_path};
 pub use uv::ensure_uv;
 pub use wrapper_notes::{WRAPPER_NOTES_VAR, wrapper_notices};
 

@@ -17,6 +17,11 @@ pub fn shell_quote(value: &str) -> Cow<'_, str> {
     }
 }
 
+/// [`shell_quote`] of a path, for the scripts crosswheel writes.
+pub fn shell_quote_path(path: &std::path::Path) -> String {
+    shell_quote(&path.to_string_lossy()).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
