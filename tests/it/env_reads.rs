@@ -50,6 +50,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the PYTHONPATH a build inherits, kept behind the cross environment's folder",
     ),
     (
+        "src/stages/toolchain/cuda.rs",
+        "var_os(&name)",
+        "CUDAARCHS and CUPY_NVCC_GENERATE_CODE: the GPU architectures as CMake and cupy read them; the user's win over the target's default, which is set only where they are unset",
+    ),
+    (
         "src/stages/toolchain/language.rs",
         "var(name)",
         "each language's flags variable (CFLAGS, CXXFLAGS, ...), CPPFLAGS and LDFLAGS: the compilers' own convention, passed on to the wrappers as the user set them",
