@@ -549,6 +549,7 @@ fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schem
 }
 
 #[test]
+#[ignore = "needs the fixture cache and python3: scripts/test sets them up"]
 fn packages_a_wheel_was_built_with_pass_the_schema() {
     // A CUDA extension: nothing vendored, the runtime linked in from NVIDIA's wheel.
     use crosswheel::formats::sbom::{Facts, Package};
