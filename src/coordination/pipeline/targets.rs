@@ -15,8 +15,9 @@ use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
-    dependencies_of, ensure_library, in_build_order, read_before_all, requested_libraries,
+    CrossBuild, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix,
+    add_prefix_variables, catalogue, dependencies_of, ensure_library, in_build_order,
+    read_before_all, requested_libraries,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -103,6 +104,14 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             if !libraries.iter().any(|known| known.name == entry.name) {
                 libraries.push(entry);
             }
+        }
+        // A project that asks for OpenMP gets LLVM's runtime, which zig's clang lacks, as a
+        // manylinux container's GCC has libgomp.
+        if crate::stages::backend::requires_openmp(&spec.paths.package)
+            && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
+            && !libraries.iter().any(|known| known.name == openmp.name)
+        {
+            libraries.push(openmp);
         }
         let libraries = in_build_order(&libraries);
         let command = before_all.and_then(|read| read.command);

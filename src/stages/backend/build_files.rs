@@ -23,6 +23,60 @@ pub fn requires_cuda(dir: &Path) -> bool {
     requires_language(dir, "cuda", "CUDA")
 }
 
+/// Whether the project's build asks for OpenMP, so that its targets get an OpenMP runtime
+/// (the catalogue's libomp) before the build: meson's `dependency('openmp')`, CMake's
+/// `find_package(OpenMP)`, or `-fopenmp` in a setuptools project's Python or setup.cfg
+/// (cupy's build helpers pass it for cuSOLVER). An optional dependency counts: the
+/// index's wheels of such projects are built with it.
+pub fn requires_openmp(dir: &Path) -> bool {
+    let meson = reachable_files(dir, "meson.build", "subdir").iter().any(|text| {
+        calls(text, "dependency").any(|args| names_language(&args.to_ascii_lowercase(), "openmp"))
+    });
+    let cmake = || {
+        reachable_files(dir, "CMakeLists.txt", "add_subdirectory")
+            .iter()
+            .any(|text| {
+                calls(text, "find_package")
+                    .any(|args| args.split_whitespace().next() == Some("OpenMP"))
+            })
+    };
+    meson || cmake() || setuptools_asks_for_openmp(dir)
+}
+
+/// Folders of a project whose Python is not its build's.
+const NOT_BUILD_CODE: &[&str] = &["tests", "test", "testing", "docs", "doc", "examples", "benchmarks"];
+
+/// `-fopenmp` in `setup.py`, `setup.cfg` or a Python file at most three folders down
+/// (build helpers such as cupy's `install/cupy_builder/`), outside tests and docs.
+fn setuptools_asks_for_openmp(dir: &Path) -> bool {
+    fn search(folder: &Path, depth: usize) -> bool {
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return false;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|entry| entry.file_name());
+        entries.iter().any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = entry.file_type() else {
+                return false;
+            };
+            if kind.is_dir() {
+                depth > 0
+                    && !name.starts_with('.')
+                    && !NOT_BUILD_CODE.contains(&name.as_ref())
+                    && search(&entry.path(), depth - 1)
+            } else {
+                kind.is_file()
+                    && (name.ends_with(".py") || name == "setup.cfg")
+                    && std::fs::read_to_string(entry.path())
+                        .is_ok_and(|text| text.contains("-fopenmp"))
+            }
+        })
+    }
+    search(dir, 3)
+}
+
 /// Whether meson's files name the language `meson` (lower case) or CMake's name `cmake`
 /// in a call that enables languages, not as optional.
 fn requires_language(dir: &Path, meson: &str, cmake: &str) -> bool {
@@ -137,6 +191,37 @@ fn first_argument(args: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openmp_is_asked_for_by_meson_cmake_or_a_setuptools_flag() {
+        let meson = project(&[
+            ("meson.build", "project('x', 'c')\nsubdir('src')\n"),
+            (
+                "src/meson.build",
+                "omp = dependency('OpenMP', language: 'c', required: false)\n",
+            ),
+        ]);
+        assert!(requires_openmp(meson.path()));
+        let cmake = project(&[("CMakeLists.txt", "find_package(OpenMP REQUIRED)\n")]);
+        assert!(requires_openmp(cmake.path()));
+        let cupy_like = project(&[(
+            "install/cupy_builder/cupy_setup_build.py",
+            "compile_args.append('-fopenmp')\n",
+        )]);
+        assert!(requires_openmp(cupy_like.path()));
+    }
+
+    #[test]
+    fn openmp_in_comments_tests_or_unread_files_is_not_asked_for() {
+        let commented = project(&[("meson.build", "# dependency('openmp')\nproject('x', 'c')\n")]);
+        assert!(!requires_openmp(commented.path()));
+        let in_tests = project(&[("tests/test_build.py", "flags = ['-fopenmp']\n")]);
+        assert!(!requires_openmp(in_tests.path()));
+        let unread = project(&[("meson.build", "project('x', 'c')\n"), ("other/meson.build", "dependency('openmp')\n")]);
+        assert!(!requires_openmp(unread.path()));
+        let plain = project(&[("setup.py", "setup(name='x')\n")]);
+        assert!(!requires_openmp(plain.path()));
+    }
 
     fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -195,10 +195,16 @@ fn rewrite_arguments(target: &Target) -> String {
     let macos = target.is_macos();
     let lto_broken = &target.data().zig_lto_broken;
     let mut script = String::from(
-        "cw_gcc_only=\ncw_external_as=\ncw_gnu_as=\nfor arg do\n  shift\n  case \"$arg\" in\n",
+        "cw_gcc_only=\ncw_external_as=\ncw_gnu_as=\ncw_openmp=\nfor arg do\n  shift\n  case \"$arg\" in\n",
     );
     // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
+    // clang compiles OpenMP only for LLVM's runtime: `-fopenmp=libgomp` (or libiomp5)
+    // would build the code serial without a word. LLVM's runtime answers GOMP_* calls too.
+    script.push_str(
+        "    -fopenmp|-fopenmp=libomp) cw_openmp=1 ;;\n    \
+         -fopenmp=*) cw_openmp=1; set -- \"$@\" -fopenmp; continue ;;\n",
+    );
     script.push_str(&cpu_flags::case_arms(target));
     script.push_str(&gcc_only_arms());
     script.push_str(&external_assembler_arm(target));
@@ -261,6 +267,7 @@ fn rewrite_arguments(target: &Target) -> String {
         ),
     ));
     script.push_str(&external_assembler_notice(target));
+    script.push_str(&openmp_runtime(target));
     if !lto_broken.is_empty() {
         let notice = format!(
             "{}: link-time optimisation (-flto) turned off: {lto_broken}",
@@ -272,6 +279,26 @@ fn rewrite_arguments(target: &Target) -> String {
         ));
     }
     script
+}
+
+/// A `-fopenmp` command's `omp.h` and, on a link, `-lomp`, from the OpenMP runtime the
+/// build was given (`CROSSWHEEL_OPENMP`, a prefix of the catalogue's libomp): zig's clang
+/// ships neither, and zig drops `-fopenmp` from a link. Without one the compile stops at
+/// `omp.h`, and the notice says how to ask for the runtime.
+fn openmp_runtime(target: &Target) -> String {
+    let var = crate::support::target_libraries::OPENMP_VARIABLE;
+    let missing = format!(
+        "{}: the build compiles with -fopenmp, and crosswheel gave it no OpenMP runtime (its meson, CMake and setup files name none): add `target-libraries = [\"libomp\"]` to the configuration",
+        target.id()
+    );
+    format!(
+        "if [ -n \"$cw_openmp\" ]; then\n  \
+         if [ -n \"${var}\" ]; then\n    \
+         set -- \"$@\" -isystem \"${var}/include\"\n    \
+         if [ \"$link\" = 1 ]; then set -- \"$@\" \"-L${var}/lib\" -lomp; fi\n  \
+         elif [ -n \"$notes\" ]; then printf '%s\\n' {} > \"$notes/openmp.notice\"\n  fi\nfi\n",
+        shell_quote(&missing)
+    )
 }
 
 /// Where the wrappers' folder keeps `as`, the target's GNU assembler under the name clang

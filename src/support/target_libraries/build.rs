@@ -282,6 +282,12 @@ impl Build<'_> {
         std::fs::create_dir_all(&unpacked).map_err(IoError::at("create", &unpacked))?;
         let mut tar = Command::new("tar");
         tar.arg("-xf").arg(tarball).arg("-C").arg(&unpacked);
+        if !self.entry.unpack.is_empty() {
+            // `*` stands for the tarball's one top folder, whose name the entry does not
+            // state, and matches no `/`: a folder of that name deeper down is not unpacked.
+            tar.args(["--wildcards", "--no-wildcards-match-slash"]);
+            tar.args(self.entry.unpack.iter().map(|folder| format!("*/{folder}")));
+        }
         self.step("tar -xf", tar, false)?;
         let source = single_folder(&unpacked)?;
         for (sdist, index_source) in index_sdists.iter().zip(&self.entry.index_sources) {

@@ -55,6 +55,10 @@ pub struct LibraryEntry {
     /// must then be on PATH: OpenBLAS's POWER kernels, which LLVM's assembler refuses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gnu_assembler_for: Vec<String>,
+    /// Top-level folders of the orig tarball to unpack; empty: all of it. LLVM's tarball
+    /// unpacks to 2 GB, of which the OpenMP runtime's build reads 10 MB.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpack: Vec<String>,
     /// Folders of sdists from the package index added to the unpacked source, for what
     /// Debian's orig tarball leaves out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -337,6 +337,27 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
     if !scripts.is_empty() {
         prepend("PATH", scripts, ":");
     }
+    if let Some(openmp) = roots.iter().find(|root| is_openmp_prefix(root)) {
+        vars.insert(
+            OPENMP_VARIABLE.to_string(),
+            openmp.to_string_lossy().into_owned(),
+        );
+    }
+}
+
+/// Names the prefix of the OpenMP runtime (the catalogue's `libomp`) to the compiler
+/// wrappers, which give a `-fopenmp` compile its `omp.h` and a `-fopenmp` link `-lomp`:
+/// zig's clang has neither, and a build's own OpenMP flags rarely name a folder.
+pub const OPENMP_VARIABLE: &str = "CROSSWHEEL_OPENMP";
+
+/// The catalogue's OpenMP runtime, which a project asking for OpenMP gets.
+pub const OPENMP_LIBRARY: &str = "libomp";
+
+fn is_openmp_prefix(root: &Path) -> bool {
+    root.join("include/omp.h").is_file()
+        && ["lib/libomp.so", "lib/libomp.dylib"]
+            .iter()
+            .any(|lib| root.join(lib).exists())
 }
 
 /// The folder beside each prefix's `bin/` that holds its `*-config` scripts alone
