@@ -175,14 +175,16 @@ fn exec_line(zig: &Zig, target: &Target, driver: &str) -> String {
 
 /// Sets `link` (whether this call links) and `debug` (whether the build asked for debug
 /// info: `-g` on this command line, in the user's flags, or on an earlier compile of the
-/// same build, since link lines rarely repeat it).
+/// same build, since link lines rarely repeat it). `-v` alone asks for the version; with
+/// inputs it links verbosely, as CMake's FindOpenMP links to read the implicit libraries.
 fn scan_arguments() -> String {
     // Link-only flags on a compile-only command line make zig warn, which breaks
     // configure checks run with -Werror.
     format!(
         "link=1\ndebug=0\nfor arg in \"$@\"; do\n  case \"$arg\" in\n    \
-         -c|-S|-E|-M|-MM|--version|-v|-dumpversion|-dumpmachine|-print-*) link=0 ;;\n    \
+         -c|-S|-E|-M|-MM|--version|-dumpversion|-dumpmachine|-print-*) link=0 ;;\n    \
          -g0) ;;\n    -g*) debug=1 ;;\n  esac\ndone\n\
+         if [ \"$*\" = -v ]; then link=0; fi\n\
          set -f\nfor arg in $CFLAGS $CXXFLAGS $LDFLAGS; do\n  case \"$arg\" in -g0) ;; -g*) debug=1 ;; esac\ndone\n\
          notes=\"${{{WRAPPER_NOTES_VAR}}}\"\n\
          if [ -n \"$notes\" ]; then\n  if [ \"$debug\" = 1 ]; then : > \"$notes/{DEBUG_INFO_MARKER}\"; \
@@ -199,6 +201,9 @@ fn rewrite_arguments(target: &Target) -> String {
     );
     // Debian's LDSHARED carries -Bsymbolic-functions, which zig's linker rejects.
     script.push_str("    -Bsymbolic-functions|-Wl,-Bsymbolic-functions) continue ;;\n");
+    // `-l:/abs/libx.so` names the file itself (CMake links a library found in an implicit
+    // link folder so, FindOpenMP's libomp among them); zig refuses an absolute `-l:`.
+    script.push_str("    -l:/*) set -- \"$@\" \"${arg#-l:}\"; continue ;;\n");
     // clang compiles OpenMP only for LLVM's runtime: `-fopenmp=libgomp` (or libiomp5)
     // would build the code serial without a word. LLVM's runtime answers GOMP_* calls too.
     script.push_str(
