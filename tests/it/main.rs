@@ -46,7 +46,7 @@ mod hostile_inputs;
 mod inspect_linux;
 mod inspect_macos;
 mod loadcheck_macos_real;
-mod lost_openmp;
+mod openmp;
 mod macho_malformed;
 mod macho_sign_real;
 mod macho_wheels;

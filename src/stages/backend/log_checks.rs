@@ -11,7 +11,7 @@ pub fn lost_features(log: &str) -> Vec<String> {
         let line = line.trim();
         let lost = LOST.iter().find(|(marker, _)| line_says(line, marker));
         if let Some((_, what)) = lost {
-            let message = format!("{what} (the build log says `{line}`)");
+            let message = format!("{what} (the build log says `{line}`){OPENMP_REMEDY}");
             if !found.iter().any(|seen| seen.starts_with(what)) {
                 found.push(message);
             }
@@ -19,6 +19,11 @@ pub fn lost_features(log: &str) -> Vec<String> {
     }
     found
 }
+
+/// What gives a build the OpenMP runtime crosswheel did not see it ask for (its request
+/// was in a file crosswheel does not read, such as a CMake module).
+const OPENMP_REMEDY: &str =
+    ": `target-libraries = [\"libomp\"]` gives it LLVM's OpenMP runtime for the target";
 
 /// Markers of a lost feature, as build systems print them, and what crosswheel says.
 const LOST: &[(&str, &str)] = &[
@@ -65,7 +70,7 @@ mod tests {
         assert_eq!(lost.len(), 1, "{lost:?}");
         assert_eq!(
             lost[0],
-            "the build asked for OpenMP and built without it (the build log says `WARNING: OpenMP found but omp.h missing`)"
+            format!("the build asked for OpenMP and built without it (the build log says `WARNING: OpenMP found but omp.h missing`){OPENMP_REMEDY}")
         );
     }
 

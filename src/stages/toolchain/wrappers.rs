@@ -506,6 +506,90 @@ mod tests {
         .render()
     }
 
+    /// The arguments zig gets when the `cc` wrapper of `target` runs with `args` and the
+    /// variables `env` (zig being a script that prints them, one per line).
+    fn zig_arguments(target: &str, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let zig = dir.path().join("zig");
+        std::fs::write(&zig, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
+        let target = Target::parse(target).unwrap();
+        let script = CompilerScript {
+            zig: &Zig {
+                exe: zig.clone(),
+                version: "0.17.1".into(),
+            },
+            zig_cache: &dir.path().join("zig-cache"),
+            cache_root: dir.path(),
+            target: &target,
+            runtime: None,
+            driver: "cc",
+        }
+        .render();
+        let wrapper = dir.path().join("cc");
+        std::fs::write(&wrapper, script).unwrap();
+        let mut command = std::process::Command::new("sh");
+        command.arg(&wrapper).args(args).env("PATH", "/usr/bin:/bin");
+        command.env_remove(crate::support::target_libraries::OPENMP_VARIABLE);
+        command.env_remove("CROSSWHEEL_SOURCE_DIR");
+        command.envs(env.iter().copied());
+        // zig is a script: run it with sh, as the exec line names it.
+        std::fs::set_permissions(&zig, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn an_openmp_compile_gets_llvms_omp_h_and_an_openmp_link_gets_libomp() {
+        let env = [("CROSSWHEEL_OPENMP", "/prefix/libomp")];
+        let compile = zig_arguments("linux-aarch64", &["-fopenmp", "-c", "x.c"], &env);
+        assert!(compile.contains(&"-fopenmp".to_string()), "{compile:?}");
+        assert!(compile.windows(2).any(|pair| pair == ["-isystem", "/prefix/libomp/include"]));
+        assert!(!compile.contains(&"-lomp".to_string()), "{compile:?}");
+        let link = zig_arguments("linux-aarch64", &["-shared", "-fopenmp", "x.o", "-o", "x.so"], &env);
+        let at = |flag: &str| link.iter().position(|arg| arg == flag).unwrap();
+        assert!(at("-L/prefix/libomp/lib") < at("-lomp"), "{link:?}");
+        assert!(at("x.o") < at("-lomp"), "the runtime follows the objects: {link:?}");
+        // CMake's FindOpenMP links with -v to read the implicit libraries: still a link.
+        let verbose = zig_arguments("linux-aarch64", &["-v", "-fopenmp", "x.o", "-o", "x"], &env);
+        assert!(verbose.contains(&"-lomp".to_string()), "{verbose:?}");
+    }
+
+    #[test]
+    fn gccs_runtime_asked_for_by_name_becomes_llvms_which_clang_compiles_for() {
+        // clang's -fopenmp=libgomp compiles no OpenMP at all, without a word.
+        let env = [("CROSSWHEEL_OPENMP", "/prefix/libomp")];
+        let args = zig_arguments("linux-ppc64le", &["-fopenmp=libgomp", "-c", "x.c"], &env);
+        assert!(args.contains(&"-fopenmp".to_string()), "{args:?}");
+        assert!(!args.iter().any(|arg| arg.starts_with("-fopenmp=")), "{args:?}");
+    }
+
+    #[test]
+    fn without_a_runtime_an_openmp_compile_leaves_a_notice_saying_how_to_get_one() {
+        let notes = tempfile::tempdir().unwrap();
+        let notes_dir = notes.path().to_str().unwrap();
+        let args = zig_arguments(
+            "linux-aarch64",
+            &["-fopenmp", "-c", "x.c"],
+            &[(WRAPPER_NOTES_VAR, notes_dir)],
+        );
+        assert!(!args.iter().any(|arg| arg == "-isystem"), "{args:?}");
+        let notice = std::fs::read_to_string(notes.path().join("openmp.notice")).unwrap();
+        assert!(notice.contains("target-libraries = [\"libomp\"]"), "{notice}");
+    }
+
+    #[test]
+    fn an_absolute_colon_library_is_linked_as_the_file_it_names() {
+        let args = zig_arguments("linux-s390x", &["x.o", "-l:/p/lib/libomp.so", "-o", "x"], &[]);
+        assert!(args.contains(&"/p/lib/libomp.so".to_string()), "{args:?}");
+        assert!(!args.iter().any(|arg| arg.starts_with("-l:")), "{args:?}");
+    }
+
     #[test]
     fn macos_compiler_replaces_bundle_and_pads_headers() {
         let script = script_for("macos-arm64", "cc");

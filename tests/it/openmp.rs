@@ -1,0 +1,186 @@
+//! OpenMP for every target (issue: OpenMP silently lost). A project that asks for OpenMP
+//! gets LLVM's runtime, built for the target from Debian's source, and its wheel vendors
+//! it; its parallel code runs on several threads under qemu. A build that asks for OpenMP
+//! where crosswheel does not read it, and goes without, says so in the summary: its wheel
+//! passes every check, so the build log is the only witness.
+
+use std::path::Path;
+
+use crate::common;
+
+/// A module whose `threads()` is the size of an OpenMP team and `total(n)` is the sum of
+/// 0..n as a parallel reduction; without OpenMP, `threads()` is 1.
+const MODULE: &str = r#"#include <Python.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+static PyObject *threads(PyObject *self, PyObject *args) {
+    int n = 1;
+#ifdef _OPENMP
+#pragma omp parallel
+    {
+#pragma omp single
+        n = omp_get_num_threads();
+    }
+#endif
+    return PyLong_FromLong(n);
+}
+static PyObject *total(PyObject *self, PyObject *arg) {
+    long long limit = PyLong_AsLongLong(arg), sum = 0;
+#pragma omp parallel for reduction(+:sum)
+    for (long long i = 0; i < limit; i++) sum += i;
+    return PyLong_FromLongLong(sum);
+}
+static PyMethodDef methods[] = {
+    {"threads", threads, METH_NOARGS, NULL},
+    {"total", total, METH_O, NULL},
+    {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_omp", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__omp(void) { return PyModule_Create(&module); }
+"#;
+
+/// The crosswheel table of a project built for `arch` whose test runs the module on
+/// `threads` threads under qemu.
+fn crosswheel_table(arch: &str, threads: u32) -> String {
+    format!(
+        "[tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"{arch}\"]\n\
+         test-command = \"OMP_NUM_THREADS={threads} python -c \\\"import _omp; \
+         assert _omp.threads() == {threads}, _omp.threads(); \
+         assert _omp.total(1000000) == 499999500000\\\"\"\n"
+    )
+}
+
+/// The vendored files of the one wheel in `out`.
+fn vendored_libraries(out: &Path) -> Vec<String> {
+    let wheels = common::wheel_names_in(out);
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    let unpacked = tempfile::tempdir().unwrap();
+    common::unzip_to(&out.join(&wheels[0]), unpacked.path());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(unpacked.path()).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".libs") {
+            for lib in std::fs::read_dir(entry.path()).unwrap().flatten() {
+                found.push(lib.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+#[ignore = "slow: LLVM's OpenMP runtime and a meson-python build for aarch64 (zig), run under qemu"]
+fn a_meson_openmp_dependency_gets_llvms_runtime_and_runs_on_four_threads_under_qemu() {
+    let project = tempfile::tempdir().unwrap();
+    common::write_project(
+        project.path(),
+        &[
+            (
+                "meson.build",
+                "project('ompproj', 'c', version: '0.1.0')\n\
+                 py = import('python').find_installation(pure: false)\n\
+                 omp = dependency('openmp', required: false)\n\
+                 py.extension_module('_omp', 'src/_omp.c', dependencies: omp, install: true)\n",
+            ),
+            ("src/_omp.c", MODULE),
+            (
+                "pyproject.toml",
+                &format!(
+                    "[build-system]\nrequires = [\"meson-python>=0.15\"]\nbuild-backend = \"mesonpy\"\n\
+                     [project]\nname = \"ompproj\"\nversion = \"0.1.0\"\n{}",
+                    crosswheel_table("manylinux_aarch64", 4)
+                ),
+            ),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let stdout = common::build_succeeds(project.path(), out.path());
+    assert!(stdout.contains("passed (emulated)"), "{stdout}");
+    assert!(!stdout.contains("warning: "), "{stdout}");
+    assert!(stdout.contains("manylinux_2_17_aarch64"), "{stdout}");
+    let vendored = vendored_libraries(out.path());
+    assert!(
+        vendored.iter().any(|lib| lib.starts_with("libomp-")),
+        "{vendored:?}"
+    );
+}
+
+#[test]
+#[ignore = "slow: LLVM's OpenMP runtime and a scikit-build-core build for s390x (zig), run under qemu"]
+fn cmakes_find_openmp_finds_llvms_runtime_for_big_endian_s390x() {
+    let project = tempfile::tempdir().unwrap();
+    common::write_project(
+        project.path(),
+        &[
+            (
+                "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.18)\nproject(ompcmake LANGUAGES C)\n\
+                 find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)\n\
+                 find_package(OpenMP REQUIRED)\n\
+                 python_add_library(_omp MODULE src/_omp.c WITH_SOABI)\n\
+                 target_link_libraries(_omp PRIVATE OpenMP::OpenMP_C)\n\
+                 install(TARGETS _omp DESTINATION .)\n",
+            ),
+            ("src/_omp.c", MODULE),
+            (
+                "pyproject.toml",
+                &format!(
+                    "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
+                     build-backend = \"scikit_build_core.build\"\n\
+                     [project]\nname = \"ompcmake\"\nversion = \"0.1.0\"\n{}",
+                    crosswheel_table("manylinux_s390x", 3)
+                ),
+            ),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let stdout = common::build_succeeds(project.path(), out.path());
+    assert!(stdout.contains("passed (emulated)"), "{stdout}");
+    assert!(stdout.contains("manylinux_2_17_s390x"), "{stdout}");
+    let vendored = vendored_libraries(out.path());
+    assert!(
+        vendored.iter().any(|lib| lib.starts_with("libomp-")),
+        "{vendored:?}"
+    );
+}
+
+#[test]
+#[ignore = "slow: a scikit-build-core build for aarch64 (zig)"]
+fn openmp_asked_for_where_crosswheel_does_not_read_is_a_warning_naming_the_remedy() {
+    // find_package(OpenMP) in a CMake module the top file includes: crosswheel reads
+    // CMakeLists.txt files only, so the build gets no runtime and CMake goes without.
+    let project = tempfile::tempdir().unwrap();
+    common::write_project(
+        project.path(),
+        &[
+            (
+                "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.18)\nproject(ompcmake LANGUAGES C)\n\
+                 find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)\n\
+                 include(cmake/parallel.cmake)\n\
+                 python_add_library(_omp MODULE src/_omp.c WITH_SOABI)\n\
+                 if(OpenMP_C_FOUND)\n  target_link_libraries(_omp PRIVATE OpenMP::OpenMP_C)\nendif()\n\
+                 install(TARGETS _omp DESTINATION .)\n",
+            ),
+            ("cmake/parallel.cmake", "find_package(OpenMP)\n"),
+            ("src/_omp.c", MODULE),
+            (
+                "pyproject.toml",
+                "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
+                 build-backend = \"scikit_build_core.build\"\n\
+                 [project]\nname = \"ompcmake\"\nversion = \"0.1.0\"\n\
+                 [tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"manylinux_aarch64\"]\n",
+            ),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let stdout = common::build_succeeds(project.path(), out.path());
+    let warning = stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("warning: "))
+        .unwrap_or_else(|| panic!("no warning in the summary:\n{stdout}"));
+    assert!(
+        warning.contains("the build asked for OpenMP and built without it")
+            && warning.contains("target-libraries = [\"libomp\"]"),
+        "{warning}"
+    );
+}
