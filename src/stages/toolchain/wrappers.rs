@@ -292,10 +292,17 @@ fn rewrite_arguments(target: &Target) -> String {
 /// `omp.h`, and the notice says how to ask for the runtime.
 fn openmp_runtime(target: &Target) -> String {
     let var = crate::support::target_libraries::OPENMP_VARIABLE;
-    let missing = format!(
-        "{}: the build compiles with -fopenmp, and crosswheel gave it no OpenMP runtime (its meson, CMake and setup files name none): add `target-libraries = [\"libomp\"]` to the configuration",
-        target.id()
-    );
+    let missing = if target.is_macos() {
+        format!(
+            "{}: the build compiles with -fopenmp, and crosswheel has no OpenMP runtime for macOS yet (docs/openmp.md says why)",
+            target.id()
+        )
+    } else {
+        format!(
+            "{}: the build compiles with -fopenmp, and crosswheel gave it no OpenMP runtime (its meson, CMake and setup files name none): add `target-libraries = [\"libomp\"]` to the configuration",
+            target.id()
+        )
+    };
     format!(
         "if [ -n \"$cw_openmp\" ]; then\n  \
          if [ -n \"${var}\" ]; then\n    \
