@@ -15,9 +15,9 @@ use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix,
-    add_prefix_variables, catalogue, dependencies_of, ensure_library, in_build_order,
-    read_before_all, requested_libraries,
+    CrossBuild, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
+    catalogue, dependencies_of, ensure_library, in_build_order, read_before_all,
+    requested_libraries,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in

@@ -29,9 +29,12 @@ pub fn requires_cuda(dir: &Path) -> bool {
 /// (cupy's build helpers pass it for cuSOLVER). An optional dependency counts: the
 /// index's wheels of such projects are built with it.
 pub fn requires_openmp(dir: &Path) -> bool {
-    let meson = reachable_files(dir, "meson.build", "subdir").iter().any(|text| {
-        calls(text, "dependency").any(|args| names_language(&args.to_ascii_lowercase(), "openmp"))
-    });
+    let meson = reachable_files(dir, "meson.build", "subdir")
+        .iter()
+        .any(|text| {
+            calls(text, "dependency")
+                .any(|args| names_language(&args.to_ascii_lowercase(), "openmp"))
+        });
     let cmake = || {
         reachable_files(dir, "CMakeLists.txt", "add_subdirectory")
             .iter()
@@ -44,7 +47,15 @@ pub fn requires_openmp(dir: &Path) -> bool {
 }
 
 /// Folders of a project whose Python is not its build's.
-const NOT_BUILD_CODE: &[&str] = &["tests", "test", "testing", "docs", "doc", "examples", "benchmarks"];
+const NOT_BUILD_CODE: &[&str] = &[
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "examples",
+    "benchmarks",
+];
 
 /// `-fopenmp` in `setup.py`, `setup.cfg` or a Python file at most three folders down
 /// (build helpers such as cupy's `install/cupy_builder/`), outside tests and docs.
@@ -217,7 +228,10 @@ mod tests {
         assert!(!requires_openmp(commented.path()));
         let in_tests = project(&[("tests/test_build.py", "flags = ['-fopenmp']\n")]);
         assert!(!requires_openmp(in_tests.path()));
-        let unread = project(&[("meson.build", "project('x', 'c')\n"), ("other/meson.build", "dependency('openmp')\n")]);
+        let unread = project(&[
+            ("meson.build", "project('x', 'c')\n"),
+            ("other/meson.build", "dependency('openmp')\n"),
+        ]);
         assert!(!requires_openmp(unread.path()));
         let plain = project(&[("setup.py", "setup(name='x')\n")]);
         assert!(!requires_openmp(plain.path()));

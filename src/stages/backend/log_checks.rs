@@ -94,7 +94,9 @@ mod tests {
         assert_eq!(lost.len(), 1, "{lost:?}");
         assert_eq!(
             lost[0],
-            format!("the build asked for OpenMP and built without it (the build log says `WARNING: OpenMP found but omp.h missing`){OPENMP_REMEDY}")
+            format!(
+                "the build asked for OpenMP and built without it (the build log says `WARNING: OpenMP found but omp.h missing`){OPENMP_REMEDY}"
+            )
         );
     }
 

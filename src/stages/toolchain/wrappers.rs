@@ -535,7 +535,10 @@ mod tests {
         let wrapper = dir.path().join("cc");
         std::fs::write(&wrapper, script).unwrap();
         let mut command = std::process::Command::new("sh");
-        command.arg(&wrapper).args(args).env("PATH", "/usr/bin:/bin");
+        command
+            .arg(&wrapper)
+            .args(args)
+            .env("PATH", "/usr/bin:/bin");
         command.env_remove(crate::support::target_libraries::OPENMP_VARIABLE);
         command.env_remove("CROSSWHEEL_SOURCE_DIR");
         command.envs(env.iter().copied());
@@ -556,12 +559,23 @@ mod tests {
         let env = [("CROSSWHEEL_OPENMP", "/prefix/libomp")];
         let compile = zig_arguments("linux-aarch64", &["-fopenmp", "-c", "x.c"], &env);
         assert!(compile.contains(&"-fopenmp".to_string()), "{compile:?}");
-        assert!(compile.windows(2).any(|pair| pair == ["-isystem", "/prefix/libomp/include"]));
+        assert!(
+            compile
+                .windows(2)
+                .any(|pair| pair == ["-isystem", "/prefix/libomp/include"])
+        );
         assert!(!compile.contains(&"-lomp".to_string()), "{compile:?}");
-        let link = zig_arguments("linux-aarch64", &["-shared", "-fopenmp", "x.o", "-o", "x.so"], &env);
+        let link = zig_arguments(
+            "linux-aarch64",
+            &["-shared", "-fopenmp", "x.o", "-o", "x.so"],
+            &env,
+        );
         let at = |flag: &str| link.iter().position(|arg| arg == flag).unwrap();
         assert!(at("-L/prefix/libomp/lib") < at("-lomp"), "{link:?}");
-        assert!(at("x.o") < at("-lomp"), "the runtime follows the objects: {link:?}");
+        assert!(
+            at("x.o") < at("-lomp"),
+            "the runtime follows the objects: {link:?}"
+        );
         // CMake's FindOpenMP links with -v to read the implicit libraries: still a link.
         let verbose = zig_arguments("linux-aarch64", &["-v", "-fopenmp", "x.o", "-o", "x"], &env);
         assert!(verbose.contains(&"-lomp".to_string()), "{verbose:?}");
@@ -573,7 +587,10 @@ mod tests {
         let env = [("CROSSWHEEL_OPENMP", "/prefix/libomp")];
         let args = zig_arguments("linux-ppc64le", &["-fopenmp=libgomp", "-c", "x.c"], &env);
         assert!(args.contains(&"-fopenmp".to_string()), "{args:?}");
-        assert!(!args.iter().any(|arg| arg.starts_with("-fopenmp=")), "{args:?}");
+        assert!(
+            !args.iter().any(|arg| arg.starts_with("-fopenmp=")),
+            "{args:?}"
+        );
     }
 
     #[test]
@@ -587,12 +604,19 @@ mod tests {
         );
         assert!(!args.iter().any(|arg| arg == "-isystem"), "{args:?}");
         let notice = std::fs::read_to_string(notes.path().join("openmp.notice")).unwrap();
-        assert!(notice.contains("target-libraries = [\"libomp\"]"), "{notice}");
+        assert!(
+            notice.contains("target-libraries = [\"libomp\"]"),
+            "{notice}"
+        );
     }
 
     #[test]
     fn an_absolute_colon_library_is_linked_as_the_file_it_names() {
-        let args = zig_arguments("linux-s390x", &["x.o", "-l:/p/lib/libomp.so", "-o", "x"], &[]);
+        let args = zig_arguments(
+            "linux-s390x",
+            &["x.o", "-l:/p/lib/libomp.so", "-o", "x"],
+            &[],
+        );
         assert!(args.contains(&"/p/lib/libomp.so".to_string()), "{args:?}");
         assert!(!args.iter().any(|arg| arg.starts_with("-l:")), "{args:?}");
     }
