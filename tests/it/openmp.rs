@@ -1,6 +1,6 @@
 //! OpenMP for every target (issue: OpenMP silently lost). A project that asks for OpenMP
-//! gets LLVM's runtime, built for the target from Debian's source, and its wheel vendors
-//! it; its parallel code runs on several threads under qemu. A build that asks for OpenMP
+//! gets LLVM's runtime, built for the target from Debian's source (glibc, musl, macOS),
+//! and its wheel vendors it; its parallel code runs on several threads under qemu. A build that asks for OpenMP
 //! where crosswheel does not read it, and goes without, says so in the summary: its wheel
 //! passes every check, so the build log is the only witness.
 
@@ -39,26 +39,33 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_omp", NULL, -1, met
 PyMODINIT_FUNC PyInit__omp(void) { return PyModule_Create(&module); }
 "#;
 
-/// The crosswheel table of a project built for `arch` whose test runs the module on
+/// The crosswheel table of a project built for `archs` whose test runs the module on
 /// `threads` threads under qemu.
-fn crosswheel_table(arch: &str, threads: u32) -> String {
+fn crosswheel_table(archs: &[&str], threads: u32) -> String {
+    let archs: Vec<String> = archs.iter().map(|arch| format!("\"{arch}\"")).collect();
     format!(
-        "[tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"{arch}\"]\n\
+        "[tool.crosswheel]\npython = [\"cp311\"]\narchs = [{}]\n\
          test-command = \"OMP_NUM_THREADS={threads} python -c \\\"import _omp; \
          assert _omp.threads() == {threads}, _omp.threads(); \
-         assert _omp.total(1000000) == 499999500000\\\"\"\n"
+         assert _omp.total(1000000) == 499999500000\\\"\"\n",
+        archs.join(", ")
     )
 }
 
-/// The vendored files of the one wheel in `out`.
-fn vendored_libraries(out: &Path) -> Vec<String> {
-    let wheels = common::wheel_names_in(out);
-    assert_eq!(wheels.len(), 1, "{wheels:?}");
+/// The vendored files (in `*.libs/` or `*.dylibs/`) of the wheel in `out` whose name
+/// holds `tag`.
+fn vendored_libraries(out: &Path, tag: &str) -> Vec<String> {
+    let wheels: Vec<String> = common::wheel_names_in(out)
+        .into_iter()
+        .filter(|name| name.contains(tag))
+        .collect();
+    assert_eq!(wheels.len(), 1, "one {tag} wheel: {wheels:?}");
     let unpacked = tempfile::tempdir().unwrap();
     common::unzip_to(&out.join(&wheels[0]), unpacked.path());
     let mut found = Vec::new();
     for entry in std::fs::read_dir(unpacked.path()).unwrap().flatten() {
-        if entry.file_name().to_string_lossy().ends_with(".libs") {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".libs") || name.ends_with(".dylibs") {
             for lib in std::fs::read_dir(entry.path()).unwrap().flatten() {
                 found.push(lib.file_name().to_string_lossy().into_owned());
             }
@@ -68,8 +75,8 @@ fn vendored_libraries(out: &Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "slow: LLVM's OpenMP runtime and a meson-python build for aarch64 (zig), run under qemu"]
-fn a_meson_openmp_dependency_gets_llvms_runtime_and_runs_on_four_threads_under_qemu() {
+#[ignore = "slow: LLVM's OpenMP runtime and a meson-python build for three targets (zig), run under qemu"]
+fn a_meson_openmp_dependency_gets_llvms_runtime_on_glibc_musl_and_macos() {
     let project = tempfile::tempdir().unwrap();
     common::write_project(
         project.path(),
@@ -87,21 +94,26 @@ fn a_meson_openmp_dependency_gets_llvms_runtime_and_runs_on_four_threads_under_q
                 &format!(
                     "[build-system]\nrequires = [\"meson-python>=0.15\"]\nbuild-backend = \"mesonpy\"\n\
                      [project]\nname = \"ompproj\"\nversion = \"0.1.0\"\n{}",
-                    crosswheel_table("manylinux_aarch64", 4)
+                    crosswheel_table(&["linux-aarch64", "musllinux-aarch64", "macos-arm64"], 4)
                 ),
             ),
         ],
     );
     let out = tempfile::tempdir().unwrap();
     let stdout = common::build_succeeds(project.path(), out.path());
-    assert!(stdout.contains("passed (emulated)"), "{stdout}");
+    // Both Linux wheels ran on four threads; the macOS one is checked statically.
+    assert_eq!(stdout.matches("passed (emulated)").count(), 2, "{stdout}");
     assert!(!stdout.contains("warning: "), "{stdout}");
-    assert!(stdout.contains("manylinux_2_17_aarch64"), "{stdout}");
-    let vendored = vendored_libraries(out.path());
-    assert!(
-        vendored.iter().any(|lib| lib.starts_with("libomp-")),
-        "{vendored:?}"
-    );
+    for tag in ["manylinux_2_17_aarch64", "musllinux_1_2_aarch64"] {
+        let vendored = vendored_libraries(out.path(), tag);
+        assert!(
+            vendored.iter().any(|lib| lib.starts_with("libomp-")),
+            "{tag}: {vendored:?}"
+        );
+    }
+    // As delocate leaves it: in the package's .dylibs folder, under its own name.
+    let macos = vendored_libraries(out.path(), "macosx_11_0_arm64");
+    assert_eq!(macos, ["libomp.dylib"]);
 }
 
 #[test]
@@ -127,7 +139,7 @@ fn cmakes_find_openmp_finds_llvms_runtime_for_big_endian_s390x() {
                     "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
                      build-backend = \"scikit_build_core.build\"\n\
                      [project]\nname = \"ompcmake\"\nversion = \"0.1.0\"\n{}",
-                    crosswheel_table("manylinux_s390x", 3)
+                    crosswheel_table(&["manylinux_s390x"], 3)
                 ),
             ),
         ],
@@ -136,7 +148,7 @@ fn cmakes_find_openmp_finds_llvms_runtime_for_big_endian_s390x() {
     let stdout = common::build_succeeds(project.path(), out.path());
     assert!(stdout.contains("passed (emulated)"), "{stdout}");
     assert!(stdout.contains("manylinux_2_17_s390x"), "{stdout}");
-    let vendored = vendored_libraries(out.path());
+    let vendored = vendored_libraries(out.path(), "manylinux_2_17_s390x");
     assert!(
         vendored.iter().any(|lib| lib.starts_with("libomp-")),
         "{vendored:?}"

@@ -105,12 +105,9 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
                 libraries.push(entry);
             }
         }
-        // A Linux build of a project that asks for OpenMP gets LLVM's runtime, which zig's
-        // clang lacks, as a manylinux container's GCC has libgomp. macOS has none yet (zig's
-        // macOS headers lack what the runtime's build includes): such a build goes without,
-        // and the summary says so (log_checks).
-        if !spec.target.is_macos()
-            && crate::stages::backend::requires_openmp(&spec.paths.package)
+        // A project that asks for OpenMP gets LLVM's runtime, which zig's clang lacks, as a
+        // manylinux container's GCC has libgomp and a macOS runner's Homebrew has libomp.
+        if crate::stages::backend::requires_openmp(&spec.paths.package)
             && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
             && !libraries.iter().any(|known| known.name == openmp.name)
         {

@@ -3,22 +3,15 @@
 //! passes every check, so only the log knows (a machine-learning project's aarch64 and
 //! macOS wheels were built single-threaded that way).
 
-use crate::target::Target;
-
 /// One line per feature the log shows the build asked for and went without, each naming
 /// the log line that says so.
-pub fn lost_features(log: &str, target: &Target) -> Vec<String> {
-    let remedy = if target.is_macos() {
-        OPENMP_NONE_FOR_MACOS
-    } else {
-        OPENMP_REMEDY
-    };
+pub fn lost_features(log: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for line in log.lines() {
         let line = line.trim();
         let lost = LOST.iter().find(|(marker, _)| line_says(line, marker));
         if let Some((_, what)) = lost {
-            let message = format!("{what} (the build log says `{line}`){remedy}");
+            let message = format!("{what} (the build log says `{line}`){OPENMP_REMEDY}");
             if !found.iter().any(|seen| seen.starts_with(what)) {
                 found.push(message);
             }
@@ -31,10 +24,6 @@ pub fn lost_features(log: &str, target: &Target) -> Vec<String> {
 /// was in a file crosswheel does not read, such as a CMake module).
 const OPENMP_REMEDY: &str =
     ": `target-libraries = [\"libomp\"]` gives it LLVM's OpenMP runtime for the target";
-
-/// Why a macOS build goes without: LLVM's runtime does not build with zig's macOS headers.
-const OPENMP_NONE_FOR_MACOS: &str =
-    ": crosswheel has no OpenMP runtime for macOS yet (docs/openmp.md says why)";
 
 /// Markers of a lost feature, as build systems print them, and what crosswheel says.
 const LOST: &[(&str, &str)] = &[
@@ -71,26 +60,13 @@ fn line_says(line: &str, marker: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn linux() -> Target {
-        Target::parse("linux-aarch64").unwrap()
-    }
-
-    #[test]
-    fn a_macos_build_without_openmp_is_told_there_is_no_runtime_to_ask_for() {
-        let log = "Run-time dependency OpenMP for c found: NO (tried system)\n";
-        let macos = Target::parse("macos-arm64").unwrap();
-        let lost = lost_features(log, &macos);
-        assert!(lost[0].ends_with(OPENMP_NONE_FOR_MACOS), "{lost:?}");
-        assert!(lost_features(log, &linux())[0].ends_with(OPENMP_REMEDY));
-    }
-
     #[test]
     fn mesons_missing_openmp_is_a_lost_feature_said_once() {
         let log = "Found pkg-config: YES\n\
                    WARNING: OpenMP found but omp.h missing\n\
                    Run-time dependency OpenMP for c found: NO (tried system)\n\
                    Run-time dependency OpenMP for cpp found: NO (tried system)\n";
-        let lost = lost_features(log, &linux());
+        let lost = lost_features(log);
         assert_eq!(lost.len(), 1, "{lost:?}");
         assert_eq!(
             lost[0],
@@ -103,7 +79,7 @@ mod tests {
     #[test]
     fn cmakes_missing_openmp_is_a_lost_feature() {
         let log = "-- Could NOT find OpenMP_C (missing: OpenMP_C_FLAGS OpenMP_C_LIB_NAMES)\n";
-        assert_eq!(lost_features(log, &linux()).len(), 1);
+        assert_eq!(lost_features(log).len(), 1);
     }
 
     #[test]
@@ -111,6 +87,6 @@ mod tests {
         let log = "Run-time dependency OpenMP for c found: YES 4.5\n\
                    Run-time dependency threads found: YES\n\
                    Run-time dependency openblas found: NO (tried pkgconfig)\n";
-        assert!(lost_features(log, &linux()).is_empty());
+        assert!(lost_features(log).is_empty());
     }
 }

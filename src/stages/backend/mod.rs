@@ -330,7 +330,7 @@ pub fn build_wheel(request: &BuildRequest<'_>) -> Result<BuiltWheel, BuildError>
     let log = log_path_of(request, &project);
     // A log that cannot be read has already been said to be missing where it is written.
     let lost = std::fs::read_to_string(&log)
-        .map(|text| log_checks::lost_features(&text, &request.cross_env.target))
+        .map(|text| log_checks::lost_features(&text))
         .unwrap_or_default();
     Ok(BuiltWheel {
         path,

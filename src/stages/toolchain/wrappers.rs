@@ -205,11 +205,15 @@ fn rewrite_arguments(target: &Target) -> String {
     // link folder so, FindOpenMP's libomp among them); zig refuses an absolute `-l:`.
     script.push_str("    -l:/*) set -- \"$@\" \"${arg#-l:}\"; continue ;;\n");
     // clang compiles OpenMP only for LLVM's runtime: `-fopenmp=libgomp` (or libiomp5)
-    // would build the code serial without a word. LLVM's runtime answers GOMP_* calls too.
-    script.push_str(
+    // would build the code serial without a word. LLVM's runtime answers GOMP_* calls too,
+    // so a link naming GCC's (pykdtree links `-lgomp` on Linux) gets it when the build has
+    // it.
+    let var = crate::support::target_libraries::OPENMP_VARIABLE;
+    script.push_str(&format!(
         "    -fopenmp|-fopenmp=libomp) cw_openmp=1 ;;\n    \
-         -fopenmp=*) cw_openmp=1; set -- \"$@\" -fopenmp; continue ;;\n",
-    );
+         -fopenmp=*) cw_openmp=1; set -- \"$@\" -fopenmp; continue ;;\n    \
+         -lgomp) if [ -n \"${var}\" ]; then cw_openmp=1; continue; fi ;;\n",
+    ));
     script.push_str(&cpu_flags::case_arms(target));
     script.push_str(&gcc_only_arms());
     script.push_str(&external_assembler_arm(target));
@@ -292,17 +296,10 @@ fn rewrite_arguments(target: &Target) -> String {
 /// `omp.h`, and the notice says how to ask for the runtime.
 fn openmp_runtime(target: &Target) -> String {
     let var = crate::support::target_libraries::OPENMP_VARIABLE;
-    let missing = if target.is_macos() {
-        format!(
-            "{}: the build compiles with -fopenmp, and crosswheel has no OpenMP runtime for macOS yet (docs/openmp.md says why)",
-            target.id()
-        )
-    } else {
-        format!(
-            "{}: the build compiles with -fopenmp, and crosswheel gave it no OpenMP runtime (its meson, CMake and setup files name none): add `target-libraries = [\"libomp\"]` to the configuration",
-            target.id()
-        )
-    };
+    let missing = format!(
+        "{}: the build compiles with -fopenmp, and crosswheel gave it no OpenMP runtime (its meson, CMake and setup files name none): add `target-libraries = [\"libomp\"]` to the configuration",
+        target.id()
+    );
     format!(
         "if [ -n \"$cw_openmp\" ]; then\n  \
          if [ -n \"${var}\" ]; then\n    \
@@ -591,6 +588,17 @@ mod tests {
             !args.iter().any(|arg| arg.starts_with("-fopenmp=")),
             "{args:?}"
         );
+    }
+
+    #[test]
+    fn a_link_naming_gccs_runtime_gets_llvms_where_the_build_has_it() {
+        let link = ["x.o", "-shared", "-o", "x.so", "-lgomp"];
+        let env = [("CROSSWHEEL_OPENMP", "/prefix/libomp")];
+        let with_runtime = zig_arguments("linux-aarch64", &link, &env);
+        assert!(with_runtime.contains(&"-lomp".to_string()), "{with_runtime:?}");
+        assert!(!with_runtime.contains(&"-lgomp".to_string()), "{with_runtime:?}");
+        let without = zig_arguments("linux-aarch64", &link, &[]);
+        assert!(without.contains(&"-lgomp".to_string()), "{without:?}");
     }
 
     #[test]
