@@ -116,33 +116,45 @@ fn a_meson_openmp_dependency_gets_llvms_runtime_on_glibc_musl_and_macos() {
     assert_eq!(macos, ["libomp.dylib"]);
 }
 
+/// A scikit-build-core project of the module whose CMakeLists.txt has `before` ahead of
+/// the module's target and `after` behind it, with `files` beside it and `table` as its
+/// crosswheel configuration.
+fn cmake_project(
+    before: &str,
+    after: &str,
+    files: &[(&str, &str)],
+    table: &str,
+) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    let cmake = format!(
+        "cmake_minimum_required(VERSION 3.18)\nproject(ompcmake LANGUAGES C)\n\
+         find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)\n{before}\
+         python_add_library(_omp MODULE src/_omp.c WITH_SOABI)\n{after}\
+         install(TARGETS _omp DESTINATION .)\n"
+    );
+    let pyproject = format!(
+        "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
+         build-backend = \"scikit_build_core.build\"\n\
+         [project]\nname = \"ompcmake\"\nversion = \"0.1.0\"\n{table}"
+    );
+    let mut all = vec![
+        ("CMakeLists.txt", cmake.as_str()),
+        ("src/_omp.c", MODULE),
+        ("pyproject.toml", pyproject.as_str()),
+    ];
+    all.extend_from_slice(files);
+    common::write_project(project.path(), &all);
+    project
+}
+
 #[test]
 #[ignore = "slow: LLVM's OpenMP runtime and a scikit-build-core build for s390x (zig), run under qemu"]
 fn cmakes_find_openmp_finds_llvms_runtime_for_big_endian_s390x() {
-    let project = tempfile::tempdir().unwrap();
-    common::write_project(
-        project.path(),
-        &[
-            (
-                "CMakeLists.txt",
-                "cmake_minimum_required(VERSION 3.18)\nproject(ompcmake LANGUAGES C)\n\
-                 find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)\n\
-                 find_package(OpenMP REQUIRED)\n\
-                 python_add_library(_omp MODULE src/_omp.c WITH_SOABI)\n\
-                 target_link_libraries(_omp PRIVATE OpenMP::OpenMP_C)\n\
-                 install(TARGETS _omp DESTINATION .)\n",
-            ),
-            ("src/_omp.c", MODULE),
-            (
-                "pyproject.toml",
-                &format!(
-                    "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
-                     build-backend = \"scikit_build_core.build\"\n\
-                     [project]\nname = \"ompcmake\"\nversion = \"0.1.0\"\n{}",
-                    crosswheel_table(&["manylinux_s390x"], 3)
-                ),
-            ),
-        ],
+    let project = cmake_project(
+        "find_package(OpenMP REQUIRED)\n",
+        "target_link_libraries(_omp PRIVATE OpenMP::OpenMP_C)\n",
+        &[],
+        &crosswheel_table(&["manylinux_s390x"], 3),
     );
     let out = tempfile::tempdir().unwrap();
     let stdout = common::build_succeeds(project.path(), out.path());
@@ -160,29 +172,11 @@ fn cmakes_find_openmp_finds_llvms_runtime_for_big_endian_s390x() {
 fn openmp_asked_for_where_crosswheel_does_not_read_is_a_warning_naming_the_remedy() {
     // find_package(OpenMP) in a CMake module the top file includes: crosswheel reads
     // CMakeLists.txt files only, so the build gets no runtime and CMake goes without.
-    let project = tempfile::tempdir().unwrap();
-    common::write_project(
-        project.path(),
-        &[
-            (
-                "CMakeLists.txt",
-                "cmake_minimum_required(VERSION 3.18)\nproject(ompcmake LANGUAGES C)\n\
-                 find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)\n\
-                 include(cmake/parallel.cmake)\n\
-                 python_add_library(_omp MODULE src/_omp.c WITH_SOABI)\n\
-                 if(OpenMP_C_FOUND)\n  target_link_libraries(_omp PRIVATE OpenMP::OpenMP_C)\nendif()\n\
-                 install(TARGETS _omp DESTINATION .)\n",
-            ),
-            ("cmake/parallel.cmake", "find_package(OpenMP)\n"),
-            ("src/_omp.c", MODULE),
-            (
-                "pyproject.toml",
-                "[build-system]\nrequires = [\"scikit-build-core>=0.10\"]\n\
-                 build-backend = \"scikit_build_core.build\"\n\
-                 [project]\nname = \"ompcmake\"\nversion = \"0.1.0\"\n\
-                 [tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"manylinux_aarch64\"]\n",
-            ),
-        ],
+    let project = cmake_project(
+        "include(cmake/parallel.cmake)\n",
+        "if(OpenMP_C_FOUND)\n  target_link_libraries(_omp PRIVATE OpenMP::OpenMP_C)\nendif()\n",
+        &[("cmake/parallel.cmake", "find_package(OpenMP)\n")],
+        "[tool.crosswheel]\npython = [\"cp311\"]\narchs = [\"manylinux_aarch64\"]\n",
     );
     let out = tempfile::tempdir().unwrap();
     let stdout = common::build_succeeds(project.path(), out.path());

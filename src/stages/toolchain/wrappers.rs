@@ -539,7 +539,7 @@ mod tests {
         command.env_remove(crate::support::target_libraries::OPENMP_VARIABLE);
         command.env_remove("CROSSWHEEL_SOURCE_DIR");
         command.envs(env.iter().copied());
-        // zig is a script: run it with sh, as the exec line names it.
+        // The wrapper execs zig by its path, so the fake must be executable.
         std::fs::set_permissions(&zig, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let output = command.output().unwrap();
@@ -595,8 +595,14 @@ mod tests {
         let link = ["x.o", "-shared", "-o", "x.so", "-lgomp"];
         let env = [("CROSSWHEEL_OPENMP", "/prefix/libomp")];
         let with_runtime = zig_arguments("linux-aarch64", &link, &env);
-        assert!(with_runtime.contains(&"-lomp".to_string()), "{with_runtime:?}");
-        assert!(!with_runtime.contains(&"-lgomp".to_string()), "{with_runtime:?}");
+        assert!(
+            with_runtime.contains(&"-lomp".to_string()),
+            "{with_runtime:?}"
+        );
+        assert!(
+            !with_runtime.contains(&"-lgomp".to_string()),
+            "{with_runtime:?}"
+        );
         let without = zig_arguments("linux-aarch64", &link, &[]);
         assert!(without.contains(&"-lgomp".to_string()), "{without:?}");
     }
