@@ -402,9 +402,11 @@ fn nvcc_script(root: &Path, cxx: &Path, zig_headers: bool, release: &Release) ->
          ccbin=0\n\
          sources=0\n\
          architectures=0\n\
+         compile=0\n\
          for arg in \"$@\"; do\n  \
            case \"$arg\" in\n    \
              -ccbin|-ccbin=*|--compiler-bindir|--compiler-bindir=*) ccbin=1 ;;\n    \
+             -c|--compile|-dc|--device-c|-dw|--device-w) compile=1 ;;\n    \
              -arch|-arch=*|--gpu-architecture|--gpu-architecture=*|-gencode|-gencode=*|--generate-code|--generate-code=*|-code|-code=*|--gpu-code|--gpu-code=*) architectures=1 ;;\n    \
              -*) ;;\n    \
              *.cu) sources=1 ;;\n  \
@@ -426,6 +428,9 @@ fn nvcc_script(root: &Path, cxx: &Path, zig_headers: bool, release: &Release) ->
            set +f\n\
          fi\n\
          if [ \"$ccbin\" = 0 ]; then set -- -ccbin {cxx} \"$@\"; fi\n\
+         # Intermediate files beside the object, named after it: in /tmp they are named\n\
+         # after nvcc's process id, and the objects embed those names.\n\
+         if [ \"$compile\" = 1 ]; then set -- --objdir-as-tempdir \"$@\"; fi\n\
          exec {nvcc}{defines} \"$@\"\n",
         version = release.version,
         toolkit = release.toolkit,
@@ -445,7 +450,8 @@ fn toolkit(
     network: &Network,
 ) -> Result<PathBuf, String> {
     let parent = cache.toolchains().join("cuda");
-    let names: Vec<&[u8]> = pins.iter().map(|pin| pin.sha256.as_bytes()).collect();
+    let mut names: Vec<&[u8]> = pins.iter().map(|pin| pin.sha256.as_bytes()).collect();
+    names.push(LAYOUT.as_bytes());
     let root = parent.join(format!(
         "{}-{}-{}",
         release.version,
@@ -635,16 +641,56 @@ fn adjust_math_header(include: &Path) -> Result<(), String> {
 
 /// nvcc's profile for the target's folder, and the `include` and `lib64` links that tools
 /// reading `CUDA_PATH` (cupy, FindCUDAToolkit) look for.
+/// What the toolkit's own files are, beyond the wheels' contents: part of its cache key,
+/// so a toolkit laid out by an older crosswheel is laid out again.
+const LAYOUT: &str = "layout 2: nvcc.profile, crosswheel/cudafe++ and crosswheel/cicc";
+
+/// The folder of the toolkit that holds crosswheel's wrappers of nvcc's front ends.
+const FRONT_END_WRAPPERS: &str = "crosswheel";
+
+/// A wrapper of `tool` (in the toolkit's `folder`) that names the source by its path
+/// inside the build's folder: cudafe++ and cicc derive the names of anonymous namespaces
+/// (`_GLOBAL__N__<hash>`) from `--orig_src_path_name`, the source's absolute path, which
+/// inside a build is crosswheel's temporary copy of the project, so every build would name
+/// them anew. The map is the one the compiler wrappers give clang (`-ffile-prefix-map`).
+fn front_end_wrapper(folder: &str, tool: &str) -> String {
+    format!(
+        "#!/bin/sh\n\
+         # Written by crosswheel: {tool} with the source named relative to the build's folder.\n\
+         real=\"$(dirname \"$0\")/../{folder}/{tool}\"\n\
+         if [ -n \"$CROSSWHEEL_SOURCE_DIR\" ]; then\n  \
+           map=0\n  \
+           for arg do\n    \
+             shift\n    \
+             if [ \"$map\" = 1 ]; then\n      \
+               case \"$arg\" in \"$CROSSWHEEL_SOURCE_DIR\"/*) arg=\".${{arg#\"$CROSSWHEEL_SOURCE_DIR\"}}\" ;; esac\n      \
+               map=0\n    \
+             fi\n    \
+             if [ \"$arg\" = --orig_src_path_name ]; then map=1; fi\n    \
+             set -- \"$@\" \"$arg\"\n  \
+           done\n\
+         fi\n\
+         exec \"$real\" \"$@\"\n"
+    )
+}
+
 fn write_layout(root: &Path, dir: &str) -> Result<(), String> {
+    let wrappers = root.join(FRONT_END_WRAPPERS);
+    std::fs::create_dir_all(&wrappers)
+        .map_err(|err| IoError::new("create", wrappers.clone(), err).to_string())?;
+    for (folder, tool) in [("bin", "cudafe++"), ("nvvm/bin", "cicc")] {
+        let path = wrappers.join(tool);
+        write_script(&path, &front_end_wrapper(folder, tool)).map_err(|err| err.to_string())?;
+    }
     let target = format!("$(TOP)/targets/{dir}");
     let profile = format!(
         "# Written by crosswheel: nvcc's own profile, with headers and libraries from the\n\
-         # target's folder.\n\
+         # target's folder, and cudafe++ and cicc through crosswheel's wrappers.\n\
          TOP              = $(_HERE_)/..\n\
-         CICC_PATH        = $(TOP)/nvvm/bin\n\
+         CICC_PATH        = $(TOP)/{FRONT_END_WRAPPERS}\n\
          NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice\n\
          LD_LIBRARY_PATH += $(TOP)/nvvm/lib64:\n\
-         PATH            += $(CICC_PATH):$(_HERE_):\n\
+         PATH            += $(CICC_PATH):$(TOP)/nvvm/bin:$(_HERE_):\n\
          INCLUDES        +=  \"-I{target}/include\" $(_SPACE_)\n\
          SYSTEM_INCLUDES +=  \"-isystem\" \"{target}/include/cccl\" $(_SPACE_)\n\
          LIBRARIES        =+ $(_SPACE_) \"-L{target}/lib/stubs\" \"-L{target}/lib\"\n\
@@ -1023,12 +1069,12 @@ mod tests {
     fn a_compile_naming_no_gpu_gets_cudaarchs_and_one_naming_some_keeps_them() {
         assert_eq!(
             nvcc_arguments(&["-c", "k.cu", "-o", "k.o"], Some("80-real;90-virtual;120")),
-            "-ccbin /w/c++ -c k.cu -o k.o -gencode=arch=compute_80,code=sm_80 \
+            "--objdir-as-tempdir -ccbin /w/c++ -c k.cu -o k.o -gencode=arch=compute_80,code=sm_80 \
              -gencode=arch=compute_90,code=compute_90 -gencode=arch=compute_120,code=[sm_120,compute_120]"
         );
         assert_eq!(
             nvcc_arguments(&["-c", "k.cu", "-arch=sm_90"], Some("80-real")),
-            "-ccbin /w/c++ -c k.cu -arch=sm_90"
+            "--objdir-as-tempdir -ccbin /w/c++ -c k.cu -arch=sm_90"
         );
         assert_eq!(
             nvcc_arguments(&["--version"], Some("80-real")),
@@ -1036,7 +1082,51 @@ mod tests {
         );
         assert_eq!(
             nvcc_arguments(&["-ccbin=/g++", "-c", "k.cu"], None),
-            "-ccbin=/g++ -c k.cu"
+            "--objdir-as-tempdir -ccbin=/g++ -c k.cu"
+        );
+        // A link names no intermediate files.
+        assert_eq!(
+            nvcc_arguments(&["k.o", "-o", "k.so", "-shared"], None),
+            "-ccbin /w/c++ k.o -o k.so -shared"
+        );
+    }
+
+    #[test]
+    fn nvccs_front_ends_see_the_source_by_its_path_inside_the_build() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("bin/cudafe++");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, "#!/bin/sh\necho \"$@\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let wrapper = root.path().join(FRONT_END_WRAPPERS).join("cudafe++");
+        std::fs::create_dir_all(wrapper.parent().unwrap()).unwrap();
+        std::fs::write(&wrapper, front_end_wrapper("bin", "cudafe++")).unwrap();
+        let run = |source_dir: Option<&str>| {
+            let mut command = std::process::Command::new("sh");
+            command.arg(&wrapper).args([
+                "--orig_src_file_name",
+                "k.cu",
+                "--orig_src_path_name",
+                "/tmp/copy-x1/pkg/k.cu",
+                "k.cpp1.ii",
+            ]);
+            command.env_remove("CROSSWHEEL_SOURCE_DIR");
+            if let Some(dir) = source_dir {
+                command.env("CROSSWHEEL_SOURCE_DIR", dir);
+            }
+            let output = command.output().unwrap();
+            assert!(output.status.success(), "{output:?}");
+            String::from_utf8(output.stdout).unwrap().trim().to_string()
+        };
+        assert_eq!(
+            run(Some("/tmp/copy-x1")),
+            "--orig_src_file_name k.cu --orig_src_path_name ./pkg/k.cu k.cpp1.ii"
+        );
+        // Outside a build the path stays as nvcc gave it.
+        assert_eq!(
+            run(None),
+            "--orig_src_file_name k.cu --orig_src_path_name /tmp/copy-x1/pkg/k.cu k.cpp1.ii"
         );
     }
 }
