@@ -81,6 +81,8 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         prepared: BTreeMap::new(),
         _folder: None,
     };
+    // Read once per project: every target of it asks the same.
+    let mut asks_for_openmp: BTreeMap<PathBuf, bool> = BTreeMap::new();
     for spec in &plan.builds {
         let key = key_of(spec);
         if targets.prepared.contains_key(&key) {
@@ -107,7 +109,10 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         }
         // A project that asks for OpenMP gets LLVM's runtime, which zig's clang lacks, as a
         // manylinux container's GCC has libgomp and a macOS runner's Homebrew has libomp.
-        if crate::stages::backend::requires_openmp(&spec.paths.package)
+        let package = &spec.paths.package;
+        if *asks_for_openmp
+            .entry(package.clone())
+            .or_insert_with(|| crate::stages::backend::requires_openmp(package))
             && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
             && !libraries.iter().any(|known| known.name == openmp.name)
         {
