@@ -9,6 +9,11 @@ use crosswheel::cli::{Cli, Command};
 use crosswheel::coordination::commands;
 
 fn main() -> ExitCode {
+    // First: it sets TMPDIR before any thread starts, and removes the folder on SIGINT.
+    let _run_folder = match crosswheel::support::host::run_folder::enter() {
+        Ok(folder) => folder,
+        Err(error) => return finish(Err(error.into())),
+    };
     // Under a peer's name (auditwheel, delocate-wheel, ...), from the folder a build puts
     // first on its hooks' PATH: that peer's command line.
     let mut args = std::env::args_os();

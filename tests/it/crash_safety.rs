@@ -6,7 +6,12 @@
 //! anywhere below it may carry a `.whl` name, and the next run into the same
 //! folder succeeds.
 //!
-//! The build test needs what `crosswheel build examples/blasdot` needs (python3.11,
+//! SIGINT (to the whole process group, as a terminal's Ctrl-C sends it), SIGTERM and SIGHUP
+//! (to crosswheel alone, as a CI runner's cancel or `timeout` sends them) end a build at
+//! once, with the shell's exit status for the signal, no process of it left running and
+//! nothing left in its temporary folder.
+//!
+//! The build tests need what `crosswheel build examples/blasdot` needs (python3.11,
 //! network access on the first run; later runs use crosswheel's cache).
 
 use crate::common;
@@ -101,6 +106,17 @@ impl Folders {
 /// Sends SIGKILL to crosswheel alone (not to its children: a real crash leaves
 /// them running) at `moment`. Returns whether it was still running then.
 fn kill_at(child: &mut Child, started: Instant, moment: Moment, folders: &Folders) -> bool {
+    wait_for(child, started, moment, folders);
+    let running = child.try_wait().expect("poll crosswheel").is_none();
+    if running {
+        child.kill().expect("SIGKILL crosswheel");
+    }
+    child.wait().expect("reap crosswheel");
+    running
+}
+
+/// Waits until `moment` (or until crosswheel has ended).
+fn wait_for(child: &mut Child, started: Instant, moment: Moment, folders: &Folders) {
     match moment {
         Moment::Elapsed(delay) => std::thread::sleep(delay.saturating_sub(started.elapsed())),
         Moment::AfterNewFile(place, kind, delay) => {
@@ -121,12 +137,6 @@ fn kill_at(child: &mut Child, started: Instant, moment: Moment, folders: &Folder
             }
         }
     }
-    let running = child.try_wait().expect("poll crosswheel").is_none();
-    if running {
-        child.kill().expect("SIGKILL crosswheel");
-    }
-    child.wait().expect("reap crosswheel");
-    running
 }
 
 /// Kills whatever crosswheel left running in its process group.
@@ -358,5 +368,136 @@ fn build_killed_at_any_moment_leaves_no_partial_wheel() {
         interrupted >= moments.len() - 2,
         "only {interrupted} of {} kills hit a running build (an uninterrupted run took {full_run:?})",
         moments.len()
+    );
+}
+
+/// How a signal reaches crosswheel.
+#[derive(Clone, Copy, Debug)]
+enum Sent {
+    /// To its whole process group: a terminal's Ctrl-C.
+    ToGroup,
+    /// To crosswheel alone: `timeout`, a CI runner's cancel, `kill`.
+    ToCrosswheel,
+}
+
+/// The processes of process group `group` that have not ended, from `/proc/<pid>/stat`.
+fn live_members_of(group: u32) -> Vec<String> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((command, fields)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = fields.split_whitespace().collect();
+        // state, parent, group: a zombie has ended and waits only for its reaper.
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == group.to_string() {
+            members.push(format!(
+                "{} {command})",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    members
+}
+
+#[test]
+#[ignore = "slow: real builds of blasdot with zig"]
+fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/blasdot");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folders = Folders {
+        output: dir.path().join("wheelhouse"),
+        temporary: dir.path().join("tmp"),
+    };
+    std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
+    let temporary = folders.temporary.to_str().expect("UTF-8 temp path");
+    let args = [
+        "build".as_ref(),
+        project.as_os_str(),
+        "--only".as_ref(),
+        "cp311-manylinux_aarch64".as_ref(),
+        "-w".as_ref(),
+        folders.output.as_os_str(),
+    ];
+    // Warms the caches, so that the signals below land in the build, repair and test stages.
+    let full_run = run_to_completion(&args, &[("TMPDIR", temporary)], "an uninterrupted build");
+    assert_eq!(
+        std::fs::read_dir(&folders.temporary)
+            .expect("read the temporary folder")
+            .count(),
+        0,
+        "a run that ended normally left something in its temporary folder"
+    );
+
+    let moments: Vec<Moment> = [0.2, 0.5, 0.8]
+        .map(|fraction| Moment::Elapsed(full_run.mul_f64(fraction)))
+        .into_iter()
+        .chain([Moment::AfterNewFile(
+            Place::Temporary,
+            FileKind::Wheel,
+            Duration::ZERO,
+        )])
+        .collect();
+    let signals = [
+        ("INT", 2, Sent::ToGroup),
+        ("TERM", 15, Sent::ToCrosswheel),
+        ("HUP", 1, Sent::ToCrosswheel),
+    ];
+    let mut landed = 0;
+    for (name, number, sent) in signals {
+        for &moment in &moments {
+            let started = Instant::now();
+            let mut child = spawn(&args, &[("TMPDIR", temporary)]);
+            wait_for(&mut child, started, moment, &folders);
+            let label = format!("SIG{name} {sent:?} {moment}");
+            if child.try_wait().expect("poll crosswheel").is_some() {
+                eprintln!("{label}: the build had already finished");
+                continue;
+            }
+            let whom = match sent {
+                Sent::ToGroup => format!("-{}", child.id()),
+                Sent::ToCrosswheel => child.id().to_string(),
+            };
+            let kill = Command::new("kill")
+                .args([&format!("-{name}"), "--", &whom])
+                .status()
+                .expect("run kill");
+            assert!(kill.success(), "{label}: kill failed");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let status = loop {
+                if let Some(status) = child.try_wait().expect("poll crosswheel") {
+                    break status;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{label}: crosswheel still runs 10 s later"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            landed += 1;
+            // The killed processes are reaped by init; give it a moment.
+            std::thread::sleep(Duration::from_millis(300));
+            let left = live_members_of(child.id());
+            kill_orphans(&child);
+            assert_eq!(
+                status.code(),
+                Some(128 + number),
+                "{label}: exit status {status}"
+            );
+            assert!(left.is_empty(), "{label}: still running: {left:?}");
+            let leftovers: Vec<_> = std::fs::read_dir(&folders.temporary)
+                .expect("read the temporary folder")
+                .map(|entry| entry.expect("entry").path())
+                .collect();
+            assert!(leftovers.is_empty(), "{label}: left {leftovers:?}");
+            assert_only_complete_wheels(&folders.output, &label);
+            eprintln!("{label}: stopped, nothing left");
+        }
+    }
+    assert!(
+        landed >= signals.len() * 2,
+        "only {landed} signals reached a running build (an uninterrupted run took {full_run:?})"
     );
 }

@@ -8,6 +8,7 @@ mod cache;
 mod network;
 pub mod package_index;
 mod python;
+pub mod run_folder;
 mod shell;
 pub(crate) mod tool_venv;
 mod uv;

@@ -1,0 +1,206 @@
+//! One temporary folder per run, and what an interrupt does to it.
+//!
+//! Every temporary folder of a run, crosswheel's own (project copies, work folders, target
+//! prefixes) and its children's (pip's, the compilers', the build backends'), lands in one
+//! `crosswheel-run-*` folder: the process's `TMPDIR` names it, and both `tempfile` and every
+//! program crosswheel starts follow `TMPDIR`. A normal end removes it as its guard drops.
+//! SIGINT, SIGTERM and SIGHUP end the run as a container's stop would: the processes
+//! crosswheel started are stopped, the folder is removed whole, and the exit status is the
+//! shell's for that signal (130 for SIGINT). Only SIGKILL leaves it behind, as it leaves
+//! every program's.
+//!
+//! Caches and logs live in crosswheel's cache, never here, so removing the folder loses no
+//! path a run printed.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+use crate::io_error::IoError;
+
+/// The run's temporary folder; removed (with all it holds) when dropped.
+pub struct RunFolder {
+    folder: tempfile::TempDir,
+}
+
+impl RunFolder {
+    pub fn path(&self) -> &Path {
+        self.folder.path()
+    }
+}
+
+/// Makes the run's temporary folder, points `TMPDIR` at it, and installs the handler of
+/// SIGINT, SIGTERM and SIGHUP. Call once, first thing in `main`, before any thread starts.
+pub fn enter() -> Result<RunFolder, IoError> {
+    let parent = std::env::temp_dir();
+    let folder = tempfile::Builder::new()
+        .prefix("crosswheel-run-")
+        .tempdir_in(&parent)
+        .map_err(IoError::at("create a folder in", &parent))?;
+    // SAFETY: called from `main` before any other thread exists (the handler's thread is
+    // started below), so nothing can read the environment concurrently.
+    unsafe { std::env::set_var("TMPDIR", folder.path()) };
+    let to_remove = folder.path().to_path_buf();
+    match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(mut signals) => {
+            std::thread::spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    stop(signal, &to_remove);
+                }
+            });
+        }
+        // Without a handler the default action stays: the run ends, the folder remains.
+        Err(error) => tracing::warn!(
+            "cannot handle SIGINT/SIGTERM ({error}): an interrupted run leaves {} behind",
+            to_remove.display()
+        ),
+    }
+    Ok(RunFolder { folder })
+}
+
+/// Ends the run after `signal`: freezes the processes crosswheel started, removes the run's
+/// temporary folder, kills them, and exits with the shell's status for the signal.
+///
+/// Freezing first (SIGSTOP) keeps them from writing while the folder goes, and keeps the
+/// pipeline waiting on them instead of reporting their deaths as build failures; holding
+/// stdout and stderr keeps it from printing anything after the line that says why.
+fn stop(signal: i32, folder: &Path) -> ! {
+    let name = match signal {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        _ => "SIGHUP",
+    };
+    let stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "crosswheel: stopped by {name}: ended the processes it started and removed its temporary folder {}",
+        folder.display()
+    );
+    let frozen = freeze_descendants(std::process::id());
+    if let Err(error) = std::fs::remove_dir_all(folder)
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        let _ = writeln!(
+            stderr,
+            "crosswheel: could not remove {}: {error}",
+            folder.display()
+        );
+    }
+    send(&frozen, libc::SIGKILL);
+    // Still holding both: the pipeline, woken by the deaths, must not print now.
+    let _held = (stdout, stderr);
+    std::process::exit(128 + signal);
+}
+
+/// Stops (SIGSTOP) every process below `root` and returns them. Repeats until a pass finds
+/// none it had not stopped: a process can start a child between two reads of `/proc`.
+fn freeze_descendants(root: u32) -> Vec<u32> {
+    let mut frozen: Vec<u32> = Vec::new();
+    for _ in 0..20 {
+        let new: Vec<u32> = descendants(root, &processes())
+            .into_iter()
+            .filter(|pid| !frozen.contains(pid))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        send(&new, libc::SIGSTOP);
+        frozen.extend(new);
+    }
+    frozen
+}
+
+fn send(pids: &[u32], signal: i32) {
+    for &pid in pids {
+        // SAFETY: kill(2) has no memory effects; a pid that has gone returns ESRCH.
+        unsafe { libc::kill(pid as libc::pid_t, signal) };
+    }
+}
+
+/// Every live process and its parent, from `/proc/<pid>/stat`.
+fn processes() -> BTreeMap<u32, u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return BTreeMap::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            Some((pid, parent_in_stat(&stat)?))
+        })
+        .collect()
+}
+
+/// The parent pid in a `/proc/<pid>/stat` line: the second field after the command name,
+/// which is in parentheses and may itself hold spaces and parentheses.
+fn parent_in_stat(stat: &str) -> Option<u32> {
+    let (_, after_name) = stat.rsplit_once(')')?;
+    let mut fields = after_name.split_whitespace();
+    let state = fields.next()?;
+    // A zombie has ended already; signalling it does nothing.
+    if state == "Z" {
+        return None;
+    }
+    fields.next()?.parse().ok()
+}
+
+/// The processes below `root` in `parents` (pid to parent pid), children before their own.
+fn descendants(root: u32, parents: &BTreeMap<u32, u32>) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for (&pid, _) in parents.iter().filter(|&(_, &of)| of == parent) {
+            if pid != root && !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parent_is_read_after_a_command_name_with_spaces_and_parentheses() {
+        let stat = "4242 (cc1 (x) y) S 4200 4242 4200 0 -1 4194304 0 0 0";
+        assert_eq!(parent_in_stat(stat), Some(4200));
+    }
+
+    #[test]
+    fn a_zombie_has_no_parent_to_stop_it_for() {
+        assert_eq!(parent_in_stat("77 (sh) Z 1 77 77 0 -1"), None);
+    }
+
+    #[test]
+    fn descendants_are_every_generation_below_the_root_and_nothing_beside_it() {
+        // 10 ─ 11 ─ 13, 10 ─ 12; 20 is a sibling of 10 under 1.
+        let parents = BTreeMap::from([(10, 1), (11, 10), (12, 10), (13, 11), (20, 1)]);
+        let mut below = descendants(10, &parents);
+        below.sort();
+        assert_eq!(below, vec![11, 12, 13]);
+        assert!(descendants(13, &parents).is_empty());
+    }
+
+    #[test]
+    fn a_real_child_process_is_found_below_this_one() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("start sleep");
+        let below = descendants(std::process::id(), &processes());
+        child.kill().expect("kill sleep");
+        child.wait().expect("reap sleep");
+        assert!(
+            below.contains(&child.id()),
+            "{below:?} lacks {}",
+            child.id()
+        );
+    }
+}
