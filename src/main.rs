@@ -10,7 +10,7 @@ use crosswheel::coordination::commands;
 
 fn main() -> ExitCode {
     // First: it sets TMPDIR before any thread starts, and removes the folder on SIGINT.
-    let _run_folder = match crosswheel::support::host::run_folder::enter() {
+    let _run_folder = match commands::enter_run_folder() {
         Ok(folder) => folder,
         Err(error) => return finish(Err(error.into())),
     };

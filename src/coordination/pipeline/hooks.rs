@@ -12,13 +12,22 @@ pub fn run_shell(
     cwd: &Path,
     environment: &BTreeMap<String, String>,
 ) -> Result<()> {
-    tracing::info!("{option}: {command}");
     let mut shell = std::process::Command::new("sh");
-    shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .envs(environment);
+    shell.arg("-c").arg(command);
+    run(option, command, shell, cwd, environment)
+}
+
+/// Runs `shell`, a program that runs the user's `command` (`sh -c`, or `sh -c` inside a
+/// private mount namespace), as [`run_shell`] does.
+pub fn run(
+    option: &str,
+    command: &str,
+    mut shell: std::process::Command,
+    cwd: &Path,
+    environment: &BTreeMap<String, String>,
+) -> Result<()> {
+    tracing::info!("{option}: {command}");
+    shell.current_dir(cwd).envs(environment);
     // Output streams through, unless this identifier's output is being kept together
     // (concurrent builds): then it is collected and echoed into that block.
     let status = if crate::logging::capturing() {

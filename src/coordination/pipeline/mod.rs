@@ -25,6 +25,7 @@ mod schedule;
 mod target_cpython;
 mod targets;
 mod test_step;
+mod usr_local;
 
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::hooks;
+use super::usr_local::{self, Isolation};
 use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
@@ -233,8 +234,26 @@ fn prepare_one(
     );
     add_prefix_variables(&mut hook_variables, &prefix.roots());
     if let Some(command) = before_all {
-        hooks::run_shell("before-all", command, &spec.paths.package, &hook_variables)
-            .context("`before-all` failed")?;
+        let isolation = Isolation::choose(&user_prefix)?;
+        hooks::run(
+            "before-all",
+            command,
+            isolation.command(command),
+            &spec.paths.package,
+            &hook_variables,
+        )
+        .context("`before-all` failed")?;
+        if let Isolation::Overlay { upper, .. } = &isolation {
+            let moved = usr_local::settle(upper, &user_prefix)?;
+            if !moved.is_empty() {
+                tracing::info!(
+                    "{}: before-all installed {} files into its private /usr/local; they are in {}",
+                    spec.target.id(),
+                    moved.len(),
+                    user_prefix.display()
+                );
+            }
+        }
     }
     Ok(Prepared {
         prefix,
