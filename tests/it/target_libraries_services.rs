@@ -4,7 +4,8 @@
 //! bzip2 round-trips data, SQLite runs SQL in memory, OpenSSL hashes and makes a TLS context, libpq parses a
 //! connection string, HDF5 writes and reads a dataset in an in-memory file. Each also
 //! reports its version, so the test proves the wheel loads the library crosswheel built
-//! (vendored by the repair), not one the target system might have.
+//! (vendored by the repair), not one the target system might have. The project's setup.py
+//! finds libpq as psycopg2's does, by asking `pg_config`, which answers for the target.
 //!
 //! Real parts: the libraries' Debian orig tarballs, zig, qemu-user, Debian's CPython for
 //! the target. The first run builds the five libraries per target (OpenSSL and HDF5 take
@@ -131,8 +132,15 @@ print("bzip2, sqlite, openssl, libpq and hdf5 from the catalogue: ok")
 "#;
 
 fn services_project(dir: &Path) -> PathBuf {
-    let setup_py = "from setuptools import setup, Extension\n\
+    // As psycopg2's setup.py does, it asks pg_config where libpq is: the answer must be the
+    // target's libpq, which the build machine's /usr/bin/pg_config does not know of.
+    let setup_py = "import subprocess\n\
+        from setuptools import setup, Extension\n\
+        def pg_config(what):\n    return subprocess.check_output(['pg_config', '--' + what], text=True).strip()\n\
+        libdir, server = pg_config('libdir'), pg_config('includedir-server')\n\
+        assert '/libpq-15.18-' in libdir and pg_config('version') == 'PostgreSQL 15.18', (libdir, pg_config('version'))\n\
         setup(packages=['services'], ext_modules=[Extension('services._services', ['services/_services.c'], \
+        include_dirs=[server], library_dirs=[libdir], \
         libraries=['bz2', 'sqlite3', 'ssl', 'crypto', 'pq', 'hdf5'])])\n";
     // The check lives in a folder of its own: run from the project root, Python would
     // import the source tree's `services` (without the extension) instead of the wheel's.

@@ -361,7 +361,7 @@ fn is_openmp_prefix(root: &Path) -> bool {
 }
 
 /// The folder beside each prefix's `bin/` that holds its `*-config` scripts alone
-/// (`xml2-config`, `xslt-config`, `pcap-config`), for the prefixes that have any. They are
+/// (`xml2-config`, `xslt-config`, `pcap-config`, the catalogue's `pg_config`), for the prefixes that have any. They are
 /// shell scripts that answer with the prefix they were installed for, so a build that asks
 /// one where its library is (lxml runs `xml2-config --cflags`) hears of the target's
 /// library, not of the build machine's `/usr/bin/xml2-config`. `bin/` itself holds the
@@ -432,13 +432,18 @@ fn config_script_folder(root: &Path) -> std::io::Result<Option<PathBuf>> {
     Ok(Some(folder))
 }
 
-/// A `bin/NAME-config` that is a script (`#!`), not a program of the target.
+/// A `bin/NAME-config` or `bin/NAME_config` (`pg_config`) that is a script (`#!`), not a
+/// program of the target.
 fn is_config_script(path: &Path) -> bool {
     use std::io::Read;
     let named = path
         .file_name()
         .and_then(|name| name.to_str())
-        .is_some_and(|name| name.ends_with("-config") && name.len() > "-config".len());
+        .is_some_and(|name| {
+            ["-config", "_config"]
+                .iter()
+                .any(|suffix| name.ends_with(suffix) && name.len() > suffix.len())
+        });
     let mut start = [0u8; 2];
     named
         && std::fs::File::open(path)
@@ -464,6 +469,8 @@ mod tests {
         // A target program named like a script, and a target program: neither is taken.
         std::fs::write(bin.join("icu-config"), b"\x7fELF\x02\x01").unwrap();
         std::fs::write(bin.join("xmllint"), b"\x7fELF\x02\x01").unwrap();
+        // PostgreSQL's is named with an underscore.
+        std::fs::write(bin.join("pg_config"), "#!/bin/sh\necho /prefix/lib\n").unwrap();
         let mut vars = BTreeMap::from([("PATH".to_string(), "/wrappers".to_string())]);
         add_prefix_variables(&mut vars, &[root.path().to_path_buf()]);
         let folder = root.path().join(CONFIG_SCRIPTS);
@@ -473,7 +480,7 @@ mod tests {
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["xml2-config"]);
+        assert_eq!(names, ["pg_config", "xml2-config"]);
         // A later script (a `before-all` installing another library) joins the folder.
         std::fs::write(bin.join("xslt-config"), "#!/bin/sh\n").unwrap();
         let again = config_script_folders(&[root.path().to_path_buf()]);
