@@ -95,11 +95,20 @@ fn builder_markers() -> [(String, String); 2] {
 /// The environment of the hooks that run on the host (`get_requires_for_build_wheel`):
 /// the host venv first on PATH, the builder markers, the build machine's copy of a
 /// language's SDK (CUDA's toolkit) and the user's `environment`, as `build_wheel` sees
-/// them, without the cross environment.
+/// them, without the cross environment. The target libraries' `*-config` scripts come
+/// first on PATH all the same: a setup.py that asks `pg_config` at import must hear of the
+/// same libraries here as in `build_wheel`.
 pub(super) fn host_variables(
     request: &BuildRequest<'_>,
     path_var: String,
 ) -> BTreeMap<String, String> {
+    let mut path: Vec<String> =
+        crate::support::target_libraries::config_script_folders(request.target_prefixes)
+            .iter()
+            .map(|folder| folder.display().to_string())
+            .collect();
+    path.push(path_var);
+    let path_var = path.join(":");
     let mut vars = BTreeMap::from([("PATH".to_string(), path_var)]);
     vars.extend(builder_markers());
     vars.extend(
