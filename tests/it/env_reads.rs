@@ -65,6 +65,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "CPPFLAGS/LDFLAGS/PKG_CONFIG_LIBDIR/CMAKE_PREFIX_PATH as the user set them, kept after the target prefixes' entries",
     ),
     (
+        "src/support/target_libraries/mod.rs",
+        "var_os(&name)",
+        "a catalogue library's consumer_environment (HDF5_VERSION, ...) yields to the same variable set by the user",
+    ),
+    (
         "src/coordination/pipeline/environment.rs",
         "vars()",
         "the process environment that the `environment` option is evaluated against, as cibuildwheel evaluates it",

@@ -54,6 +54,23 @@ fn a_linux_aarch64_wheel_runs_its_test_command_under_emulation() {
     );
 }
 
+/// The emulated `python` passes its whole environment on, as a native interpreter does,
+/// names that are no shell identifiers included (h5py's test suite marks a test's own
+/// subprocess with `IN_SUBPROCESS_<path of the test file>`; without the mark, each test
+/// started another, without end).
+#[test]
+#[ignore = "slow: qemu, Debian CPython"]
+fn the_emulated_python_gets_environment_entries_whose_names_are_no_shell_identifiers() {
+    let wheel = fixture(
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl",
+    );
+    let output = crosswheel_test(
+        &wheel,
+        "env 'IN_SUBPROCESS__tmp_crosswheel-test-x_test.py=1' python -c \"import os; assert os.environ.get('IN_SUBPROCESS__tmp_crosswheel-test-x_test.py') == '1', sorted(os.environ)\"",
+    );
+    assert!(output.status.success(), "{}", text(&output));
+}
+
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 #[ignore = "slow: a test venv with pip"]

@@ -273,6 +273,69 @@ mod tests {
         assert_eq!(cleaned, "-Wsign-compare -DNDEBUG -fwrapv -O3 -Wall");
     }
 
+    /// A build that asks numpy which extended-precision types exist gets the target's
+    /// answer: none for a target whose long double is a double (macOS arm64), the build
+    /// machine's numpy notwithstanding. The numpy here is a stand-in with the types.
+    #[test]
+    fn numpy_has_the_extended_precision_types_of_the_targets_numpy() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let facts = serde_json::json!({
+            "platform": "darwin", "sysname": "Darwin", "release": "20.0.0", "version": "",
+            "machine": "arm64", "processor": "arm", "multiarch": "darwin", "mac_ver": "11.0",
+            "abiflags": "",
+        });
+        write(
+            "cross/sitecustomize.py",
+            &include_str!("python_files/sitecustomize.py")
+                .replace("@INCLUDE@", "'/cross/include'")
+                .replace("@TARGET@", &facts.to_string()),
+        );
+        write(
+            "host/numpy/__init__.py",
+            "float128 = complex256 = float96 = complex192 = object\n\
+             from numpy.lib._utils_impl import get_include\n",
+        );
+        write("host/numpy/lib/__init__.py", "");
+        write(
+            "host/numpy/lib/_utils_impl.py",
+            "def get_include():\n    return '/host/numpy/include'\n",
+        );
+        let answer = |longdouble: u32| {
+            let site = dir.path().join(format!("target-{longdouble}"));
+            let config = site.join("numpy/_core/include/numpy/_numpyconfig.h");
+            std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+            std::fs::write(
+                &config,
+                format!("#define NPY_SIZEOF_LONGDOUBLE {longdouble}\n"),
+            )
+            .unwrap();
+            let output = std::process::Command::new("python3")
+                .args(["-c", "import numpy; print(sorted(n for n in ('float96', 'float128', 'complex192', 'complex256') if hasattr(numpy, n)), numpy.get_include())"])
+                .env("PYTHONPATH", format!("{}:{}", dir.path().join("cross").display(), dir.path().join("host").display()))
+                .env("CROSSWHEEL_TARGET_SITE", &site)
+                .output()
+                .expect("python3 runs");
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let include = site.join("numpy/_core/include");
+            String::from_utf8(output.stdout)
+                .unwrap()
+                .trim()
+                .replace(&include.display().to_string(), "<target include>")
+        };
+        assert_eq!(answer(8), "[] <target include>");
+        assert_eq!(answer(12), "['complex192', 'float96'] <target include>");
+        assert_eq!(answer(16), "['complex256', 'float128'] <target include>");
+    }
+
     #[test]
     fn renders_python_literals() {
         let mut vars = BTreeMap::new();

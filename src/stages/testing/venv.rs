@@ -115,8 +115,10 @@ impl TargetEnv {
         let version = sysroot.python_version().interpreter_version();
         env.create_layout(&home, sysroot.python_full_version().unwrap_or(&version))?;
 
-        let mut script =
-            String::from("#!/bin/sh\n# crosswheel: the target CPython under qemu-user\n");
+        let mut script = format!(
+            "#!{}\n# crosswheel: the target CPython under qemu-user\n",
+            interpreter_shell()
+        );
         for (name, value) in &env.interpreter_env {
             script.push_str(&format!("export {name}={}\n", shell_quote(value)));
         }
@@ -533,6 +535,19 @@ impl TargetEnv {
             }
         }
         fs::remove_dir_all(&scripts).map_err(TestError::io("remove", &scripts))
+    }
+}
+
+/// The shell of the emulated interpreter's launcher. bash where the machine has it: dash,
+/// Debian's and Ubuntu's `/bin/sh`, drops every environment entry whose name is not a
+/// shell identifier on its way to the program it runs, and tests use such names (h5py's
+/// `IN_SUBPROCESS_<test file path>`, which tells a test it already runs in its own
+/// subprocess: without it, each one started another, without end).
+fn interpreter_shell() -> &'static str {
+    if Path::new("/bin/bash").is_file() {
+        "/bin/bash"
+    } else {
+        "/bin/sh"
     }
 }
 

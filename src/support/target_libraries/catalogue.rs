@@ -86,6 +86,13 @@ pub struct LibraryEntry {
     pub install: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub configure_env: BTreeMap<String, String>,
+    /// Variables that builds using the library read instead of probing it (h5py loads
+    /// libhdf5 with ctypes unless `HDF5_VERSION` says its version), given to every build of
+    /// the target that has the library and does not set them itself; `{prefix}` and
+    /// `{version}` filled. Not serialised: they change no byte of the library, so they are
+    /// no part of its cache key.
+    #[serde(default, skip_serializing)]
+    pub consumer_environment: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub linux_configure_env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

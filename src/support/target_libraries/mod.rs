@@ -337,12 +337,37 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
     if !scripts.is_empty() {
         prepend("PATH", scripts, ":");
     }
+    for (name, value) in consumer_environment(roots) {
+        if !vars.contains_key(&name) && std::env::var_os(&name).is_none() {
+            vars.insert(name, value);
+        }
+    }
     if let Some(openmp) = roots.iter().find(|root| is_openmp_prefix(root)) {
         vars.insert(
             OPENMP_VARIABLE.to_string(),
             openmp.to_string_lossy().into_owned(),
         );
     }
+}
+
+/// The catalogue's `consumer_environment` of each catalogue library among `roots`, filled
+/// in for the prefix it was built into.
+fn consumer_environment(roots: &[PathBuf]) -> Vec<(String, String)> {
+    roots
+        .iter()
+        .filter_map(|root| Some((root, record_of(root)?)))
+        .filter_map(|(root, record)| {
+            Some((root, record.version, catalogue().library(&record.name)?))
+        })
+        .flat_map(|(root, version, entry)| {
+            entry.consumer_environment.iter().map(move |(name, value)| {
+                let value = value
+                    .replace("{prefix}", &root.to_string_lossy())
+                    .replace("{version}", &version);
+                (name.clone(), value)
+            })
+        })
+        .collect()
 }
 
 /// Names the prefix of the OpenMP runtime (the catalogue's `libomp`) to the compiler

@@ -17,7 +17,8 @@
 #    host because they are told the target separately (cross files, toolchain file).
 # 3. Headers of build requirements that differ per platform come from the target: when
 #    the target's wheels of the build requirements are unpacked (CROSSWHEEL_TARGET_SITE),
-#    `numpy.get_include()` (and so `numpy-config`) names the target numpy's headers.
+#    `numpy.get_include()` (and so `numpy-config`) names the target numpy's headers, and
+#    numpy has the extended-precision types (`complex256`, ...) the target's numpy has.
 import sys as _sys
 import sysconfig as _sysconfig
 
@@ -92,6 +93,29 @@ def _report_target():
         platform.libc_ver = lambda *args, **kwargs: ("", "")
 
 
+def _absent_extended_precision(include):
+    """The extended-precision types the build machine's numpy has and the target's lacks.
+
+    Which exist follows the size of C's long double: 16 bytes (x86_64, aarch64 Linux,
+    ppc64le, s390x) gives float128 and complex256, 12 (i686) float96 and complex192, 8
+    (macOS arm64, armv7l) neither. Builds ask `hasattr(numpy, "complex256")` to choose the
+    code they generate (h5py), so the answer must be the target's numpy's, read from its
+    _numpyconfig.h."""
+    import os
+    import re
+
+    try:
+        with open(os.path.join(include, "numpy", "_numpyconfig.h")) as header:
+            found = re.search(r"#define\s+NPY_SIZEOF_LONGDOUBLE\s+(\d+)", header.read())
+    except OSError:
+        return ()
+    if found is None:
+        return ()
+    present = {16: {"float128", "complex256"}, 12: {"float96", "complex192"}}.get(
+        int(found.group(1)), set())
+    return tuple({"float128", "complex256", "float96", "complex192"} - present)
+
+
 def _target_numpy_headers():
     import os
 
@@ -113,6 +137,7 @@ def _target_numpy_headers():
     # numpy 2 defines get_include in numpy.lib._utils_impl, numpy 1 in numpy.lib.utils;
     # numpy/__init__ and numpy-config import it from there.
     defining_modules = {"numpy.lib._utils_impl", "numpy.lib.utils"}
+    absent = _absent_extended_precision(include)
 
     class _Loader(importlib.abc.Loader):
         def __init__(self, original):
@@ -123,14 +148,18 @@ def _target_numpy_headers():
 
         def exec_module(self, module):
             self.original.exec_module(module)
-            module.get_include = lambda: include
+            if module.__name__ == "numpy":
+                for name in absent:
+                    module.__dict__.pop(name, None)
+            else:
+                module.get_include = lambda: include
 
         def __getattr__(self, name):
             return getattr(self.original, name)
 
     class _Finder(importlib.abc.MetaPathFinder):
         def find_spec(self, fullname, path, target=None):
-            if fullname not in defining_modules:
+            if fullname not in defining_modules and not (fullname == "numpy" and absent):
                 return None
             spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
