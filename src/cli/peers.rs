@@ -22,13 +22,17 @@ pub enum Peer {
     Auditwheel,
     DelocateWheel,
     DelocateListdeps,
+    /// The real abi3audit, pinned: it reads a wheel's binaries without loading them, so
+    /// it judges a foreign architecture's wheel as well as the build machine's.
+    Abi3audit,
 }
 
 impl Peer {
-    pub const ALL: [Peer; 3] = [
+    pub const ALL: [Peer; 4] = [
         Peer::Auditwheel,
         Peer::DelocateWheel,
         Peer::DelocateListdeps,
+        Peer::Abi3audit,
     ];
 
     /// The program name the peer is installed as.
@@ -37,6 +41,7 @@ impl Peer {
             Peer::Auditwheel => "auditwheel",
             Peer::DelocateWheel => "delocate-wheel",
             Peer::DelocateListdeps => "delocate-listdeps",
+            Peer::Abi3audit => "abi3audit",
         }
     }
 

@@ -204,3 +204,54 @@ fn a_peer_flag_crosswheel_cannot_honour_is_one_line_naming_it() {
         "the input is untouched"
     );
 }
+
+/// `abi3audit`, which configurations append to their `repair-wheel-command`, is the real
+/// tool, pinned by SHA-256 and installed once into crosswheel's cache: it passes an abi3
+/// wheel of another architecture (cryptography's aarch64 wheel from the index).
+#[test]
+#[ignore = "slow: the fixture cache, and the package index once to install abi3audit"]
+fn abi3audit_is_the_pinned_real_tool_and_audits_a_foreign_architectures_wheel() {
+    let wheel = common::fixture(
+        "cryptography-50.0.2-cp311-abi3-manylinux2014_aarch64.manylinux_2_17_aarch64.whl",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let abi3audit = dir.path().join("abi3audit");
+    std::os::unix::fs::symlink(common::crosswheel_bin(), &abi3audit).unwrap();
+    let output = Command::new(&abi3audit)
+        .args(["--strict", "--report"])
+        .arg(&wheel)
+        .output()
+        .expect("abi3audit runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("\"_rust.abi3.so\"") && stdout.contains("\"is_abi3\": true"),
+        "{stdout}"
+    );
+}
+
+/// `before-all` finds the peers first on its PATH too, answering for its target.
+#[test]
+#[ignore = "slow: a C extension built with zig"]
+fn before_all_finds_the_peers_on_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = zdemo_project(dir.path());
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str(
+        "before-all = \"for peer in auditwheel delocate-wheel delocate-listdeps abi3audit; do command -v $peer || exit 1; done; test \\\"$CROSSWHEEL_PEER_TARGET\\\" = linux-aarch64\"\n",
+    );
+    std::fs::write(&pyproject, text).unwrap();
+    let output = build(
+        &project,
+        "cp311-manylinux_aarch64",
+        &dir.path().join("wheelhouse"),
+    );
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("/peers/abi3audit"), "{text}");
+}

@@ -40,7 +40,31 @@ pub fn run(peer: Peer, args: Vec<OsString>) -> Result<ExitCode> {
         }
         Peer::DelocateWheel => delocate_wheel(&DelocateWheel::parse_from(args), &env),
         Peer::DelocateListdeps => delocate_listdeps(&DelocateListdeps::parse_from(args), &env),
+        Peer::Abi3audit => abi3audit(&args[1..]),
     }
+}
+
+/// Runs the pinned abi3audit (config/audit-requirements.txt, every package by SHA-256) from
+/// a venv of crosswheel's cache, made once with the `python3` on PATH (in a hook, the
+/// build's own). A configuration that appends `abi3audit --strict --report {wheel}` to its
+/// `repair-wheel-command` works on a machine without abi3audit, as in cibuildwheel's
+/// container, where it is installed.
+fn abi3audit(args: &[OsString]) -> Result<ExitCode> {
+    let cache = crate::support::host::Cache::from_env()?;
+    let venv = crate::coordination::pipeline::pinned_abi3audit(&cache)?;
+    // `-m`: the venv was made aside and renamed, so its console scripts name the folder it
+    // was made in; its python finds its packages from where it is.
+    let status = std::process::Command::new(venv.join("bin/python"))
+        .args(["-m", "abi3audit"])
+        .args(args)
+        .status()
+        .context("run abi3audit")?;
+    Ok(ExitCode::from(
+        status
+            .code()
+            .and_then(|code| u8::try_from(code).ok())
+            .unwrap_or(1),
+    ))
 }
 
 /// The build's target, when a crosswheel build called the peer.
@@ -484,6 +508,10 @@ mod tests {
         assert_eq!(
             Peer::invoked_as("delocate-listdeps".as_ref()),
             Some(Peer::DelocateListdeps)
+        );
+        assert_eq!(
+            Peer::invoked_as("abi3audit".as_ref()),
+            Some(Peer::Abi3audit)
         );
         assert_eq!(Peer::invoked_as("crosswheel".as_ref()), None);
         assert_eq!(Peer::invoked_as("auditwheel-symbols".as_ref()), None);

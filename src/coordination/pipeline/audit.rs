@@ -149,6 +149,38 @@ fn make_venv(requires: &[String], venv: &Path, host_python: &Path) -> Result<Pat
     Ok(venv.to_path_buf())
 }
 
+/// The cache's venv holding the pinned abi3audit, made once (aside, then renamed into
+/// place) with the `python3` on PATH; for the `abi3audit` a configuration's hooks call.
+pub fn pinned_abi3audit(cache: &crate::support::host::Cache) -> Result<PathBuf> {
+    let tools = cache.root().join("tools");
+    let key = crate::support::host::cache_key(&[PINNED_ABI3AUDIT.as_bytes()]);
+    let venv = tools.join(format!("abi3audit-{key}"));
+    // Renamed into place only once complete.
+    if venv.is_dir() {
+        return Ok(venv);
+    }
+    std::fs::create_dir_all(&tools).map_err(crate::io_error::IoError::at("create", &tools))?;
+    let python = crate::support::host::find_on_path("python3")
+        .or_else(|| crate::support::host::find_on_path("python"))
+        .ok_or_else(|| anyhow::anyhow!("abi3audit needs a python3 on PATH to be installed with"))?;
+    eprintln!(
+        "abi3audit: installing the pinned abi3audit (config/audit-requirements.txt) into {} (once)",
+        venv.display()
+    );
+    let staging = tempfile::Builder::new()
+        .prefix(".abi3audit-")
+        .tempdir_in(&tools)
+        .map_err(crate::io_error::IoError::at("create a folder in", &tools))?;
+    let staged = staging.path().join("venv");
+    make_venv(&[DEFAULT_REQUIRES.to_string()], &staged, &python)?;
+    match std::fs::rename(&staged, &venv) {
+        Ok(()) => Ok(venv),
+        // Another run made it first.
+        Err(_) if venv.is_dir() => Ok(venv),
+        Err(error) => Err(crate::io_error::IoError::new("rename", staged, error).into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,3 +48,21 @@ pub fn run(
     }
     Ok(())
 }
+
+/// `<parent>/peers`, where the peers' program names (`auditwheel`, `delocate-wheel`,
+/// `abi3audit`, ...) lead to crosswheel: put first on a hook's PATH, crosswheel answers
+/// to them for the hook's target (see `commands::peers`).
+pub fn peer_programs(parent: &Path) -> Result<std::path::PathBuf> {
+    let folder = parent.join("peers");
+    if folder.is_dir() {
+        return Ok(folder);
+    }
+    let crosswheel = std::env::current_exe().context("find crosswheel's own program")?;
+    std::fs::create_dir_all(&folder).map_err(crate::io_error::IoError::at("create", &folder))?;
+    for peer in crate::cli::peers::Peer::ALL {
+        let link = folder.join(peer.program());
+        std::os::unix::fs::symlink(&crosswheel, &link)
+            .map_err(crate::io_error::IoError::at("create", &link))?;
+    }
+    Ok(folder)
+}

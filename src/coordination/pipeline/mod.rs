@@ -27,6 +27,7 @@ mod targets;
 mod test_step;
 mod usr_local;
 
+pub use audit::pinned_abi3audit;
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 pub use project_copies::{ProjectCopies, copy_for_linux_targets};

@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 
 use super::{Identifier, work_folder};
 use crate::coordination::pipeline::{hooks, progress};
-use crate::io_error::IoError;
 use crate::stages::backend::{BuildRequest, BuiltWheel, HookEnv, HookEnvRequest, build_wheel};
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetRunner, TargetSetup};
 use crate::stages::testing::Emulator;
@@ -148,17 +147,7 @@ impl Identifier<'_> {
 
     /// A folder of the work folder where the peers' program names lead to crosswheel.
     fn peer_programs(&self) -> Result<std::path::PathBuf> {
-        let folder = self.work.path().join("peers");
-        if folder.is_dir() {
-            return Ok(folder);
-        }
-        let crosswheel = std::env::current_exe().context("find crosswheel's own program")?;
-        std::fs::create_dir_all(&folder).map_err(IoError::at("create", &folder))?;
-        for peer in crate::cli::peers::Peer::ALL {
-            let link = folder.join(peer.program());
-            std::os::unix::fs::symlink(&crosswheel, &link).map_err(IoError::at("create", &link))?;
-        }
-        Ok(folder)
+        crate::coordination::pipeline::hooks::peer_programs(self.work.path())
     }
 
     /// The build's own environment, in the work folder, as cibuildwheel makes a fresh venv
