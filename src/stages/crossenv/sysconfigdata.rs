@@ -277,6 +277,7 @@ mod tests {
     /// answer: none for a target whose long double is a double (macOS arm64), the build
     /// machine's numpy notwithstanding. The numpy here is a stand-in with the types.
     #[test]
+    #[ignore = "needs python3: scripts/test sets it up"]
     fn numpy_has_the_extended_precision_types_of_the_targets_numpy() {
         let dir = tempfile::tempdir().unwrap();
         let write = |path: &str, text: &str| {
