@@ -141,6 +141,10 @@ pub struct TreeSpec {
     pub suite: Suite,
     /// Links update-alternatives would make (libblas.so.3 for Debian's numpy).
     pub alternatives: Vec<python_packages::Alternative>,
+    /// Absolute paths (`/usr/share/autoconf`) that the tree's scripts and data files name,
+    /// rewritten to the tree's own place in the cache: programs that find their data by
+    /// an absolute path then run from there (docs of [`unpack::relocate`]).
+    pub relocate: Vec<String>,
 }
 
 impl TreeSpec {
@@ -195,6 +199,7 @@ impl TreeSpec {
             keep_only: Vec::new(),
             suite,
             alternatives: Vec::new(),
+            relocate: Vec::new(),
         }
     }
 
@@ -214,6 +219,7 @@ impl TreeSpec {
             keep_only: Vec::new(),
             suite,
             alternatives: Vec::new(),
+            relocate: Vec::new(),
         }
     }
 
@@ -238,6 +244,7 @@ impl TreeSpec {
             keep_only: keep.to_vec(),
             suite,
             alternatives: Vec::new(),
+            relocate: Vec::new(),
         }
     }
 
@@ -260,6 +267,7 @@ impl TreeSpec {
             keep_only: Vec::new(),
             suite: archive::release_suite(codename, network),
             alternatives: Vec::new(),
+            relocate: Vec::new(),
         }
     }
 
@@ -277,6 +285,7 @@ impl TreeSpec {
             keep_only: Vec::new(),
             suite,
             alternatives: Vec::new(),
+            relocate: Vec::new(),
         }
     }
 
@@ -302,6 +311,7 @@ impl TreeSpec {
             keep_only: config().qemu_keep.clone(),
             suite,
             alternatives: Vec::new(),
+            relocate: Vec::new(),
         }
     }
 }
@@ -478,6 +488,9 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     unpack::link_merged_usr(&root)?;
     python_packages::make_alternative_links(&root, &spec.alternatives)?;
     unpack::prune(&root, &config().prune)?;
+    if !spec.relocate.is_empty() {
+        unpack::relocate(&root, &final_dir, &spec.relocate)?;
+    }
     if !spec.keep_only.is_empty() {
         unpack::keep_only(&root, &work.path().join("kept"), &spec.keep_only)?;
     }

@@ -116,6 +116,68 @@ pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, Sysroot
     Ok(rewritten)
 }
 
+/// Rewrites, in every file of the tree that is not an ELF object, each of `paths` (absolute
+/// paths the packages were built for, `/usr/share/autoconf`) as the same path under
+/// `final_dir`, the place the tree will have in the cache. The GNU autotools find their
+/// data and each other by such paths and have no complete set of variables to say
+/// otherwise (libtoolize has none). One pass over the text, so a replacement is never
+/// rewritten again; a path is only taken where it starts (not preceded by a path
+/// character), so a rewritten file stays as it is. Permissions are kept. Returns how
+/// many files changed.
+pub(crate) fn relocate(root: &Path, final_dir: &Path, paths: &[String]) -> Result<usize, SysrootError> {
+    let mut changed = 0;
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = entry.map_err(|err| {
+            SysrootError::Io(crate::io_error::IoError::new(
+                "walk",
+                err.path().unwrap_or(root).to_path_buf(),
+                err.into(),
+            ))
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let path = entry.path();
+        let bytes = fs::read(path).map_err(SysrootError::io("read", path))?;
+        if bytes.starts_with(b"\x7fELF") {
+            continue;
+        }
+        if let Some(rewritten) = rewrite_paths(&bytes, final_dir, paths) {
+            fs::write(path, rewritten).map_err(SysrootError::io("write", path))?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
+/// `text` with each of `paths` that starts at a path boundary prefixed by `final_dir`;
+/// `None` when none occurs.
+fn rewrite_paths(text: &[u8], final_dir: &Path, paths: &[String]) -> Option<Vec<u8>> {
+    let prefix = final_dir.as_os_str().as_encoded_bytes();
+    let mut longest_first: Vec<&[u8]> = paths.iter().map(|path| path.as_bytes()).collect();
+    longest_first.sort_by_key(|path| std::cmp::Reverse(path.len()));
+    let is_path_byte = |byte: u8| byte.is_ascii_alphanumeric() || b"/._".contains(&byte);
+    let mut out = Vec::with_capacity(text.len());
+    let mut any = false;
+    let mut at = 0;
+    while at < text.len() {
+        let boundary = at == 0 || !is_path_byte(text[at - 1]);
+        let found = boundary
+            .then(|| longest_first.iter().find(|path| text[at..].starts_with(path)))
+            .flatten();
+        if let Some(path) = found {
+            out.extend_from_slice(prefix);
+            out.extend_from_slice(path);
+            at += path.len();
+            any = true;
+        } else {
+            out.push(text[at]);
+            at += 1;
+        }
+    }
+    any.then_some(out)
+}
+
 /// For a link at `link` (relative to the tree root) pointing at the absolute `target`,
 /// the relative target that reaches the same place inside the tree. Walking up is exact
 /// because the walk never descends through symlinked folders.
@@ -218,6 +280,23 @@ fn percent_decode(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn relocation_rewrites_each_named_path_once_and_only_where_a_path_starts() {
+        let paths = ["/usr/share/aclocal".to_string(), "/usr/bin/m4".to_string()];
+        let text = b"my @system_includes = ('/usr/share/aclocal');\n\
+                     acdir=/usr/share/aclocal-1.16 m4=${M4-/usr/bin/m4}\n\
+                     keep /opt/usr/share/aclocal\n";
+        let once = super::rewrite_paths(text, std::path::Path::new("/cache/tools/t"), &paths).unwrap();
+        assert_eq!(
+            String::from_utf8(once.clone()).unwrap(),
+            "my @system_includes = ('/cache/tools/t/usr/share/aclocal');\n\
+             acdir=/cache/tools/t/usr/share/aclocal-1.16 m4=${M4-/cache/tools/t/usr/bin/m4}\n\
+             keep /opt/usr/share/aclocal\n"
+        );
+        assert_eq!(super::rewrite_paths(&once, std::path::Path::new("/cache/tools/t"), &paths), None);
+        assert_eq!(super::rewrite_paths(b"#!/usr/bin/perl\n", std::path::Path::new("/c"), &paths), None);
+    }
+
     use super::*;
 
     #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::build_tools;
 use super::catalogue::LibraryEntry;
 use super::{DebianSource, LibraryRecord, RECORD_NAME, TargetLibraryError, record_of};
 use crate::io_error::IoError;
@@ -85,14 +86,22 @@ pub fn ensure_verified_library(
             built_in: None,
         });
     }
-    for tool in &entry.tools {
-        if crate::support::host::find_on_path(tool).is_none() {
-            return Err(TargetLibraryError::ToolMissing {
-                library: entry.name.clone(),
-                tool: tool.clone(),
-            });
-        }
+    // The machine's tools, with what it lacks provided from the cache, after its own.
+    let machine_path = cross
+        .vars
+        .get("PATH")
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_default();
+    let tools =
+        build_tools::provide(cache, &programs_run(entry), &machine_path, &cross.network)?;
+    if let Some(tool) = tools.missing.first() {
+        return Err(TargetLibraryError::ToolMissing {
+            library: entry.name.clone(),
+            tool: tool.clone(),
+        });
     }
+    let path = tools.path_after(&machine_path);
     if let Some(missing) = missing_assembler(entry, target, &crate::support::host::search_path()) {
         return Err(missing);
     }
@@ -156,6 +165,7 @@ pub fn ensure_verified_library(
         cross,
         prefix: &prefix,
         log: &log,
+        path: &path,
     };
     let installed = build.run(&tarball, &index_sdists, staging.path())?;
     verify(&installed).map_err(|problem| TargetLibraryError::FailedCheck {
@@ -186,6 +196,45 @@ pub fn ensure_verified_library(
         record,
         built_in: Some(took),
     })
+}
+
+/// The build machine's programs `entry`'s steps run by name: each step's program (past
+/// `env`'s assignments), `make` where a step names it or the default steps run it, and
+/// the entry's `tools`. A shell step's other commands are the entry's to list in `tools`.
+fn programs_run(entry: &LibraryEntry) -> Vec<String> {
+    let default_make = entry.build.is_none() || entry.install.is_none();
+    let steps = [
+        Some(&entry.bootstrap),
+        Some(&entry.configure),
+        entry.build.as_ref(),
+        entry.install.as_ref(),
+    ];
+    let mut programs: Vec<String> = Vec::new();
+    let mut add = |program: &str| {
+        // `./configure` and other paths are the source's own.
+        if !program.is_empty() && !program.contains('/') && !programs.iter().any(|known| known == program) {
+            programs.push(program.to_string());
+        }
+    };
+    let mut names_make = default_make;
+    for step in steps.into_iter().flatten() {
+        let mut words = step.iter().map(String::as_str);
+        let mut program = words.next().unwrap_or("");
+        if program == "env" {
+            program = words.find(|word| !word.contains('=')).unwrap_or("");
+        }
+        add(program);
+        names_make |= step
+            .iter()
+            .any(|arg| arg.split_whitespace().any(|word| word == "make"));
+    }
+    if names_make {
+        add("make");
+    }
+    for tool in &entry.tools {
+        add(tool);
+    }
+    programs
 }
 
 /// Makes `entry`'s source edits in the unpacked `source`, each checked against the number
@@ -267,6 +316,8 @@ struct Build<'a> {
     cross: &'a CrossBuild,
     prefix: &'a Path,
     log: &'a Path,
+    /// PATH for every step: the build's own, then the tools provided from the cache.
+    path: &'a std::ffi::OsStr,
 }
 
 impl Build<'_> {
@@ -336,7 +387,10 @@ impl Build<'_> {
         if let Some((program, args)) = self.entry.bootstrap.split_first() {
             // A tool of the build machine: the cross variables are not its business.
             let mut bootstrap = Command::new(program);
-            bootstrap.current_dir(&source).args(args);
+            bootstrap
+                .current_dir(&source)
+                .args(args)
+                .env("PATH", self.path);
             self.step(&self.entry.bootstrap.join(" "), bootstrap, true)?;
         }
         let macos = self.cross.target.is_macos();
@@ -436,6 +490,7 @@ impl Build<'_> {
         command
             .current_dir(dir)
             .envs(&self.cross.vars)
+            .env("PATH", self.path)
             .env_remove(crate::support::host::WRAPPER_NOTES_VAR)
             .stdin(std::process::Stdio::null());
         command

@@ -67,6 +67,8 @@ pub enum TargetLibraryError {
         packages = catalogue().tool_packages(tool)
     )]
     ToolMissing { library: String, tool: String },
+    #[error(transparent)]
+    ToolNotProvided(#[from] crate::support::build_tools::ProvideError),
     #[error(
         "{library} for {target} needs `{program}`, the target's GNU assembler, on the build machine (LLVM's assembler refuses its assembly): install it (Debian/Ubuntu: apt-get install {package})"
     )]
