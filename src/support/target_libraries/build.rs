@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::build_tools;
 use super::catalogue::LibraryEntry;
 use super::{DebianSource, LibraryRecord, RECORD_NAME, TargetLibraryError, record_of};
 use crate::io_error::IoError;
+use crate::support::build_tools;
 use crate::support::host::Network;
 use crate::support::host::{Cache, cache_key};
 use crate::support::sysroot::{OrigTarball, orig_tarball};
@@ -93,8 +93,7 @@ pub fn ensure_verified_library(
         .map(std::ffi::OsString::from)
         .or_else(|| std::env::var_os("PATH"))
         .unwrap_or_default();
-    let tools =
-        build_tools::provide(cache, &programs_run(entry), &machine_path, &cross.network)?;
+    let tools = build_tools::provide(cache, &programs_run(entry), &machine_path, &cross.network)?;
     if let Some(tool) = tools.missing.first() {
         return Err(TargetLibraryError::ToolMissing {
             library: entry.name.clone(),
@@ -212,7 +211,10 @@ fn programs_run(entry: &LibraryEntry) -> Vec<String> {
     let mut programs: Vec<String> = Vec::new();
     let mut add = |program: &str| {
         // `./configure` and other paths are the source's own.
-        if !program.is_empty() && !program.contains('/') && !programs.iter().any(|known| known == program) {
+        if !program.is_empty()
+            && !program.contains('/')
+            && !programs.iter().any(|known| known == program)
+        {
             programs.push(program.to_string());
         }
     };
