@@ -31,6 +31,8 @@ struct Config {
 #[serde(deny_unknown_fields)]
 struct Tool {
     name: String,
+    /// Names of the tool in package-manager lines (`cmake3`).
+    packages: Vec<String>,
     programs: Vec<String>,
     /// Debian packages with their versions (`make=4.3-4.1`).
     #[serde(default)]
@@ -71,6 +73,24 @@ fn config() -> &'static Config {
 /// The programs crosswheel can provide, as the catalogue's tests check its entries.
 pub fn can_provide(program: &str) -> bool {
     tool_for(program).is_some()
+}
+
+/// The programs that stand for the tools `packages` (names in a `before-all` install
+/// line) install: one per tool, for [`provide`]; names of no tool are left out.
+pub fn programs_of_packages(packages: &[String]) -> Vec<String> {
+    let mut programs: Vec<String> = Vec::new();
+    for package in packages {
+        let tool = config()
+            .tool
+            .iter()
+            .find(|tool| tool.packages.iter().any(|known| known == package));
+        if let Some(program) = tool.and_then(|tool| tool.programs.first())
+            && !programs.contains(program)
+        {
+            programs.push(program.clone());
+        }
+    }
+    programs
 }
 
 fn tool_for(program: &str) -> Option<&'static Tool> {
@@ -301,7 +321,7 @@ mod tests {
         assert!(!config.tool.is_empty());
         for tool in &config.tool {
             assert!(
-                tool.wheel.is_some() != !tool.debian.is_empty(),
+                tool.wheel.is_some() == tool.debian.is_empty(),
                 "{}: either Debian packages or a wheel",
                 tool.name
             );
@@ -317,6 +337,15 @@ mod tests {
                 assert!(wheel.file.contains("x86_64"), "{}", tool.name);
             }
         }
+    }
+
+    #[test]
+    fn install_lines_name_tools_by_their_packages() {
+        let packages = ["cmake3", "gcc", "libtool", "autoconf", "ninja-build"].map(String::from);
+        assert_eq!(
+            programs_of_packages(&packages),
+            ["cmake", "autoreconf", "ninja"].map(String::from)
+        );
     }
 
     #[test]

@@ -217,3 +217,52 @@ fn a_machine_without_autotools_or_make_builds_pyyaml_with_libyaml_from_its_befor
 fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
+
+#[test]
+#[ignore = "slow: a real cross build with cmake hidden from the machine"]
+fn a_before_all_line_that_installs_cmake_gives_the_projects_own_build_cmake_where_the_machine_lacks_it()
+ {
+    require_root_and_unshare();
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // setup.py runs cmake itself, as a project with a CMake-built part does, and bakes
+    // its answer into the extension; `before-build` runs it too.
+    let setup_py = r#"
+import subprocess
+from setuptools import setup, Extension
+version = subprocess.check_output(["cmake", "--version"], text=True).split()[2]
+with open("cmv.c", "w") as f:
+    f.write('#include <Python.h>\n'
+            'static struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "_v", NULL, -1, NULL};\n'
+            'PyMODINIT_FUNC PyInit__v(void) { PyObject *o = PyModule_Create(&m);\n'
+            '  PyModule_AddStringConstant(o, "cmake", "%s"); return o; }\n' % version)
+setup(packages=["cmv"], ext_modules=[Extension("cmv._v", ["cmv.c"])])
+"#;
+    let project = common::setuptools_project(dir.path(), "cmv", setup_py, &[]);
+    let mut pyproject = std::fs::read_to_string(project.join("pyproject.toml")).unwrap();
+    pyproject.push_str(concat!(
+        "\n[tool.cibuildwheel]\n",
+        "before-all = \"yum install -y cmake3\"\n",
+        "before-build = \"cmake --version\"\n",
+        "test-command = \"python -c \\\"from cmv import _v; print('built with cmake', _v.cmake)\\\"\"\n",
+    ));
+    std::fs::write(project.join("pyproject.toml"), pyproject).unwrap();
+    let command = format!(
+        "'{}' build '{}' --output-dir '{}' --only cp311-manylinux_aarch64",
+        crosswheel_bin().display(),
+        project.display(),
+        out.path().display()
+    );
+    let output = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "bash", "-c"])
+        .arg(hide_tools(&command))
+        .output()
+        .expect("run unshare");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("built with cmake 3.31.6") || stderr.contains("built with cmake 3.31.6"),
+        "{stdout}\n{stderr}"
+    );
+}

@@ -35,7 +35,7 @@ const LAYERS: &[(Option<&str>, &str, Within, &[&str])] = &[
         Some("support"),
         "support: the machine, the network policy, Debian trees, target libraries",
         Within::Always,
-        &["host", "sysroot", "target_libraries"],
+        &["host", "sysroot", "build_tools", "target_libraries"],
     ),
     (
         Some("input"),

@@ -14,6 +14,7 @@ use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
+use crate::support::build_tools;
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
     CrossBuild, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
@@ -36,6 +37,9 @@ pub(super) struct Prepared {
     pub prefix: TargetPrefix,
     /// CC, CXX, ..., CROSSWHEEL_HOST, CROSSWHEEL_PREFIX: for `before-all` and `before-build`.
     pub hook_variables: BTreeMap<String, String>,
+    /// Folders of the build tools `before-all`'s install lines name that crosswheel
+    /// provided, the machine lacking them: after PATH for every step of the build.
+    pub tool_folders: Vec<PathBuf>,
 }
 
 /// Why a target has no builds: the cause (one line), which the summary gives once, on the
@@ -120,8 +124,12 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             libraries.push(openmp);
         }
         let libraries = in_build_order(&libraries);
+        let tools = before_all
+            .as_ref()
+            .map(|read| read.tools.clone())
+            .unwrap_or_default();
         let command = before_all.and_then(|read| read.command);
-        if libraries.is_empty() && command.is_none() {
+        if libraries.is_empty() && command.is_none() && tools.is_empty() {
             targets.prepared.insert(key, Ok(Prepared::default()));
             continue;
         }
@@ -139,7 +147,10 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             spec,
             cache,
             &libraries,
-            command.as_deref(),
+            &BeforeAllParts {
+                command: command.as_deref(),
+                tools: &tools,
+            },
             user,
             offline,
             jobs,
@@ -160,12 +171,20 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
     Ok(targets)
 }
 
+/// What is left of `before-all` once its catalogue libraries are taken out.
+struct BeforeAllParts<'a> {
+    /// The command without its package-manager lines.
+    command: Option<&'a str>,
+    /// The build tools its install lines name.
+    tools: &'a [String],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn prepare_one(
     spec: &BuildSpec,
     cache: &Cache,
     libraries: &[&'static LibraryEntry],
-    before_all: Option<&str>,
+    before_all: &BeforeAllParts<'_>,
     user_prefix: PathBuf,
     offline: bool,
     jobs: usize,
@@ -233,7 +252,28 @@ fn prepare_one(
         user_prefix.to_string_lossy().into_owned(),
     );
     add_prefix_variables(&mut hook_variables, &prefix.roots());
-    if let Some(command) = before_all {
+    // The tools a container's package manager would have installed, where this machine
+    // lacks them: after its own on PATH, for before-all and every later step.
+    let machine_path = hook_variables
+        .get("PATH")
+        .map(std::ffi::OsString::from)
+        .unwrap_or_else(crate::support::host::search_path);
+    let tools = build_tools::provide(
+        cache,
+        &build_tools::programs_of_packages(before_all.tools),
+        &machine_path,
+        &Network::new(offline, spec.options.debian_mirror.clone()),
+    )?;
+    if !tools.folders.is_empty() {
+        hook_variables.insert(
+            "PATH".into(),
+            tools
+                .path_after(&machine_path)
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+    if let Some(command) = before_all.command {
         // The peers a configuration calls (`auditwheel`, `abi3audit`, ...) answer for the
         // target here too, as in `before-build` and `repair-wheel-command`.
         let parent = user_prefix.parent().unwrap_or(&user_prefix);
@@ -273,6 +313,7 @@ fn prepare_one(
     Ok(Prepared {
         prefix,
         hook_variables,
+        tool_folders: tools.folders,
     })
 }
 

@@ -10,6 +10,9 @@ use super::catalogue::{LibraryEntry, catalogue};
 pub struct BeforeAll {
     /// Catalogue libraries its install lines name, in order, each once.
     pub libraries: Vec<&'static LibraryEntry>,
+    /// The build-machine tools its install lines name (`cmake`, `autoconf`), as written,
+    /// each once: the build gets them where the machine lacks them.
+    pub tools: Vec<String>,
     /// The command without its package-manager parts, `&&`-joined; `None` when nothing
     /// else is left to run.
     pub command: Option<String>,
@@ -19,6 +22,7 @@ pub struct BeforeAll {
 /// the variable it was set in).
 pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetLibraryError> {
     let mut libraries: Vec<&'static LibraryEntry> = Vec::new();
+    let mut tools: Vec<String> = Vec::new();
     let mut kept = Vec::new();
     let mut removed_any = false;
     for part in shell_parts(command) {
@@ -33,7 +37,11 @@ pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetL
                 if !libraries.iter().any(|known| known.name == entry.name) {
                     libraries.push(entry);
                 }
-            } else if !catalogue().is_build_tool(name) {
+            } else if catalogue().is_build_tool(name) {
+                if !tools.iter().any(|known| known == name) {
+                    tools.push(name.to_string());
+                }
+            } else {
                 return Err(TargetLibraryError::UnknownPackage {
                     package: name.to_string(),
                     line: part.to_string(),
@@ -49,7 +57,11 @@ pub fn read_before_all(command: &str, origin: &str) -> Result<BeforeAll, TargetL
     } else {
         Some(command.to_string()).filter(|command| !command.trim().is_empty())
     };
-    Ok(BeforeAll { libraries, command })
+    Ok(BeforeAll {
+        libraries,
+        tools,
+        command,
+    })
 }
 
 /// The commands of a shell line, split at newlines, `;` and `&&` outside quotes
@@ -196,13 +208,14 @@ mod tests {
     }
 
     #[test]
-    fn build_tools_need_nothing_and_other_commands_still_run() {
+    fn build_tools_are_named_apart_and_other_commands_still_run() {
         let read = read_before_all(
             "yum install -y cmake ninja-build libffi-devel.aarch64 && ./build-extra.sh --fast; echo done",
             "pyproject.toml",
         )
         .unwrap();
         assert_eq!(names(&read), ["libffi"]);
+        assert_eq!(read.tools, ["cmake", "ninja-build"]);
         assert_eq!(
             read.command.as_deref(),
             Some("./build-extra.sh --fast && echo done")

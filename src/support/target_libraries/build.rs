@@ -91,8 +91,7 @@ pub fn ensure_verified_library(
         .vars
         .get("PATH")
         .map(std::ffi::OsString::from)
-        .or_else(|| std::env::var_os("PATH"))
-        .unwrap_or_default();
+        .unwrap_or_else(crate::support::host::search_path);
     let tools = build_tools::provide(cache, &programs_run(entry), &machine_path, &cross.network)?;
     if let Some(tool) = tools.missing.first() {
         return Err(TargetLibraryError::ToolMissing {

@@ -102,8 +102,16 @@ impl Identifier<'_> {
         let path = base.get("PATH").cloned();
         base.extend(hook_env.variables(path.as_deref()));
         let base_path = base.get("PATH").cloned().unwrap_or_default();
-        let environment =
+        let mut environment =
             crate::coordination::pipeline::environment::build_environment(self.spec, base)?;
+        // Build tools `before-all` asked for that crosswheel provided: after the rest.
+        if !self.target.tool_folders.is_empty() {
+            let path = environment.get("PATH").unwrap_or(&base_path);
+            let folders = std::env::split_paths(path).chain(self.target.tool_folders.clone());
+            if let Ok(joined) = std::env::join_paths(folders) {
+                environment.insert("PATH".into(), joined.to_string_lossy().into_owned());
+            }
+        }
         let programs: &[&str] = match frontend.installer {
             crate::support::host::Installer::Uv => &["python"],
             crate::support::host::Installer::Pip => &["python", "pip"],
