@@ -255,3 +255,33 @@ fn before_all_finds_the_peers_on_its_path() {
     assert!(output.status.success(), "{text}");
     assert!(text.contains("/peers/abi3audit"), "{text}");
 }
+
+/// The test command finds the peers on its PATH too, after the test venv, answering for
+/// its target: `auditwheel show` of the wheel under test reads the target's policy.
+#[test]
+#[ignore = "slow: a C extension built with zig, tested under qemu"]
+fn the_test_command_finds_the_peers_on_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = zdemo_project(dir.path());
+    let pyproject = project.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    // The project's own test command, replaced by one that calls the peers.
+    let text: String = text
+        .lines()
+        .filter(|line| !line.starts_with("test-command"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let text = format!(
+        "{text}test-command = \"for peer in auditwheel abi3audit delocate-listdeps; do command -v $peer | grep -q /peers/ || exit 1; done; \
+         test \\\"$CROSSWHEEL_PEER_TARGET\\\" = linux-aarch64 && echo peers-found\"\n"
+    );
+    std::fs::write(&pyproject, text).unwrap();
+    let output = build(
+        &project,
+        "cp311-manylinux_aarch64",
+        &dir.path().join("wheelhouse"),
+    );
+    let text = text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("peers-found"), "{text}");
+}

@@ -49,6 +49,29 @@ pub fn run(
     Ok(())
 }
 
+/// `environment` with the peers first on its PATH (its own, or crosswheel's) and the
+/// variable that tells them the build's `target`: what `before-all`, `before-build`,
+/// `repair-wheel-command` and the test command run with, so `auditwheel repair ...` in a
+/// configuration answers for the target, as the real tool does in its container.
+pub fn with_peers(
+    mut environment: BTreeMap<String, String>,
+    parent: &Path,
+    target: &crate::target::Target,
+) -> Result<BTreeMap<String, String>> {
+    let peers = peer_programs(parent)?;
+    let path = environment.get("PATH").cloned().unwrap_or_else(|| {
+        crate::support::host::search_path()
+            .to_string_lossy()
+            .into_owned()
+    });
+    environment.insert("PATH".into(), format!("{}:{path}", peers.display()));
+    environment.insert(
+        crate::cli::peers::TARGET_VARIABLE.into(),
+        target.id().to_string(),
+    );
+    Ok(environment)
+}
+
 /// `<parent>/peers`, where the peers' program names (`auditwheel`, `delocate-wheel`,
 /// `abi3audit`, ...) lead to crosswheel: put first on a hook's PATH, crosswheel answers
 /// to them for the hook's target (see `commands::peers`).

@@ -277,18 +277,7 @@ fn prepare_one(
         // The peers a configuration calls (`auditwheel`, `abi3audit`, ...) answer for the
         // target here too, as in `before-build` and `repair-wheel-command`.
         let parent = user_prefix.parent().unwrap_or(&user_prefix);
-        let peers = hooks::peer_programs(parent)?;
-        let mut hook_variables = hook_variables.clone();
-        let path = hook_variables.get("PATH").cloned().unwrap_or_else(|| {
-            crate::support::host::search_path()
-                .to_string_lossy()
-                .into_owned()
-        });
-        hook_variables.insert("PATH".into(), format!("{}:{path}", peers.display()));
-        hook_variables.insert(
-            crate::cli::peers::TARGET_VARIABLE.into(),
-            spec.target.id().to_string(),
-        );
+        let hook_variables = hooks::with_peers(hook_variables.clone(), parent, &spec.target)?;
         let isolation = Isolation::choose(&user_prefix)?;
         hooks::run(
             "before-all",

@@ -143,19 +143,7 @@ impl Identifier<'_> {
         environment.extend(user.clone());
         let path = environment.get("PATH").cloned();
         environment.extend(hook_env.variables(path.as_deref()));
-        let peers = self.peer_programs()?;
-        let path = environment.get("PATH").cloned().unwrap_or_default();
-        environment.insert("PATH".into(), format!("{}:{path}", peers.display()));
-        environment.insert(
-            crate::cli::peers::TARGET_VARIABLE.into(),
-            target.id().to_string(),
-        );
-        Ok(environment)
-    }
-
-    /// A folder of the work folder where the peers' program names lead to crosswheel.
-    fn peer_programs(&self) -> Result<std::path::PathBuf> {
-        crate::coordination::pipeline::hooks::peer_programs(self.work.path())
+        crate::coordination::pipeline::hooks::with_peers(environment, self.work.path(), target)
     }
 
     /// The build's own environment, in the work folder, as cibuildwheel makes a fresh venv

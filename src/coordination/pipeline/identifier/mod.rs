@@ -150,13 +150,14 @@ impl Identifier<'_> {
         let step = progress::Step::start_streaming(&id, "test");
         let mut test_time = self.times.test;
         let test = timed(&mut test_time, Stage::Test, || {
-            super::test_step::test(
-                self.plan,
-                self.spec,
-                &repaired,
-                self.context,
-                &self.environment,
-            )
+            // A test command that calls `auditwheel show` or `abi3audit` gets the peers,
+            // after the test venv, whose own installs of them come first.
+            let environment = super::hooks::with_peers(
+                self.environment.clone(),
+                self.work.path(),
+                &self.spec.target,
+            )?;
+            super::test_step::test(self.plan, self.spec, &repaired, self.context, &environment)
         });
         self.times.test = test_time;
         // A wheel that built and repaired but could not be tested is kept, with the reason.
