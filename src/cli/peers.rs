@@ -22,16 +22,18 @@ pub enum Peer {
     Auditwheel,
     DelocateWheel,
     DelocateListdeps,
+    DelocateMerge,
     /// The real abi3audit, pinned: it reads a wheel's binaries without loading them, so
     /// it judges a foreign architecture's wheel as well as the build machine's.
     Abi3audit,
 }
 
 impl Peer {
-    pub const ALL: [Peer; 4] = [
+    pub const ALL: [Peer; 5] = [
         Peer::Auditwheel,
         Peer::DelocateWheel,
         Peer::DelocateListdeps,
+        Peer::DelocateMerge,
         Peer::Abi3audit,
     ];
 
@@ -41,6 +43,7 @@ impl Peer {
             Peer::Auditwheel => "auditwheel",
             Peer::DelocateWheel => "delocate-wheel",
             Peer::DelocateListdeps => "delocate-listdeps",
+            Peer::DelocateMerge => "delocate-merge",
             Peer::Abi3audit => "abi3audit",
         }
     }
@@ -203,6 +206,23 @@ pub struct DelocateListdeps {
     /// Show the libraries depending on each dependency.
     #[arg(short = 'd', long)]
     pub depending: bool,
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// `delocate-merge WHEEL WHEEL [-w WHEEL_DIR]`
+#[derive(Debug, Parser)]
+#[command(
+    name = "delocate-merge",
+    about = "crosswheel's fuse, answering delocate-merge's command line"
+)]
+pub struct DelocateMerge {
+    /// The two thin macOS wheels (an x86_64 and an arm64 one) to merge.
+    #[arg(value_name = "WHEEL", num_args = 2, required = true)]
+    pub wheels: Vec<PathBuf>,
+    /// Folder for the merged wheel (default: the first wheel's folder, as delocate-merge).
+    #[arg(short = 'w', long = "wheel-dir")]
+    pub wheel_dir: Option<PathBuf>,
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }

@@ -225,6 +225,65 @@ fn fuse_makes_a_universal2_wheel_of_two_thin_builds_and_refuses_mismatched_ones(
 }
 
 /// Every Mach-O of `wheel`: its architectures, each slice's signature valid and minos.
+/// `delocate-merge A B -w DIR`, as a configuration's repair command writes it, is
+/// crosswheel's fuse under delocate's program name; without `-w` the merged wheel goes
+/// beside the first wheel, as delocate-merge puts it.
+#[test]
+#[ignore = "needs the fixture cache: scripts/test sets it up"]
+fn delocate_merge_is_answered_by_the_fuse_with_delocates_flags_and_default_folder() {
+    let data = delocate_data();
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let intel = thin_wheel(
+        &inputs,
+        "1.0",
+        "cp311-cp311-macosx_10_9_x86_64",
+        &data["np-1.24.1_x86_64_random__sfc64.cpython-311-darwin.so"],
+        b"",
+    );
+    let arm = thin_wheel(
+        &inputs,
+        "1.0",
+        "cp311-cp311-macosx_11_0_arm64",
+        &data["np-1.24.1_arm_random__sfc64.cpython-311-darwin.so"],
+        b"",
+    );
+    let peer = dir.path().join("delocate-merge");
+    std::os::unix::fs::symlink(crosswheel_bin(), &peer).unwrap();
+    let merged_name = "np-1.0-cp311-cp311-macosx_10_9_universal2.whl";
+    for (args, folder) in [
+        (vec!["-w", "out"], dir.path().join("out")),
+        (vec!["-v"], inputs.clone()),
+    ] {
+        let output = Command::new(&peer)
+            .arg(&intel)
+            .arg(&arm)
+            .args(&args)
+            .current_dir(dir.path())
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .output()
+            .expect("run delocate-merge");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        let wheel = WheelArchive::open(&folder.join(merged_name)).expect("the merged wheel");
+        let module = wheel.read("np/_sfc64.cpython-311-darwin.so").unwrap();
+        let arches: Vec<Arch> = MachOFile::parse(&module)
+            .unwrap()
+            .slices
+            .iter()
+            .map(|slice| slice.arch)
+            .collect();
+        assert_eq!(arches, [Arch::X86_64, Arch::Arm64], "{args:?}");
+    }
+    let refused = Command::new(&peer)
+        .arg(&intel)
+        .current_dir(dir.path())
+        .output()
+        .expect("run delocate-merge");
+    assert!(!refused.status.success());
+}
+
 fn slices_of(wheel: &WheelArchive) -> Vec<(String, Vec<(Arch, String)>)> {
     let mut found = Vec::new();
     for entry in wheel.entries() {

@@ -18,7 +18,7 @@ use clap::Parser;
 
 use crate::cli::peers::{
     Auditwheel, AuditwheelCommand, AuditwheelRepair, AuditwheelShow, DelocateListdeps,
-    DelocateWheel, LIBRARY_PATH_VARIABLE, Peer, TARGET_VARIABLE,
+    DelocateMerge, DelocateWheel, LIBRARY_PATH_VARIABLE, Peer, TARGET_VARIABLE,
 };
 use crate::formats::macho::Arch;
 use crate::formats::wheel::{PlatformTag, WheelArchive, open_within_env_limits, source_date_epoch};
@@ -40,6 +40,7 @@ pub fn run(peer: Peer, args: Vec<OsString>) -> Result<ExitCode> {
         }
         Peer::DelocateWheel => delocate_wheel(&DelocateWheel::parse_from(args), &env),
         Peer::DelocateListdeps => delocate_listdeps(&DelocateListdeps::parse_from(args), &env),
+        Peer::DelocateMerge => delocate_merge(&DelocateMerge::parse_from(args)),
         Peer::Abi3audit => abi3audit(&args[1..]),
     }
 }
@@ -372,6 +373,36 @@ fn replace_input(input: &Path, repaired: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Fuses the two thin wheels into one universal2 wheel (or one tag per architecture,
+/// as delocate tags it) in the wheel folder, and says where, as delocate-merge does.
+fn delocate_merge(args: &DelocateMerge) -> Result<ExitCode> {
+    let [first, second] = &args.wheels[..] else {
+        bail!("delocate-merge takes two wheels, an x86_64 and an arm64 one");
+    };
+    let out_dir = match &args.wheel_dir {
+        Some(folder) => folder.clone(),
+        None => first
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+    };
+    std::fs::create_dir_all(&out_dir).map_err(crate::io_error::IoError::at("create", &out_dir))?;
+    let fused = crate::stages::repair::fuse::fuse_wheels(
+        &open_within_env_limits(first)?,
+        &open_within_env_limits(second)?,
+        &out_dir,
+        source_date_epoch()?,
+    )?;
+    if args.verbose > 0 {
+        eprintln!(
+            "delocate-merge: fused {} binaries into {}",
+            fused.binaries.len(),
+            fused.output.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn delocate_listdeps(args: &DelocateListdeps, env: &impl EnvSource) -> Result<ExitCode> {
     let lib_paths = delocate_library_path(env);
     let multi = args.paths.len() > 1;
@@ -508,6 +539,10 @@ mod tests {
         assert_eq!(
             Peer::invoked_as("delocate-listdeps".as_ref()),
             Some(Peer::DelocateListdeps)
+        );
+        assert_eq!(
+            Peer::invoked_as("delocate-merge".as_ref()),
+            Some(Peer::DelocateMerge)
         );
         assert_eq!(
             Peer::invoked_as("abi3audit".as_ref()),
