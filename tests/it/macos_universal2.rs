@@ -266,7 +266,7 @@ fn delocate_merge_is_answered_by_the_fuse_with_delocates_flags_and_default_folde
             .expect("run delocate-merge");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{args:?}: {stderr}");
-        let wheel = WheelArchive::open(&folder.join(merged_name)).expect("the merged wheel");
+        let wheel = WheelArchive::open(folder.join(merged_name)).expect("the merged wheel");
         let module = wheel.read("np/_sfc64.cpython-311-darwin.so").unwrap();
         let arches: Vec<Arch> = MachOFile::parse(&module)
             .unwrap()
