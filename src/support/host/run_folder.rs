@@ -20,15 +20,10 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::io_error::IoError;
 
-/// The run's temporary folder; removed (with all it holds) when dropped.
+/// The run's temporary folder; removed (with all it holds) when dropped. Held, never
+/// read: its path is `TMPDIR`.
 pub struct RunFolder {
-    folder: tempfile::TempDir,
-}
-
-impl RunFolder {
-    pub fn path(&self) -> &Path {
-        self.folder.path()
-    }
+    _folder: tempfile::TempDir,
 }
 
 /// Makes the run's temporary folder, points `TMPDIR` at it, and installs the handler of
@@ -57,7 +52,7 @@ pub fn enter() -> Result<RunFolder, IoError> {
             to_remove.display()
         ),
     }
-    Ok(RunFolder { folder })
+    Ok(RunFolder { _folder: folder })
 }
 
 /// Ends the run after `signal`: freezes the processes crosswheel started, removes the run's
