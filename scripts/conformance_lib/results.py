@@ -8,7 +8,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-PLATFORMS = {"linux": "Linux (aarch64, ppc64le; tests under qemu)", "macos": "macOS arm64 (static check)"}
+PLATFORMS = {"linux": "Linux (aarch64, ppc64le: manylinux and musllinux; tests under qemu)", "macos": "macOS arm64 (static check)"}
 OUTCOMES = ("passed", "failed", "not applicable", "not run")
 # Lines of crosswheel's output that say why a build stopped, best first.
 CAUSES = [re.compile(p) for p in (r"^error: .+", r"^\S+ +failed .+", r"^E +\w*(Error|Exception)\b.+", r"\w+Error: .+")]
@@ -50,6 +50,11 @@ def read_junit(path):
             outcome, detail = "passed", note
         found[_node_id(case)] = {"outcome": outcome, "seconds": seconds, "detail": detail}
     return found
+
+
+def results_store(cache, sdist, platform):
+    """One store per cibuildwheel release: a run of another release's suite never mixes in."""
+    return cache / f"results-{sdist.version}-{platform}.json"
 
 
 def merge(path, ran, command):
@@ -98,9 +103,14 @@ def write_report(path, cache, sdist):
         f"`{sdist.sha256}`), run by `scripts/conformance` with crosswheel standing in for",
         "cibuildwheel: `python -m cibuildwheel ...` runs `crosswheel build ...`, and",
         "`utils.expected_wheels` names crosswheel's wheels (cp311; Linux aarch64 and ppc64le,",
-        "`manylinux_2_17_<arch>.manylinux2014_<arch>`, no musllinux; macOS arm64). What each",
+        "each `manylinux_2_17_<arch>.manylinux2014_<arch>` and `musllinux_1_2_<arch>`, as",
+        "cibuildwheel's default `archs` builds both; macOS arm64). What each",
         "shim changes: `scripts/conformance_lib/shim/`. Why a test is not applicable:",
         "`tests/conformance/not-applicable.toml`, or cibuildwheel's own skip reason.",
+        "The tests run in a CI runner's environment: uv in their venv (so the `build[uv]` and",
+        "`uv` frontend variants run, and cibuildwheel skips plain `build` where uv is present),",
+        "and no PIP_CERT.",
+        "",
         "A run with `--local-https-for-ssl-test` (on a machine without internet) answers",
         "test_ssl's `https://google.com/generate_204` from a local HTTPS server with a throwaway",
         "CA, given to the build as SSL_CERT_FILE, and an /etc/hosts entry, for that test only",
@@ -108,7 +118,7 @@ def write_report(path, cache, sdist):
         "",
     ]
     for platform in PLATFORMS:
-        store = cache / f"results-{platform}.json"
+        store = results_store(cache, sdist, platform)
         if store.exists():
             section, _ = _section(platform, json.loads(store.read_text())["tests"])
             lines += section

@@ -1,16 +1,18 @@
 """pytest plugin for scripts/conformance: cibuildwheel's integration tests, crosswheel's targets.
 
-Loaded with `-p crosswheel_conformance` into a run of cibuildwheel 4.2.0's `test/`. It
+Loaded with `-p crosswheel_conformance` into a run of cibuildwheel 4.3.5's `test/`. It
 changes only what names the wheels a run should give, never what a test asserts:
 
 - `utils.SINGLE_PYTHON_VERSION` is (3, 11): crosswheel's conformance run builds cp311
   (the "single python" tests and the stand-in `cibuildwheel` narrow to it alike).
-- `utils.expected_wheels` asks cibuildwheel's own function once per crosswheel target of
-  the platform (Linux: aarch64 and ppc64le; macOS: arm64) instead of for the machine's
+- `utils.expected_wheels` asks cibuildwheel's own function once per architecture of the
+  conformance run (Linux: aarch64 and ppc64le; macOS: arm64) instead of for the machine's
   architecture, with crosswheel's manylinux tag (`manylinux_2_17_<arch>.manylinux2014_<arch>`:
   zig links against glibc 2.17, where cibuildwheel's default image is manylinux_2_28) and
-  no musllinux wheel (crosswheel's default archs name manylinux targets only; a test that
-  sets CIBW_ARCHS to a bare architecture gets both, as from cibuildwheel). A call that names no Python and is not
+  cibuildwheel's own musllinux default (`musllinux_1_2_<arch>`, the tag crosswheel's
+  musllinux targets are repaired for): on Linux the stand-in `cibuildwheel` builds each
+  architecture's manylinux and musllinux target, as cibuildwheel's default `archs` does
+  (cibuildwheel_main.py says when). A call that names no Python and is not
   "single python" keeps cp311's wheels only, as the stand-in narrows the run. Wheels of
   interpreters crosswheel does not build (CPython before 3.10, PyPy, GraalPy: the
   README's supported versions) are not expected; a selection naming them builds the rest.
@@ -50,8 +52,6 @@ def _patch_utils():
         archs = [arch] if arch else {"linux": LINUX_ARCHS, "macos": MACOS_ARCHS}.get(platform, [None])
         if kwargs.get("manylinux_versions") is None:
             kwargs["manylinux_versions"] = CROSSWHEEL_MANYLINUX
-        if kwargs.get("musllinux_versions") is None:
-            kwargs["musllinux_versions"] = []
         kwargs.pop("single_arch", None)
         kwargs.pop("full_auto", None)
         narrowed = kwargs.get("python_abi_tags") is None and not kwargs.get("single_python")

@@ -189,25 +189,41 @@ fn write(path: &Path, text: &str) -> Result<(), BuildError> {
     std::fs::write(path, text).map_err(|source| io("write", path, source))
 }
 
+/// What the build python's pip is: its package folder, its version, and its `METADATA`
+/// where the installed distribution it came from has one of the same version.
+const BUILD_PIP_QUERY: &str = "import json, os, pip\n\
+from importlib import metadata\n\
+try:\n    dist = metadata.distribution('pip')\n    meta = dist.read_text('METADATA') if dist.version == pip.__version__ else None\n\
+except Exception:\n    meta = None\n\
+print(json.dumps({'dir': os.path.dirname(pip.__file__), 'version': pip.__version__, 'metadata': meta}))";
+
+#[derive(Debug, serde::Deserialize)]
+struct BuildPip {
+    dir: PathBuf,
+    version: String,
+    metadata: Option<String>,
+}
+
 /// A folder holding only the build python's pip, so the environment has a pip without
 /// installing one (ensurepip takes seconds per build); ensurepip when the build python has
 /// none.
 fn pip_folder(env: &HookEnv, python: &Path) -> Result<Option<PathBuf>, BuildError> {
-    let found = run_host(
-        python,
-        &["-c", "import os, pip; print(os.path.dirname(pip.__file__))"],
-        &[],
-    );
+    let found = run_host(python, &["-c", BUILD_PIP_QUERY], &[])
+        .ok()
+        .and_then(|output| serde_json::from_str::<BuildPip>(output.lines().last()?).ok());
     match found {
-        Ok(dir) => {
+        Some(pip) => {
             let folder = env.root.join("crosswheel-pip");
             std::fs::create_dir_all(&folder).map_err(|source| io("create", &folder, source))?;
             let link = folder.join("pip");
-            std::os::unix::fs::symlink(dir.trim(), &link)
+            std::os::unix::fs::symlink(&pip.dir, &link)
                 .map_err(|source| io("link", &link, source))?;
+            if let Some(metadata) = &pip.metadata {
+                write_pip_dist_info(&folder, &pip.version, metadata)?;
+            }
             Ok(Some(folder))
         }
-        Err(_) => {
+        None => {
             run_host(&env.python, &["-m", "ensurepip", "--default-pip"], &[]).map_err(
                 |output| BuildError::InstallRequires {
                     requires: "pip (ensurepip)".into(),
@@ -216,5 +232,60 @@ fn pip_folder(env: &HookEnv, python: &Path) -> Result<Option<PathBuf>, BuildErro
             )?;
             Ok(None)
         }
+    }
+}
+
+/// pip's `pip-X.dist-info` beside the linked package, as an installed pip has in
+/// cibuildwheel's build venv: `importlib.metadata.version("pip")`, `pip show pip` and
+/// `pip list` find it (cibuildwheel's test_build_isolated_env_pip_version reads the version
+/// in `before-build`). Its `RECORD` names its own two files and nothing of the package: the
+/// package is the build python's, through a link, so a hook's `pip install --upgrade pip`
+/// or `pip uninstall pip` removes this copy (the new pip goes into site-packages, ahead of
+/// this folder on `sys.path`) and never a file of the build python.
+fn write_pip_dist_info(folder: &Path, version: &str, metadata: &str) -> Result<(), BuildError> {
+    let name = format!("pip-{version}.dist-info");
+    let dist_info = folder.join(&name);
+    std::fs::create_dir_all(&dist_info).map_err(|source| io("create", &dist_info, source))?;
+    write(&dist_info.join("METADATA"), metadata)?;
+    write(
+        &dist_info.join("RECORD"),
+        &format!("{name}/METADATA,,\n{name}/RECORD,,\n"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pips_dist_info_records_only_its_own_files() {
+        let folder = tempfile::tempdir().unwrap();
+        let metadata = "Metadata-Version: 2.1\nName: pip\nVersion: 23.2.1\n";
+        write_pip_dist_info(folder.path(), "23.2.1", metadata).unwrap();
+        let dist_info = folder.path().join("pip-23.2.1.dist-info");
+        assert_eq!(
+            std::fs::read_to_string(dist_info.join("METADATA")).unwrap(),
+            metadata
+        );
+        let record = std::fs::read_to_string(dist_info.join("RECORD")).unwrap();
+        assert_eq!(
+            record,
+            "pip-23.2.1.dist-info/METADATA,,\npip-23.2.1.dist-info/RECORD,,\n"
+        );
+        // Every file RECORD names is in the dist-info folder: an uninstall through it never
+        // reaches the linked package, which is the build python's.
+        for line in record.lines() {
+            assert!(line.starts_with("pip-23.2.1.dist-info/"), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_build_pip_query_is_read_from_its_last_line() {
+        let output =
+            "some warning\n{\"dir\": \"/x/pip\", \"version\": \"25.3\", \"metadata\": null}\n";
+        let pip: BuildPip = serde_json::from_str(output.lines().last().unwrap()).unwrap();
+        assert_eq!(pip.dir, PathBuf::from("/x/pip"));
+        assert_eq!(pip.version, "25.3");
+        assert!(pip.metadata.is_none());
     }
 }
