@@ -175,6 +175,77 @@ fn overrides_inherit_by_appending_or_prepending() {
     );
 }
 
+/// cibuildwheel 4.3's `inherit` at every level, its own documented examples: the top
+/// table over the defaults, a platform table over the top table, and `CIBW_INHERIT` for
+/// the variables (an option alone appends; a platform's suffix names its variable).
+const EVERY_LEVEL: &str = r#"
+[tool.cibuildwheel]
+build = "cp311-*"
+archs = ["aarch64", "arm64"]
+before-all = "make -C third_party_lib"
+inherit.audit-requires = "append"
+audit-requires = ["twine"]
+inherit.test-requires = "prepend"
+test-requires = ["pytest"]
+
+[tool.cibuildwheel.linux]
+inherit.before-all = "prepend"
+before-all = "yum install -y libffi-devel"
+
+[tool.cibuildwheel.macos]
+inherit = "before-all"
+before-all = "brew install libffi"
+"#;
+
+#[test]
+fn inherit_works_at_every_level_as_cibuildwheel_4_3_reads_it() {
+    let project = Project::with_pyproject(EVERY_LEVEL);
+    let plan = project.plan(&[]);
+    let linux = &build(&plan, "cp311-manylinux_aarch64").options;
+    assert_eq!(
+        linux.before_all.as_deref(),
+        Some("yum install -y libffi-devel && make -C third_party_lib")
+    );
+    let mac = &build(&plan, "cp311-macosx_arm64").options;
+    assert_eq!(
+        mac.before_all.as_deref(),
+        Some("make -C third_party_lib && brew install libffi")
+    );
+    let defaults = Project::with_pyproject(
+        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = [\"aarch64\"]\n",
+    )
+    .plan(&[]);
+    let default_audit = &build(&defaults, "cp311-manylinux_aarch64")
+        .options
+        .audit_requires;
+    let audit = &linux.audit_requires;
+    assert_eq!(audit.len(), default_audit.len() + 1, "{audit:?}");
+    assert_eq!(audit.last().map(String::as_str), Some("twine"));
+
+    let env = project.plan(&[
+        ("CIBW_BEFORE_ALL_LINUX", "echo env-linux"),
+        ("CIBW_TEST_REQUIRES", "numpy"),
+        ("CIBW_INHERIT", "test-requires; before-all-linux: prepend"),
+    ]);
+    let linux = &build(&env, "cp311-manylinux_aarch64").options;
+    assert_eq!(
+        linux.before_all.as_deref(),
+        Some("echo env-linux && yum install -y libffi-devel && make -C third_party_lib")
+    );
+    assert_eq!(linux.test_requires, ["pytest", "numpy"]);
+}
+
+#[test]
+fn an_inherit_rule_for_a_single_value_in_cibw_inherit_is_refused_by_name() {
+    let project = Project::with_pyproject(EVERY_LEVEL);
+    let error = project.error(&[("CIBW_INHERIT", "toolchain")]).to_string();
+    assert!(
+        error.contains("CIBW_INHERIT")
+            && error.contains("only commands, lists and tables can be inherited"),
+        "{error}"
+    );
+}
+
 #[test]
 fn later_overrides_win_and_both_apply_to_one_build() {
     let project = Project::with_pyproject(OVERRIDES);

@@ -33,6 +33,11 @@ pub(super) struct Sources {
     pub(super) files: Vec<ConfigDocument>,
     pub(super) env: Layer,
     pub(super) env_platform: BTreeMap<Platform, Layer>,
+    /// `CROSSWHEEL_INHERIT` (or `CIBW_INHERIT`): how the variables combine with the
+    /// configuration, per option...
+    pub(super) env_inherit: BTreeMap<&'static str, Inherit>,
+    /// ... and per platform variable (`before-all-linux`).
+    pub(super) env_inherit_suffixed: Vec<(String, Inherit)>,
     pub(super) cli: Layer,
 }
 
@@ -57,6 +62,11 @@ impl Sources {
         let env_general =
             keep(env_layer(env, None, &mut env_vars), &mut problems).unwrap_or_default();
         let cli_settings = keep(cli_layer(cli), &mut problems).unwrap_or_default();
+        let (env_inherit, env_inherit_suffixed) =
+            keep(env_inherit(env), &mut problems).unwrap_or_default();
+        if env.var("CROSSWHEEL_INHERIT").is_none() && env.var("CIBW_INHERIT").is_some() {
+            push_new(&mut env_vars.cibw, "CIBW_INHERIT");
+        }
         OptionsError::from_all(problems)?;
         let mut ignored = Vec::new();
         for name in files.iter().flat_map(|file| &file.ignored) {
@@ -74,6 +84,8 @@ impl Sources {
             files,
             env: env_general,
             env_platform,
+            env_inherit,
+            env_inherit_suffixed,
             cli: cli_settings,
         })
     }
@@ -98,11 +110,24 @@ impl Sources {
         }
         // Each table whole (its own table, platform table and overrides) over the one
         // before it: `[tool.crosswheel]`'s keys win over anything `[tool.cibuildwheel]` says.
+        let combine = |current: &mut Option<Located>, found: &Located, rule: Option<&Inherit>| {
+            let previous = current.as_ref().map(|located| &located.setting);
+            let rule = rule.copied().unwrap_or(Inherit::None);
+            *current = Some(Located {
+                setting: value::inherit(previous, found.setting.clone(), rule),
+                origin: found.origin.clone(),
+            });
+        };
         for file in &self.files {
-            let tables = [Some(&file.global), file.platforms.get(&platform)];
-            for layer in tables.into_iter().flatten() {
+            let tables = [
+                Some((&file.global, &file.global_inherit)),
+                file.platforms
+                    .get(&platform)
+                    .zip(file.platform_inherit.get(&platform)),
+            ];
+            for (layer, inherit) in tables.into_iter().flatten() {
                 if let Some(found) = layer.get(key) {
-                    current = Some(found.clone());
+                    combine(&mut current, found, inherit.get(key));
                 }
             }
             let Some(identifier) = identifier else {
@@ -114,23 +139,26 @@ impl Sources {
                 .filter(|o| o.select.matches(identifier));
             for entry in matching {
                 if let Some(found) = entry.values.get(key) {
-                    let rule = entry.inherit.get(key).copied().unwrap_or(Inherit::None);
-                    let previous = current.as_ref().map(|located| &located.setting);
-                    current = Some(Located {
-                        setting: value::inherit(previous, found.setting.clone(), rule),
-                        origin: found.origin.clone(),
-                    });
+                    combine(&mut current, found, entry.inherit.get(key));
                 }
             }
         }
         let late_layers = [
-            Some(&self.env),
-            self.env_platform.get(&platform),
-            Some(&self.cli),
+            Some((&self.env, self.env_inherit.get(key))),
+            self.env_platform.get(&platform).map(|layer| {
+                let suffixed = format!("{key}-{}", platform.name());
+                let rule = self
+                    .env_inherit_suffixed
+                    .iter()
+                    .find(|(name, _)| *name == suffixed)
+                    .map(|(_, rule)| rule);
+                (layer, rule)
+            }),
+            Some((&self.cli, None)),
         ];
-        for layer in late_layers.into_iter().flatten() {
+        for (layer, rule) in late_layers.into_iter().flatten() {
             if let Some(found) = layer.get(key) {
-                current = Some(found.clone());
+                combine(&mut current, found, rule);
             }
         }
         current
@@ -150,6 +178,59 @@ impl Sources {
     pub(super) fn selector(&self, key: &'static str, platform: Platform) -> Selector {
         self.setting(key, platform, None).selector()
     }
+}
+
+/// `CROSSWHEEL_INHERIT`, or cibuildwheel's `CIBW_INHERIT`: `audit-requires;
+/// before-all-linux: prepend`, an option without a rule appending. Rules of options (and
+/// of an option with a platform's suffix) that take no inheritance are refused by name.
+#[allow(clippy::type_complexity)]
+fn env_inherit(
+    env: &impl EnvSource,
+) -> Result<(BTreeMap<&'static str, Inherit>, Vec<(String, Inherit)>), OptionsError> {
+    let Some((variable, text)) = ["CROSSWHEEL_INHERIT", "CIBW_INHERIT"]
+        .into_iter()
+        .find_map(|name| Some((name, env.var(name).filter(|text| !text.trim().is_empty())?)))
+    else {
+        return Ok(Default::default());
+    };
+    let mut general = BTreeMap::new();
+    let mut suffixed = Vec::new();
+    for (name, rule) in super::document::inherit_rules(&text) {
+        let invalid = |message: String| OptionsError::InvalidValue {
+            origin: Origin::Env(variable.to_string()),
+            key: name.clone(),
+            message,
+        };
+        let rule = Inherit::parse(&rule)
+            .ok_or_else(|| invalid("use \"none\", \"append\" or \"prepend\"".to_string()))?;
+        let platform = Platform::ALL
+            .into_iter()
+            .find(|platform| name.ends_with(&format!("-{}", platform.name())));
+        let option = platform.map_or(name.as_str(), |platform| {
+            &name[..name.len() - platform.name().len() - 1]
+        });
+        let spec =
+            schema::find(option).ok_or_else(|| invalid(format!("`{option}` is no option")))?;
+        if !spec.kind.accepts_inherit() {
+            return Err(invalid(format!(
+                "`{option}` is a single value; only commands, lists and tables can be inherited"
+            )));
+        }
+        match platform {
+            Some(_) => suffixed.push((
+                format!(
+                    "{}{}",
+                    schema::canonical_key(spec.key),
+                    &name[option.len()..]
+                ),
+                rule,
+            )),
+            None => {
+                general.insert(schema::canonical_key(spec.key), rule);
+            }
+        }
+    }
+    Ok((general, suffixed))
 }
 
 /// Which `CIBW_*` variables `env_layer` read, which it passed over for a `CROSSWHEEL_*`

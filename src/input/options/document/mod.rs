@@ -32,7 +32,11 @@ pub(crate) struct Override {
 #[derive(Debug, Default)]
 pub(crate) struct ConfigDocument {
     pub global: Layer,
+    /// The top table's `inherit` rules: how its values combine with the defaults.
+    pub global_inherit: BTreeMap<&'static str, Inherit>,
     pub platforms: BTreeMap<Platform, Layer>,
+    /// Each platform table's `inherit` rules: how its values combine with the top table's.
+    pub platform_inherit: BTreeMap<Platform, BTreeMap<&'static str, Inherit>>,
     pub overrides: Vec<Override>,
     /// The table that was read (`tool.crosswheel`), `None` when the file has none.
     pub table: Option<String>,
@@ -164,7 +168,10 @@ impl Reader<'_> {
                     keys.select_seen = true;
                     keys.select = self.keep(self.read_select(value, origin()));
                 }
-                (Level::Override, "inherit") => {
+                // Every level may say how its values combine with the ones below it, as
+                // cibuildwheel 4.3 reads it; a foreign platform's rules are not read.
+                (Level::ForeignPlatform, "inherit") => {}
+                (_, "inherit") => {
                     keys.inherit = self.keep(self.read_inherit(value, origin()));
                 }
                 _ => self.read_option(
@@ -179,7 +186,10 @@ impl Reader<'_> {
         }
         match level {
             Level::Override => self.push_override(table, table_name, keys, layer, document),
-            Level::Top | Level::Platform => document.global = layer,
+            Level::Top | Level::Platform => {
+                document.global = layer;
+                document.global_inherit = keys.inherit.unwrap_or_default();
+            }
             Level::ForeignPlatform => {}
         }
     }
@@ -274,8 +284,9 @@ impl Reader<'_> {
                 Level::Platform,
                 &mut document.ignored,
             );
-            if let Some(platform_layer) = self.keep(read) {
+            if let Some((platform_layer, inherit)) = self.keep(read) {
                 document.platforms.insert(platform, platform_layer);
+                document.platform_inherit.insert(platform, inherit);
             }
             return true;
         }
@@ -304,7 +315,7 @@ impl Reader<'_> {
         origin: Origin,
         level: Level,
         ignored: &mut Vec<String>,
-    ) -> Result<Layer, OptionsError> {
+    ) -> Result<(Layer, BTreeMap<&'static str, Inherit>), OptionsError> {
         let platform_table = format!("{table_name}.{platform_name}");
         let DeValue::Table(inner) = value.get_ref() else {
             return Err(OptionsError::WrongType {
@@ -319,7 +330,7 @@ impl Reader<'_> {
         for name in platform_document.ignored {
             push_once(ignored, name);
         }
-        Ok(platform_document.global)
+        Ok((platform_document.global, platform_document.global_inherit))
     }
 
     fn read_overrides(
@@ -380,18 +391,34 @@ impl Reader<'_> {
         value: &Spanned<DeValue<'_>>,
         origin: Origin,
     ) -> Result<BTreeMap<&'static str, Inherit>, OptionsError> {
-        let DeValue::Table(table) = value.get_ref() else {
-            return Err(OptionsError::WrongType {
-                origin,
-                key: "inherit".to_string(),
-                expected: "a table such as { test-command = \"append\" }",
-                found: described(value.get_ref()),
-            });
+        let entries: Vec<(String, Option<String>, Origin)> = match value.get_ref() {
+            DeValue::Table(table) => in_file_order(table)
+                .into_iter()
+                .map(|(key, rule)| {
+                    (
+                        key.get_ref().to_string(),
+                        rule.get_ref().as_str().map(str::to_string),
+                        self.origin(key.span().start),
+                    )
+                })
+                .collect(),
+            // cibuildwheel's string form, `"before-all; test-command=prepend"`.
+            DeValue::String(text) => inherit_rules(text)
+                .into_iter()
+                .map(|(name, rule)| (name, Some(rule), origin.clone()))
+                .collect(),
+            other => {
+                return Err(OptionsError::WrongType {
+                    origin,
+                    key: "inherit".to_string(),
+                    expected: "a table such as { test-command = \"append\" }",
+                    found: described(other),
+                });
+            }
         };
         let mut rules = BTreeMap::new();
-        for (key, rule) in in_file_order(table) {
-            let origin = self.origin(key.span().start);
-            let name: &str = key.get_ref();
+        for (name, rule, origin) in entries {
+            let name = name.as_str();
             let Some(spec) = schema::find(name) else {
                 return Err(unknown_key(name, "inherit", Level::Override, origin));
             };
@@ -404,19 +431,30 @@ impl Reader<'_> {
                     ),
                 });
             }
-            let parsed = rule
-                .get_ref()
-                .as_str()
-                .and_then(Inherit::parse)
-                .ok_or_else(|| OptionsError::InvalidValue {
+            let parsed = rule.as_deref().and_then(Inherit::parse).ok_or_else(|| {
+                OptionsError::InvalidValue {
                     origin,
                     key: format!("inherit.{name}"),
                     message: "use \"none\", \"append\" or \"prepend\"".to_string(),
-                })?;
+                }
+            })?;
             rules.insert(schema::canonical_key(spec.key), parsed);
         }
         Ok(rules)
     }
+}
+
+/// `inherit`'s string form, as cibuildwheel reads it (and `CIBW_INHERIT`): rules
+/// separated by `;`, each `option` (append) or `option=rule` (`option: rule` too).
+pub(crate) fn inherit_rules(text: &str) -> Vec<(String, String)> {
+    text.split(';')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| match part.split_once(['=', ':']) {
+            Some((name, rule)) => (name.trim().to_string(), rule.trim().to_string()),
+            None => (part.to_string(), "append".to_string()),
+        })
+        .collect()
 }
 
 /// Table entries in the order they appear in the file (the map itself is sorted by key).
@@ -453,10 +491,11 @@ fn unknown_key(name: &str, table_name: &str, level: Level, origin: Origin) -> Op
     match level {
         Level::Top => {
             candidates.extend(cibw::data().platform_tables.iter().map(String::as_str));
-            candidates.push("overrides");
+            candidates.extend(["overrides", "inherit"]);
         }
         Level::Override => candidates.extend(["select", "inherit"]),
-        Level::Platform | Level::ForeignPlatform => {}
+        Level::Platform => candidates.push("inherit"),
+        Level::ForeignPlatform => {}
     }
     let table = if table_name.starts_with('[') || table_name == "inherit" {
         table_name.to_string()
