@@ -271,44 +271,9 @@ fn provide_from_wheel(
 
 /// Unpacks the members of `wheel` under `folder/` into `to`, keeping their modes.
 fn extract_folder(wheel: &Path, folder: &str, to: &Path) -> Result<(), String> {
-    let file = std::fs::File::open(wheel)
-        .map_err(|err| IoError::new("open", wheel.to_path_buf(), err).to_string())?;
-    let mut archive = zip::ZipArchive::new(file)
-        .map_err(|err| format!("{} is not a wheel: {err}", wheel.display()))?;
-    for index in 0..archive.len() {
-        let mut entry = archive
-            .by_index(index)
-            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
-        if entry.is_dir() {
-            continue;
-        }
-        let Some(name) = entry.enclosed_name() else {
-            continue;
-        };
-        let Ok(inside) = name.strip_prefix(folder) else {
-            continue;
-        };
-        let path = to.join(inside);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|err| IoError::new("create", parent.to_path_buf(), err).to_string())?;
-        }
-        let mut out = std::fs::File::create(&path)
-            .map_err(|err| IoError::new("create", path.clone(), err).to_string())?;
-        std::io::copy(&mut entry, &mut out).map_err(|err| {
-            format!(
-                "cannot unpack {} from {}: {err}",
-                inside.display(),
-                wheel.display()
-            )
-        })?;
-        if let Some(mode) = entry.unix_mode() {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o755))
-                .map_err(|err| IoError::new("set the mode of", path.clone(), err).to_string())?;
-        }
-    }
-    Ok(())
+    package_index::unpack_members(wheel, to, |name| {
+        name.strip_prefix(folder).ok().map(Path::to_path_buf)
+    })
 }
 
 #[cfg(test)]

@@ -573,47 +573,10 @@ fn destination(part: Part<'_>, path: &str) -> Option<PathBuf> {
 
 /// Unpacks the toolkit's files of `wheel` into `root`, keeping their modes.
 fn extract(wheel: &Path, root: &Path, part: Part<'_>) -> Result<(), String> {
-    let file = std::fs::File::open(wheel)
-        .map_err(|err| IoError::new("open", wheel.to_path_buf(), err).to_string())?;
-    let mut archive = zip::ZipArchive::new(file)
-        .map_err(|err| format!("{} is not a wheel: {err}", wheel.display()))?;
-    for index in 0..archive.len() {
-        let mut entry = archive
-            .by_index(index)
-            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
-        if entry.is_dir() {
-            continue;
-        }
-        let Some(name) = entry.enclosed_name() else {
-            continue;
-        };
-        let Ok(inside) = name.strip_prefix("nvidia/cu13") else {
-            continue;
-        };
-        let Some(relative) = destination(part, &inside.to_string_lossy()) else {
-            continue;
-        };
-        let path = root.join(relative);
-        if let Some(folder) = path.parent() {
-            std::fs::create_dir_all(folder)
-                .map_err(|err| IoError::new("create", folder.to_path_buf(), err).to_string())?;
-        }
-        let mut out = std::fs::File::create(&path)
-            .map_err(|err| IoError::new("create", path.clone(), err).to_string())?;
-        std::io::copy(&mut entry, &mut out).map_err(|err| {
-            format!(
-                "cannot unpack {} from {}: {err}",
-                path.display(),
-                wheel.display()
-            )
-        })?;
-        if let Some(mode) = entry.unix_mode() {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o755))
-                .map_err(|err| IoError::new("set the mode of", path.clone(), err).to_string())?;
-        }
-    }
-    Ok(())
+    package_index::unpack_members(wheel, root, |name| {
+        let inside = name.strip_prefix("nvidia/cu13").ok()?;
+        destination(part, &inside.to_string_lossy())
+    })
 }
 
 /// Lets `crt/math_functions.h` take [`GLIBC_HEADERS_MACRO`] for glibc 2.41's and 2.42's

@@ -10,7 +10,7 @@
 //! so the index, extra indexes, proxy, certificates and credentials are pip's own.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::str::FromStr;
 
@@ -205,6 +205,52 @@ pub fn download_pinned(
     }
     // `download` checks the bytes against the published, and so the pinned, SHA-256.
     download(file, destination, network)
+}
+
+/// Unpacks the files of `wheel` that `place` maps (a member's path in the wheel to a path
+/// under `to`; `None` leaves it out), keeping their modes: how a tool taken from the index's
+/// wheels (CUDA's, cmake's) is laid out in the cache.
+pub fn unpack_members(
+    wheel: &Path,
+    to: &Path,
+    place: impl Fn(&Path) -> Option<PathBuf>,
+) -> Result<(), String> {
+    use crate::io_error::IoError;
+    let file = std::fs::File::open(wheel)
+        .map_err(|err| IoError::new("open", wheel.to_path_buf(), err).to_string())?;
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|err| format!("{} is not a wheel: {err}", wheel.display()))?;
+    for index in 0..archive.len() {
+        let mut entry = archive
+            .by_index(index)
+            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
+        if entry.is_dir() {
+            continue;
+        }
+        let Some(relative) = entry.enclosed_name().and_then(|name| place(&name)) else {
+            continue;
+        };
+        let path = to.join(relative);
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder)
+                .map_err(|err| IoError::new("create", folder.to_path_buf(), err).to_string())?;
+        }
+        let mut out = std::fs::File::create(&path)
+            .map_err(|err| IoError::new("create", path.clone(), err).to_string())?;
+        std::io::copy(&mut entry, &mut out).map_err(|err| {
+            format!(
+                "cannot unpack {} from {}: {err}",
+                path.display(),
+                wheel.display()
+            )
+        })?;
+        if let Some(mode) = entry.unix_mode() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o755))
+                .map_err(|err| IoError::new("set the mode of", path.clone(), err).to_string())?;
+        }
+    }
+    Ok(())
 }
 
 fn helper() -> Command {

@@ -83,19 +83,22 @@ pub(crate) fn link_merged_usr(root: &Path) -> Result<(), SysrootError> {
     Ok(())
 }
 
+/// A walk's error, naming where it was.
+fn walk_error(root: &Path, err: walkdir::Error) -> SysrootError {
+    SysrootError::Io(crate::io_error::IoError::new(
+        "walk",
+        err.path().unwrap_or(root).to_path_buf(),
+        err.into(),
+    ))
+}
+
 /// Rewrites every absolute symlink as a relative one, so the tree resolves inside itself:
 /// ppc64le's `lib64/ld64.so.2 -> /lib/powerpc64le-linux-gnu/ld64.so.2` otherwise points at
 /// the host (or nowhere) and the loader cannot be found. Returns how many were rewritten.
 pub(crate) fn relativize_absolute_symlinks(root: &Path) -> Result<usize, SysrootError> {
     let mut rewritten = 0;
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
-        let entry = entry.map_err(|err| {
-            SysrootError::Io(crate::io_error::IoError::new(
-                "walk",
-                err.path().unwrap_or(root).to_path_buf(),
-                err.into(),
-            ))
-        })?;
+        let entry = entry.map_err(|err| walk_error(root, err))?;
         if !entry.path_is_symlink() {
             continue;
         }
@@ -131,13 +134,7 @@ pub(crate) fn relocate(
 ) -> Result<usize, SysrootError> {
     let mut changed = 0;
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
-        let entry = entry.map_err(|err| {
-            SysrootError::Io(crate::io_error::IoError::new(
-                "walk",
-                err.path().unwrap_or(root).to_path_buf(),
-                err.into(),
-            ))
-        })?;
+        let entry = entry.map_err(|err| walk_error(root, err))?;
         if !entry.file_type().is_file() {
             continue;
         }
