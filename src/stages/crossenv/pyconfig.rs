@@ -169,6 +169,38 @@ mod tests {
         assert!(added < text.rfind("#endif").unwrap(), "{text}");
     }
 
+    /// The build machine's header says what Linux has; a macOS target's says what macOS
+    /// has, or C code that reads it through Python.h (gevent's libev) calls `eventfd`.
+    #[test]
+    fn a_macos_header_has_no_linux_kernel_interfaces_and_has_kqueue() {
+        let host = HOST.replace(
+            "#endif /*Py_PYCONFIG_H*/",
+            "#define HAVE_EPOLL 1\n#define HAVE_EVENTFD 1\n#define HAVE_SYS_EPOLL_H 1\n\
+             #define HAVE_PIPE2 1\n/* #undef HAVE_KQUEUE */\n#endif /*Py_PYCONFIG_H*/",
+        );
+        for id in ["macos-arm64", "macos-x86_64"] {
+            let text = for_target(&host, &Target::parse(id).unwrap(), false);
+            for linux_only in [
+                "HAVE_EPOLL",
+                "HAVE_EVENTFD",
+                "HAVE_SYS_EPOLL_H",
+                "HAVE_PIPE2",
+            ] {
+                assert!(
+                    text.contains(&format!("/* #undef {linux_only} */\n")),
+                    "{id}: {text}"
+                );
+                assert!(
+                    !text.contains(&format!("#define {linux_only} ")),
+                    "{id}: {text}"
+                );
+            }
+            assert!(text.contains("#define HAVE_KQUEUE 1\n"), "{id}: {text}");
+        }
+        let linux = for_target(&host, &Target::parse("linux-aarch64").unwrap(), false);
+        assert!(linux.contains("#define HAVE_EVENTFD 1\n"), "{linux}");
+    }
+
     #[test]
     fn the_free_threaded_abi_is_chosen_by_py_gil_disabled_either_way() {
         let target = Target::parse("linux-aarch64").unwrap();
