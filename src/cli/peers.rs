@@ -26,15 +26,20 @@ pub enum Peer {
     /// The real abi3audit, pinned: it reads a wheel's binaries without loading them, so
     /// it judges a foreign architecture's wheel as well as the build machine's.
     Abi3audit,
+    /// `pipx run <peer> ...`, as cibuildwheel's documentation writes abi3audit's line
+    /// (`pipx run abi3audit --strict --report {wheel}`): the peer answers; anything else
+    /// goes to the machine's own pipx.
+    Pipx,
 }
 
 impl Peer {
-    pub const ALL: [Peer; 5] = [
+    pub const ALL: [Peer; 6] = [
         Peer::Auditwheel,
         Peer::DelocateWheel,
         Peer::DelocateListdeps,
         Peer::DelocateMerge,
         Peer::Abi3audit,
+        Peer::Pipx,
     ];
 
     /// The program name the peer is installed as.
@@ -45,6 +50,18 @@ impl Peer {
             Peer::DelocateListdeps => "delocate-listdeps",
             Peer::DelocateMerge => "delocate-merge",
             Peer::Abi3audit => "abi3audit",
+            Peer::Pipx => "pipx",
+        }
+    }
+
+    /// The distribution on the package index that installs the peer's program
+    /// (`pipx run --spec delocate delocate-wheel`).
+    pub fn distribution(self) -> &'static str {
+        match self {
+            Peer::Auditwheel => "auditwheel",
+            Peer::DelocateWheel | Peer::DelocateListdeps | Peer::DelocateMerge => "delocate",
+            Peer::Abi3audit => "abi3audit",
+            Peer::Pipx => "pipx",
         }
     }
 
@@ -225,4 +242,60 @@ pub struct DelocateMerge {
     pub wheel_dir: Option<PathBuf>,
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// `pipx run [OPTIONS] APP [ARGS...]`, with the options of pipx 1.7's `run`; any other
+/// command line of pipx is the machine's pipx's to answer.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pipx",
+    about = "pipx run, answered by the peers crosswheel has"
+)]
+pub struct Pipx {
+    #[command(subcommand)]
+    pub command: PipxCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PipxCommand {
+    /// Run an app from a temporary virtual environment.
+    Run(PipxRun),
+}
+
+#[derive(Debug, Args)]
+pub struct PipxRun {
+    /// The package to install the app from, when it is not the app's name.
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<String>,
+    /// Do not reuse a cached virtual environment.
+    #[arg(long = "no-cache")]
+    pub no_cache: bool,
+    /// Run the app from `__pypackages__` if there is one.
+    #[arg(long)]
+    pub pypackages: bool,
+    /// The index to install from.
+    #[arg(short = 'i', long = "index-url", value_name = "INDEX_URL")]
+    pub index_url: Option<String>,
+    /// Arguments for pip.
+    #[arg(long = "pip-args", value_name = "PIP_ARGS", allow_hyphen_values = true)]
+    pub pip_args: Option<String>,
+    /// The Python the virtual environment is made with.
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<String>,
+    #[arg(long = "fetch-missing-python")]
+    pub fetch_missing_python: bool,
+    #[arg(long = "system-site-packages")]
+    pub system_site_packages: bool,
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub quiet: u8,
+    /// The app, then its own arguments.
+    #[arg(
+        value_name = "APP",
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub app: Vec<std::ffi::OsString>,
 }

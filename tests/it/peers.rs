@@ -205,6 +205,77 @@ fn a_peer_flag_crosswheel_cannot_honour_is_one_line_naming_it() {
     );
 }
 
+/// `pipx run <peer> ...` (cibuildwheel documents `pipx run abi3audit --strict --report
+/// {wheel}`) is the peer; any other pipx line is the machine's own pipx's, and without one
+/// it is one line saying so.
+#[test]
+fn pipx_run_of_a_peer_is_the_peer_and_anything_else_is_the_machines_pipx() {
+    let dir = tempfile::tempdir().unwrap();
+    let peers = dir.path().join("peers");
+    std::fs::create_dir_all(&peers).unwrap();
+    std::os::unix::fs::symlink(common::crosswheel_bin(), peers.join("pipx")).unwrap();
+    let wheel = dir.path().join("demo-1.0-cp311-cp311-linux_aarch64.whl");
+    std::fs::write(&wheel, b"not read").unwrap();
+    let pipx = |path: &Path, args: &[&str]| -> Output {
+        Command::new(peers.join("pipx"))
+            .args(args)
+            .env("PATH", path)
+            .current_dir(dir.path())
+            .output()
+            .expect("pipx runs")
+    };
+    // The peer answers: its own one-line refusal of a flag it cannot honour.
+    let output = pipx(
+        &peers,
+        &[
+            "run",
+            "auditwheel",
+            "show",
+            "--ldpaths",
+            "/opt/lib",
+            "w.whl",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: auditwheel show --ldpaths /opt/lib: "),
+        "{stderr}"
+    );
+    let output = pipx(&peers, &["run", "twine", "check", "w.whl"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: `pipx run twine check w.whl`: this machine has no pipx, and crosswheel answers `pipx run` only for auditwheel, delocate-wheel, delocate-listdeps, delocate-merge, abi3audit: install pipx"),
+        "{stderr}"
+    );
+    let machine = dir.path().join("machine");
+    std::fs::create_dir_all(&machine).unwrap();
+    std::fs::write(
+        machine.join("pipx"),
+        "#!/bin/sh\necho \"machine's pipx: $*\"\nexit 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        machine.join("pipx"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let both = std::env::join_paths([&peers, &machine]).unwrap();
+    let output = pipx(Path::new(&both), &["run", "twine", "check", "w.whl"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "machine's pipx: run twine check w.whl\n"
+    );
+    let output = pipx(Path::new(&both), &["install", "abi3audit"]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "machine's pipx: install abi3audit\n"
+    );
+    assert_eq!(std::fs::read(&wheel).unwrap(), b"not read");
+}
+
 /// `abi3audit`, which configurations append to their `repair-wheel-command`, is the real
 /// tool, pinned by SHA-256 and installed once into crosswheel's cache: it passes an abi3
 /// wheel of another architecture (cryptography's aarch64 wheel from the index).
@@ -232,6 +303,29 @@ fn abi3audit_is_the_pinned_real_tool_and_audits_a_foreign_architectures_wheel() 
         stdout.contains("\"_rust.abi3.so\"") && stdout.contains("\"is_abi3\": true"),
         "{stdout}"
     );
+    // As cibuildwheel's documentation writes the line: the peer answers first, whether or
+    // not the machine has a pipx.
+    let pipx = dir.path().join("pipx");
+    std::os::unix::fs::symlink(common::crosswheel_bin(), &pipx).unwrap();
+    let through_pipx = Command::new(&pipx)
+        .args(["run", "abi3audit", "--strict", "--report"])
+        .arg(&wheel)
+        .env(
+            "PATH",
+            std::env::join_paths(
+                std::iter::once(dir.path().to_path_buf())
+                    .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+            )
+            .unwrap(),
+        )
+        .output()
+        .expect("pipx runs");
+    assert!(
+        through_pipx.status.success(),
+        "{}",
+        String::from_utf8_lossy(&through_pipx.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&through_pipx.stdout), stdout);
 }
 
 /// `before-all` finds the peers first on its PATH too, answering for its target.

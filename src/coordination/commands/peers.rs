@@ -18,7 +18,8 @@ use clap::Parser;
 
 use crate::cli::peers::{
     Auditwheel, AuditwheelCommand, AuditwheelRepair, AuditwheelShow, DelocateListdeps,
-    DelocateMerge, DelocateWheel, LIBRARY_PATH_VARIABLE, Peer, TARGET_VARIABLE,
+    DelocateMerge, DelocateWheel, LIBRARY_PATH_VARIABLE, Peer, Pipx, PipxCommand, PipxRun,
+    TARGET_VARIABLE,
 };
 use crate::formats::macho::Arch;
 use crate::formats::wheel::{PlatformTag, WheelArchive, open_within_env_limits, source_date_epoch};
@@ -42,7 +43,89 @@ pub fn run(peer: Peer, args: Vec<OsString>) -> Result<ExitCode> {
         Peer::DelocateListdeps => delocate_listdeps(&DelocateListdeps::parse_from(args), &env),
         Peer::DelocateMerge => delocate_merge(&DelocateMerge::parse_from(args)),
         Peer::Abi3audit => abi3audit(&args[1..]),
+        Peer::Pipx => pipx(args),
     }
+}
+
+/// `pipx run [--spec DIST] APP ARGS...` for an APP crosswheel answers as a peer
+/// (`pipx run abi3audit --strict --report {wheel}`, cibuildwheel's documented line): the
+/// peer answers, as under its own name; pipx's install options name nothing crosswheel
+/// installs. Any other pipx command line is the machine's own pipx's (the next `pipx` on
+/// PATH); without one it stops in one line naming the app.
+fn pipx(args: Vec<OsString>) -> Result<ExitCode> {
+    if let Ok(Pipx {
+        command: PipxCommand::Run(run),
+    }) = Pipx::try_parse_from(&args)
+        && let Some(peer) = peer_run_by(&run)
+    {
+        if let Some(spec) = &run.spec
+            && spec.trim() != peer.distribution()
+        {
+            tracing::info!(
+                "pipx run --spec {spec}: crosswheel's {} answers, as under its own name",
+                peer.program()
+            );
+        }
+        let mut argv = vec![OsString::from(peer.program())];
+        argv.extend(run.app.into_iter().skip(1));
+        return self::run(peer, argv);
+    }
+    let Some(machines) = machine_pipx() else {
+        let asked: Vec<String> = args[1..]
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        bail!(
+            "`pipx {}`: this machine has no pipx, and crosswheel answers `pipx run` only for {}: install pipx (python3 -m pip install pipx) for anything else",
+            asked.join(" "),
+            peer_programs_list()
+        );
+    };
+    let status = std::process::Command::new(&machines)
+        .args(&args[1..])
+        .status()
+        .with_context(|| format!("run {}", machines.display()))?;
+    Ok(ExitCode::from(
+        status
+            .code()
+            .and_then(|code| u8::try_from(code).ok())
+            .unwrap_or(1),
+    ))
+}
+
+/// The peer a `pipx run` line runs: its app is a peer's program, installed from that
+/// peer's distribution (a `--spec` naming another package is not the peer).
+fn peer_run_by(run: &PipxRun) -> Option<Peer> {
+    let app = run.app.first()?;
+    let peer = Peer::invoked_as(app).filter(|peer| *peer != Peer::Pipx)?;
+    let Some(spec) = &run.spec else {
+        return Some(peer);
+    };
+    let name_end = spec
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
+        .unwrap_or(spec.len());
+    let name = spec[..name_end].to_ascii_lowercase().replace('_', "-");
+    (name == peer.distribution()).then_some(peer)
+}
+
+/// The programs crosswheel answers as peers, for messages.
+fn peer_programs_list() -> String {
+    Peer::ALL
+        .iter()
+        .filter(|peer| **peer != Peer::Pipx)
+        .map(|peer| peer.program())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The machine's own pipx: the first `pipx` on PATH that is not crosswheel answering
+/// as one.
+fn machine_pipx() -> Option<PathBuf> {
+    let me = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let path = crate::support::host::search_path();
+    std::env::split_paths(&path)
+        .filter_map(|dir| crate::support::host::find_in_path("pipx", dir.as_os_str()))
+        .find(|program| program.canonicalize().is_ok_and(|real| real != me))
 }
 
 /// Runs the pinned abi3audit (config/audit-requirements.txt, every package by SHA-256) from
@@ -548,7 +631,53 @@ mod tests {
             Peer::invoked_as("abi3audit".as_ref()),
             Some(Peer::Abi3audit)
         );
+        assert_eq!(Peer::invoked_as("pipx".as_ref()), Some(Peer::Pipx));
         assert_eq!(Peer::invoked_as("crosswheel".as_ref()), None);
         assert_eq!(Peer::invoked_as("auditwheel-symbols".as_ref()), None);
+    }
+
+    #[test]
+    fn pipx_run_of_a_peer_is_that_peer_with_its_own_arguments() {
+        let parse = |line: &str| -> Option<(Peer, Vec<String>)> {
+            let Ok(Pipx {
+                command: PipxCommand::Run(run),
+            }) = Pipx::try_parse_from(line.split_whitespace())
+            else {
+                return None;
+            };
+            let peer = peer_run_by(&run)?;
+            let rest = run.app[1..]
+                .iter()
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect();
+            Some((peer, rest))
+        };
+        assert_eq!(
+            parse("pipx run abi3audit --strict --report w.whl"),
+            Some((Peer::Abi3audit, strings(&["--strict", "--report", "w.whl"])))
+        );
+        assert_eq!(
+            parse("pipx run --spec delocate delocate-wheel -w out --require-archs arm64 w.whl"),
+            Some((
+                Peer::DelocateWheel,
+                strings(&["-w", "out", "--require-archs", "arm64", "w.whl"])
+            ))
+        );
+        assert_eq!(
+            parse("pipx run --no-cache --spec abi3audit==0.0.20 abi3audit -v w.whl"),
+            Some((Peer::Abi3audit, strings(&["-v", "w.whl"])))
+        );
+        // Another package, another app, another pipx command: the machine's pipx.
+        assert_eq!(
+            parse("pipx run --spec auditwheel-fork auditwheel show w.whl"),
+            None
+        );
+        assert_eq!(parse("pipx run twine check w.whl"), None);
+        assert_eq!(parse("pipx run pipx list"), None);
+        assert_eq!(parse("pipx install abi3audit"), None);
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|item| item.to_string()).collect()
     }
 }

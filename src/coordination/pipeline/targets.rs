@@ -18,8 +18,7 @@ use crate::support::build_tools;
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
     CrossBuild, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
-    catalogue, dependencies_of, ensure_library, in_build_order, read_before_all,
-    requested_libraries,
+    catalogue, ensure_library, linked_by, read_before_all, requested_libraries, resolve,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -106,10 +105,13 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
                 read_before_all(command, origin)
             })
             .transpose()?;
-        let mut libraries = requested_libraries(&spec.options.target_libraries)?;
+        // What the configuration names, by name: the versions are chosen below, once the
+        // build's environment (which may pin them) is known.
+        let mut asked: Vec<&'static LibraryEntry> =
+            requested_libraries(&spec.options.target_libraries)?;
         for entry in before_all.iter().flat_map(|read| read.libraries.iter()) {
-            if !libraries.iter().any(|known| known.name == entry.name) {
-                libraries.push(entry);
+            if !asked.iter().any(|known| known.name == entry.name) {
+                asked.push(entry);
             }
         }
         // A project that asks for OpenMP gets LLVM's runtime, which zig's clang lacks, as a
@@ -119,17 +121,16 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             .entry(package.clone())
             .or_insert_with(|| crate::stages::backend::requires_openmp(package))
             && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
-            && !libraries.iter().any(|known| known.name == openmp.name)
+            && !asked.iter().any(|known| known.name == openmp.name)
         {
-            libraries.push(openmp);
+            asked.push(openmp);
         }
-        let libraries = in_build_order(&libraries);
         let tools = before_all
             .as_ref()
             .map(|read| read.tools.clone())
             .unwrap_or_default();
         let command = before_all.and_then(|read| read.command);
-        if libraries.is_empty() && command.is_none() && tools.is_empty() {
+        if asked.is_empty() && command.is_none() && tools.is_empty() {
             targets.prepared.insert(key, Ok(Prepared::default()));
             continue;
         }
@@ -143,18 +144,28 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         }
         let folder = targets._folder.as_ref().map(|dir| dir.path().to_path_buf());
         let user = folder.unwrap_or_default().join(spec.target.id());
-        let prepared = prepare_one(
+        let prepared = super::environment::build_environment(
             spec,
-            cache,
-            &libraries,
-            &BeforeAllParts {
+            super::environment::process_environment(),
+        )
+        .and_then(|environment| {
+            let resolution = resolve(&spec.options.target_libraries, &asked, &environment)?;
+            for pin in &resolution.pins {
+                if pin.met {
+                    tracing::info!("{}: {}", spec.target.id(), pin.message);
+                } else {
+                    tracing::warn!("{}: {}", spec.target.id(), pin.message);
+                }
+            }
+            let work = TargetWork {
+                libraries: &resolution.libraries,
                 command: command.as_deref(),
                 tools: &tools,
-            },
-            user,
-            offline,
-            jobs,
-        )
+                user_prefix: user,
+                environment,
+            };
+            prepare_one(spec, cache, work, offline, jobs)
+        })
         .with_context(|| format!("preparing {} for its builds", spec.target.id()))
         .map_err(|error| {
             tracing::error!(
@@ -171,33 +182,41 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
     Ok(targets)
 }
 
-/// What is left of `before-all` once its catalogue libraries are taken out.
-struct BeforeAllParts<'a> {
-    /// The command without its package-manager lines.
+/// What one target is prepared with.
+struct TargetWork<'a> {
+    /// The catalogue libraries to build, each after those it links.
+    libraries: &'a [&'static LibraryEntry],
+    /// `before-all` without its package-manager lines.
     command: Option<&'a str>,
-    /// The build tools its install lines name.
+    /// The build tools `before-all`'s install lines name.
     tools: &'a [String],
+    /// `CROSSWHEEL_PREFIX`.
+    user_prefix: PathBuf,
+    /// The user's `environment`, evaluated as cibuildwheel evaluates it for `before-all`:
+    /// in the environment crosswheel runs in.
+    environment: BTreeMap<String, String>,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn prepare_one(
     spec: &BuildSpec,
     cache: &Cache,
-    libraries: &[&'static LibraryEntry],
-    before_all: &BeforeAllParts<'_>,
-    user_prefix: PathBuf,
+    work: TargetWork<'_>,
     offline: bool,
     jobs: usize,
 ) -> Result<Prepared> {
+    let TargetWork {
+        libraries,
+        command,
+        tools,
+        user_prefix,
+        environment,
+    } = work;
     for sub in ["include", "lib/pkgconfig", "bin"] {
         let dir = user_prefix.join(sub);
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
     let setup = target_setup(spec, spec.python, cache, offline)?;
     let mut base = setup.command_variables();
-    // As cibuildwheel evaluates it for `before-all`: in the environment crosswheel runs in.
-    let environment =
-        super::environment::build_environment(spec, super::environment::process_environment())?;
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),
@@ -207,11 +226,11 @@ fn prepare_one(
         let mut vars = base.clone();
         // Only what it links: a library's build (and its cache key) does not change with
         // the other libraries a configuration asks for.
-        let needed = dependencies_of(entry);
+        let needed = linked_by(entry, libraries);
         let roots: Vec<PathBuf> = prefix
             .libraries
             .iter()
-            .filter(|built| needed.iter().any(|dep| dep.name == built.record.name))
+            .filter(|built| needed.contains(&built.record.name.as_str()))
             .map(|built| built.prefix.clone())
             .collect();
         add_prefix_variables(&mut vars, &roots);
@@ -260,7 +279,7 @@ fn prepare_one(
         .unwrap_or_else(crate::support::host::search_path);
     let tools = build_tools::provide(
         cache,
-        &build_tools::programs_of_packages(before_all.tools),
+        &build_tools::programs_of_packages(tools),
         &machine_path,
         &Network::new(offline, spec.options.debian_mirror.clone()),
     )?;
@@ -273,7 +292,7 @@ fn prepare_one(
                 .into_owned(),
         );
     }
-    if let Some(command) = before_all.command {
+    if let Some(command) = command {
         // The peers a configuration calls (`auditwheel`, `abi3audit`, ...) answer for the
         // target here too, as in `before-build` and `repair-wheel-command`.
         let parent = user_prefix.parent().unwrap_or(&user_prefix);

@@ -96,8 +96,9 @@ fn builder_markers() -> [(String, String); 2] {
 /// the host venv first on PATH, the builder markers, the build machine's copy of a
 /// language's SDK (CUDA's toolkit) and the user's `environment`, as `build_wheel` sees
 /// them, without the cross environment. The target libraries' `*-config` scripts come
-/// first on PATH all the same: a setup.py that asks `pg_config` at import must hear of the
-/// same libraries here as in `build_wheel`.
+/// first on PATH, and their pkg-config files first on `PKG_CONFIG_PATH`, all the same: a
+/// setup.py that asks `pg_config` or `pkg-config` at import must hear of the same
+/// libraries here as in `build_wheel`.
 pub(super) fn host_variables(
     request: &BuildRequest<'_>,
     path_var: String,
@@ -110,6 +111,11 @@ pub(super) fn host_variables(
     path.push(path_var);
     let path_var = path.join(":");
     let mut vars = BTreeMap::from([("PATH".to_string(), path_var)]);
+    if let Some(pkg_config_path) =
+        crate::support::target_libraries::host_pkg_config_path(request.target_prefixes)
+    {
+        vars.insert("PKG_CONFIG_PATH".to_string(), pkg_config_path);
+    }
     vars.extend(builder_markers());
     vars.extend(
         request

@@ -31,8 +31,16 @@ pub struct LibraryEntry {
     pub name: String,
     pub version: String,
     pub licence: String,
-    /// Package names (yum, apt, apk, brew) that mean this library.
+    /// Package names (yum, apt, apk, brew) that mean this library; only on the first of
+    /// its versions, which names them all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packages: Vec<String>,
+    /// Variables a project's build environment pins the library's version with
+    /// (`LIBXML2_VERSION`, which lxml's own build of libxml2 reads): a pin picks the first
+    /// version of the catalogue no older than it. Only on the first of its versions. Not
+    /// serialised: they change no byte of the library.
+    #[serde(default, skip_serializing)]
+    pub version_variables: Vec<String>,
     pub debian_source: String,
     pub debian_version: String,
     /// The Debian release whose Sources index lists `debian_version`; `None`: the
@@ -309,11 +317,24 @@ impl Catalogue {
         &self.library
     }
 
-    /// The library named `name` (as `target-libraries` spells it).
+    /// The library named `name` (as `target-libraries` spells it), at the first of its
+    /// versions: the one a build gets unless a requirement or a pin asks for another.
     pub fn library(&self, name: &str) -> Option<&LibraryEntry> {
+        self.versions(name).into_iter().next()
+    }
+
+    /// Every version of the library named `name`, in catalogue order.
+    pub fn versions(&self, name: &str) -> Vec<&LibraryEntry> {
         self.library
             .iter()
-            .find(|entry| entry.name.eq_ignore_ascii_case(name))
+            .filter(|entry| entry.name.eq_ignore_ascii_case(name))
+            .collect()
+    }
+
+    /// The variables that pin the version of the library named `name`.
+    pub fn version_variables(&self, name: &str) -> &[String] {
+        self.library(name)
+            .map_or(&[], |entry| entry.version_variables.as_slice())
     }
 
     /// The library whose install has a shared library of `file_name`'s name, version
@@ -362,10 +383,13 @@ impl Catalogue {
 
     /// The catalogue's names, for messages.
     pub fn names(&self) -> Vec<&str> {
-        self.library
-            .iter()
-            .map(|entry| entry.name.as_str())
-            .collect()
+        let mut names: Vec<&str> = Vec::new();
+        for entry in &self.library {
+            if !names.contains(&entry.name.as_str()) {
+                names.push(&entry.name);
+            }
+        }
+        names
     }
 }
 
@@ -518,6 +542,36 @@ mod tests {
                     "{}: {tool} is not in config/build-tools.toml, so the missing-tool message needs its apt packages in [build_tools].apt",
                     entry.name
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_librarys_later_versions_are_newer_and_named_by_its_first() {
+        let catalogue = catalogue();
+        for name in catalogue.names() {
+            let versions = catalogue.versions(name);
+            let (first, later) = versions.split_first().unwrap();
+            let mut previous = first;
+            for entry in later {
+                assert!(
+                    entry.packages.is_empty() && entry.version_variables.is_empty(),
+                    "{name} {}: packages and version_variables are the first version's",
+                    entry.version
+                );
+                assert!(
+                    super::super::resolve::compare_versions(&entry.version, &previous.version)
+                        .is_gt(),
+                    "{name} {}: a later version of a library is newer than the one before",
+                    entry.version
+                );
+                let release = entry.debian_release.as_deref().unwrap_or_default();
+                assert!(
+                    crate::support::sysroot::archive::config().knows_release(release),
+                    "{name} {}: a later version comes from a suite of config/debian/releases.toml ({release:?})",
+                    entry.version
+                );
+                previous = entry;
             }
         }
     }

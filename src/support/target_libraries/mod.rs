@@ -12,6 +12,7 @@ mod before_all;
 mod build;
 mod catalogue;
 mod index_source;
+mod resolve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ pub use catalogue::{
     target_cpythons,
 };
 pub use index_source::{IndexSource, index_sdist};
+pub use resolve::{PinOutcome, Resolution, linked_by, requested_libraries, resolve};
 
 /// The file in a library's prefix that records what was built there.
 pub const RECORD_NAME: &str = ".crosswheel-library.json";
@@ -149,118 +151,6 @@ pub fn record_of(folder: &Path) -> Option<LibraryRecord> {
     serde_json::from_str(&text).ok()
 }
 
-/// The catalogue libraries `requirements` name (`libffi`, `openssl>=3`, `zlib==1.2.13`).
-pub fn requested_libraries(
-    requirements: &[String],
-) -> Result<Vec<&'static LibraryEntry>, TargetLibraryError> {
-    let mut entries: Vec<&'static LibraryEntry> = Vec::new();
-    for requirement in requirements {
-        let entry = requested(requirement)?;
-        if !entries.iter().any(|known| known.name == entry.name) {
-            entries.push(entry);
-        }
-    }
-    Ok(entries)
-}
-
-/// `entries` with every catalogue library they depend on, each after what it depends on.
-pub fn in_build_order(entries: &[&'static LibraryEntry]) -> Vec<&'static LibraryEntry> {
-    let mut ordered: Vec<&'static LibraryEntry> = Vec::new();
-    for entry in entries {
-        for needed in dependencies_of(entry).into_iter().chain([*entry]) {
-            if !ordered.iter().any(|known| known.name == needed.name) {
-                ordered.push(needed);
-            }
-        }
-    }
-    ordered
-}
-
-/// The catalogue libraries `entry` depends on, directly or not, each after its own.
-pub fn dependencies_of(entry: &LibraryEntry) -> Vec<&'static LibraryEntry> {
-    let mut found: Vec<&'static LibraryEntry> = Vec::new();
-    for name in &entry.depends {
-        // The catalogue's own test holds every dependency to an earlier entry, so this
-        // recursion ends.
-        let Some(dependency) = catalogue().library(name) else {
-            continue;
-        };
-        for needed in dependencies_of(dependency).into_iter().chain([dependency]) {
-            if !found.iter().any(|known| known.name == needed.name) {
-                found.push(needed);
-            }
-        }
-    }
-    found
-}
-
-fn requested(requirement: &str) -> Result<&'static LibraryEntry, TargetLibraryError> {
-    let bad = |problem: String| TargetLibraryError::BadRequirement {
-        requirement: requirement.to_string(),
-        problem,
-    };
-    let at = requirement
-        .find(['<', '>', '=', '!', '~'])
-        .unwrap_or(requirement.len());
-    let name = requirement[..at].trim();
-    let constraint = requirement[at..].trim();
-    let entry = catalogue()
-        .library(name)
-        .ok_or_else(|| bad(format!("no library {name} in the catalogue")))?;
-    if constraint.is_empty() {
-        return Ok(entry);
-    }
-    let (operator, wanted) = ["==", ">=", "<=", "!=", ">", "<"]
-        .iter()
-        .find_map(|op| constraint.strip_prefix(op).map(|rest| (*op, rest.trim())))
-        .ok_or_else(|| {
-            bad(format!(
-                "`{constraint}` is not ==, >=, <=, !=, > or < a version"
-            ))
-        })?;
-    let have = version_parts(&entry.version);
-    let want = version_parts(wanted);
-    let ordering = compare(&have, &want);
-    let satisfied = match operator {
-        "==" => ordering.is_eq(),
-        ">=" => ordering.is_ge(),
-        "<=" => ordering.is_le(),
-        "!=" => ordering.is_ne(),
-        ">" => ordering.is_gt(),
-        _ => ordering.is_lt(),
-    };
-    if !satisfied {
-        return Err(bad(format!(
-            "the catalogue's {name} is {}, not {operator}{wanted}",
-            entry.version
-        )));
-    }
-    Ok(entry)
-}
-
-fn version_parts(version: &str) -> Vec<u64> {
-    version
-        .split('.')
-        .map(|part| {
-            part.chars()
-                .take_while(char::is_ascii_digit)
-                .collect::<String>()
-                .parse()
-                .unwrap_or(0)
-        })
-        .collect()
-}
-
-/// Compares versions part by part, a missing part counting as 0 (`3` == `3.0`).
-fn compare(left: &[u64], right: &[u64]) -> std::cmp::Ordering {
-    let length = left.len().max(right.len());
-    let at = |parts: &[u64], index: usize| parts.get(index).copied().unwrap_or(0);
-    (0..length)
-        .map(|index| at(left, index).cmp(&at(right, index)))
-        .find(|ordering| ordering.is_ne())
-        .unwrap_or(std::cmp::Ordering::Equal)
-}
-
 /// Everything a target's builds see besides the cross environment: the libraries built
 /// for it and the prefix its `before-all` installs into (`CROSSWHEEL_PREFIX`).
 #[derive(Debug, Clone, Default)]
@@ -350,6 +240,30 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
             openmp.to_string_lossy().into_owned(),
         );
     }
+}
+
+/// `PKG_CONFIG_PATH` for a hook that runs on the build machine
+/// (`get_requires_for_build_wheel`): the pkg-config folders of `roots` before the user's
+/// own value. A setup.py that asks `pkg-config --modversion libxml-2.0` at import hears of
+/// the library the build will link, as `build_wheel` does; a query for anything else falls
+/// back to the build machine's folders, which this variable does not replace. `None`
+/// without target libraries.
+pub fn host_pkg_config_path(roots: &[PathBuf]) -> Option<String> {
+    let mut folders: Vec<String> = roots
+        .iter()
+        .map(|root| root.join("lib/pkgconfig"))
+        .filter(|folder| folder.is_dir())
+        .map(|folder| folder.display().to_string())
+        .collect();
+    if folders.is_empty() {
+        return None;
+    }
+    if let Ok(user) = std::env::var("PKG_CONFIG_PATH")
+        && !user.is_empty()
+    {
+        folders.push(user);
+    }
+    Some(folders.join(":"))
 }
 
 /// The catalogue's `consumer_environment` of each catalogue library among `roots`, filled
@@ -526,52 +440,20 @@ mod tests {
     }
 
     #[test]
-    fn requirements_name_catalogue_libraries_with_optional_versions() {
-        let names = |list: &[&str]| -> Result<Vec<String>, String> {
-            let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
-            requested_libraries(&list)
-                .map(|entries| entries.iter().map(|e| e.name.clone()).collect())
-                .map_err(|error| error.to_string())
-        };
-        assert_eq!(
-            names(&["libffi", "zlib>=1.2", "libffi==3.4.4"]).unwrap(),
-            ["libffi", "zlib"]
-        );
-        let too_new = names(&["libffi>=4"]).unwrap_err();
+    fn a_host_hook_asks_pkg_config_of_the_prefixes_first_and_the_build_machine_after() {
+        let with = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(with.path().join("lib/pkgconfig")).unwrap();
+        let without = tempfile::tempdir().unwrap();
+        let roots = [with.path().to_path_buf(), without.path().to_path_buf()];
+        let value = host_pkg_config_path(&roots).unwrap();
+        let ours = with.path().join("lib/pkgconfig").display().to_string();
+        // Only folders that exist; the user's value, if any, after them. The build
+        // machine's default folders stay: PKG_CONFIG_PATH adds to them.
         assert!(
-            too_new.starts_with(
-                "target-libraries: `libffi>=4`: the catalogue's libffi is 3.4.4, not >=4"
-            ),
-            "{too_new}"
+            value == ours || value.starts_with(&format!("{ours}:")),
+            "{value}"
         );
-        let unknown = names(&["libfoo"]).unwrap_err();
-        assert!(
-            unknown.contains("no library libfoo in the catalogue"),
-            "{unknown}"
-        );
-    }
-
-    #[test]
-    fn libraries_come_after_the_catalogue_libraries_they_link() {
-        let names = |list: &[&str]| -> Vec<String> {
-            let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
-            let entries = requested_libraries(&list).unwrap();
-            in_build_order(&entries)
-                .iter()
-                .map(|entry| entry.name.clone())
-                .collect()
-        };
-        assert_eq!(names(&["libxslt"]), ["zlib", "libxml2", "libxslt"]);
-        assert_eq!(
-            names(&["freetype", "zlib", "mpfr"]),
-            ["zlib", "libpng", "freetype", "gmp", "mpfr"]
-        );
-        let freetype = catalogue().library("freetype").unwrap();
-        let linked: Vec<&str> = dependencies_of(freetype)
-            .iter()
-            .map(|entry| entry.name.as_str())
-            .collect();
-        assert_eq!(linked, ["zlib", "libpng"]);
+        assert_eq!(host_pkg_config_path(&roots[1..]), None);
     }
 
     #[test]
