@@ -73,6 +73,7 @@ fn build(project: &Path, target: &str, out_dir: &Path) -> Result<BuiltWheel, Bui
         hook_env: None,
         log_file: None,
         progress: None,
+        header_builder: None,
     })
 }
 

@@ -77,3 +77,38 @@ fn a_numpy_c_api_extension_for_macos_compiles_against_the_target_numpy() {
         "{include}"
     );
 }
+
+/// The index has no ppc64le wheel of numpy at all. Its headers for ppc64le then come from
+/// numpy built for ppc64le from its sdist by crosswheel's own pipeline (as a test
+/// requirement is built, into the same cache), never from the build machine's x86_64
+/// copy; the extension built against them imports and works under qemu with that numpy.
+#[test]
+#[ignore = "slow: numpy built for ppc64le from its sdist (about 10 min on 2 cores, once), zig, qemu"]
+fn a_numpy_c_api_extension_for_ppc64le_compiles_against_numpy_built_for_ppc64le() {
+    let project = tempfile::tempdir().unwrap();
+    numpy_c_api_project(project.path());
+    let pyproject = project.path().join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    text.push_str(
+        "\n[tool.crosswheel]\ntest-requires = [\"numpy>=2\"]\ntest-command = \"python -c \\\"import npext._npext as m; assert m.zeros(3).tolist() == [0.0, 0.0, 0.0]\\\"\"\n",
+    );
+    std::fs::write(&pyproject, text).unwrap();
+    let wheelhouse = tempfile::tempdir().unwrap();
+    let output = crate::target_libraries::build(
+        project.path(),
+        "cp311-manylinux_ppc64le",
+        wheelhouse.path(),
+    );
+    let text = crate::target_libraries::text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "the index has no linux-ppc64le wheel of numpy>=2: the build compiles against numpy-"
+        ) && text.contains("ppc64le.whl, built for linux-ppc64le from its sdist"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("the build uses the build machine's"),
+        "{text}"
+    );
+}

@@ -74,7 +74,7 @@ pub(super) fn target_library_folders(
     if requires.is_empty() {
         return Ok(Vec::new());
     }
-    let site = prepare_target_site(cache, target, python, &requires, offline)?;
+    let site = prepare_target_site(cache, target, python, &requires, &[], offline)?;
     let mut folders: Vec<PathBuf> = walkdir::WalkDir::new(&site)
         .into_iter()
         .filter_map(Result::ok)

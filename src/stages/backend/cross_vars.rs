@@ -136,8 +136,9 @@ pub(super) fn host_variables(
 
 /// The target's wheels of `target-requires` and of the build requirements whose headers
 /// are per platform (numpy), unpacked; `None` when there are none. A header package
-/// without a wheel for the target (numpy on ppc64le) leaves the build machine's copy in
-/// place, said in one line.
+/// without a wheel for the target (numpy on ppc64le) is built for it from its sdist where
+/// the pipeline gave a builder (Linux glibc targets); elsewhere the build machine's copy
+/// stays in place, said in one line.
 fn target_site(
     request: &BuildRequest<'_>,
     header_requires: &[String],
@@ -156,6 +157,7 @@ fn target_site(
             target,
             request.python,
             &requires,
+            &[],
             request.offline,
         )
         .map(Some)
@@ -177,6 +179,18 @@ fn target_site(
             );
             Ok(TargetSite::all_from_target(site))
         }
+        Err(BuildError::TargetRequires { .. }) if request.header_builder.is_some() => {
+            let built = built_header_packages(request, header_requires)?;
+            let site = prepare_target_site(
+                request.cache,
+                target,
+                request.python,
+                &all,
+                &built,
+                request.offline,
+            )?;
+            Ok(TargetSite::all_from_target(Some(site)))
+        }
         Err(BuildError::TargetRequires { .. }) => {
             tracing::warn!(
                 "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
@@ -197,6 +211,37 @@ fn target_site(
         }
         Err(error) => Err(error),
     }
+}
+
+/// Each of `header_requires` built for the target from its sdist (or taken from the cache
+/// of such builds): the folders of their wheels, for pip to find beside the index.
+fn built_header_packages(
+    request: &BuildRequest<'_>,
+    header_requires: &[String],
+) -> Result<Vec<PathBuf>, BuildError> {
+    let target = &request.cross_env.target;
+    let builder = request
+        .header_builder
+        .expect("called only with a header builder");
+    let mut folders = Vec::new();
+    for requirement in header_requires {
+        let wheel = (builder.0)(requirement).map_err(|reason| BuildError::HeaderBuild {
+            target: target.id().to_string(),
+            requirement: requirement.clone(),
+            reason,
+        })?;
+        tracing::info!(
+            "the index has no {target} wheel of {requirement}: the build compiles against {}, built for {target} from its sdist (once; cached)",
+            wheel
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        if let Some(folder) = wheel.parent() {
+            folders.push(folder.to_path_buf());
+        }
+    }
+    Ok(folders)
 }
 
 /// The target's wheels a build sees, and the header packages whose build-machine copy

@@ -83,6 +83,14 @@ pub enum BuildError {
         requires: String,
         output: String,
     },
+    #[error(
+        "the index has no {target} wheel of {requirement}, whose headers the build compiles against, and building it here from its sdist failed: {reason}"
+    )]
+    HeaderBuild {
+        target: String,
+        requirement: String,
+        reason: String,
+    },
     #[error("installing a hook's packages for the target failed: {output}")]
     HookInstall { output: String },
     #[error("{line}; full log: {}", .log.display())]
@@ -170,6 +178,21 @@ pub struct BuildRequest<'a> {
     pub log_file: Option<&'a Path>,
     /// Told each line the backend prints, as it prints it (for progress).
     pub progress: Option<LineSink<'a>>,
+    /// Builds a header package for the target where the index has no wheel of it;
+    /// `None`: the build machine's copy stands in, said in one line.
+    pub header_builder: Option<HeaderBuilder<'a>>,
+}
+
+/// Builds a build requirement whose headers are per platform (numpy) for the build's
+/// target from its sdist, and returns the repaired wheel: given by the pipeline, which
+/// builds projects (the backend builds only the one it is asked for).
+#[derive(Clone, Copy)]
+pub struct HeaderBuilder<'a>(pub &'a (dyn Fn(&str) -> Result<PathBuf, String> + Sync));
+
+impl std::fmt::Debug for HeaderBuilder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HeaderBuilder")
+    }
 }
 
 /// Where a running build's output lines go as they come.

@@ -129,14 +129,19 @@ pub fn with_library_requirements(
 }
 
 /// Unpacks the target wheels of `requires` (without dependencies) and returns the folder.
+/// `find_links`: folders of wheels built here for the target (a header package the index
+/// has no wheel of), offered to pip beside the index.
 pub fn prepare_target_site(
     cache: &Cache,
     target: &Target,
     python: &BuildPython,
     requires: &[String],
+    find_links: &[PathBuf],
     offline: bool,
 ) -> Result<PathBuf, BuildError> {
-    let mut sorted: Vec<&str> = requires.iter().map(String::as_str).collect();
+    let mut sorted: Vec<String> = requires.to_vec();
+    // A wheel built here is part of what the site is made of: another build, another site.
+    sorted.extend(find_links.iter().map(|folder| folder.display().to_string()));
     sorted.sort_unstable();
     let key = cache_key(&[sorted.join("\n").as_bytes()]);
     let root = cache.target_wheels().join(format!(
@@ -188,7 +193,7 @@ pub fn prepare_target_site(
         (&libraries, target.compatible_platforms()),
     ] {
         if !group.is_empty() {
-            download(python, group, &platforms, &wheels).map_err(|output| {
+            download(python, group, &platforms, find_links, &wheels).map_err(|output| {
                 BuildError::TargetRequires {
                     target: target.id().to_string(),
                     requires: group.join(", "),
@@ -234,6 +239,7 @@ fn download(
     python: &BuildPython,
     requires: &[String],
     platforms: &[String],
+    find_links: &[PathBuf],
     dest: &Path,
 ) -> Result<(), String> {
     let abi = python.abi_tag();
@@ -254,6 +260,10 @@ fn download(
     for platform in platforms {
         args.push("--platform".into());
         args.push(platform.clone());
+    }
+    for folder in find_links {
+        args.push("--find-links".into());
+        args.push(folder.to_string_lossy().into_owned());
     }
     args.push("--dest".into());
     args.push(dest.to_string_lossy().into_owned());

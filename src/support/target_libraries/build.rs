@@ -396,7 +396,18 @@ impl Build<'_> {
         }
         let macos = self.cross.target.is_macos();
         if !self.entry.configure.is_empty() {
-            let configure: Vec<String> = self.entry.configure.iter().map(|arg| fill(arg)).collect();
+            let os_args = if macos {
+                &self.entry.macos_configure_args
+            } else {
+                &[][..]
+            };
+            let configure: Vec<String> = self
+                .entry
+                .configure
+                .iter()
+                .chain(os_args)
+                .map(|arg| fill(arg))
+                .collect();
             let mut command = self.command(&configure[0], &source);
             command.args(&configure[1..]);
             let os_env = if macos {

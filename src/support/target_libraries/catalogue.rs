@@ -105,6 +105,10 @@ pub struct LibraryEntry {
     pub linux_configure_env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub macos_configure_env: BTreeMap<String, String>,
+    /// Arguments added to `configure` for macOS targets: what zig's macOS libc lacks
+    /// (libiconv, a library of its own on macOS, has no stub there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub macos_configure_args: Vec<String>,
     /// Variables given to every `make` on macOS targets, as command-line assignments
     /// (which override the Makefile's own).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -522,6 +522,7 @@ pub fn build_in(
         hook_env: None,
         log_file: None,
         progress: None,
+        header_builder: None,
     })
 }
 
