@@ -230,12 +230,13 @@ fn built_header_packages(
             requirement: requirement.clone(),
             reason,
         })?;
+        let file = wheel
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
         tracing::info!(
-            "the index has no {target} wheel of {requirement}: the build compiles against {}, built for {target} from its sdist (once; cached)",
-            wheel
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_default()
+            "the index has no {target} wheel of {requirement}: the build compiles against {file}, built for {target} from its sdist (once; cached)",
+            target = target.id(),
         );
         if let Some(folder) = wheel.parent() {
             folders.push(folder.to_path_buf());
