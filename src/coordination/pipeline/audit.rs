@@ -76,6 +76,7 @@ pub(super) fn audit(
         &options.audit_requires,
         &work.join("audit-venv"),
         host_python,
+        true,
     )?;
     let mut env = environment.clone();
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -100,8 +101,14 @@ pub(super) fn audit(
 }
 
 /// A venv at `venv` with `requires` installed by the host's pip; the default abi3audit in
-/// hash-checking mode from the pinned file.
-fn make_venv(requires: &[String], venv: &Path, host_python: &Path) -> Result<PathBuf> {
+/// hash-checking mode from the pinned file. `announce`: say so on stdout, as the audit
+/// stage of a build does (the `abi3audit` peer's stdout is abi3audit's report alone).
+fn make_venv(
+    requires: &[String],
+    venv: &Path,
+    host_python: &Path,
+    announce: bool,
+) -> Result<PathBuf> {
     let run = |args: &[&std::ffi::OsStr]| -> Result<()> {
         let output = duct::cmd(host_python, args)
             .stderr_to_stdout()
@@ -125,10 +132,12 @@ fn make_venv(requires: &[String], venv: &Path, host_python: &Path) -> Result<Pat
     if requires.is_empty() {
         return Ok(venv.to_path_buf());
     }
-    say(&format!(
-        "Installing audit dependencies: {}",
-        requires.join(", ")
-    ));
+    if announce {
+        say(&format!(
+            "Installing audit dependencies: {}",
+            requires.join(", ")
+        ));
+    }
     let python = venv.join("bin").join("python");
     let mut args: Vec<std::ffi::OsString> = ["-m", "pip", "--python"].map(Into::into).to_vec();
     args.extend([python.into_os_string(), "install".into(), "--quiet".into()]);
@@ -172,7 +181,7 @@ pub fn pinned_abi3audit(cache: &crate::support::host::Cache) -> Result<PathBuf> 
         .tempdir_in(&tools)
         .map_err(crate::io_error::IoError::at("create a folder in", &tools))?;
     let staged = staging.path().join("venv");
-    make_venv(&[DEFAULT_REQUIRES.to_string()], &staged, &python)?;
+    make_venv(&[DEFAULT_REQUIRES.to_string()], &staged, &python, false)?;
     match std::fs::rename(&staged, &venv) {
         Ok(()) => Ok(venv),
         // Another run made it first.
