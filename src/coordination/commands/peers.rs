@@ -85,12 +85,17 @@ fn pipx(args: Vec<OsString>) -> Result<ExitCode> {
         .args(&args[1..])
         .status()
         .with_context(|| format!("run {}", machines.display()))?;
-    Ok(ExitCode::from(
+    Ok(exit_code_of(status))
+}
+
+/// A program's exit status as this process's: its code, or 1 when a signal ended it.
+fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
+    ExitCode::from(
         status
             .code()
             .and_then(|code| u8::try_from(code).ok())
             .unwrap_or(1),
-    ))
+    )
 }
 
 /// The peer a `pipx run` line runs: its app is a peer's program, installed from that
@@ -143,12 +148,7 @@ fn abi3audit(args: &[OsString]) -> Result<ExitCode> {
         .args(args)
         .status()
         .context("run abi3audit")?;
-    Ok(ExitCode::from(
-        status
-            .code()
-            .and_then(|code| u8::try_from(code).ok())
-            .unwrap_or(1),
-    ))
+    Ok(exit_code_of(status))
 }
 
 /// The build's target, when a crosswheel build called the peer.
