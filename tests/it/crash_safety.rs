@@ -381,6 +381,18 @@ enum Sent {
 }
 
 /// The processes of process group `group` that have not ended, from `/proc/<pid>/stat`.
+/// The group's live members once none is left, or those still alive after `patience`.
+fn members_after_they_end(group: u32, patience: Duration) -> Vec<String> {
+    let deadline = Instant::now() + patience;
+    loop {
+        let left = live_members_of(group);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn live_members_of(group: u32) -> Vec<String> {
     let mut members = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
@@ -477,9 +489,10 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
                 std::thread::sleep(Duration::from_millis(10));
             };
             landed += 1;
-            // The killed processes are reaped by init; give it a moment.
-            std::thread::sleep(Duration::from_millis(300));
-            let left = live_members_of(child.id());
+            // SIGKILL reaches a frozen process at once, but a loaded machine may take a
+            // while to run it to its end (one in uninterruptible I/O waits for the I/O);
+            // a process that escaped the freeze still runs when the wait is over.
+            let left = members_after_they_end(child.id(), Duration::from_secs(10));
             kill_orphans(&child);
             assert_eq!(
                 status.code(),

@@ -179,38 +179,81 @@ fn target_site(
             );
             Ok(TargetSite::all_from_target(site))
         }
-        Err(BuildError::TargetRequires { .. }) if request.header_builder.is_some() => {
-            let built = built_header_packages(request, header_requires)?;
-            let site = prepare_target_site(
-                request.cache,
-                target,
-                request.python,
-                &all,
-                &built,
-                request.offline,
-            )?;
-            Ok(TargetSite::all_from_target(Some(site)))
-        }
         Err(BuildError::TargetRequires { .. }) => {
-            tracing::warn!(
-                "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
-                header_requires.join(", ")
-            );
-            Ok(TargetSite {
-                site: prepare(request.target_requires)?,
-                headers_kept: header_requires
-                    .iter()
-                    .map(|requirement| {
-                        crate::package_name::requirement_name(requirement)
-                            .map(|name| name.to_string())
-                            .unwrap_or_default()
-                    })
-                    .filter(|name| !name.is_empty())
-                    .collect(),
-            })
+            // The user's own `target-requires` without a target wheel is an error, as it
+            // always was; only the header group may fall back.
+            let own = prepare(request.target_requires)?;
+            without_target_wheels(request, header_requires, own, &prepare)
         }
         Err(error) => Err(error),
     }
+}
+
+/// Prepares the target site of a set of requirements; `None` for an empty set.
+type PrepareSite<'a> = dyn Fn(&[String]) -> Result<Option<PathBuf>, BuildError> + 'a;
+
+/// The site when some of `header_requires` have no target wheel: header packages (numpy)
+/// are built for the target from their sdist where the pipeline gave a builder, unless the
+/// index has wheels of them all and a library wheel was what it lacked; the rest keep the
+/// build machine's copy, said in one line.
+fn without_target_wheels(
+    request: &BuildRequest<'_>,
+    header_requires: &[String],
+    own: Option<PathBuf>,
+    prepare: &PrepareSite<'_>,
+) -> Result<TargetSite, BuildError> {
+    let target = &request.cross_env.target;
+    let (buildable, kept): (Vec<String>, Vec<String>) =
+        header_requires.iter().cloned().partition(|requirement| {
+            request.header_builder.is_some() && super::target_wheels::is_header_package(requirement)
+        });
+    if !kept.is_empty() {
+        tracing::warn!(
+            "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
+            kept.join(", ")
+        );
+    }
+    let headers_kept = kept
+        .iter()
+        .filter_map(|requirement| crate::package_name::requirement_name(requirement))
+        .map(|name| name.to_string())
+        .collect();
+    if buildable.is_empty() {
+        return Ok(TargetSite {
+            site: own,
+            headers_kept,
+        });
+    }
+    let with_headers: Vec<String> = request
+        .target_requires
+        .iter()
+        .chain(&buildable)
+        .cloned()
+        .collect();
+    // All of `header_requires` already failed together; a smaller set may not.
+    if !kept.is_empty() {
+        match prepare(&with_headers) {
+            Ok(site) => return Ok(TargetSite { site, headers_kept }),
+            Err(BuildError::TargetRequires { .. }) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let built = built_header_packages(request, &buildable)?;
+    let mut requires = with_headers;
+    requires.sort();
+    requires.dedup();
+    let site = prepare_target_site(
+        request.cache,
+        target,
+        request.python,
+        &requires,
+        &built,
+        request.offline,
+    )?;
+    Ok(TargetSite {
+        site: Some(site),
+        headers_kept,
+    })
 }
 
 /// Each of `header_requires` built for the target from its sdist (or taken from the cache

@@ -73,6 +73,14 @@ pub fn header_requirements(build_requires: &[String], target_requires: &[String]
     found
 }
 
+/// Whether `requirement` names a header package (config/target-headers.toml: numpy), as
+/// opposed to a library wheel: only a header package is built from its sdist where the
+/// index has no target wheel of it; a library wheel's sdist builds the library itself
+/// (OpenBLAS), which the target-library catalogue does instead.
+pub fn is_header_package(requirement: &str) -> bool {
+    header_packages().contains_key(&requirement_name(requirement))
+}
+
 /// The header requirements at the version the build environment installed (the venv at
 /// `env_root`): Cython writes its C code from that numpy's `.pxd` files, which name
 /// functions only that numpy's headers declare (numpy 2.3's `PyDataType_TYPEOBJ`), so the
@@ -364,6 +372,14 @@ mod tests {
         let compatible = target.compatible_platforms();
         assert!(!compatible.contains(&"manylinux_2_28_aarch64".to_string()));
         assert!(compatible.iter().all(|tag| every.contains(tag)));
+    }
+
+    #[test]
+    fn only_a_header_package_is_one_to_build_from_its_sdist() {
+        assert!(is_header_package("numpy==2.4.6"));
+        assert!(is_header_package("NumPy>=2"));
+        assert!(!is_header_package("scipy-openblas32"));
+        assert!(!is_header_package("not a requirement"));
     }
 
     #[test]
