@@ -12,7 +12,7 @@ import index
 
 PROJECT_KEYS = {
     "name", "version", "sha256", "covers", "why", "test-requires", "test-command",
-    "options", "target", "python",
+    "options", "target", "python", "checks",
 }
 TARGET_KEYS = {"options", "note", "fault"}
 
@@ -36,6 +36,9 @@ class Project:
     # The CPython the project's cells build for when it needs another than the run's
     # (scipy 1.18 requires 3.12 or newer); None for the run's --python.
     python: str = None
+    # How many checks a test command that is not a test runner makes (psycopg2's `python -c`
+    # lines, which print no count): its success counts as that many passed.
+    checks: int = None
 
     def options_for(self, target):
         """The recipe for one target: test settings, shared options, then the target's own."""
@@ -63,6 +66,9 @@ def _project(path, index, table):
     sha = table["sha256"]
     if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
         raise CorpusError(f"{where}: `sha256` must be 64 lowercase hex digits")
+    checks = table.get("checks")
+    if checks is not None and (not isinstance(checks, int) or isinstance(checks, bool) or checks < 1):
+        raise CorpusError(f"{where}: `checks` must be a positive integer")
     for target, extra in table.get("target", {}).items():
         if set(extra) - TARGET_KEYS:
             raise CorpusError(f"{where}: [target.{target}] may hold only {', '.join(sorted(TARGET_KEYS))}")
@@ -77,6 +83,7 @@ def _project(path, index, table):
         options=dict(table.get("options", {})),
         per_target=dict(table.get("target", {})),
         python=table.get("python"),
+        checks=checks,
     )
 
 

@@ -72,6 +72,35 @@ impl Peer {
     }
 }
 
+impl PipxRun {
+    /// The options given that say how pipx would install the app (`--spec`, `--index-url`,
+    /// ...), as written: crosswheel's peer installs nothing, so they have no effect.
+    pub fn install_options(&self) -> Vec<String> {
+        let valued = [
+            ("--spec", &self.spec),
+            ("--index-url", &self.index_url),
+            ("--pip-args", &self.pip_args),
+            ("--python", &self.python),
+        ];
+        let flags = [
+            ("--no-cache", self.no_cache),
+            ("--pypackages", self.pypackages),
+            ("--fetch-missing-python", self.fetch_missing_python),
+            ("--system-site-packages", self.system_site_packages),
+        ];
+        valued
+            .into_iter()
+            .filter_map(|(name, value)| Some(format!("{name} {}", value.as_ref()?)))
+            .chain(
+                flags
+                    .into_iter()
+                    .filter(|(_, given)| *given)
+                    .map(|(name, _)| name.to_string()),
+            )
+            .collect()
+    }
+}
+
 /// `auditwheel [-v] {repair,show} ...`
 #[derive(Debug, Parser)]
 #[command(

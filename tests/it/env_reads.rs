@@ -70,7 +70,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a catalogue library's consumer_environment (HDF5_VERSION, ...) yields to the same variable set by the user",
     ),
     (
-        "src/support/target_libraries/mod.rs",
+        "src/stages/backend/cross_vars.rs",
         "var(\"PKG_CONFIG_PATH\")",
         "PKG_CONFIG_PATH as the user set it, kept after the target prefixes' pkg-config folders in the hooks that run on the build machine",
     ),

@@ -111,4 +111,27 @@ fn a_numpy_c_api_extension_for_ppc64le_compiles_against_numpy_built_for_ppc64le(
         !text.contains("the build uses the build machine's"),
         "{text}"
     );
+    // Offline, the numpy built here is in the cache: the same build, without the index.
+    let offline = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let output = command
+        .arg("build")
+        .arg(project.path())
+        .args([
+            "--only",
+            "cp311-manylinux_ppc64le",
+            "--require-tests",
+            "--offline",
+            "-w",
+        ])
+        .arg(offline.path())
+        .output()
+        .expect("crosswheel runs");
+    let text = crate::target_libraries::text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("ppc64le.whl, built for linux-ppc64le from its sdist"),
+        "{text}"
+    );
 }

@@ -58,11 +58,13 @@ fn pipx(args: Vec<OsString>) -> Result<ExitCode> {
     }) = Pipx::try_parse_from(&args)
         && let Some(peer) = peer_run_by(&run)
     {
-        if let Some(spec) = &run.spec
-            && spec.trim() != peer.distribution()
-        {
+        let mut options = run.install_options();
+        // `--spec delocate` for delocate-wheel says only what crosswheel answers anyway.
+        options.retain(|option| *option != format!("--spec {}", peer.distribution()));
+        if !options.is_empty() {
             tracing::info!(
-                "pipx run --spec {spec}: crosswheel's {} answers, as under its own name",
+                "pipx run {}: crosswheel's {} answers, as under its own name, and installs nothing, so these options do not apply",
+                options.join(" "),
                 peer.program()
             );
         }
@@ -675,6 +677,23 @@ mod tests {
         assert_eq!(parse("pipx run twine check w.whl"), None);
         assert_eq!(parse("pipx run pipx list"), None);
         assert_eq!(parse("pipx install abi3audit"), None);
+    }
+
+    #[test]
+    fn pipx_options_that_only_say_how_to_install_are_named_as_given() {
+        let options = |line: &str| match Pipx::try_parse_from(line.split_whitespace()) {
+            Ok(Pipx {
+                command: PipxCommand::Run(run),
+            }) => run.install_options(),
+            Err(error) => panic!("{line}: {error}"),
+        };
+        assert!(options("pipx run abi3audit w.whl").is_empty());
+        assert_eq!(
+            options("pipx run --no-cache --spec abi3audit==0.0.20 --python 3.12 abi3audit w.whl"),
+            strings(&["--spec abi3audit==0.0.20", "--python 3.12", "--no-cache"])
+        );
+        // The app's own options are the app's.
+        assert!(options("pipx run auditwheel repair --python x w.whl").is_empty());
     }
 
     fn strings(items: &[&str]) -> Vec<String> {

@@ -144,6 +144,9 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         }
         let folder = targets._folder.as_ref().map(|dir| dir.path().to_path_buf());
         let user = folder.unwrap_or_default().join(spec.target.id());
+        // The first build's environment, as the first build's options throughout: a
+        // target is prepared once, as cibuildwheel runs `before-all` once per container
+        // with the options of its first identifier.
         let prepared = super::environment::build_environment(
             spec,
             super::environment::process_environment(),

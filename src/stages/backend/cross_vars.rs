@@ -103,19 +103,7 @@ pub(super) fn host_variables(
     request: &BuildRequest<'_>,
     path_var: String,
 ) -> BTreeMap<String, String> {
-    let mut path: Vec<String> =
-        crate::support::target_libraries::config_script_folders(request.target_prefixes)
-            .iter()
-            .map(|folder| folder.display().to_string())
-            .collect();
-    path.push(path_var);
-    let path_var = path.join(":");
     let mut vars = BTreeMap::from([("PATH".to_string(), path_var)]);
-    if let Some(pkg_config_path) =
-        crate::support::target_libraries::host_pkg_config_path(request.target_prefixes)
-    {
-        vars.insert("PKG_CONFIG_PATH".to_string(), pkg_config_path);
-    }
     vars.extend(builder_markers());
     vars.extend(
         request
@@ -131,7 +119,39 @@ pub(super) fn host_variables(
             .iter()
             .map(|(k, v)| (k.clone(), v.clone())),
     );
+    // After the user's `environment`: a `PATH` or `PKG_CONFIG_PATH` set there is kept,
+    // behind the target libraries', as `build_wheel` has it.
+    target_libraries_first(
+        &mut vars,
+        request.target_prefixes,
+        std::env::var("PKG_CONFIG_PATH").ok(),
+    );
     vars
+}
+
+/// The target libraries of `roots` first: their `*-config` folders on `PATH`, their
+/// pkg-config folders on `PKG_CONFIG_PATH`, before what `vars` has (or, for
+/// `PKG_CONFIG_PATH`, what the process `inherited` when `vars` has none).
+fn target_libraries_first(
+    vars: &mut BTreeMap<String, String>,
+    roots: &[PathBuf],
+    inherited: Option<String>,
+) {
+    let scripts = crate::support::target_libraries::config_script_folders(roots);
+    if !scripts.is_empty() {
+        let mut path: Vec<String> = scripts
+            .iter()
+            .map(|folder| folder.display().to_string())
+            .collect();
+        path.extend(vars.get("PATH").cloned());
+        vars.insert("PATH".to_string(), path.join(":"));
+    }
+    let user = vars.get("PKG_CONFIG_PATH").cloned().or(inherited);
+    if let Some(value) =
+        crate::support::target_libraries::host_pkg_config_path(roots, user.as_deref())
+    {
+        vars.insert("PKG_CONFIG_PATH".to_string(), value);
+    }
 }
 
 /// The target's wheels of `target-requires` and of the build requirements whose headers
@@ -185,6 +205,17 @@ fn target_site(
             let own = prepare(request.target_requires)?;
             without_target_wheels(request, header_requires, own, &prepare)
         }
+        // Offline, a header package built here earlier is in the cache of such builds,
+        // with the site made from it, although the index's site never was.
+        Err(error @ BuildError::OfflineTargetRequires { .. })
+            if header_builder(request).is_some()
+                && header_requires
+                    .iter()
+                    .any(|requirement| super::target_wheels::is_header_package(requirement)) =>
+        {
+            let own = prepare(request.target_requires)?;
+            without_target_wheels(request, header_requires, own, &prepare).map_err(|_| error)
+        }
         Err(error) => Err(error),
     }
 }
@@ -205,7 +236,8 @@ fn without_target_wheels(
     let target = &request.cross_env.target;
     let (buildable, kept): (Vec<String>, Vec<String>) =
         header_requires.iter().cloned().partition(|requirement| {
-            request.header_builder.is_some() && super::target_wheels::is_header_package(requirement)
+            header_builder(request).is_some()
+                && super::target_wheels::is_header_package(requirement)
         });
     if !kept.is_empty() {
         tracing::warn!(
@@ -234,7 +266,7 @@ fn without_target_wheels(
     if !kept.is_empty() {
         match prepare(&with_headers) {
             Ok(site) => return Ok(TargetSite { site, headers_kept }),
-            Err(BuildError::TargetRequires { .. }) => {}
+            Err(BuildError::TargetRequires { .. } | BuildError::OfflineTargetRequires { .. }) => {}
             Err(error) => return Err(error),
         }
     }
@@ -256,6 +288,20 @@ fn without_target_wheels(
     })
 }
 
+/// The builder of header packages and the Linux architecture it builds for, where the
+/// pipeline gave one.
+fn header_builder<'a>(
+    request: &BuildRequest<'a>,
+) -> Option<(
+    &'a dyn crate::support::host::RequirementBuilder,
+    crate::support::sysroot::LinuxArch,
+)> {
+    Some((
+        request.header_builder?,
+        request.cross_env.target.linux_arch()?,
+    ))
+}
+
 /// Each of `header_requires` built for the target from its sdist (or taken from the cache
 /// of such builds): the folders of their wheels, for pip to find beside the index.
 fn built_header_packages(
@@ -263,16 +309,17 @@ fn built_header_packages(
     header_requires: &[String],
 ) -> Result<Vec<PathBuf>, BuildError> {
     let target = &request.cross_env.target;
-    let builder = request
-        .header_builder
-        .expect("called only with a header builder");
+    let (builder, arch) = header_builder(request).expect("called only with a header builder");
     let mut folders = Vec::new();
     for requirement in header_requires {
-        let wheel = (builder.0)(requirement).map_err(|reason| BuildError::HeaderBuild {
-            target: target.id().to_string(),
-            requirement: requirement.clone(),
-            reason,
-        })?;
+        let wheel = builder
+            .build(requirement, arch, request.python.target_python())
+            .map_err(|failure| BuildError::HeaderBuild {
+                target: target.id().to_string(),
+                requirement: requirement.clone(),
+                reason: failure.to_string(),
+            })?
+            .wheel;
         let file = wheel
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
@@ -365,5 +412,25 @@ mod tests {
         let mut unset = BTreeMap::new();
         keep_cross_path_first(&mut unset, ours);
         assert_eq!(unset["PYTHONPATH"], "/cache/crossenv/x/sysconfig");
+    }
+
+    #[test]
+    fn a_users_pkg_config_path_stays_behind_the_target_libraries() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("lib/pkgconfig")).unwrap();
+        let ours = root.path().join("lib/pkgconfig").display().to_string();
+        let roots = [root.path().to_path_buf()];
+        // Set in the user's `environment`: after ours, and the process's value unused.
+        let mut vars = BTreeMap::from([("PKG_CONFIG_PATH".to_string(), "/mine".to_string())]);
+        target_libraries_first(&mut vars, &roots, Some("/process".to_string()));
+        assert_eq!(vars["PKG_CONFIG_PATH"], format!("{ours}:/mine"));
+        // Set only in the process.
+        let mut vars = BTreeMap::new();
+        target_libraries_first(&mut vars, &roots, Some("/process".to_string()));
+        assert_eq!(vars["PKG_CONFIG_PATH"], format!("{ours}:/process"));
+        // No target libraries: nothing changes.
+        let mut vars = BTreeMap::from([("PKG_CONFIG_PATH".to_string(), "/mine".to_string())]);
+        target_libraries_first(&mut vars, &[], None);
+        assert_eq!(vars["PKG_CONFIG_PATH"], "/mine");
     }
 }

@@ -178,21 +178,10 @@ pub struct BuildRequest<'a> {
     pub log_file: Option<&'a Path>,
     /// Told each line the backend prints, as it prints it (for progress).
     pub progress: Option<LineSink<'a>>,
-    /// Builds a header package for the target where the index has no wheel of it;
-    /// `None`: the build machine's copy stands in, said in one line.
-    pub header_builder: Option<HeaderBuilder<'a>>,
-}
-
-/// Builds a build requirement whose headers are per platform (numpy) for the build's
-/// target from its sdist, and returns the repaired wheel: given by the pipeline, which
-/// builds projects (the backend builds only the one it is asked for).
-#[derive(Clone, Copy)]
-pub struct HeaderBuilder<'a>(pub &'a (dyn Fn(&str) -> Result<PathBuf, String> + Sync));
-
-impl std::fmt::Debug for HeaderBuilder<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HeaderBuilder")
-    }
+    /// Builds a header package for the target where the index has no wheel of it (Linux
+    /// targets); `None`: the build machine's copy stands in, said in one line. The
+    /// pipeline's, which builds projects (the backend builds only the one it is asked for).
+    pub header_builder: Option<&'a dyn crate::support::host::RequirementBuilder>,
 }
 
 /// Where a running build's output lines go as they come.

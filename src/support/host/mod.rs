@@ -1,6 +1,7 @@
 //! The machine crosswheel runs on: its cache folder, programs on `PATH`, the host CPythons
 //! that run builds and native tests (found, or installed with uv), tools installed from
-//! PyPI into private venvs of the cache, and quoting for its shell. Stages take these as
+//! PyPI into private venvs of the cache, quoting for its shell, and the interface through
+//! which stages ask for a package built for a target. Stages take these as
 //! plain inputs; nothing here knows a stage (tool pins come from `target::config`).
 
 mod built_python;
@@ -8,6 +9,7 @@ mod cache;
 mod network;
 pub mod package_index;
 mod python;
+mod requirement_build;
 pub mod run_folder;
 mod shell;
 pub(crate) mod tool_venv;
@@ -21,6 +23,7 @@ pub use cache::{Cache, NoCacheDir, cache_key, sha256_of_file};
 pub use network::Network;
 pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};
+pub use requirement_build::{BuiltRequirement, RequirementBuildFailure, RequirementBuilder};
 pub use shell::{shell_quote, shell_quote_path};
 pub use uv::ensure_uv;
 pub use wrapper_notes::{WRAPPER_NOTES_VAR, wrapper_notices};

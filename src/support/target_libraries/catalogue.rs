@@ -432,6 +432,11 @@ mod tests {
                 );
             }
             assert!(!entry.check.linux.is_empty() && !entry.check.macos.is_empty());
+            assert!(
+                entry.macos_configure_args.is_empty() || !entry.configure.is_empty(),
+                "{}: macos_configure_args are added to `configure`, which it has not",
+                entry.name
+            );
             for package in &entry.packages {
                 assert!(
                     !catalogue.is_build_tool(package),

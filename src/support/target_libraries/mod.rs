@@ -246,9 +246,9 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
 /// (`get_requires_for_build_wheel`): the pkg-config folders of `roots` before the user's
 /// own value. A setup.py that asks `pkg-config --modversion libxml-2.0` at import hears of
 /// the library the build will link, as `build_wheel` does; a query for anything else falls
-/// back to the build machine's folders, which this variable does not replace. `None`
-/// without target libraries.
-pub fn host_pkg_config_path(roots: &[PathBuf]) -> Option<String> {
+/// back to the build machine's folders, which this variable does not replace. `user`, the
+/// value the build would otherwise have, comes after. `None` without target libraries.
+pub fn host_pkg_config_path(roots: &[PathBuf], user: Option<&str>) -> Option<String> {
     let mut folders: Vec<String> = roots
         .iter()
         .map(|root| root.join("lib/pkgconfig"))
@@ -258,10 +258,8 @@ pub fn host_pkg_config_path(roots: &[PathBuf]) -> Option<String> {
     if folders.is_empty() {
         return None;
     }
-    if let Ok(user) = std::env::var("PKG_CONFIG_PATH")
-        && !user.is_empty()
-    {
-        folders.push(user);
+    if let Some(user) = user.filter(|user| !user.is_empty()) {
+        folders.push(user.to_string());
     }
     Some(folders.join(":"))
 }
@@ -445,15 +443,16 @@ mod tests {
         std::fs::create_dir_all(with.path().join("lib/pkgconfig")).unwrap();
         let without = tempfile::tempdir().unwrap();
         let roots = [with.path().to_path_buf(), without.path().to_path_buf()];
-        let value = host_pkg_config_path(&roots).unwrap();
         let ours = with.path().join("lib/pkgconfig").display().to_string();
-        // Only folders that exist; the user's value, if any, after them. The build
-        // machine's default folders stay: PKG_CONFIG_PATH adds to them.
-        assert!(
-            value == ours || value.starts_with(&format!("{ours}:")),
-            "{value}"
+        // Only folders that exist; the user's value after them. The build machine's
+        // default folders stay: PKG_CONFIG_PATH adds to them.
+        assert_eq!(host_pkg_config_path(&roots, None).unwrap(), ours);
+        assert_eq!(host_pkg_config_path(&roots, Some("")).unwrap(), ours);
+        assert_eq!(
+            host_pkg_config_path(&roots, Some("/mine/pkgconfig")).unwrap(),
+            format!("{ours}:/mine/pkgconfig")
         );
-        assert_eq!(host_pkg_config_path(&roots[1..]), None);
+        assert_eq!(host_pkg_config_path(&roots[1..], Some("/mine")), None);
     }
 
     #[test]

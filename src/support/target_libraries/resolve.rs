@@ -244,9 +244,16 @@ impl Requirement {
             return Ok((first, None));
         }
         let name = self.name;
+        // Where the requirement ruled versions out, the messages name it: the catalogue
+        // may well have a version the pin wants that the requirement does not allow.
+        let text = &self.text;
         if let Some(entry) = allowed.iter().find(|entry| no_older(entry)) {
+            let first_of = match self.rule {
+                None => format!("the catalogue's first {name}"),
+                Some(_) => format!("the first {name} `{text}` allows"),
+            };
             let message = format!(
-                "{name} {}: the build's environment pins {variable}={pinned}, newer than the catalogue's first {name}, {}",
+                "{name} {}: the build's environment pins {variable}={pinned}, newer than {first_of}, {}",
                 entry.version, first.version
             );
             return Ok((entry, Some(PinOutcome { message, met: true })));
@@ -256,10 +263,16 @@ impl Requirement {
             .copied()
             .max_by(|a, b| compare_versions(&a.version, &b.version))
             .unwrap_or(first);
-        let message = format!(
-            "{name} {}: the build's environment pins {variable}={pinned}, and the catalogue (config/target-libraries.toml) has no {name} that new; building its newest",
-            newest.version
-        );
+        let message = match self.rule {
+            None => format!(
+                "{name} {}: the build's environment pins {variable}={pinned}, and the catalogue (config/target-libraries.toml) has no {name} that new; building its newest",
+                newest.version
+            ),
+            Some(_) => format!(
+                "{name} {}: the build's environment pins {variable}={pinned}, and `{text}` allows no {name} that new in the catalogue (config/target-libraries.toml); building the newest it allows",
+                newest.version
+            ),
+        };
         Ok((
             newest,
             Some(PinOutcome {
@@ -406,6 +419,23 @@ mod tests {
             ["zlib 1.3.1", "libxml2 2.9.14"]
         );
         assert!(resolved.pins.is_empty());
+    }
+
+    #[test]
+    fn a_pin_the_requirement_rules_out_names_the_requirement_not_the_catalogue() {
+        let environment = BTreeMap::from([("LIBXML2_VERSION".to_string(), "2.14.6".to_string())]);
+        let resolved = resolve(&strings(&["libxml2<2.15"]), &[], &environment).unwrap();
+        assert_eq!(
+            names_and_versions(&resolved),
+            ["zlib 1.3.1", "libxml2 2.9.14"]
+        );
+        assert_eq!(
+            resolved.pins,
+            [PinOutcome {
+                message: "libxml2 2.9.14: the build's environment pins LIBXML2_VERSION=2.14.6, and `libxml2<2.15` allows no libxml2 that new in the catalogue (config/target-libraries.toml); building the newest it allows".to_string(),
+                met: false,
+            }]
+        );
     }
 
     #[test]

@@ -58,27 +58,13 @@ impl Identifier<'_> {
             .context("reading the constraints file of `dependency-versions`")?;
         // A header package the index has no wheel of for the target (numpy on ppc64le) is
         // built for it, as a test requirement would be: its headers are the target's.
-        let builder = (spec.target.libc() == Some(crate::target::Libc::Glibc))
-            .then(|| spec.target.linux_arch())
-            .flatten()
-            .map(|arch| {
-                (
-                    arch,
-                    super::super::requirement_build::PipelineBuilder {
-                        cache: self.context.cache.clone(),
-                        logs: self.context.logs.clone(),
-                        network: self.context.network(spec),
-                    },
-                )
-            });
-        let build_header = |requirement: &str| -> Result<std::path::PathBuf, String> {
-            use crate::stages::testing::RequirementBuilder;
-            let (arch, builder) = builder.as_ref().expect("given only with a builder");
-            builder
-                .build(requirement, *arch, spec.python)
-                .map(|built| built.wheel)
-                .map_err(|failure| failure.to_string())
-        };
+        let builder = (spec.target.libc() == Some(crate::target::Libc::Glibc)).then(|| {
+            super::super::requirement_build::PipelineBuilder {
+                cache: self.context.cache.clone(),
+                logs: self.context.logs.clone(),
+                network: self.context.network(spec),
+            }
+        });
         let built = build_wheel(&BuildRequest {
             project_dir: &self.spec.paths.package,
             out_dir: &self.work.path().join(work_folder("built", slice)),
@@ -105,7 +91,7 @@ impl Identifier<'_> {
             })),
             header_builder: builder
                 .as_ref()
-                .map(|_| crate::stages::backend::HeaderBuilder(&build_header)),
+                .map(|builder| builder as &dyn crate::support::host::RequirementBuilder),
         })?;
         Ok(Built {
             python,
