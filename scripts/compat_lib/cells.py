@@ -70,6 +70,14 @@ def _reclassify(result):
         text = Path(result.log).read_text(errors="replace")
     except OSError:
         return
+    counts = test_counts(text)
+    if result.status == "no test count" and counts:
+        # A count format read since (pytest -q's bare summary line).
+        result.passed, result.total = counts
+        if counts[0] == counts[1] > 0:
+            result.status, result.green = "green", True
+            result.first_error = result.cause = result.fault = ""
+            return
     full = text + _build_log(text)
     if not re.search(r"^\s+first error: ", text, re.MULTILINE):
         result.first_error = _first_error(text, result.built)
@@ -111,7 +119,11 @@ SUMMARY_ROW = re.compile(
     r"(?P<test>.+?)\s+(?P<size>[\d.]+ MB|-)\s+(?P<wheel>\S+)$",
     re.MULTILINE,
 )
-PYTEST_SUMMARY = re.compile(r"^=+ (?P<counts>[^=]*?) in [\d.]+s(?: \([^)]*\))? =+$", re.MULTILINE)
+# pytest's last line; `-q` prints it without the rules of `=` around it.
+PYTEST_SUMMARY = re.compile(
+    r"^(?:=+ )?(?P<counts>\d+ \w+(?:, \d+ \w+)*|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?$",
+    re.MULTILINE,
+)
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
 UNITTEST_END = re.compile(r"^(OK|FAILED \((?P<counts>[^)]*)\))", re.MULTILINE)
 
