@@ -29,6 +29,7 @@ mod conformance;
 mod crash_safety;
 mod cross_properties;
 mod crossenv_configure;
+mod ctypes_bridge;
 mod crossenv_headers;
 mod crossenv_reports_target;
 mod dependency_rule;

@@ -171,11 +171,19 @@ impl CrossEnv {
                 source,
             ))
         })?;
-        let files = vec![
+        // A macOS library cannot be loaded here by any interpreter; a Linux target's can,
+        // by its own CPython under qemu.
+        let bridge = self.runner.as_ref().filter(|_| !self.target.is_macos());
+        let mut files = vec![
             (module, sysconfigdata::render_module(&vars)),
             (
                 self.sysconfig_dir.join("sitecustomize.py"),
-                sysconfigdata::render_sitecustomize(&self.python_include_dir, &self.target, python),
+                sysconfigdata::render_sitecustomize(
+                    &self.python_include_dir,
+                    &self.target,
+                    python,
+                    bridge.is_some(),
+                ),
             ),
             (
                 self.python_include_dir.join("pyconfig.h"),
@@ -216,6 +224,12 @@ impl CrossEnv {
                 runner::run_program_script(&self.target, self.runner.as_ref()),
             ),
         ];
+        if let Some(runner) = bridge {
+            files.push((
+                self.sysconfig_dir.join("_crosswheel_ctypes_bridge.py"),
+                sysconfigdata::render_ctypes_bridge(&self.target, &self.run_program, runner),
+            ));
+        }
         let mut parts: Vec<&[u8]> = vec![
             python.include.as_os_str().as_encoded_bytes(),
             python.platinclude.as_os_str().as_encoded_bytes(),

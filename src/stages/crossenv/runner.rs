@@ -16,6 +16,9 @@ use crate::target::Target;
 pub struct TargetRunner {
     pub qemu: PathBuf,
     pub root: PathBuf,
+    /// The target's CPython in `root`, which loads the target's libraries for a build's
+    /// `ctypes` calls (see `python_files/ctypes_bridge.py`).
+    pub python: PathBuf,
     /// `QEMU_CPU`, when the emulated CPU is chosen (see `testing::emulator`).
     pub cpu: Option<String>,
 }

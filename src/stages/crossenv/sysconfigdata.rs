@@ -240,6 +240,7 @@ pub(crate) fn render_sitecustomize(
     python_include_dir: &Path,
     target: &Target,
     python: &BuildPython,
+    ctypes_bridge: bool,
 ) -> String {
     let python = python.target_python();
     let literal = Value::String(python_include_dir.to_string_lossy().into_owned()).to_string();
@@ -259,6 +260,22 @@ pub(crate) fn render_sitecustomize(
     include_str!("python_files/sitecustomize.py")
         .replace("@INCLUDE@", &literal)
         .replace("@TARGET@", &facts.to_string())
+        .replace("@CTYPES_BRIDGE@", if ctypes_bridge { "True" } else { "False" })
+}
+
+/// The module that loads the target's libraries for a build's `ctypes` calls in the
+/// target's CPython under qemu (its own comments say what crosses and how).
+pub(crate) fn render_ctypes_bridge(
+    target: &Target,
+    run_program: &Path,
+    runner: &super::TargetRunner,
+) -> String {
+    let config = serde_json::json!({
+        "run_program": run_program.to_string_lossy(),
+        "python": runner.python.to_string_lossy(),
+        "target": target.id(),
+    });
+    include_str!("python_files/ctypes_bridge.py").replace("@CONFIG@", &config.to_string())
 }
 
 #[cfg(test)]

@@ -492,6 +492,7 @@ pub fn target_runner(
     crosswheel::stages::crossenv::TargetRunner {
         qemu: emulator.qemu().to_path_buf(),
         root: emulator.sysroot().root().to_path_buf(),
+        python: emulator.sysroot().python(),
         cpu: emulator.cpu().map(str::to_string),
     }
 }

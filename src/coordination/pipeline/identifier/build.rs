@@ -199,6 +199,7 @@ impl Identifier<'_> {
             Ok(emulator) => Some(TargetRunner {
                 qemu: emulator.qemu().to_path_buf(),
                 root: emulator.sysroot().root().to_path_buf(),
+                python: emulator.sysroot().python(),
                 cpu: emulator.cpu().map(str::to_string),
             }),
             Err(error) => {

@@ -19,6 +19,9 @@
 #    the target's wheels of the build requirements are unpacked (CROSSWHEEL_TARGET_SITE),
 #    `numpy.get_include()` (and so `numpy-config`) names the target numpy's headers, and
 #    numpy has the extended-precision types (`complex256`, ...) the target's numpy has.
+# 4. A library loaded with ctypes that the build machine cannot load (the target's) is
+#    loaded by the target's interpreter under qemu, for Linux targets: build logic that
+#    reads a library's version or features gets the target's answer.
 import sys as _sys
 import sysconfig as _sysconfig
 
@@ -169,6 +172,42 @@ def _target_numpy_headers():
     _sys.meta_path.insert(0, _Finder())
 
 
+def _ctypes_bridge():
+    """ctypes, once imported, loads a library the build machine cannot load (the target's)
+    in the target's interpreter under qemu: see _crosswheel_ctypes_bridge.py."""
+    import importlib.abc
+    import importlib.machinery
+
+    class _Loader(importlib.abc.Loader):
+        def __init__(self, original):
+            self.original = original
+
+        def create_module(self, spec):
+            return self.original.create_module(spec)
+
+        def exec_module(self, module):
+            self.original.exec_module(module)
+            import _crosswheel_ctypes_bridge
+
+            _crosswheel_ctypes_bridge.install(module)
+
+        def __getattr__(self, name):
+            return getattr(self.original, name)
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != "ctypes":
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _Loader(spec.loader)
+            return spec
+
+    _sys.meta_path.insert(0, _Finder())
+
+
 if _running_program() not in _BUILD_MACHINE_TOOLS:
     _report_target()
 _target_numpy_headers()
+if @CTYPES_BRIDGE@:
+    _ctypes_bridge()
