@@ -13,7 +13,11 @@ use crosswheel::stages::crossenv::CrossEnv;
 
 /// The target tree's C library, which the build machine cannot load.
 fn target_libc(env: &CrossEnv) -> PathBuf {
-    let root = &env.runner.as_ref().expect("a Linux target has a runner").root;
+    let root = &env
+        .runner
+        .as_ref()
+        .expect("a Linux target has a runner")
+        .root;
     ["usr/lib", "lib"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
@@ -118,9 +122,7 @@ fn ctypes_calls_into_a_target_library_get_the_targets_answers() {
             "{refused}"
         );
         assert_eq!(
-            stderr
-                .matches("ctypes calls into it run in the")
-                .count(),
+            stderr.matches("ctypes calls into it run in the").count(),
             1,
             "one line says where the calls go: {stderr}"
         );
@@ -156,8 +158,7 @@ for name in (sys.argv[1], "libcrosswheel-no-such-library.so"):
         errors[0]
     );
     assert!(
-        errors[1].contains("libcrosswheel-no-such-library.so")
-            && !errors[1].contains("under qemu"),
+        errors[1].contains("libcrosswheel-no-such-library.so") && !errors[1].contains("under qemu"),
         "{}",
         errors[1]
     );
@@ -169,7 +170,11 @@ for name in (sys.argv[1], "libcrosswheel-no-such-library.so"):
 fn a_macos_environment_has_no_bridge() {
     let python = common::distribution_python();
     let env = common::zig_cross_env(&python, "macos-arm64");
-    assert!(!env.sysconfig_dir.join("_crosswheel_ctypes_bridge.py").exists());
+    assert!(
+        !env.sysconfig_dir
+            .join("_crosswheel_ctypes_bridge.py")
+            .exists()
+    );
     let script = "import ctypes; print(ctypes.CDLL.__module__)";
     let (ok, stdout, stderr) = run_in(&env, &python.executable, script, Path::new("-"));
     assert!(ok, "{stderr}");

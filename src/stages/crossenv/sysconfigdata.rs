@@ -260,7 +260,10 @@ pub(crate) fn render_sitecustomize(
     include_str!("python_files/sitecustomize.py")
         .replace("@INCLUDE@", &literal)
         .replace("@TARGET@", &facts.to_string())
-        .replace("@CTYPES_BRIDGE@", if ctypes_bridge { "True" } else { "False" })
+        .replace(
+            "@CTYPES_BRIDGE@",
+            if ctypes_bridge { "True" } else { "False" },
+        )
 }
 
 /// The module that loads the target's libraries for a build's `ctypes` calls in the

@@ -101,6 +101,11 @@ pub struct LibraryEntry {
     /// no part of its cache key.
     #[serde(default, skip_serializing)]
     pub consumer_environment: BTreeMap<String, String>,
+    /// `consumer_environment` for macOS targets only: what a Linux target's build learns
+    /// from the library itself, through the cross environment's ctypes bridge (the target's
+    /// CPython loads it under qemu), a macOS build can only be told.
+    #[serde(default, skip_serializing)]
+    pub macos_consumer_environment: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub linux_configure_env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

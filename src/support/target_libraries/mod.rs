@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::target::Target;
+
 pub use before_all::{BeforeAll, read_before_all};
 pub use build::{
     BuiltLibrary, CrossBuild, InstallCheck, TARGET_LIBRARIES, ensure_library,
@@ -271,15 +273,23 @@ fn consumer_environment(roots: &[PathBuf]) -> Vec<(String, String)> {
         .iter()
         .filter_map(|root| Some((root, record_of(root)?)))
         .filter_map(|(root, record)| {
-            Some((root, record.version, catalogue().library(&record.name)?))
+            let entry = catalogue().library(&record.name)?;
+            Some((root, record, entry))
         })
-        .flat_map(|(root, version, entry)| {
-            entry.consumer_environment.iter().map(move |(name, value)| {
-                let value = value
-                    .replace("{prefix}", &root.to_string_lossy())
-                    .replace("{version}", &version);
-                (name.clone(), value)
-            })
+        .flat_map(|(root, record, entry)| {
+            let macos = Target::parse(&record.target).is_ok_and(|target| target.is_macos());
+            let for_macos = macos.then_some(&entry.macos_consumer_environment);
+            let version = record.version;
+            entry
+                .consumer_environment
+                .iter()
+                .chain(for_macos.into_iter().flatten())
+                .map(move |(name, value)| {
+                    let value = value
+                        .replace("{prefix}", &root.to_string_lossy())
+                        .replace("{version}", &version);
+                    (name.clone(), value)
+                })
         })
         .collect()
 }
@@ -394,6 +404,42 @@ fn is_config_script(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A prefix holding the catalogue's HDF5 built for `target`, with its record.
+    fn hdf5_prefix(target: &str) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let record = serde_json::json!({
+            "name": "hdf5", "version": "1.14.5", "licence": "BSD-3-Clause",
+            "source": {"package": "hdf5", "version": "1.14.5+repack-3",
+                       "file": "hdf5_1.14.5+repack.orig.tar.gz", "sha256": "00"},
+            "target": target, "toolchain": "zig",
+        });
+        std::fs::write(root.path().join(RECORD_NAME), record.to_string()).unwrap();
+        root
+    }
+
+    /// h5py asks a Linux target's libhdf5 itself (the ctypes bridge loads it under qemu);
+    /// a macOS build, where nothing can load it, is told its version and features.
+    #[test]
+    fn only_a_macos_build_is_told_what_it_cannot_ask_the_library() {
+        for (target, told) in [("linux-aarch64", false), ("macos-arm64", true)] {
+            let root = hdf5_prefix(target);
+            let vars: BTreeMap<String, String> = consumer_environment(&[root.path().to_path_buf()])
+                .into_iter()
+                .collect();
+            assert_eq!(
+                vars.get("HDF5_DIR").map(String::as_str),
+                Some(root.path().to_str().unwrap()),
+                "{target}"
+            );
+            assert_eq!(
+                vars.get("HDF5_VERSION").map(String::as_str),
+                told.then_some("1.14.5"),
+                "{target}"
+            );
+            assert_eq!(vars.contains_key("H5PY_ROS3"), told, "{target}");
+        }
+    }
 
     #[test]
     fn a_prefixs_config_scripts_alone_come_first_on_path() {

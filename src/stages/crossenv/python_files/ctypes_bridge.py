@@ -246,6 +246,10 @@ class RemoteLibrary:
         prefix = os.environ.get("CROSSWHEEL_PREFIX")
         if prefix:
             folders += [os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
+        # The folders the build links from hold the libraries this one needs (libhdf5's
+        # libz from the catalogue), as the dynamic loader of a native build finds them.
+        flags = os.environ.get("LDFLAGS", "").split()
+        folders += [flag[2:] for flag in flags if flag.startswith("-L") and len(flag) > 2]
         if env.get("LD_LIBRARY_PATH"):
             folders.append(env["LD_LIBRARY_PATH"])
         env["LD_LIBRARY_PATH"] = os.pathsep.join(folders)
