@@ -80,7 +80,6 @@ impl Targets {
 /// built, and the summary lists every identifier. A configuration that cannot be read
 /// (an unknown package in a `before-all` line) stops the run: it is the same for all.
 pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> Result<Targets> {
-    let (cache, offline, jobs) = (&context.cache, context.offline, context.jobs);
     let mut targets = Targets {
         prepared: BTreeMap::new(),
         _folder: None,
@@ -105,26 +104,7 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
                 read_before_all(command, origin)
             })
             .transpose()?;
-        // What the configuration names, by name: the versions are chosen below, once the
-        // build's environment (which may pin them) is known.
-        let mut asked: Vec<&'static LibraryEntry> =
-            requested_libraries(&spec.options.target_libraries)?;
-        for entry in before_all.iter().flat_map(|read| read.libraries.iter()) {
-            if !asked.iter().any(|known| known.name == entry.name) {
-                asked.push(entry);
-            }
-        }
-        // A project that asks for OpenMP gets LLVM's runtime, which zig's clang lacks, as a
-        // manylinux container's GCC has libgomp and a macOS runner's Homebrew has libomp.
-        let package = &spec.paths.package;
-        if *asks_for_openmp
-            .entry(package.clone())
-            .or_insert_with(|| crate::stages::backend::requires_openmp(package))
-            && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
-            && !asked.iter().any(|known| known.name == openmp.name)
-        {
-            asked.push(openmp);
-        }
+        let asked = libraries_asked(spec, before_all.as_ref(), &mut asks_for_openmp)?;
         let tools = before_all
             .as_ref()
             .map(|read| read.tools.clone())
@@ -144,15 +124,62 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         }
         let folder = targets._folder.as_ref().map(|dir| dir.path().to_path_buf());
         let user = folder.unwrap_or_default().join(spec.target.id());
-        // The first build's environment, as the first build's options throughout: a
-        // target is prepared once, as cibuildwheel runs `before-all` once per container
-        // with the options of its first identifier.
-        let prepared = super::environment::build_environment(
-            spec,
-            super::environment::process_environment(),
-        )
+        let before_all = BeforeAllWork {
+            command: command.as_deref(),
+            tools: &tools,
+            user_prefix: user,
+        };
+        let prepared = prepare_target(spec, &asked, before_all, context);
+        targets.prepared.insert(key, prepared);
+    }
+    Ok(targets)
+}
+
+/// The catalogue libraries a target's builds need, by name: those the configuration names
+/// (`target-libraries`, `before-all`'s install lines), and LLVM's OpenMP runtime for a
+/// project that asks for OpenMP, as a manylinux container's GCC has libgomp and a macOS
+/// runner's Homebrew has libomp. The versions are chosen once the build's environment
+/// (which may pin them) is known. `asks_for_openmp` is read once per project.
+fn libraries_asked(
+    spec: &BuildSpec,
+    before_all: Option<&crate::support::target_libraries::BeforeAll>,
+    asks_for_openmp: &mut BTreeMap<PathBuf, bool>,
+) -> Result<Vec<&'static LibraryEntry>> {
+    let mut asked: Vec<&'static LibraryEntry> =
+        requested_libraries(&spec.options.target_libraries)?;
+    for entry in before_all.iter().flat_map(|read| read.libraries.iter()) {
+        if !asked.iter().any(|known| known.name == entry.name) {
+            asked.push(entry);
+        }
+    }
+    let package = &spec.paths.package;
+    if *asks_for_openmp
+        .entry(package.clone())
+        .or_insert_with(|| crate::stages::backend::requires_openmp(package))
+        && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
+        && !asked.iter().any(|known| known.name == openmp.name)
+    {
+        asked.push(openmp);
+    }
+    Ok(asked)
+}
+
+/// One target prepared for its builds with `asked` at the versions its first build's
+/// environment allows, or why it could not be (said in one line now, in full in the
+/// summary).
+fn prepare_target(
+    spec: &BuildSpec,
+    asked: &[&'static LibraryEntry],
+    before_all: BeforeAllWork<'_>,
+    context: &super::context::RunContext<'_>,
+) -> Result<Prepared, Unprepared> {
+    let (cache, offline, jobs) = (&context.cache, context.offline, context.jobs);
+    // The first build's environment, as the first build's options throughout: a target
+    // is prepared once, as cibuildwheel runs `before-all` once per container with the
+    // options of its first identifier.
+    super::environment::build_environment(spec, super::environment::process_environment())
         .and_then(|environment| {
-            let resolution = resolve(&spec.options.target_libraries, &asked, &environment)?;
+            let resolution = resolve(&spec.options.target_libraries, asked, &environment)?;
             for pin in &resolution.pins {
                 if pin.met {
                     tracing::info!("{}: {}", spec.target.id(), pin.message);
@@ -162,9 +189,7 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
             }
             let work = TargetWork {
                 libraries: &resolution.libraries,
-                command: command.as_deref(),
-                tools: &tools,
-                user_prefix: user,
+                before_all,
                 environment,
             };
             prepare_one(spec, cache, work, offline, jobs)
@@ -179,22 +204,24 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
                 problem: crate::logging::one_line(&error),
                 first: spec.identifier.to_string(),
             }
-        });
-        targets.prepared.insert(key, prepared);
-    }
-    Ok(targets)
+        })
+}
+
+/// What `before-all` asks of one target, besides catalogue libraries.
+struct BeforeAllWork<'a> {
+    /// `before-all` without its package-manager lines.
+    command: Option<&'a str>,
+    /// The build tools its install lines name.
+    tools: &'a [String],
+    /// `CROSSWHEEL_PREFIX`.
+    user_prefix: PathBuf,
 }
 
 /// What one target is prepared with.
 struct TargetWork<'a> {
     /// The catalogue libraries to build, each after those it links.
     libraries: &'a [&'static LibraryEntry],
-    /// `before-all` without its package-manager lines.
-    command: Option<&'a str>,
-    /// The build tools `before-all`'s install lines name.
-    tools: &'a [String],
-    /// `CROSSWHEEL_PREFIX`.
-    user_prefix: PathBuf,
+    before_all: BeforeAllWork<'a>,
     /// The user's `environment`, evaluated as cibuildwheel evaluates it for `before-all`:
     /// in the environment crosswheel runs in.
     environment: BTreeMap<String, String>,
@@ -209,9 +236,12 @@ fn prepare_one(
 ) -> Result<Prepared> {
     let TargetWork {
         libraries,
-        command,
-        tools,
-        user_prefix,
+        before_all:
+            BeforeAllWork {
+                command,
+                tools,
+                user_prefix,
+            },
         environment,
     } = work;
     for sub in ["include", "lib/pkgconfig", "bin"] {

@@ -164,7 +164,7 @@ fn target_site(
     header_requires: &[String],
 ) -> Result<TargetSite, BuildError> {
     let target = &request.cross_env.target;
-    let prepare = |requires: &[String]| {
+    let prepare = |requires: &[String], find_links: &[PathBuf]| {
         let mut requires = requires.to_vec();
         // The same set, however it was spelt, must map to the same cached site.
         requires.sort();
@@ -177,13 +177,13 @@ fn target_site(
             target,
             request.python,
             &requires,
-            &[],
+            find_links,
             request.offline,
         )
         .map(Some)
     };
     if header_requires.is_empty() {
-        return prepare(request.target_requires).map(TargetSite::all_from_target);
+        return prepare(request.target_requires, &[]).map(TargetSite::all_from_target);
     }
     let all: Vec<String> = request
         .target_requires
@@ -191,7 +191,7 @@ fn target_site(
         .chain(header_requires)
         .cloned()
         .collect();
-    match prepare(&all) {
+    match prepare(&all, &[]) {
         Ok(site) => {
             tracing::info!(
                 "{} among the build requirements ship per-platform headers or libraries: the build compiles and links against their {target} wheels (config/target-installs.toml)",
@@ -202,7 +202,7 @@ fn target_site(
         Err(BuildError::TargetRequires { .. }) => {
             // The user's own `target-requires` without a target wheel is an error, as it
             // always was; only the header group may fall back.
-            let own = prepare(request.target_requires)?;
+            let own = prepare(request.target_requires, &[])?;
             without_target_wheels(request, header_requires, own, &prepare)
         }
         // Offline, a header package built here earlier is in the cache of such builds,
@@ -213,15 +213,22 @@ fn target_site(
                     .iter()
                     .any(|requirement| super::target_wheels::is_header_package(requirement)) =>
         {
-            let own = prepare(request.target_requires)?;
-            without_target_wheels(request, header_requires, own, &prepare).map_err(|_| error)
+            let own = prepare(request.target_requires, &[])?;
+            // The builder's own refusal (nothing cached to build offline) says more.
+            without_target_wheels(request, header_requires, own, &prepare).map_err(|fallback| {
+                match fallback {
+                    BuildError::HeaderBuild { .. } => fallback,
+                    _ => error,
+                }
+            })
         }
         Err(error) => Err(error),
     }
 }
 
-/// Prepares the target site of a set of requirements; `None` for an empty set.
-type PrepareSite<'a> = dyn Fn(&[String]) -> Result<Option<PathBuf>, BuildError> + 'a;
+/// Prepares the target site of a set of requirements, with folders of wheels built here
+/// beside the index; `None` for an empty set.
+type PrepareSite<'a> = dyn Fn(&[String], &[PathBuf]) -> Result<Option<PathBuf>, BuildError> + 'a;
 
 /// The site when some of `header_requires` have no target wheel: header packages (numpy)
 /// are built for the target from their sdist where the pipeline gave a builder, unless the
@@ -234,11 +241,11 @@ fn without_target_wheels(
     prepare: &PrepareSite<'_>,
 ) -> Result<TargetSite, BuildError> {
     let target = &request.cross_env.target;
-    let (buildable, kept): (Vec<String>, Vec<String>) =
-        header_requires.iter().cloned().partition(|requirement| {
-            header_builder(request).is_some()
-                && super::target_wheels::is_header_package(requirement)
-        });
+    let can_build = header_builder(request).is_some();
+    let (buildable, kept): (Vec<String>, Vec<String>) = header_requires
+        .iter()
+        .cloned()
+        .partition(|requirement| can_build && super::target_wheels::is_header_package(requirement));
     if !kept.is_empty() {
         tracing::warn!(
             "no {target} wheel of {} to take headers from: the build uses the build machine's (list it in `target-requires` to make this an error)",
@@ -264,28 +271,15 @@ fn without_target_wheels(
         .collect();
     // All of `header_requires` already failed together; a smaller set may not.
     if !kept.is_empty() {
-        match prepare(&with_headers) {
+        match prepare(&with_headers, &[]) {
             Ok(site) => return Ok(TargetSite { site, headers_kept }),
             Err(BuildError::TargetRequires { .. } | BuildError::OfflineTargetRequires { .. }) => {}
             Err(error) => return Err(error),
         }
     }
     let built = built_header_packages(request, &buildable)?;
-    let mut requires = with_headers;
-    requires.sort();
-    requires.dedup();
-    let site = prepare_target_site(
-        request.cache,
-        target,
-        request.python,
-        &requires,
-        &built,
-        request.offline,
-    )?;
-    Ok(TargetSite {
-        site: Some(site),
-        headers_kept,
-    })
+    let site = prepare(&with_headers, &built)?;
+    Ok(TargetSite { site, headers_kept })
 }
 
 /// The builder of header packages and the Linux architecture it builds for, where the
