@@ -96,6 +96,37 @@ def _report_target():
         platform.libc_ver = lambda *args, **kwargs: ("", "")
 
 
+def _after_import(names, patch):
+    """Calls `patch(module)` as each module of `names` finishes executing."""
+    import importlib.abc
+    import importlib.machinery
+
+    class _Loader(importlib.abc.Loader):
+        def __init__(self, original):
+            self.original = original
+
+        def create_module(self, spec):
+            return self.original.create_module(spec)
+
+        def exec_module(self, module):
+            self.original.exec_module(module)
+            patch(module)
+
+        def __getattr__(self, name):
+            return getattr(self.original, name)
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname not in names:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _Loader(spec.loader)
+            return spec
+
+    _sys.meta_path.insert(0, _Finder())
+
+
 def _absent_extended_precision(include):
     """The extended-precision types the build machine's numpy has and the target's lacks.
 
@@ -134,76 +165,30 @@ def _target_numpy_headers():
     if include is None:
         return
 
-    import importlib.abc
-    import importlib.machinery
-
     # numpy 2 defines get_include in numpy.lib._utils_impl, numpy 1 in numpy.lib.utils;
     # numpy/__init__ and numpy-config import it from there.
     defining_modules = {"numpy.lib._utils_impl", "numpy.lib.utils"}
     absent = _absent_extended_precision(include)
 
-    class _Loader(importlib.abc.Loader):
-        def __init__(self, original):
-            self.original = original
+    def patch(module):
+        if module.__name__ == "numpy":
+            for name in absent:
+                module.__dict__.pop(name, None)
+        else:
+            module.get_include = lambda: include
 
-        def create_module(self, spec):
-            return self.original.create_module(spec)
-
-        def exec_module(self, module):
-            self.original.exec_module(module)
-            if module.__name__ == "numpy":
-                for name in absent:
-                    module.__dict__.pop(name, None)
-            else:
-                module.get_include = lambda: include
-
-        def __getattr__(self, name):
-            return getattr(self.original, name)
-
-    class _Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path, target=None):
-            if fullname not in defining_modules and not (fullname == "numpy" and absent):
-                return None
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _Loader(spec.loader)
-            return spec
-
-    _sys.meta_path.insert(0, _Finder())
+    _after_import(defining_modules | ({"numpy"} if absent else set()), patch)
 
 
 def _ctypes_bridge():
     """ctypes, once imported, loads a library the build machine cannot load (the target's)
     in the target's interpreter under qemu: see _crosswheel_ctypes_bridge.py."""
-    import importlib.abc
-    import importlib.machinery
+    def patch(module):
+        import _crosswheel_ctypes_bridge
 
-    class _Loader(importlib.abc.Loader):
-        def __init__(self, original):
-            self.original = original
+        _crosswheel_ctypes_bridge.install(module)
 
-        def create_module(self, spec):
-            return self.original.create_module(spec)
-
-        def exec_module(self, module):
-            self.original.exec_module(module)
-            import _crosswheel_ctypes_bridge
-
-            _crosswheel_ctypes_bridge.install(module)
-
-        def __getattr__(self, name):
-            return getattr(self.original, name)
-
-    class _Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path, target=None):
-            if fullname != "ctypes":
-                return None
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _Loader(spec.loader)
-            return spec
-
-    _sys.meta_path.insert(0, _Finder())
+    _after_import({"ctypes"}, patch)
 
 
 if _running_program() not in _BUILD_MACHINE_TOOLS:
