@@ -314,7 +314,8 @@ mod tests {
             "cross/sitecustomize.py",
             &include_str!("python_files/sitecustomize.py")
                 .replace("@INCLUDE@", "'/cross/include'")
-                .replace("@TARGET@", &facts.to_string()),
+                .replace("@TARGET@", &facts.to_string())
+                .replace("@CTYPES_BRIDGE@", "False"),
         );
         write(
             "host/numpy/__init__.py",
@@ -355,6 +356,29 @@ mod tests {
         assert_eq!(answer(8), "[] <target include>");
         assert_eq!(answer(12), "['complex192', 'float96'] <target include>");
         assert_eq!(answer(16), "['complex256', 'float128'] <target include>");
+    }
+
+    /// The bridge's module names the target, its CPython and the script that runs it, and
+    /// keeps no placeholder.
+    #[test]
+    fn the_ctypes_bridge_is_told_how_to_reach_the_targets_interpreter() {
+        let runner = super::super::TargetRunner {
+            qemu: "/q/qemu-aarch64".into(),
+            root: "/root-tree".into(),
+            python: "/root-tree/usr/bin/python3.11".into(),
+            cpu: None,
+        };
+        let target = Target::parse("linux-aarch64").unwrap();
+        let module = render_ctypes_bridge(&target, Path::new("/e/bin/run-program"), &runner);
+        let config = module
+            .lines()
+            .find_map(|line| line.strip_prefix("_CONFIG = "))
+            .expect("a _CONFIG line");
+        let config: serde_json::Value = serde_json::from_str(config).unwrap();
+        assert_eq!(config["target"], "linux-aarch64");
+        assert_eq!(config["python"], "/root-tree/usr/bin/python3.11");
+        assert_eq!(config["run_program"], "/e/bin/run-program");
+        assert!(!module.contains("@CONFIG@"));
     }
 
     #[test]
