@@ -679,6 +679,19 @@ impl Target {
             })
     }
 
+    /// The Linux target of `arch` with `libc`, at its default OS version.
+    pub fn linux(arch: LinuxArch, libc: Libc) -> Option<Target> {
+        config()
+            .target
+            .iter()
+            .find(|data| {
+                data.platform == Platform::Linux
+                    && data.libc == Some(libc)
+                    && LinuxArch::parse(&data.arch) == Some(arch)
+            })
+            .map(Target::with_default_version)
+    }
+
     /// The target `data` describes, at its default OS version.
     pub fn with_default_version(data: &'static TargetData) -> Target {
         let os_version = OsVersion::parse(&data.default_os_version).unwrap_or_else(|| {
@@ -941,6 +954,20 @@ mod tests {
 
     fn py(tag: &str) -> PythonTag {
         PythonTag::parse(tag).unwrap()
+    }
+
+    /// Every Linux architecture has a manylinux and a musllinux target, which a requirement
+    /// built for a test or for its headers is built as.
+    #[test]
+    fn each_linux_architecture_has_a_target_of_each_c_library() {
+        for arch in LinuxArch::ALL {
+            let glibc = Target::linux(arch, Libc::Glibc).expect("a glibc target");
+            let musl = Target::linux(arch, Libc::Musl).expect("a musl target");
+            assert_eq!(glibc.id(), format!("linux-{}", arch.machine()));
+            assert_eq!(musl.id(), format!("musllinux-{}", arch.machine()));
+            assert_eq!(musl.linux_arch(), Some(arch));
+            assert_eq!(musl.libc(), Some(Libc::Musl));
+        }
     }
 
     #[test]

@@ -453,6 +453,28 @@ fn ignored_options_set_by_variables_are_named_by_their_variable() {
     );
 }
 
+/// cibuildwheel's own switches that mean nothing to a cross build (how it folds its log on
+/// CI services, its container and its cache) are named as ignored, never taken silently.
+#[test]
+fn cibuildwheels_switches_for_its_own_runs_are_named_as_ignored() {
+    let project = Project::with_pyproject("[tool.cibuildwheel]\nbuild = \"cp311-*\"\n");
+    let plan = project.plan(&[
+        ("CIBW_LOG_FOLD_MODE", "disabled"),
+        ("CIBW_DEBUG_KEEP_CONTAINER", "1"),
+        ("CIBW_CACHE_PATH", "/tmp/cibw-cache"),
+    ]);
+    assert_eq!(
+        note(&plan, "ignored"),
+        Some(
+            "ignored (does not apply to cross builds): CIBW_DEBUG_KEEP_CONTAINER, CIBW_CACHE_PATH, CIBW_LOG_FOLD_MODE"
+        )
+    );
+    assert!(
+        env_var_warnings(["CIBW_LOG_FOLD_MODE"]).is_empty(),
+        "a variable cibuildwheel reads is no misspelling"
+    );
+}
+
 #[test]
 fn misspelt_variables_get_a_suggestion() {
     let warnings = env_var_warnings([

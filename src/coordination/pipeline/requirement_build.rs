@@ -19,7 +19,7 @@ use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::{BuiltRequirement, RequirementBuildFailure, RequirementBuilder};
 use crate::support::host::{Cache, Network};
-use crate::support::sysroot::LinuxArch;
+use crate::target::Target;
 
 use super::run_logs::RunLogs;
 use super::{Ending, PipelineOptions, WheelsThisRun};
@@ -37,17 +37,25 @@ impl RequirementBuilder for PipelineBuilder {
     fn build(
         &self,
         requirement: &str,
-        arch: LinuxArch,
+        target: &Target,
         python: PythonTag,
     ) -> Result<BuiltRequirement, RequirementBuildFailure> {
         let failure =
             |reason: String, log: Option<PathBuf>| RequirementBuildFailure { reason, log };
-        let target = format!("linux-{}", arch.machine());
+        let arch = target.linux_arch().ok_or_else(|| {
+            failure(
+                format!(
+                    "{}: requirements are built for Linux targets only",
+                    target.id()
+                ),
+                None,
+            )
+        })?;
         let builds = self
             .cache
             .root()
             .join("test-requirements")
-            .join(&target)
+            .join(target.id())
             .join(python.to_string());
         // Before the index is read: a satisfying build is taken as it is, offline too.
         if let Some(cached) = cached_satisfying(&builds, requirement) {
@@ -75,11 +83,12 @@ impl RequirementBuilder for PipelineBuilder {
         let logs = self
             .logs
             .nested(&format!(
-                "{}-{version}-{target}-{python}",
-                crate::package_name::normalize(&name)
+                "{}-{version}-{}-{python}",
+                crate::package_name::normalize(&name),
+                target.id()
             ))
             .map_err(|error| failure(error.to_string(), None))?;
-        let built = self.build_sdist(&sdist, &target, python, &key, &logs);
+        let built = self.build_sdist(&sdist, target, python, &key, &logs);
         if let Some(download) = sdist.parent() {
             let _ = std::fs::remove_dir_all(download);
         }
@@ -119,7 +128,7 @@ impl PipelineBuilder {
     fn build_sdist(
         &self,
         sdist: &Path,
-        target: &str,
+        target: &Target,
         python: PythonTag,
         key: &Path,
         logs: &RunLogs,
@@ -129,10 +138,7 @@ impl PipelineBuilder {
             .tempdir()
             .map_err(|error| error.to_string())?;
         let project = unpack_sdist(sdist, unpacked.path())?;
-        let data = crate::target::targets()
-            .iter()
-            .find(|data| data.id == target)
-            .ok_or_else(|| format!("no crosswheel target {target}"))?;
+        let data = target.data();
         let partial = key.with_extension(format!("partial-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&partial);
         let mut overrides = crate::input::options::CliOverrides {

@@ -69,8 +69,8 @@ pub(super) fn test(
         cache_dir: cache.root().to_path_buf(),
         log_dir: logs.dir().to_path_buf(),
         log_file: Some(logs.file(&spec.identifier, "test")),
-        // The pipeline builds manylinux wheels of requirements, which a musl CPython
-        // cannot load.
+        // What the index lacks is built here on the route through Debian's trees, which
+        // are glibc's: a musl CPython's test requirements come from the index alone.
         requirement_builder: spec.target.linux_arch().filter(|_| !musl).map(|_| {
             testing::Builder(std::sync::Arc::new(requirement_build::PipelineBuilder {
                 cache: cache.clone(),

@@ -51,6 +51,23 @@ fn yes() -> bool {
 pub(crate) struct CliEnvOnly {
     pub name: String,
     pub env: String,
+    /// `not-applicable`: its variable, when set, is named on the run's "ignored" line.
+    #[serde(default = "implemented")]
+    pub handling: Handling,
+}
+
+fn implemented() -> Handling {
+    Handling::Implemented
+}
+
+/// The variables of cibuildwheel's command-line-or-environment options that do not apply
+/// to crosswheel's builds (`CIBW_DEBUG_KEEP_CONTAINER`, `CIBW_LOG_FOLD_MODE`).
+pub(crate) fn not_applicable_env_vars() -> impl Iterator<Item = &'static str> {
+    data()
+        .cli_env_only
+        .iter()
+        .filter(|option| option.handling == Handling::NotApplicable && !option.env.is_empty())
+        .map(|option| option.env.as_str())
 }
 
 #[derive(Debug, Deserialize)]

@@ -67,6 +67,11 @@ impl Sources {
         if env.var("CROSSWHEEL_INHERIT").is_none() && env.var("CIBW_INHERIT").is_some() {
             push_new(&mut env_vars.cibw, "CIBW_INHERIT");
         }
+        for name in cibw::not_applicable_env_vars() {
+            if env.var(name).is_some_and(|value| !value.trim().is_empty()) {
+                env_vars.ignored.push((name.to_string(), name.to_string()));
+            }
+        }
         OptionsError::from_all(problems)?;
         let mut ignored = Vec::new();
         for name in files.iter().flat_map(|file| &file.ignored) {

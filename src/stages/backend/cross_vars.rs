@@ -157,7 +157,7 @@ fn target_libraries_first(
 /// The target's wheels of `target-requires` and of the build requirements whose headers
 /// are per platform (numpy), unpacked; `None` when there are none. A header package
 /// without a wheel for the target (numpy on ppc64le) is built for it from its sdist where
-/// the pipeline gave a builder (Linux glibc targets); elsewhere the build machine's copy
+/// the pipeline gave a builder (Linux targets); elsewhere the build machine's copy
 /// stays in place, said in one line.
 fn target_site(
     request: &BuildRequest<'_>,
@@ -282,18 +282,13 @@ fn without_target_wheels(
     Ok(TargetSite { site, headers_kept })
 }
 
-/// The builder of header packages and the Linux architecture it builds for, where the
-/// pipeline gave one.
+/// The builder of header packages, where the pipeline gave one (Linux targets).
 fn header_builder<'a>(
     request: &BuildRequest<'a>,
-) -> Option<(
-    &'a dyn crate::support::host::RequirementBuilder,
-    crate::support::sysroot::LinuxArch,
-)> {
-    Some((
-        request.header_builder?,
-        request.cross_env.target.linux_arch()?,
-    ))
+) -> Option<&'a dyn crate::support::host::RequirementBuilder> {
+    request
+        .header_builder
+        .filter(|_| request.cross_env.target.linux_arch().is_some())
 }
 
 /// Each of `header_requires` built for the target from its sdist (or taken from the cache
@@ -303,11 +298,11 @@ fn built_header_packages(
     header_requires: &[String],
 ) -> Result<Vec<PathBuf>, BuildError> {
     let target = &request.cross_env.target;
-    let (builder, arch) = header_builder(request).expect("called only with a header builder");
+    let builder = header_builder(request).expect("called only with a header builder");
     let mut folders = Vec::new();
     for requirement in header_requires {
         let wheel = builder
-            .build(requirement, arch, request.python.target_python())
+            .build(requirement, target, request.python.target_python())
             .map_err(|failure| BuildError::HeaderBuild {
                 target: target.id().to_string(),
                 requirement: requirement.clone(),

@@ -180,7 +180,10 @@ fn build_here(
     );
     tracing::info!("{line}");
     log.note(&line)?;
-    match builder.build(&missing.requirement, arch, python) {
+    // Debian's trees are glibc's: this route serves manylinux targets.
+    let target = crate::target::Target::linux(arch, crate::target::Libc::Glibc)
+        .expect("config/targets.toml has a glibc target of every architecture Debian has");
+    match builder.build(&missing.requirement, &target, python) {
         Ok(wheel) => {
             log.note(&format!(
                 "built {}: {}",

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::python_tag::PythonTag;
-use crate::support::sysroot::LinuxArch;
+use crate::target::Target;
 
 /// A requirement's target wheel, built here or found in the cache of such builds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,14 +40,15 @@ impl std::fmt::Display for RequirementBuildFailure {
     }
 }
 
-/// Builds `requirement` (`numpy>=1.25`) for CPython `python` on Linux `arch`: fetches its
-/// sdist, builds and repairs it as crosswheel builds any project (no tests), checks that
-/// every ELF file is for `arch`, and caches the wheel.
+/// Builds `requirement` (`numpy>=1.25`) for CPython `python` on a Linux `target`
+/// (manylinux or musllinux): fetches its sdist, builds and repairs it as crosswheel builds
+/// any project (no tests), checks that every ELF file is for the target's architecture, and
+/// caches the wheel.
 pub trait RequirementBuilder: Send + Sync {
     fn build(
         &self,
         requirement: &str,
-        arch: LinuxArch,
+        target: &Target,
         python: PythonTag,
     ) -> Result<BuiltRequirement, RequirementBuildFailure>;
 }

@@ -57,7 +57,10 @@ impl Identifier<'_> {
             .constraint_lines()
             .context("reading the constraints file of `dependency-versions`")?;
         // A header package the index has no wheel of for the target (numpy on ppc64le) is
-        // built for it, as a test requirement would be: its headers are the target's.
+        // built for it, as a test requirement would be: its headers are the target's. Not
+        // for musllinux: numpy's own configuration links scipy-openblas64, which has no
+        // musllinux ppc64le wheel, so that build stops; the build machine's headers stand
+        // in, said in one line.
         let builder = (spec.target.libc() == Some(crate::target::Libc::Glibc)).then(|| {
             super::super::requirement_build::PipelineBuilder {
                 cache: self.context.cache.clone(),
