@@ -95,7 +95,13 @@ except TypeError as error:
 #[ignore = "slow: the target's CPython runs under qemu"]
 fn ctypes_calls_into_a_target_library_get_the_targets_answers() {
     let python = common::distribution_python();
-    for (target, machine) in [("linux-aarch64", "aarch64"), ("linux-ppc64le", "ppc64le")] {
+    // Big-endian s390x and 32-bit i686 too: values cross as values, never as bytes.
+    for (target, machine) in [
+        ("linux-aarch64", "aarch64"),
+        ("linux-ppc64le", "ppc64le"),
+        ("linux-s390x", "s390x"),
+        ("linux-i686", "i686"),
+    ] {
         let env = common::zig_cross_env(&python, target);
         let libc = target_libc(&env);
         let (ok, stdout, stderr) = run_in(&env, &python.executable, PROBES, &libc);

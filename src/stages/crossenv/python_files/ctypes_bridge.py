@@ -12,8 +12,9 @@
 # them, by value or by pointer (byref, pointer, arrays), and results that are numbers,
 # strings (c_char_p) or structures. What cannot cross says so in one line: callbacks,
 # pointers to pointers, results that are pointers. C types keep their C meaning
-# (c_long is the target's long); a library the build machine itself can load is the
-# build machine's.
+# (c_long is the target's long; c_int64 and c_longlong are the build machine's c_long, so
+# a 32-bit target gets a 32-bit long for them); a library the build machine itself can
+# load is the build machine's.
 #
 # The same file is the worker: `python ctypes_bridge.py --worker`, run by the target's
 # interpreter in isolated mode, speaks length-prefixed pickles on stdin and stdout.
@@ -25,16 +26,18 @@ import sys
 
 _CONFIG = @CONFIG@
 
-_SIMPLE_TYPES = [
-    ctypes.c_bool, ctypes.c_char, ctypes.c_wchar, ctypes.c_byte, ctypes.c_ubyte,
-    ctypes.c_short, ctypes.c_ushort, ctypes.c_int, ctypes.c_uint, ctypes.c_long,
-    ctypes.c_ulong, ctypes.c_longlong, ctypes.c_ulonglong, ctypes.c_float,
-    ctypes.c_double, ctypes.c_longdouble, ctypes.c_char_p, ctypes.c_wchar_p,
-    ctypes.c_void_p,
-]
-_SIMPLE = {}
-for _type in _SIMPLE_TYPES:
-    _SIMPLE.setdefault(_type._type_, _type)
+# A simple type travels as its struct code, and each side maps the code to its own type of
+# that C meaning: where two C types have one size, ctypes makes one the other's alias
+# (c_int is c_long on 32-bit targets, c_longlong is c_long on the build machine), so the
+# classes' own codes would not do.
+_SIMPLE = {
+    "?": ctypes.c_bool, "c": ctypes.c_char, "u": ctypes.c_wchar, "b": ctypes.c_byte,
+    "B": ctypes.c_ubyte, "h": ctypes.c_short, "H": ctypes.c_ushort, "i": ctypes.c_int,
+    "I": ctypes.c_uint, "l": ctypes.c_long, "L": ctypes.c_ulong, "q": ctypes.c_longlong,
+    "Q": ctypes.c_ulonglong, "f": ctypes.c_float, "d": ctypes.c_double,
+    "g": ctypes.c_longdouble, "z": ctypes.c_char_p, "Z": ctypes.c_wchar_p,
+    "P": ctypes.c_void_p,
+}
 
 
 class Unsupported(TypeError):
@@ -275,7 +278,10 @@ class RemoteLibrary:
                 f"crosswheel: the {_CONFIG['target']} process that loads {self.name} "
                 f"under qemu ended (exit status {code}; its messages are above)")
         if answer[0] == "error":
-            raise _ERRORS.get(answer[1], OSError)(answer[2])
+            _, name, message = answer
+            if name in _ERRORS:
+                raise _ERRORS[name](message)
+            raise OSError(f"{name} in the {_CONFIG['target']} interpreter: {message}")
         return answer[1]
 
     def close(self):
