@@ -135,3 +135,46 @@ fn a_numpy_c_api_extension_for_ppc64le_compiles_against_numpy_built_for_ppc64le(
         "{text}"
     );
 }
+
+/// The index has no musllinux ppc64le wheel of numpy, nor of the BLAS numpy's own
+/// configuration links (scipy-openblas64). numpy is then built for musllinux ppc64le for
+/// its headers alone, without a BLAS (`headers_only` in config/target-headers.toml), into a
+/// cache of its own, and the extension compiles against it, never against the build
+/// machine's x86_64 copy.
+#[test]
+#[ignore = "slow: numpy built for musllinux ppc64le from its sdist (about 10 min on 2 cores, once), zig"]
+fn a_numpy_c_api_extension_for_musllinux_ppc64le_compiles_against_numpy_built_for_its_headers() {
+    let project = tempfile::tempdir().unwrap();
+    numpy_c_api_project(project.path());
+    let wheelhouse = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let output = command
+        .arg("build")
+        .arg(project.path())
+        .args(["--only", "cp311-musllinux_ppc64le", "-w"])
+        .arg(wheelhouse.path())
+        .env("CROSSWHEEL_TEST_SKIP", "*")
+        .output()
+        .expect("crosswheel runs");
+    let text = crate::target_libraries::text_of(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("the index has no musllinux-ppc64le wheel of numpy==")
+            && text.contains(
+                "ppc64le.whl, built for musllinux-ppc64le from its sdist for its headers alone"
+            ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("the build uses the build machine's"),
+        "{text}"
+    );
+    let wheels = common::wheel_names_in(wheelhouse.path());
+    assert!(
+        wheels
+            .iter()
+            .any(|name| name.contains("musllinux_1_2_ppc64le")),
+        "{wheels:?}"
+    );
+}

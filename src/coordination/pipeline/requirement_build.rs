@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::{BuiltRequirement, RequirementBuildFailure, RequirementBuilder};
+use crate::support::host::BuildPurpose;
 use crate::support::host::{Cache, Network};
 use crate::target::Target;
 
@@ -39,6 +40,7 @@ impl RequirementBuilder for PipelineBuilder {
         requirement: &str,
         target: &Target,
         python: PythonTag,
+        purpose: BuildPurpose<'_>,
     ) -> Result<BuiltRequirement, RequirementBuildFailure> {
         let failure =
             |reason: String, log: Option<PathBuf>| RequirementBuildFailure { reason, log };
@@ -51,10 +53,15 @@ impl RequirementBuilder for PipelineBuilder {
                 None,
             )
         })?;
+        // A build for headers alone is kept apart: it must never be installed to run.
+        let folder = match purpose {
+            BuildPurpose::Install => "test-requirements",
+            BuildPurpose::HeadersOnly(_) => "header-builds",
+        };
         let builds = self
             .cache
             .root()
-            .join("test-requirements")
+            .join(folder)
             .join(target.id())
             .join(python.to_string());
         // Before the index is read: a satisfying build is taken as it is, offline too.
@@ -88,7 +95,7 @@ impl RequirementBuilder for PipelineBuilder {
                 target.id()
             ))
             .map_err(|error| failure(error.to_string(), None))?;
-        let built = self.build_sdist(&sdist, target, python, &key, &logs);
+        let built = self.build_sdist(&sdist, target, python, purpose, &key, &logs);
         if let Some(download) = sdist.parent() {
             let _ = std::fs::remove_dir_all(download);
         }
@@ -130,6 +137,7 @@ impl PipelineBuilder {
         sdist: &Path,
         target: &Target,
         python: PythonTag,
+        purpose: BuildPurpose<'_>,
         key: &Path,
         logs: &RunLogs,
     ) -> Result<PathBuf, String> {
@@ -148,6 +156,11 @@ impl PipelineBuilder {
         overrides
             .set("test-skip", "*")
             .set("output-dir", partial.to_string_lossy());
+        if let BuildPurpose::HeadersOnly(options) = purpose {
+            for (key, value) in options {
+                overrides.set(key, value.clone());
+            }
+        }
         if let Some(mirror) = &self.network.debian_mirror {
             overrides.set("debian-mirror", mirror.clone());
         }

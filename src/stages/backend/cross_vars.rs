@@ -157,7 +157,7 @@ fn target_libraries_first(
 /// The target's wheels of `target-requires` and of the build requirements whose headers
 /// are per platform (numpy), unpacked; `None` when there are none. A header package
 /// without a wheel for the target (numpy on ppc64le) is built for it from its sdist where
-/// the pipeline gave a builder (Linux targets); elsewhere the build machine's copy
+/// the pipeline gave a builder (Linux targets; musllinux for its headers alone); elsewhere the build machine's copy
 /// stays in place, said in one line.
 fn target_site(
     request: &BuildRequest<'_>,
@@ -291,6 +291,26 @@ fn header_builder<'a>(
         .filter(|_| request.cross_env.target.linux_arch().is_some())
 }
 
+/// How a header package is built for `target`. A glibc target's build is the package's
+/// own, into the cache a test requirement comes from (numpy's tests on ppc64le need that
+/// same build). A musllinux target's is for its headers alone (`headers_only` in
+/// `config/target-headers.toml`): numpy's own configuration links a BLAS the index has no
+/// musllinux ppc64le or s390x wheel of, and a musl CPython's test requirements never come
+/// from this cache.
+fn header_build_purpose(
+    target: &crate::target::Target,
+    requirement: &str,
+) -> crate::support::host::BuildPurpose<'static> {
+    use crate::support::host::BuildPurpose;
+    match (
+        target.libc(),
+        super::target_wheels::headers_only_options(requirement),
+    ) {
+        (Some(crate::target::Libc::Musl), Some(options)) => BuildPurpose::HeadersOnly(options),
+        _ => BuildPurpose::Install,
+    }
+}
+
 /// Each of `header_requires` built for the target from its sdist (or taken from the cache
 /// of such builds): the folders of their wheels, for pip to find beside the index.
 fn built_header_packages(
@@ -301,8 +321,9 @@ fn built_header_packages(
     let builder = header_builder(request).expect("called only with a header builder");
     let mut folders = Vec::new();
     for requirement in header_requires {
+        let purpose = header_build_purpose(target, requirement);
         let wheel = builder
-            .build(requirement, target, request.python.target_python())
+            .build(requirement, target, request.python.target_python(), purpose)
             .map_err(|failure| BuildError::HeaderBuild {
                 target: target.id().to_string(),
                 requirement: requirement.clone(),
@@ -313,8 +334,14 @@ fn built_header_packages(
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let alone = match purpose {
+            crate::support::host::BuildPurpose::HeadersOnly(_) => {
+                " for its headers alone (config/target-headers.toml)"
+            }
+            crate::support::host::BuildPurpose::Install => "",
+        };
         tracing::info!(
-            "the index has no {target} wheel of {requirement}: the build compiles against {file}, built for {target} from its sdist (once; cached)",
+            "the index has no {target} wheel of {requirement}: the build compiles against {file}, built for {target} from its sdist{alone} (once; cached)",
             target = target.id(),
         );
         if let Some(folder) = wheel.parent() {
@@ -388,6 +415,24 @@ fn pkgconfig_dirs_under(site: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// numpy for a musllinux target is built for its headers alone, without its BLAS and
+    /// the before-build that installs it; for a glibc target, whole, as a test needs it.
+    #[test]
+    fn only_a_musllinux_header_build_leaves_numpys_blas_out() {
+        use crate::support::host::BuildPurpose;
+        let musl = crate::target::Target::parse("musllinux-ppc64le").unwrap();
+        let glibc = crate::target::Target::parse("linux-ppc64le").unwrap();
+        let BuildPurpose::HeadersOnly(options) = header_build_purpose(&musl, "numpy==2.4.6") else {
+            panic!("numpy for musllinux is built for its headers");
+        };
+        assert_eq!(options.get("before-build").map(String::as_str), Some(""));
+        assert!(options["config-settings"].contains("-Dblas=none"));
+        assert_eq!(
+            header_build_purpose(&glibc, "numpy==2.4.6"),
+            BuildPurpose::Install
+        );
+    }
 
     #[test]
     fn a_users_pythonpath_keeps_the_cross_environment_first() {

@@ -14,6 +14,9 @@ const MARKER: &str = ".crosswheel-complete";
 #[derive(serde::Deserialize)]
 struct HeaderPackage {
     required_as: Vec<String>,
+    /// Options that replace the package's own in a build made for its headers alone.
+    #[serde(default)]
+    headers_only: std::collections::BTreeMap<String, String>,
 }
 
 /// `config/target-headers.toml`: packages whose headers are the target's business.
@@ -79,6 +82,16 @@ pub fn header_requirements(build_requires: &[String], target_requires: &[String]
 /// (OpenBLAS), which the target-library catalogue does instead.
 pub fn is_header_package(requirement: &str) -> bool {
     header_packages().contains_key(&requirement_name(requirement))
+}
+
+/// The options (`config/target-headers.toml`'s `headers_only`) that replace a header
+/// package's own in a build of it made for its headers alone; `None` for another package.
+pub fn headers_only_options(
+    requirement: &str,
+) -> Option<&'static std::collections::BTreeMap<String, String>> {
+    header_packages()
+        .get(&requirement_name(requirement))
+        .map(|package| &package.headers_only)
 }
 
 /// The header requirements at the version the build environment installed (the venv at

@@ -183,7 +183,12 @@ fn build_here(
     // Debian's trees are glibc's: this route serves manylinux targets.
     let target = crate::target::Target::linux(arch, crate::target::Libc::Glibc)
         .expect("config/targets.toml has a glibc target of every architecture Debian has");
-    match builder.build(&missing.requirement, &target, python) {
+    match builder.build(
+        &missing.requirement,
+        &target,
+        python,
+        crate::support::host::BuildPurpose::Install,
+    ) {
         Ok(wheel) => {
             log.note(&format!(
                 "built {}: {}",

@@ -23,7 +23,9 @@ pub use cache::{Cache, NoCacheDir, cache_key, sha256_of_file};
 pub use network::Network;
 pub(crate) use python::CROSS_ONLY_VARS;
 pub use python::{BuildPython, PythonError};
-pub use requirement_build::{BuiltRequirement, RequirementBuildFailure, RequirementBuilder};
+pub use requirement_build::{
+    BuildPurpose, BuiltRequirement, RequirementBuildFailure, RequirementBuilder,
+};
 pub use shell::{shell_quote, shell_quote_path};
 pub use uv::ensure_uv;
 pub use wrapper_notes::{WRAPPER_NOTES_VAR, wrapper_notices};

@@ -40,6 +40,17 @@ impl std::fmt::Display for RequirementBuildFailure {
     }
 }
 
+/// What a requirement is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildPurpose<'a> {
+    /// To be installed and run (a test requirement, or headers from the same build): the
+    /// project's own configuration.
+    Install,
+    /// For its headers alone: the project's configuration with these options replaced
+    /// (numpy without its BLAS). Cached apart, so such a wheel is never installed to run.
+    HeadersOnly(&'a std::collections::BTreeMap<String, String>),
+}
+
 /// Builds `requirement` (`numpy>=1.25`) for CPython `python` on a Linux `target`
 /// (manylinux or musllinux): fetches its sdist, builds and repairs it as crosswheel builds
 /// any project (no tests), checks that every ELF file is for the target's architecture, and
@@ -50,6 +61,7 @@ pub trait RequirementBuilder: Send + Sync {
         requirement: &str,
         target: &Target,
         python: PythonTag,
+        purpose: BuildPurpose<'_>,
     ) -> Result<BuiltRequirement, RequirementBuildFailure>;
 }
 

@@ -56,12 +56,9 @@ impl Identifier<'_> {
             .dependency_versions
             .constraint_lines()
             .context("reading the constraints file of `dependency-versions`")?;
-        // A header package the index has no wheel of for the target (numpy on ppc64le) is
-        // built for it, as a test requirement would be: its headers are the target's. Not
-        // for musllinux: numpy's own configuration links scipy-openblas64, which has no
-        // musllinux ppc64le wheel, so that build stops; the build machine's headers stand
-        // in, said in one line.
-        let builder = (spec.target.libc() == Some(crate::target::Libc::Glibc)).then(|| {
+        // A header package the index has no wheel of for the target (numpy on ppc64le, or
+        // on musllinux ppc64le) is built for it: its headers are the target's.
+        let builder = spec.target.linux_arch().is_some().then(|| {
             super::super::requirement_build::PipelineBuilder {
                 cache: self.context.cache.clone(),
                 logs: self.context.logs.clone(),
