@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
@@ -37,6 +38,12 @@ pub fn enter() -> Result<RunFolder, IoError> {
     // SAFETY: called from `main` before any other thread exists (the handler's thread is
     // started below), so nothing can read the environment concurrently.
     unsafe { std::env::set_var("TMPDIR", folder.path()) };
+    // Processes whose parent ends before them (a SIGINT to the whole process group ends
+    // pip before the compiler it started) are adopted by this process, not by init, so
+    // they stay below it for the freeze in `stop`. Adopted ones that end are reaped when
+    // this process exits.
+    // SAFETY: prctl(2) with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     let to_remove = folder.path().to_path_buf();
     match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
         Ok(mut signals) => {
@@ -75,19 +82,42 @@ fn stop(signal: i32, folder: &Path) -> ! {
         folder.display()
     );
     let frozen = freeze_descendants(std::process::id());
-    if let Err(error) = std::fs::remove_dir_all(folder)
-        && error.kind() != std::io::ErrorKind::NotFound
-    {
+    let first_try = remove(folder);
+    send(&frozen, libc::SIGKILL);
+    // A process the freeze missed (one that started as the folder went) may have written
+    // into it; once the frozen ones are killed, nothing below this one writes.
+    if let Err(error) = first_try.or_else(|_| remove_within(folder, Duration::from_secs(2))) {
         let _ = writeln!(
             stderr,
             "crosswheel: could not remove {}: {error}",
             folder.display()
         );
     }
-    send(&frozen, libc::SIGKILL);
     // Still holding both: the pipeline, woken by the deaths, must not print now.
     let _held = (stdout, stderr);
     std::process::exit(128 + signal);
+}
+
+/// Removes `folder` whole; a folder already gone is removed.
+fn remove(folder: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(folder) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
+}
+
+/// [`remove`], tried again every 50 ms until it succeeds or `limit` passes: killed
+/// processes end a moment after the signal, and one may still add a file meanwhile.
+fn remove_within(folder: &Path, limit: Duration) -> std::io::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match remove(folder) {
+            Err(_) if started.elapsed() < limit => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            result => return result,
+        }
+    }
 }
 
 /// Stops (SIGSTOP) every process below `root` and returns them. Repeats until a pass finds
@@ -95,7 +125,11 @@ fn stop(signal: i32, folder: &Path) -> ! {
 fn freeze_descendants(root: u32) -> Vec<u32> {
     let mut frozen: Vec<u32> = Vec::new();
     for _ in 0..20 {
-        let new: Vec<u32> = descendants(root, &processes())
+        let parents: BTreeMap<u32, u32> = processes()
+            .into_iter()
+            .map(|(pid, process)| (pid, process.parent))
+            .collect();
+        let new: Vec<u32> = descendants(root, &parents)
             .into_iter()
             .filter(|pid| !frozen.contains(pid))
             .collect();
@@ -115,8 +149,14 @@ fn send(pids: &[u32], signal: i32) {
     }
 }
 
-/// Every live process and its parent, from `/proc/<pid>/stat`.
-fn processes() -> BTreeMap<u32, u32> {
+/// A live process's parent, from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Process {
+    parent: u32,
+}
+
+/// Every live process, from `/proc/<pid>/stat`.
+fn processes() -> BTreeMap<u32, Process> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return BTreeMap::new();
     };
@@ -125,14 +165,14 @@ fn processes() -> BTreeMap<u32, u32> {
         .filter_map(|entry| {
             let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            Some((pid, parent_in_stat(&stat)?))
+            Some((pid, process_in_stat(&stat)?))
         })
         .collect()
 }
 
 /// The parent pid in a `/proc/<pid>/stat` line: the second field after the command name,
 /// which is in parentheses and may itself hold spaces and parentheses.
-fn parent_in_stat(stat: &str) -> Option<u32> {
+fn process_in_stat(stat: &str) -> Option<Process> {
     let (_, after_name) = stat.rsplit_once(')')?;
     let mut fields = after_name.split_whitespace();
     let state = fields.next()?;
@@ -140,7 +180,9 @@ fn parent_in_stat(stat: &str) -> Option<u32> {
     if state == "Z" {
         return None;
     }
-    fields.next()?.parse().ok()
+    Some(Process {
+        parent: fields.next()?.parse().ok()?,
+    })
 }
 
 /// The processes below `root` in `parents` (pid to parent pid), children before their own.
@@ -165,12 +207,12 @@ mod tests {
     #[test]
     fn the_parent_is_read_after_a_command_name_with_spaces_and_parentheses() {
         let stat = "4242 (cc1 (x) y) S 4200 4242 4200 0 -1 4194304 0 0 0";
-        assert_eq!(parent_in_stat(stat), Some(4200));
+        assert_eq!(process_in_stat(stat), Some(Process { parent: 4200 }));
     }
 
     #[test]
     fn a_zombie_has_no_parent_to_stop_it_for() {
-        assert_eq!(parent_in_stat("77 (sh) Z 1 77 77 0 -1"), None);
+        assert_eq!(process_in_stat("77 (sh) Z 1 77 77 0 -1"), None);
     }
 
     #[test]
@@ -189,7 +231,11 @@ mod tests {
             .arg("5")
             .spawn()
             .expect("start sleep");
-        let below = descendants(std::process::id(), &processes());
+        let parents = processes()
+            .into_iter()
+            .map(|(pid, process)| (pid, process.parent))
+            .collect();
+        let below = descendants(std::process::id(), &parents);
         child.kill().expect("kill sleep");
         child.wait().expect("reap sleep");
         assert!(
