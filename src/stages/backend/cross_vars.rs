@@ -71,15 +71,57 @@ pub(super) fn cross_variables(
             site.to_string_lossy().into_owned(),
         );
     }
+    let ours = vars.clone();
     vars.extend(
         request
             .environment
             .iter()
             .map(|(k, v)| (k.clone(), v.clone())),
     );
+    let compilers = &request.cross_env.toolchain().compilers;
+    for line in target_compilers_for_plain_names(&mut vars, request.environment, &ours, compilers) {
+        tracing::info!("{line}");
+    }
     keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
     crate::support::target_libraries::add_prefix_variables(&mut vars, request.target_prefixes);
     Ok(vars)
+}
+
+/// A user's `environment` that names a compiler by a plain name (`CC = "gcc"`,
+/// `CXX = "clang++ -stdlib=libc++"`) names, in the container or on the runner
+/// cibuildwheel builds in, the compiler of the target. Here the same name is the build
+/// machine's compiler, which would compile x86_64 objects for an aarch64 wheel (or fail:
+/// a musllinux configuration's `CC = "clang"` after `apk add clang`). Each such variable
+/// gets the target's compiler of the language from `ours` in place of the name, the rest
+/// of the value (flags) kept. A path or any other name is the user's own choice and stays.
+/// Returns one line per variable changed.
+fn target_compilers_for_plain_names(
+    vars: &mut BTreeMap<String, String>,
+    user: &BTreeMap<String, String>,
+    ours: &BTreeMap<String, String>,
+    compilers: &crate::stages::toolchain::Compilers,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for compiler in compilers.iter() {
+        let names = compiler.language.names();
+        for variable in &names.variables {
+            let (Some(value), Some(target)) = (user.get(variable), ours.get(variable)) else {
+                continue;
+            };
+            let trimmed = value.trim_start();
+            let (program, rest) =
+                trimmed.split_at(trimmed.find(char::is_whitespace).unwrap_or(trimmed.len()));
+            if !names.native_names.iter().any(|name| name == program) {
+                continue;
+            }
+            vars.insert(variable.clone(), format!("{target}{rest}"));
+            lines.push(format!(
+                "environment: {variable}={program} names the container's {} compiler; the target's is used ({target})",
+                names.name
+            ));
+        }
+    }
+    lines
 }
 
 /// The variables that say which builder runs the build. As cibuildwheel sets it for every
@@ -466,5 +508,37 @@ mod tests {
         let mut vars = BTreeMap::from([("PKG_CONFIG_PATH".to_string(), "/mine".to_string())]);
         target_libraries_first(&mut vars, &[], None);
         assert_eq!(vars["PKG_CONFIG_PATH"], "/mine");
+    }
+
+    /// fast-histogram's `CC = "gcc"` for Linux and `CC = "clang"` for musllinux mean the
+    /// container's compiler: the target's here, with the user's flags kept. A path, or a
+    /// language the toolchain has no compiler for, is left as the user wrote it.
+    #[test]
+    fn a_compiler_named_plainly_in_the_environment_is_the_targets() {
+        use crate::stages::toolchain::{Compiler, Compilers, Language};
+        let compilers = Compilers::new([
+            Compiler::new(Language::C, "/w/cc".into()),
+            Compiler::new(Language::Cxx, "/w/c++".into()),
+        ]);
+        let ours: BTreeMap<String, String> = compilers.iter().flat_map(|c| c.variables()).collect();
+        let user = BTreeMap::from([
+            ("CC".to_string(), "gcc".to_string()),
+            ("CXX".to_string(), "clang++ -stdlib=libc++".to_string()),
+            ("FC".to_string(), "gfortran".to_string()),
+        ]);
+        let mut vars = ours.clone();
+        vars.extend(user.clone());
+        let lines = target_compilers_for_plain_names(&mut vars, &user, &ours, &compilers);
+        assert_eq!(vars["CC"], "/w/cc");
+        assert_eq!(vars["CXX"], "/w/c++ -stdlib=libc++");
+        assert_eq!(vars["FC"], "gfortran");
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains("CC=gcc"), "{lines:?}");
+
+        let user = BTreeMap::from([("CC".to_string(), "/opt/gcc-13/bin/gcc".to_string())]);
+        let mut vars = ours.clone();
+        vars.extend(user.clone());
+        assert!(target_compilers_for_plain_names(&mut vars, &user, &ours, &compilers).is_empty());
+        assert_eq!(vars["CC"], "/opt/gcc-13/bin/gcc");
     }
 }

@@ -134,7 +134,10 @@ impl CrossEnv {
             python.target_abiflags()
         );
         CrossEnv {
-            sysconfig_dir: root.join("sysconfig"),
+            // Where CPython keeps `_sysconfigdata_*.py`: builds that are handed
+            // PYO3_CROSS_LIB_DIR find the headers from it as `../../include/python3.11`
+            // (cryptography's build script), as in a real installation.
+            sysconfig_dir: root.join("lib").join(&header_dir_name),
             sysconfigdata_name: target.sysconfigdata_name(python.target_python()),
             python_include_dir: root.join("include").join(header_dir_name),
             meson_cross_file: root.join("meson-cross.ini"),

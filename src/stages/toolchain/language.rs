@@ -68,6 +68,7 @@ pub struct LanguageNames {
     pub variables: Vec<String>,
     pub build_variable: Option<String>,
     pub build_program: String,
+    pub native_names: Vec<String>,
     pub gnu_program: String,
     pub flags_variable: Option<String>,
     #[serde(default)]

@@ -518,6 +518,11 @@ fn cargo_variables(
         (format!("AR_{lower}"), path(c_tools.ar)),
         ("HOST_CC".to_string(), build_machine_program(Language::C)),
         ("HOST_CXX".to_string(), build_machine_program(Language::Cxx)),
+        // The `pkg-config` crate (openssl-sys, libz-sys, ...) refuses to answer for
+        // another target unless told it may: the build's PKG_CONFIG_LIBDIR holds only
+        // the target's folders (catalogue libraries, target wheels), so its answer is
+        // the target's.
+        (format!("PKG_CONFIG_ALLOW_CROSS_{lower}"), "1".to_string()),
     ]);
     if let Some(cxx) = &shims.cxx {
         vars.insert(format!("CXX_{lower}"), path(cxx));
@@ -566,6 +571,10 @@ mod tests {
         assert_eq!(vars["AR_aarch64_unknown_linux_gnu"], "/w/ar");
         assert_eq!(vars["RUSTC"], "/r/rustc");
         assert!(vars.contains_key("HOST_CC"));
+        assert_eq!(
+            vars["PKG_CONFIG_ALLOW_CROSS_aarch64_unknown_linux_gnu"],
+            "1"
+        );
     }
 
     #[test]
