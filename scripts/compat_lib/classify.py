@@ -26,6 +26,12 @@ class Rule:
 
 RULES = [
     Rule(
+        r"no Rust for macos-\S+: .*rustup target add",
+        "this host has no Rust standard library for macOS: rustup cannot download one here and "
+        "Debian ships none; a machine with rustup gets it from `rustup target add` (issue 40)",
+        "outside",
+    ),
+    Rule(
         r"cannot write \S*/logs/runs/\S+\.log: No such file or directory",
         "the run's log folder was removed while the build ran: 20 shorter runs started meanwhile "
         "and pruning took the oldest folder, this run's own (running runs' folders are kept since)",

@@ -133,3 +133,34 @@ fn target_sysconfig_compiler_flags_carry_no_debug_info_flag() {
     }
     assert_eq!(listing.lines().count(), 10, "{listing}");
 }
+
+/// Build scripts handed PYO3_CROSS_LIB_DIR (the sysconfig folder) find the target's headers
+/// as an installed CPython has them, at `../../include/python3.X` beside
+/// `lib/python3.X`: cryptography's cffi build script looks nowhere else.
+#[test]
+#[ignore = "slow: creates a cross environment with zig"]
+fn the_sysconfig_folder_sits_where_an_installed_cpythons_lib_folder_does() {
+    let python = common::distribution_python();
+    let env = common::zig_cross_env(&python, "linux-aarch64");
+    let version = env.sysconfig_dir.file_name().unwrap();
+    assert_eq!(
+        version.to_string_lossy(),
+        format!("python{}", python.version_text())
+    );
+    assert_eq!(
+        env.sysconfig_dir.parent().unwrap().file_name().unwrap(),
+        "lib"
+    );
+    let include = env.sysconfig_dir.join("../../include").join(version);
+    assert!(include.join("Python.h").is_file(), "{}", include.display());
+    assert!(
+        include.join("pyconfig.h").is_file(),
+        "{}",
+        include.display()
+    );
+    assert!(
+        env.sysconfig_dir
+            .join(format!("{}.py", env.sysconfigdata_name))
+            .is_file()
+    );
+}

@@ -136,7 +136,8 @@ fn ctypes_calls_into_a_target_library_get_the_targets_answers() {
 }
 
 /// A library neither side can load keeps the build machine's error, with the target's
-/// reason beside it; a name the target lacks too is the build machine's error alone.
+/// reason beside it; a name the target lacks too is the build machine's error alone, and
+/// the target is asked for it once: a probe repeated costs no more interpreters under qemu.
 #[test]
 #[ignore = "slow: the target's CPython runs under qemu"]
 fn a_library_neither_side_loads_is_the_build_machines_error() {
@@ -147,11 +148,19 @@ fn a_library_neither_side_loads_is_the_build_machines_error() {
     std::fs::write(&broken, "not a library").unwrap();
     let script = r#"
 import ctypes, sys
+import time
 for name in (sys.argv[1], "libcrosswheel-no-such-library.so"):
     try:
         ctypes.CDLL(name)
     except OSError as error:
         print("error", error)
+start = time.monotonic()
+for _ in range(20):
+    try:
+        ctypes.CDLL("libcrosswheel-no-such-library.so")
+    except OSError:
+        pass
+print("repeats", time.monotonic() - start)
 "#;
     let (ok, stdout, stderr) = run_in(&env, &python.executable, script, &broken);
     assert!(ok, "{stdout}\n{stderr}");
@@ -168,6 +177,13 @@ for name in (sys.argv[1], "libcrosswheel-no-such-library.so"):
         "{}",
         errors[1]
     );
+    // Each ask of the target starts its CPython under qemu (about 0.5 s); 20 would be 10 s.
+    let repeats: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("repeats "))
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(repeats < 1.0, "20 repeated probes took {repeats} s");
 }
 
 /// A macOS library cannot be loaded here by any interpreter: no bridge is put in place.

@@ -376,16 +376,23 @@ def install(ctypes_module):
 
 
 _REMOTES = []
+# Bare names the target lacks too. A build that probes many optional libraries by name
+# (`CDLL("libfoo.so.1")` in a loop over candidates) asks the target once for each, not
+# once per probe: each ask starts an interpreter under qemu (about half a second).
+_ABSENT = set()
 
 
 def _load_remote(name, mode, host_error):
     """The library loaded by the target's interpreter, or `host_error` again."""
     if os.sep in name and not os.path.exists(name):
         raise host_error
+    if (name, mode) in _ABSENT:
+        raise host_error
     try:
         remote = RemoteLibrary(name, mode)
     except OSError as remote_error:
         if os.sep not in name:
+            _ABSENT.add((name, mode))
             raise host_error from None
         raise OSError(
             f"{name}: the build machine cannot load it ({host_error}), nor the "
