@@ -125,11 +125,7 @@ fn remove_within(folder: &Path, limit: Duration) -> std::io::Result<()> {
 fn freeze_descendants(root: u32) -> Vec<u32> {
     let mut frozen: Vec<u32> = Vec::new();
     for _ in 0..20 {
-        let parents: BTreeMap<u32, u32> = processes()
-            .into_iter()
-            .map(|(pid, process)| (pid, process.parent))
-            .collect();
-        let new: Vec<u32> = descendants(root, &parents)
+        let new: Vec<u32> = descendants(root, &parents())
             .into_iter()
             .filter(|pid| !frozen.contains(pid))
             .collect();
@@ -149,14 +145,8 @@ fn send(pids: &[u32], signal: i32) {
     }
 }
 
-/// A live process's parent, from `/proc/<pid>/stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Process {
-    parent: u32,
-}
-
-/// Every live process, from `/proc/<pid>/stat`.
-fn processes() -> BTreeMap<u32, Process> {
+/// Every live process and its parent (pid to parent pid), from `/proc/<pid>/stat`.
+fn parents() -> BTreeMap<u32, u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return BTreeMap::new();
     };
@@ -165,14 +155,14 @@ fn processes() -> BTreeMap<u32, Process> {
         .filter_map(|entry| {
             let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            Some((pid, process_in_stat(&stat)?))
+            Some((pid, parent_in_stat(&stat)?))
         })
         .collect()
 }
 
 /// The parent pid in a `/proc/<pid>/stat` line: the second field after the command name,
 /// which is in parentheses and may itself hold spaces and parentheses.
-fn process_in_stat(stat: &str) -> Option<Process> {
+fn parent_in_stat(stat: &str) -> Option<u32> {
     let (_, after_name) = stat.rsplit_once(')')?;
     let mut fields = after_name.split_whitespace();
     let state = fields.next()?;
@@ -180,9 +170,7 @@ fn process_in_stat(stat: &str) -> Option<Process> {
     if state == "Z" {
         return None;
     }
-    Some(Process {
-        parent: fields.next()?.parse().ok()?,
-    })
+    fields.next()?.parse().ok()
 }
 
 /// The processes below `root` in `parents` (pid to parent pid), children before their own.
@@ -207,12 +195,12 @@ mod tests {
     #[test]
     fn the_parent_is_read_after_a_command_name_with_spaces_and_parentheses() {
         let stat = "4242 (cc1 (x) y) S 4200 4242 4200 0 -1 4194304 0 0 0";
-        assert_eq!(process_in_stat(stat), Some(Process { parent: 4200 }));
+        assert_eq!(parent_in_stat(stat), Some(4200));
     }
 
     #[test]
     fn a_zombie_has_no_parent_to_stop_it_for() {
-        assert_eq!(process_in_stat("77 (sh) Z 1 77 77 0 -1"), None);
+        assert_eq!(parent_in_stat("77 (sh) Z 1 77 77 0 -1"), None);
     }
 
     #[test]
@@ -231,11 +219,7 @@ mod tests {
             .arg("5")
             .spawn()
             .expect("start sleep");
-        let parents = processes()
-            .into_iter()
-            .map(|(pid, process)| (pid, process.parent))
-            .collect();
-        let below = descendants(std::process::id(), &parents);
+        let below = descendants(std::process::id(), &parents());
         child.kill().expect("kill sleep");
         child.wait().expect("reap sleep");
         assert!(
