@@ -54,3 +54,59 @@ fn setuptools_rust_example_passes_its_suite_on_aarch64_and_ppc64le() {
         "pytest's result lines missing:\n{stdout}"
     );
 }
+
+/// cryptography from its sdist (maturin, PyO3), with the line a cibuildwheel user adds for
+/// OpenSSL: openssl-sys finds the OpenSSL crosswheel builds for the target through
+/// pkg-config, its cffi build script finds the target's Python headers from
+/// PYO3_CROSS_LIB_DIR, the repair vendors libssl and libcrypto, and under qemu the wheel
+/// encrypts with the target's OpenSSL, its legacy provider (Blowfish) included.
+#[test]
+#[ignore = "slow: cryptography from its sdist (Rust crates, OpenSSL for aarch64, qemu)"]
+fn cryptography_links_the_targets_openssl_through_openssl_sys() {
+    let sdist = common::fixture("cryptography-50.0.2.tar.gz");
+    let out = tempfile::tempdir().unwrap();
+    let check = "from cryptography.fernet import Fernet; \
+        from cryptography.hazmat.backends.openssl import backend; \
+        from cryptography.hazmat.decrepit.ciphers.algorithms import Blowfish; \
+        from cryptography.hazmat.primitives.ciphers import Cipher, modes; \
+        f = Fernet(Fernet.generate_key()); assert f.decrypt(f.encrypt(b'x')) == b'x'; \
+        e = Cipher(Blowfish(b'k' * 16), modes.ECB()).encryptor(); \
+        assert len(e.update(b'8 bytes!') + e.finalize()) == 8; \
+        print('openssl', backend.openssl_version_text())";
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(&sdist)
+        .args(["--only", "cp311-manylinux_aarch64", "-w"])
+        .arg(out.path())
+        .env("CIBW_BEFORE_ALL_LINUX", "yum install -y openssl-devel")
+        .env("CIBW_TEST_COMMAND", format!("python -c \"{check}\""))
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "build of cryptography failed:\n{stdout}\n{stderr}"
+    );
+    let wheel = "cryptography-50.0.2-cp311-abi3-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
+    assert_eq!(common::wheel_names_in(out.path()), [wheel]);
+    assert!(
+        stdout.contains("openssl OpenSSL 3.0.20 "),
+        "the wheel runs the target's OpenSSL:\n{stdout}"
+    );
+    assert!(
+        !stderr.contains("legacy provider failed to load"),
+        "{stderr}"
+    );
+    let archive = zip::ZipArchive::new(std::fs::File::open(out.path().join(wheel)).unwrap())
+        .expect("a zip archive");
+    let members: Vec<&str> = archive.file_names().collect();
+    for library in ["libssl-", "libcrypto-"] {
+        assert!(
+            members
+                .iter()
+                .any(|name| name.starts_with(&format!("cryptography.libs/{library}"))),
+            "{library} vendored: {members:?}"
+        );
+    }
+}
