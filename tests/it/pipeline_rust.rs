@@ -100,7 +100,10 @@ fn cryptography_links_the_targets_openssl_through_openssl_sys() {
     );
     let archive = zip::ZipArchive::new(std::fs::File::open(out.path().join(wheel)).unwrap())
         .expect("a zip archive");
-    let members: Vec<&str> = archive.file_names().collect();
+    let members: Vec<String> = archive
+        .file_names()
+        .map(|name| name.expect("a member name").into_owned())
+        .collect();
     for library in ["libssl-", "libcrypto-"] {
         assert!(
             members
