@@ -95,8 +95,8 @@ fn cryptography_links_the_targets_openssl_through_openssl_sys() {
         "the wheel runs the target's OpenSSL:\n{stdout}"
     );
     assert!(
-        !stderr.contains("legacy provider failed to load"),
-        "{stderr}"
+        !format!("{stdout}{stderr}").contains("legacy provider failed to load"),
+        "{stdout}\n{stderr}"
     );
     let archive = zip::ZipArchive::new(std::fs::File::open(out.path().join(wheel)).unwrap())
         .expect("a zip archive");
