@@ -113,3 +113,48 @@ fn cryptography_links_the_targets_openssl_through_openssl_sys() {
         );
     }
 }
+
+/// A macOS target on a machine whose PATH has no rustc: Debian's rustc compiles the
+/// target's standard library from Debian's `rust-src` in the build (cargo's build-std), the
+/// extension links libSystem and, through crosswheel's stub of the SDK's, libiconv, as a
+/// rustup-built one does, and the wheel passes the static check.
+#[test]
+#[ignore = "slow: Debian's Rust and its source, the standard library built for macOS"]
+fn a_macos_wheel_builds_its_standard_library_from_debians_source() {
+    let out = tempfile::tempdir().unwrap();
+    let path: Vec<std::path::PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .filter(|dir| !dir.join("rustc").exists() && !dir.join("cargo").exists())
+        .collect();
+    let output = Command::new(crosswheel_bin())
+        .arg("build")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rustproj"))
+        .args(["--only", "cp311-macosx_arm64", "-w"])
+        .arg(out.path())
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .output()
+        .expect("run crosswheel build");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the standard library for aarch64-apple-darwin built from its source"),
+        "{stderr}"
+    );
+    let wheel = "rustproj-0.1.0-cp311-cp311-macosx_11_0_arm64.whl";
+    assert_eq!(common::wheel_names_in(out.path()), [wheel]);
+    assert!(stdout.contains("static check"), "{stdout}");
+    let inspect = Command::new(crosswheel_bin())
+        .arg("inspect")
+        .arg(out.path().join(wheel))
+        .output()
+        .expect("run crosswheel inspect");
+    let shown = String::from_utf8_lossy(&inspect.stdout);
+    for line in [
+        "dylib      /usr/lib/libSystem.B.dylib (system)",
+        "dylib      /usr/lib/libiconv.2.dylib (system)",
+        "minos      11.0",
+        "signature  valid",
+    ] {
+        assert!(shown.contains(line), "{line} in:\n{shown}");
+    }
+}

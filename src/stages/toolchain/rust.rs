@@ -16,10 +16,12 @@ use std::sync::OnceLock;
 use super::ToolchainError;
 use super::language::{Compiler, Language, build_machine_program};
 use super::wrappers::write_script;
-use crate::io_error::IoError;
 use crate::support::host::{Cache, Network, cache_key, find_on_path, shell_quote_path};
-use crate::support::sysroot::{self, LinuxArch, PackageTree, TreeSpec};
+use crate::support::sysroot::{self, LinuxArch};
 use crate::target::{Libc, Target};
+
+mod debian;
+use debian::{create_dir, from_debian};
 
 const RUST_TOOLCHAIN_TOML: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -34,6 +36,8 @@ struct RustConfig {
     tools: Vec<String>,
     libraries: Vec<String>,
     target_std: String,
+    std_source: Vec<String>,
+    objcopy: String,
 }
 
 fn config() -> &'static RustConfig {
@@ -66,6 +70,9 @@ struct RustTools {
     /// Their folder when PATH does not have them (Debian's), for front ends that run
     /// `cargo` by name.
     programs_dir: Option<PathBuf>,
+    /// Whether cargo compiles the target's standard library from its source
+    /// (`-Zbuild-std`), for a target that has no built one.
+    builds_std: bool,
 }
 
 /// The Rust compiler of `target`: the build machine's when it has the target's standard
@@ -129,6 +136,7 @@ fn from_path(triple: &str, offline: bool) -> Result<RustTools, String> {
             rustc,
             cargo: cargo.clone(),
             programs_dir: None,
+            builds_std: false,
         }
     };
     if has_std(&rustc) {
@@ -194,199 +202,6 @@ fn rustc_version(rustc: &Path) -> Option<String> {
     )
 }
 
-/// Debian's rustc and cargo for the build machine, its standard library for the build
-/// machine (build scripts, proc-macros) and for `target`, one version from one suite.
-fn from_debian(
-    cache: &Cache,
-    target: &Target,
-    triple: &str,
-    why_not_path: &str,
-    network: &Network,
-) -> Result<RustTools, ToolchainError> {
-    let config = config();
-    let release = &config.debian_release;
-    let arch = match (target.linux_arch(), target.libc()) {
-        (Some(arch), Some(Libc::Glibc)) => arch,
-        _ => {
-            return Err(missing(
-                target,
-                triple,
-                format!("{why_not_path}, and Debian ships no Rust standard library for {triple}"),
-            ));
-        }
-    };
-    tracing::info!("{why_not_path}: taking Debian's Rust from {release}");
-    let failed = |what: &str, err: sysroot::SysrootError| {
-        missing(
-            target,
-            triple,
-            format!("cannot get Debian's {what} from {release}: {err}"),
-        )
-    };
-    let started = std::time::Instant::now();
-    let tools = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            config.tools.clone(),
-            false,
-            &format!("rust-tools-{}-{release}", BUILD_ARCH.debian()),
-            network,
-        ),
-    )
-    .map_err(|err| failed("rustc and cargo", err))?;
-    let Some(version) = package_version(&tools, "rustc") else {
-        return Err(missing(
-            target,
-            triple,
-            format!("{} has no rustc package", tools.root().display()),
-        ));
-    };
-    let pinned = |package: &str| package.replace("{version}", &version);
-    let folder_version = version.replace(['+', '~', ':'], "_");
-    let libraries = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            config.libraries.iter().map(|p| pinned(p)).collect(),
-            true,
-            &format!("rust-libraries-{}-{folder_version}", BUILD_ARCH.debian()),
-            network,
-        ),
-    )
-    .map_err(|err| failed(&format!("Rust {version} libraries"), err))?;
-    let std = if arch == BUILD_ARCH {
-        libraries.clone()
-    } else {
-        sysroot::provision(
-            cache.root(),
-            &TreeSpec::release_packages(
-                arch,
-                release,
-                vec![pinned(&config.target_std)],
-                false,
-                &format!("rust-std-{}-{folder_version}", arch.debian()),
-                network,
-            ),
-        )
-        .map_err(|err| {
-            failed(
-                &format!("libstd-rust-dev {version} for {}", arch.debian()),
-                err,
-            )
-        })?
-    };
-    if tools.downloaded() || libraries.downloaded() || std.downloaded() {
-        tracing::info!(
-            "fetched Debian's Rust {version} for {} in {:.1} s",
-            arch.debian(),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    let host_lib = rustlib(&libraries, BUILD_TRIPLE);
-    let target_lib = rustlib(&std, triple);
-    for lib in [&host_lib, &target_lib] {
-        if !lib.join("lib").is_dir() {
-            return Err(missing(
-                target,
-                triple,
-                format!(
-                    "Debian's libstd-rust-dev {version} has no {}",
-                    lib.join("lib").display()
-                ),
-            ));
-        }
-    }
-    let folder = cache
-        .toolchains()
-        .join("rust")
-        .join(format!("debian-{folder_version}"));
-    let sysroot = folder.join("sysroot");
-    link(&sysroot.join("lib/rustlib").join(BUILD_TRIPLE), &host_lib)?;
-    link(&sysroot.join("lib/rustlib").join(triple), &target_lib)?;
-    let libdir = libraries.root().join("usr/lib/x86_64-linux-gnu");
-    let loader = libdir.join("ld-linux-x86-64.so.2");
-    let run = |program: &Path| {
-        format!(
-            "exec {} --library-path {} {}",
-            shell_quote_path(&loader),
-            shell_quote_path(&libdir),
-            shell_quote_path(program)
-        )
-    };
-    let bin = folder.join("bin");
-    let rustc = bin.join("rustc");
-    let cargo = bin.join("cargo");
-    create_dir(&bin)?;
-    write_script(
-        &rustc,
-        &format!(
-            "#!/bin/sh\n# Generated by crosswheel: Debian's rustc {version}, run by its own loader.\n{} --sysroot {} \"$@\"\n",
-            run(&tools.root().join("usr/bin/rustc")),
-            shell_quote_path(&sysroot)
-        ),
-    )?;
-    // cargo takes `CARGO` as its own path (build scripts run `$CARGO`), which under the
-    // loader would otherwise be the loader's.
-    write_script(
-        &cargo,
-        &format!(
-            "#!/bin/sh\n# Generated by crosswheel: Debian's cargo {version}, run by its own loader.\n\
-             CARGO={}\nexport CARGO\nRUSTC=\"${{RUSTC:-{}}}\"\nexport RUSTC\n{} \"$@\"\n",
-            shell_quote_path(&cargo),
-            shell_quote_path(&rustc),
-            run(&tools.root().join("usr/bin/cargo"))
-        ),
-    )?;
-    Ok(RustTools {
-        rustc,
-        cargo,
-        programs_dir: Some(bin),
-        origin: format!(
-            "Debian's rustc {version} from {release} ({})",
-            folder.display()
-        ),
-    })
-}
-
-fn package_version(tree: &PackageTree, package: &str) -> Option<String> {
-    tree.manifest()
-        .packages
-        .iter()
-        .find(|p| p.name == package)
-        .map(|p| p.version.clone())
-}
-
-fn rustlib(tree: &PackageTree, triple: &str) -> PathBuf {
-    tree.root().join("usr/lib/rustlib").join(triple)
-}
-
-fn create_dir(path: &Path) -> Result<(), ToolchainError> {
-    std::fs::create_dir_all(path)
-        .map_err(|err| ToolchainError::Io(IoError::new("create", path.to_path_buf(), err)))
-}
-
-/// `at` as a symbolic link to `to`, replaced in one rename so a concurrent build never
-/// sees it missing.
-fn link(at: &Path, to: &Path) -> Result<(), ToolchainError> {
-    if std::fs::read_link(at).is_ok_and(|existing| existing == to) {
-        return Ok(());
-    }
-    let parent = at.parent().unwrap_or(Path::new("."));
-    create_dir(parent)?;
-    let temp = parent.join(format!(
-        ".{}.{}",
-        at.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&temp);
-    std::os::unix::fs::symlink(to, &temp)
-        .and_then(|()| std::fs::rename(&temp, at))
-        .map_err(|err| ToolchainError::Io(IoError::new("link", at.to_path_buf(), err)))
-}
-
 /// The target's `libgcc_s.so.1` from Debian (the repair's system libraries, fetched once),
 /// for glibc targets: rustc links Rust's unwinder as `-lgcc_s`, which zig replaces with
 /// its own libunwind linked into the extension, and on ppc64le that libunwind's messages
@@ -447,6 +262,20 @@ fn filter_loop(libgcc_s: Option<&Path>) -> String {
     )
 }
 
+/// What an SDK has for `-liconv`, for a macOS link without one (zig ships libSystem's
+/// stubs, not libiconv's): a text stub of `/usr/lib/libiconv.2.dylib`, which every macOS
+/// carries. Rust's standard library for Apple targets asks for libiconv without importing
+/// from it, so the stub lists no symbols: a crate that really calls iconv fails its link
+/// rather than making a wheel that cannot load. (scripts/release-wheels does the same.)
+const LIBICONV_STUB: &str = "--- !tapi-tbd
+tbd-version:     4
+targets:         [ x86_64-macos, arm64-macos ]
+install-name:    '/usr/lib/libiconv.2.dylib'
+current-version: 7
+compatibility-version: 7
+...
+";
+
 fn write_shims(
     cache: &Cache,
     triple: &str,
@@ -463,7 +292,21 @@ fn write_shims(
     };
     let cc = shim(c_tools.cc, None);
     let cxx = c_tools.cxx.map(|cxx| shim(cxx, None));
-    let linker = shim(c_tools.cc, libgcc_s);
+    let mut linker = shim(c_tools.cc, libgcc_s);
+    if triple.ends_with("-apple-darwin") {
+        let stubs = cache.toolchains().join("rust").join("sdk-stubs");
+        create_dir(&stubs)?;
+        write_script(&stubs.join("libiconv.tbd"), LIBICONV_STUB)?;
+        // Without an SDK (whose usr/lib the C wrapper puts on -L itself).
+        linker = linker.replacen(
+            "exec ",
+            &format!(
+                "if [ -z \"$SDKROOT\" ]; then set -- \"$@\" -L{}; fi\nexec ",
+                shell_quote_path(&stubs)
+            ),
+            1,
+        );
+    }
     let key = cache_key(&[
         cc.as_bytes(),
         linker.as_bytes(),
@@ -527,6 +370,16 @@ fn cargo_variables(
     if let Some(cxx) = &shims.cxx {
         vars.insert(format!("CXX_{lower}"), path(cxx));
     }
+    if tools.builds_std {
+        // cargo's `[unstable] build-std`, as a variable so that maturin's and
+        // setuptools-rust's cargo commands stay theirs; a released rustc and cargo take
+        // unstable options only with RUSTC_BOOTSTRAP.
+        vars.insert(
+            "CARGO_UNSTABLE_BUILD_STD".to_string(),
+            "std,panic_abort".to_string(),
+        );
+        vars.insert("RUSTC_BOOTSTRAP".to_string(), "1".to_string());
+    }
     vars
 }
 
@@ -548,6 +401,7 @@ mod tests {
             cargo: "/r/cargo".into(),
             origin: String::new(),
             programs_dir: None,
+            builds_std: false,
         };
         let shims = Shims {
             target_rustc: "/s/rustc".into(),
@@ -575,6 +429,45 @@ mod tests {
             vars["PKG_CONFIG_ALLOW_CROSS_aarch64_unknown_linux_gnu"],
             "1"
         );
+    }
+
+    /// A target whose standard library comes as source is compiled by cargo in the build
+    /// (`-Zbuild-std`, through the variable, so the front end's cargo command is its own);
+    /// one with a built library gets no unstable switch at all.
+    #[test]
+    fn only_a_standard_library_from_source_turns_on_build_std() {
+        let mut tools = RustTools {
+            rustc: "/r/rustc".into(),
+            cargo: "/r/cargo".into(),
+            origin: String::new(),
+            programs_dir: None,
+            builds_std: false,
+        };
+        let shims = Shims {
+            target_rustc: "/s/rustc".into(),
+            linker: "/s/linker".into(),
+            cc: "/s/cc".into(),
+            cxx: None,
+        };
+        let c_tools = TargetCTools {
+            cc: Path::new("/w/cc"),
+            cxx: None,
+            ar: Path::new("/w/ar"),
+        };
+        let built = cargo_variables("aarch64-apple-darwin", &tools, &shims, &c_tools);
+        assert!(!built.contains_key("CARGO_UNSTABLE_BUILD_STD"));
+        assert!(!built.contains_key("RUSTC_BOOTSTRAP"));
+        tools.builds_std = true;
+        let from_source = cargo_variables("aarch64-apple-darwin", &tools, &shims, &c_tools);
+        assert_eq!(from_source["CARGO_UNSTABLE_BUILD_STD"], "std,panic_abort");
+        assert_eq!(from_source["RUSTC_BOOTSTRAP"], "1");
+    }
+
+    #[test]
+    fn the_bundled_libiconv_stub_names_the_macos_library_and_no_symbol() {
+        assert!(LIBICONV_STUB.contains("install-name:    '/usr/lib/libiconv.2.dylib'"));
+        assert!(LIBICONV_STUB.contains("arm64-macos") && LIBICONV_STUB.contains("x86_64-macos"));
+        assert!(!LIBICONV_STUB.contains("symbols"));
     }
 
     #[test]
