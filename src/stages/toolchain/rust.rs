@@ -5,9 +5,9 @@
 //! rustc compiles for every target it has a standard library for; what differs per target
 //! is that library. The build machine's rustc is taken when it has the target's (rustup
 //! installs it with `rustup target add`); otherwise Debian's rustc and cargo and the
-//! target architecture's `libstd-rust-dev` of the same version come from one suite of
-//! Debian's archive (config/rust-toolchain.toml) into the cache. Debian builds them for
-//! its own, newer glibc, so they run through their own tree's loader.
+//! target architecture's `libstd-rust-dev` (a macOS target: the library's source, which
+//! cargo compiles in the build) of the same version come from one suite of Debian's
+//! archive (config/rust-toolchain.toml) into the cache: see [`debian`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
