@@ -394,8 +394,8 @@ mod tests {
         assert!(config.target_std.contains("{version}"));
     }
 
-    #[test]
-    fn cargo_gets_the_target_its_linker_and_per_target_c_compilers() {
+    /// rustc and cargo under /r, the shims under /s, the C toolchain's wrappers under /w.
+    fn example_tools() -> (RustTools, Shims, TargetCTools<'static>) {
         let tools = RustTools {
             rustc: "/r/rustc".into(),
             cargo: "/r/cargo".into(),
@@ -414,6 +414,12 @@ mod tests {
             cxx: Some(Path::new("/w/c++")),
             ar: Path::new("/w/ar"),
         };
+        (tools, shims, c_tools)
+    }
+
+    #[test]
+    fn cargo_gets_the_target_its_linker_and_per_target_c_compilers() {
+        let (tools, shims, c_tools) = example_tools();
         let vars = cargo_variables("aarch64-unknown-linux-gnu", &tools, &shims, &c_tools);
         assert_eq!(vars["CARGO_BUILD_TARGET"], "aarch64-unknown-linux-gnu");
         assert_eq!(
@@ -436,24 +442,7 @@ mod tests {
     /// one with a built library gets no unstable switch at all.
     #[test]
     fn only_a_standard_library_from_source_turns_on_build_std() {
-        let mut tools = RustTools {
-            rustc: "/r/rustc".into(),
-            cargo: "/r/cargo".into(),
-            origin: String::new(),
-            programs_dir: None,
-            builds_std: false,
-        };
-        let shims = Shims {
-            target_rustc: "/s/rustc".into(),
-            linker: "/s/linker".into(),
-            cc: "/s/cc".into(),
-            cxx: None,
-        };
-        let c_tools = TargetCTools {
-            cc: Path::new("/w/cc"),
-            cxx: None,
-            ar: Path::new("/w/ar"),
-        };
+        let (mut tools, shims, c_tools) = example_tools();
         let built = cargo_variables("aarch64-apple-darwin", &tools, &shims, &c_tools);
         assert!(!built.contains_key("CARGO_UNSTABLE_BUILD_STD"));
         assert!(!built.contains_key("RUSTC_BOOTSTRAP"));
