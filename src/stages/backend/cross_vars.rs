@@ -71,7 +71,6 @@ pub(super) fn cross_variables(
             site.to_string_lossy().into_owned(),
         );
     }
-    let ours = vars.clone();
     vars.extend(
         request
             .environment
@@ -79,7 +78,7 @@ pub(super) fn cross_variables(
             .map(|(k, v)| (k.clone(), v.clone())),
     );
     let compilers = &request.cross_env.toolchain().compilers;
-    for line in target_compilers_for_plain_names(&mut vars, request.environment, &ours, compilers) {
+    for line in target_compilers_for_plain_names(&mut vars, request.environment, compilers) {
         tracing::info!("{line}");
     }
     keep_cross_path_first(&mut vars, &request.cross_env.sysconfig_dir);
@@ -92,20 +91,20 @@ pub(super) fn cross_variables(
 /// cibuildwheel builds in, the compiler of the target. Here the same name is the build
 /// machine's compiler, which would compile x86_64 objects for an aarch64 wheel (or fail:
 /// a musllinux configuration's `CC = "clang"` after `apk add clang`). Each such variable
-/// gets the target's compiler of the language from `ours` in place of the name, the rest
+/// gets the target's compiler of the language in place of the name, the rest
 /// of the value (flags) kept. A path or any other name is the user's own choice and stays.
 /// Returns one line per variable changed.
 fn target_compilers_for_plain_names(
     vars: &mut BTreeMap<String, String>,
     user: &BTreeMap<String, String>,
-    ours: &BTreeMap<String, String>,
     compilers: &crate::stages::toolchain::Compilers,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     for compiler in compilers.iter() {
         let names = compiler.language.names();
+        let target = compiler.program.display();
         for variable in &names.variables {
-            let (Some(value), Some(target)) = (user.get(variable), ours.get(variable)) else {
+            let Some(value) = user.get(variable) else {
                 continue;
             };
             let trimmed = value.trim_start();
@@ -528,7 +527,7 @@ mod tests {
         ]);
         let mut vars = ours.clone();
         vars.extend(user.clone());
-        let lines = target_compilers_for_plain_names(&mut vars, &user, &ours, &compilers);
+        let lines = target_compilers_for_plain_names(&mut vars, &user, &compilers);
         assert_eq!(vars["CC"], "/w/cc");
         assert_eq!(vars["CXX"], "/w/c++ -stdlib=libc++");
         assert_eq!(vars["FC"], "gfortran");
@@ -538,7 +537,7 @@ mod tests {
         let user = BTreeMap::from([("CC".to_string(), "/opt/gcc-13/bin/gcc".to_string())]);
         let mut vars = ours.clone();
         vars.extend(user.clone());
-        assert!(target_compilers_for_plain_names(&mut vars, &user, &ours, &compilers).is_empty());
+        assert!(target_compilers_for_plain_names(&mut vars, &user, &compilers).is_empty());
         assert_eq!(vars["CC"], "/opt/gcc-13/bin/gcc");
     }
 }
