@@ -22,6 +22,7 @@ pub mod report;
 mod requirement_build;
 mod run_logs;
 mod schedule;
+mod served;
 mod target_cpython;
 mod targets;
 mod test_step;

@@ -22,11 +22,12 @@ pub enum TestResult {
         reason: String,
     },
     /// The abi3 or `py3-none` wheel built for an older CPython of the same target serves
-    /// this one too.
+    /// this one too; `tested` is how it was tested on this identifier's CPython.
     ServedByEarlierWheel {
         built_as: String,
         /// `abi3` or `py3-none`, as the report names the wheel.
         kind: &'static str,
+        tested: Box<TestResult>,
     },
     Failed {
         reason: String,

@@ -45,9 +45,14 @@ pub fn test_cell(test: &TestResult) -> String {
         TestResult::Passed { mode } => format!("passed ({})", mode_name(*mode)),
         TestResult::StaticCheckPassed => "static check (not executed)".into(),
         TestResult::NotTested { .. } => "NOT TESTED".into(),
-        TestResult::ServedByEarlierWheel { built_as, kind } => {
-            format!("{kind} wheel of {built_as}")
-        }
+        TestResult::ServedByEarlierWheel {
+            built_as,
+            kind,
+            tested,
+        } => match tested.as_ref() {
+            TestResult::NotRun => format!("{kind} wheel of {built_as}"),
+            tested => format!("{}; {kind} wheel of {built_as}", test_cell(tested)),
+        },
         TestResult::Failed { .. } => "FAILED".into(),
         TestResult::TimedOut { after, .. } => {
             format!(
@@ -113,6 +118,10 @@ fn rows(outcomes: &[Outcome]) -> Vec<Row> {
             },
             note: match &o.test {
                 TestResult::NotTested { reason } => Some(format!("not tested: {reason}")),
+                TestResult::ServedByEarlierWheel { tested, .. } => match tested.as_ref() {
+                    TestResult::NotTested { reason } => Some(format!("not tested: {reason}")),
+                    _ => None,
+                },
                 _ => None,
             },
             warnings: o.warnings.clone(),

@@ -16,10 +16,20 @@ use crate::stages::testing::{self, TestError, TestOutcome, TestSpec, Verdict};
 use crate::support::sysroot::SysrootError;
 use crate::target::{Libc, Target};
 
+/// Whose wheel a test is for: the identifier's own build, or an earlier identifier's wheel
+/// that serves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tested {
+    Built,
+    /// Tested on the identifier's own CPython alone: the wheel's builder has had its test.
+    Served,
+}
+
 pub(super) fn test(
     plan: &Plan,
     spec: &BuildSpec,
     wheel: &Path,
+    tested: Tested,
     context: &RunContext<'_>,
     environment: &BTreeMap<String, String>,
 ) -> Result<TestResult> {
@@ -31,7 +41,10 @@ pub(super) fn test(
         bail!("{problem}");
     }
     let opened = crate::formats::wheel::open_within_env_limits(wheel)?;
-    let python_version = test_version(plan, spec, opened.name());
+    let python_version = match tested {
+        Tested::Built => test_version(plan, spec, opened.name()),
+        Tested::Served => spec.python,
+    };
     let musl = spec.target.libc() == Some(Libc::Musl);
     let mut target_python = spec.options.target_python.clone();
     if target_python.is_none() && needs_built_cpython(spec, python_version) {
@@ -183,9 +196,10 @@ fn no_target_python(target: &Target, python: PythonTag) -> String {
     )
 }
 
-/// The CPython a wheel is tested on: its build's, except for an abi3 wheel, which serves
-/// every later version too and is tested on the newest version of its target in the plan
-/// that Debian ships a target interpreter for.
+/// The CPython a wheel is tested on: its build's. An abi3 wheel, which serves later
+/// versions too (each of which tests it again on its own CPython), falls back to the newest
+/// version of its target in the plan that Debian ships a target interpreter for when there
+/// is no target CPython of its own version: it is tested at least once.
 fn test_version(
     plan: &Plan,
     spec: &BuildSpec,
@@ -194,18 +208,23 @@ fn test_version(
     if !wheel.is_abi3() {
         return spec.python;
     }
-    let shipped = spec
-        .target
-        .linux_arch()
-        .map(crate::support::sysroot::archive::shipped_versions)
-        .unwrap_or_default();
+    let own = spec.python.with_gil();
+    let Some(arch) = spec.target.linux_arch() else {
+        return own;
+    };
+    let shipped = crate::support::sysroot::archive::shipped_versions(arch);
+    let built = crate::support::target_libraries::target_cpythons().versions();
+    if spec.target.runs_natively_here() || shipped.contains(&own) || built.contains(&own.version())
+    {
+        return own;
+    }
     plan.builds
         .iter()
         .map(|build| (build, build.python.with_gil()))
         .filter(|(build, python)| build.target.id() == spec.target.id() && shipped.contains(python))
         .map(|(_, python)| python)
         .max_by_key(|python| python.minor())
-        .unwrap_or_else(|| spec.python.with_gil())
+        .unwrap_or(own)
 }
 
 #[cfg(test)]
@@ -253,15 +272,24 @@ pub(super) mod tests {
         assert_eq!(tested.to_string(), "cp313t");
     }
 
-    /// config/debian/releases.toml ships 3.9, 3.11 and 3.13 for arm64, not 3.10 or 3.12.
+    /// config/debian/releases.toml ships 3.9, 3.11 and 3.13 for arm64, not 3.10 or 3.12;
+    /// config/target-cpython.toml builds 3.11 alone.
     #[test]
-    fn an_abi3_wheel_is_tested_on_the_newest_shipped_cpython_of_its_lane() {
+    fn an_abi3_wheel_is_tested_on_its_own_cpython_where_the_target_has_one() {
         let plan = plan_of("cp39-* cp310-* cp311-* cp312-*");
-        let oldest = spec(&plan, "cp39-manylinux_aarch64");
         let abi3 = wheel("demo-1.0-cp39-abi3-linux_aarch64.whl");
-        assert_eq!(test_version(&plan, oldest, &abi3).to_string(), "cp311");
-        let plan = plan_of("cp39-* cp310-* cp311-* cp312-* cp313t-*");
         let oldest = spec(&plan, "cp39-manylinux_aarch64");
+        assert_eq!(test_version(&plan, oldest, &abi3).to_string(), "cp39");
+    }
+
+    #[test]
+    fn an_abi3_wheel_without_a_target_cpython_of_its_version_is_tested_on_the_lanes_newest() {
+        let plan = plan_of("cp310-* cp311-* cp312-*");
+        let abi3 = wheel("demo-1.0-cp310-abi3-linux_aarch64.whl");
+        let oldest = spec(&plan, "cp310-manylinux_aarch64");
+        assert_eq!(test_version(&plan, oldest, &abi3).to_string(), "cp311");
+        let plan = plan_of("cp310-* cp311-* cp312-* cp313t-*");
+        let oldest = spec(&plan, "cp310-manylinux_aarch64");
         assert_eq!(
             test_version(&plan, oldest, &abi3).to_string(),
             "cp313",

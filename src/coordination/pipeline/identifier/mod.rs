@@ -157,7 +157,14 @@ impl Identifier<'_> {
                 self.work.path(),
                 &self.spec.target,
             )?;
-            super::test_step::test(self.plan, self.spec, &repaired, self.context, &environment)
+            super::test_step::test(
+                self.plan,
+                self.spec,
+                &repaired,
+                super::test_step::Tested::Built,
+                self.context,
+                &environment,
+            )
         });
         self.times.test = test_time;
         // A wheel that built and repaired but could not be tested is kept, with the reason.
