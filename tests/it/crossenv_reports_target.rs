@@ -114,15 +114,7 @@ print("Py_GIL_DISABLED 1" in open(sysconfig.get_config_h_filename()).read())
 #[test]
 #[ignore = "slow: zig cross environments"]
 fn a_free_threaded_environment_describes_the_t_abi_to_the_build_but_not_to_pip() {
-    let python = match crosswheel::support::host::BuildPython::find(
-        crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
-    ) {
-        Ok(python) => python.targeting(true),
-        // A slow test fails without what it needs rather than skipping.
-        Err(error) => panic!(
-            "this test needs a host CPython 3.13 (pyenv's, or `uv python install 3.13`): {error}"
-        ),
-    };
+    let python = common::host_python("3.13").targeting(true);
     let env = common::zig_cross_env(&python, "linux-aarch64");
     assert_eq!(
         ask(&env, "setup.py", ABI_QUESTIONS),

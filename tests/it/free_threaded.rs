@@ -26,18 +26,6 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Panics unless the host has a CPython 3.13 to build with: a slow test fails without what
-/// it needs rather than skipping.
-fn host_python_313() {
-    if let Err(error) = crosswheel::support::host::BuildPython::find(
-        crosswheel::python_tag::PythonTag::parse("cp313").unwrap(),
-    ) {
-        panic!(
-            "this test needs a host CPython 3.13 (pyenv's, or `uv python install 3.13`): {error}"
-        );
-    }
-}
-
 /// `crosswheel build PROJECT -w OUT` with `env` on top of a clean option environment;
 /// returns its stdout and stderr once it has succeeded.
 fn build_ok(project: &Path, out: &Path, env: &[(&str, &str)]) -> (String, String) {
@@ -116,7 +104,7 @@ fn is_free_threaded_code(imports: &BTreeSet<String>) -> bool {
 #[test]
 #[ignore = "slow: free-threaded builds with zig, tested under qemu"]
 fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
-    host_python_313();
+    common::host_python("3.13");
     let out = tempfile::tempdir().unwrap();
     let (_, stderr) = build(
         &example("mesonproj"),
@@ -181,7 +169,7 @@ fn meson_python_builds_the_free_threaded_abi_for_linux_and_macos() {
 #[test]
 #[ignore = "slow: free-threaded builds with zig, tested under qemu"]
 fn the_same_host_cpython_builds_the_gil_abi_beside_it() {
-    host_python_313();
+    common::host_python("3.13");
     let out = tempfile::tempdir().unwrap();
     let (stdout, _) = build(
         &example("cmakeproj"),
@@ -306,7 +294,7 @@ print(f"gilfree: {sys.version.split()[0]}{sys.abiflags} free-threaded={free_thre
 #[test]
 #[ignore = "slow: free-threaded builds with zig, tested under qemu"]
 fn a_free_threaded_wheel_runs_without_the_gil_on_a_real_free_threaded_cpython_under_qemu() {
-    host_python_313();
+    common::host_python("3.13");
     let target_python = common::free_threaded_target_python();
     let root = tempfile::tempdir().unwrap();
     let project = gil_free_project(root.path());

@@ -32,17 +32,6 @@ fn build(out: &Path, identifier: &str, env: &[(&str, &str)]) -> Output {
     command.output().expect("run crosswheel build")
 }
 
-/// Panics unless the host has a CPython `version`: a slow test fails without what it needs
-/// rather than skipping.
-fn host_python(version: &str) {
-    let tag = crosswheel::python_tag::PythonTag::parse_version(version).unwrap();
-    if let Err(error) = crosswheel::support::host::BuildPython::find(tag) {
-        panic!(
-            "this test needs a host CPython {version} (pyenv's, or `uv python install {version}`): {error}"
-        );
-    }
-}
-
 fn summary_row<'a>(stdout: &'a str, identifier: &str) -> &'a str {
     stdout
         .lines()
@@ -53,7 +42,7 @@ fn summary_row<'a>(stdout: &'a str, identifier: &str) -> &'a str {
 #[test]
 #[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn a_cp313_wheel_is_built_with_cpython_313_and_tested_on_debian_13s() {
-    host_python("3.13");
+    common::host_python("3.13");
     let out = tempfile::tempdir().expect("tempdir");
     let output = build(out.path(), "cp313-manylinux_aarch64", &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -78,7 +67,7 @@ fn a_cp313_wheel_is_built_with_cpython_313_and_tested_on_debian_13s() {
 #[test]
 #[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn a_version_without_a_target_cpython_is_kept_untested_with_a_line_saying_so() {
-    host_python("3.12");
+    common::host_python("3.12");
     let out = tempfile::tempdir().expect("tempdir");
     let output = build(out.path(), "cp312-manylinux_ppc64le", &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -134,7 +123,7 @@ fn a_version_without_a_target_cpython_is_kept_untested_with_a_line_saying_so() {
 #[test]
 #[ignore = "slow: the whole pipeline for several CPythons (zig, qemu)"]
 fn blasdot_is_built_and_tested_for_two_cpython_versions_on_both_linux_targets() {
-    host_python("3.13");
+    common::host_python("3.13");
     let out = tempfile::tempdir().expect("tempdir");
     let output = Command::new(crosswheel_bin())
         .arg("build")

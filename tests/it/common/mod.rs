@@ -679,3 +679,16 @@ pub fn build_succeeds(project: &Path, out: &Path) -> String {
     assert!(output.status.success(), "{stdout}\n{stderr}");
     stdout
 }
+
+/// The host CPython `version` (`"3.13"`, `"3.13t"`) that the pipeline builds with, found or
+/// provided as the pipeline provides it (`BuildPython::find_or_install`: the machine's,
+/// the one crosswheel built before, `uv python install`, or built from Debian's source
+/// into the default cache). A slow test fails without it rather than skipping.
+pub fn host_python(version: &str) -> crosswheel::support::host::BuildPython {
+    use crosswheel::support::host::{BuildPython, Cache, Network};
+    let tag = crosswheel::python_tag::PythonTag::parse_version(version).unwrap();
+    let cache = Cache::from_env().expect("a cache directory");
+    BuildPython::find_or_install(tag, &cache, &Network::new(false, None)).unwrap_or_else(|error| {
+        panic!("this test needs a host CPython {version} (on PATH, pyenv's, `uv python install {version}`, or built from Debian's source): {error}")
+    })
+}
