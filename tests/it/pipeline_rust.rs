@@ -114,13 +114,9 @@ fn cryptography_links_the_targets_openssl_through_openssl_sys() {
     }
 }
 
-/// A macOS target on a machine whose PATH has no rustc: Debian's rustc compiles the
-/// target's standard library from Debian's `rust-src` in the build (cargo's build-std), the
-/// extension links libSystem alone, for macOS 11, signed, as a rustup-built one is, and the
-/// wheel passes the static check.
-#[test]
-#[ignore = "slow: Debian's Rust and its source, the standard library built for macOS"]
-fn a_macos_wheel_builds_its_standard_library_from_debians_source() {
+/// `crosswheel build examples/rustproj --only <identifier>` with no rustc or cargo on
+/// PATH, which must succeed: its output folder, stdout and stderr.
+fn build_rustproj_without_rustup(identifier: &str) -> (tempfile::TempDir, String, String) {
     let out = tempfile::tempdir().unwrap();
     let path: Vec<std::path::PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap())
         .filter(|dir| !dir.join("rustc").exists() && !dir.join("cargo").exists())
@@ -128,14 +124,25 @@ fn a_macos_wheel_builds_its_standard_library_from_debians_source() {
     let output = Command::new(crosswheel_bin())
         .arg("build")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rustproj"))
-        .args(["--only", "cp311-macosx_arm64", "-w"])
+        .args(["--only", identifier, "-w"])
         .arg(out.path())
         .env("PATH", std::env::join_paths(path).unwrap())
         .output()
         .expect("run crosswheel build");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    (out, stdout, stderr)
+}
+
+/// A macOS target on a machine whose PATH has no rustc: Debian's rustc compiles the
+/// target's standard library from Debian's `rust-src` in the build (cargo's build-std), the
+/// extension links libSystem alone, for macOS 11, signed, as a rustup-built one is, and the
+/// wheel passes the static check.
+#[test]
+#[ignore = "slow: Debian's Rust and its source, the standard library built for macOS"]
+fn a_macos_wheel_builds_its_standard_library_from_debians_source() {
+    let (out, stdout, stderr) = build_rustproj_without_rustup("cp311-macosx_arm64");
     assert!(
         stderr.contains("the standard library for aarch64-apple-darwin built from its source"),
         "{stderr}"
@@ -156,4 +163,44 @@ fn a_macos_wheel_builds_its_standard_library_from_debians_source() {
     ] {
         assert!(shown.contains(line), "{line} in:\n{shown}");
     }
+}
+
+/// A musllinux target, for which Debian builds no standard library, on a machine whose PATH
+/// has no rustc: the library is built from Debian's `rust-src` as for macOS, the extension
+/// links musl's C library alone (Rust's unwinder is zig's, linked in), and its tests pass
+/// under qemu on the musl CPython crosswheel builds.
+#[test]
+#[ignore = "slow: Debian's Rust and its source, the standard library built for musl, qemu"]
+fn a_musllinux_wheel_builds_its_standard_library_from_debians_source() {
+    let (out, stdout, stderr) = build_rustproj_without_rustup("cp311-musllinux_aarch64");
+    assert!(
+        stderr
+            .contains("the standard library for aarch64-unknown-linux-musl built from its source"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("passed (emulated)"),
+        "the wheel was not tested under qemu:\n{stdout}"
+    );
+    let wheel = "rustproj-0.1.0-cp311-cp311-musllinux_1_2_aarch64.whl";
+    assert_eq!(common::wheel_names_in(out.path()), [wheel]);
+    let unpacked = tempfile::tempdir().unwrap();
+    common::unzip_to(&out.path().join(wheel), unpacked.path());
+    assert!(
+        !unpacked.path().join("rustproj.libs").exists(),
+        "nothing is vendored beside musl's C library"
+    );
+    let module = std::fs::read_dir(unpacked.path().join("rustproj"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|x| x == "so"))
+        .expect("an extension module");
+    let bytes = std::fs::read(&module).unwrap();
+    let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+    assert_eq!(
+        elf.libraries,
+        ["libc.musl-aarch64.so.1"],
+        "{}",
+        module.display()
+    );
 }

@@ -2,8 +2,8 @@
 //! library, of one version from one suite (config/rust-toolchain.toml).
 //!
 //! A glibc Linux target gets Debian's build of its standard library (`libstd-rust-dev`
-//! for its architecture). A macOS target, which Debian builds none for, gets the library's
-//! source (`rust-src`, which carries the crates the library depends on): cargo compiles it
+//! for its architecture). A macOS or musl target, which Debian builds none for, gets the
+//! library's source (`rust-src`, which carries the crates the library depends on): cargo compiles it
 //! for the target as part of the build (`-Zbuild-std`), the way `rustup target add`'s
 //! library was compiled, from the same version's sources.
 
@@ -36,17 +36,10 @@ pub(super) fn from_debian(
 ) -> Result<RustTools, ToolchainError> {
     let config = config();
     let release = &config.debian_release;
+    // Debian builds the standard library for its own (glibc) architectures only.
     let std_arch = match (target.linux_arch(), target.libc()) {
         (Some(arch), Some(Libc::Glibc)) => Some(arch),
-        _ if target.is_macos() => None,
-        // musl's self-contained start files come with a built standard library only.
-        _ => {
-            return Err(missing(
-                target,
-                triple,
-                format!("{why_not_path}, and Debian ships no Rust standard library for {triple}"),
-            ));
-        }
+        _ => None,
     };
     tracing::info!("{why_not_path}: taking Debian's Rust from {release}");
     let failed = |what: &str, err: sysroot::SysrootError| {
@@ -168,6 +161,9 @@ pub(super) fn from_debian(
             let source = tree.root().join("usr/lib/rustlib/src/rust");
             require_dir(target, triple, &source.join("library/std"), &version)?;
             link(&sysroot.join("lib/rustlib/src/rust"), &source)?;
+            // rustc still names the target's library folder to the linker (`-L`), and a
+            // missing one is a linker warning in every build.
+            create_dir(&sysroot.join("lib/rustlib").join(triple).join("lib"))?;
             // rustc runs `rust-objcopy` (rustup's name for llvm-objcopy), found on PATH,
             // to strip what the profile says of an Apple binary.
             let objcopy = tree.root().join(&config.objcopy);
