@@ -25,6 +25,16 @@ enum TargetStd {
     Source(PackageTree),
 }
 
+/// What Debian's archive gave for one target: rustc and cargo, their libraries (the build
+/// machine's standard library among them), and the target's standard library or its source.
+struct Provisioned {
+    /// The rustc package's version, which every other package is pinned to.
+    version: String,
+    tools: PackageTree,
+    libraries: PackageTree,
+    std: TargetStd,
+}
+
 /// Debian's rustc and cargo for the build machine, its standard library for the build
 /// machine (build scripts, proc-macros), and the target's standard library or its source.
 pub(super) fn from_debian(
@@ -34,6 +44,22 @@ pub(super) fn from_debian(
     why_not_path: &str,
     network: &Network,
 ) -> Result<RustTools, ToolchainError> {
+    tracing::info!(
+        "{why_not_path}: taking Debian's Rust from {}",
+        config().debian_release
+    );
+    let provisioned = provision(cache, target, triple, network)?;
+    install(cache, target, triple, &provisioned)
+}
+
+/// Fetches (once: the trees are cached and verified like every Debian tree) what the target
+/// needs from `debian_release`, every package of the rustc package's version.
+fn provision(
+    cache: &Cache,
+    target: &Target,
+    triple: &str,
+    network: &Network,
+) -> Result<Provisioned, ToolchainError> {
     let config = config();
     let release = &config.debian_release;
     // Debian builds the standard library for its own (glibc) architectures only.
@@ -41,7 +67,6 @@ pub(super) fn from_debian(
         (Some(arch), Some(Libc::Glibc)) => Some(arch),
         _ => None,
     };
-    tracing::info!("{why_not_path}: taking Debian's Rust from {release}");
     let failed = |what: &str, err: sysroot::SysrootError| {
         missing(
             target,
@@ -49,17 +74,18 @@ pub(super) fn from_debian(
             format!("cannot get Debian's {what} from {release}: {err}"),
         )
     };
+    let tree = |arch, packages: Vec<String>, with_dependencies, name: &str| {
+        sysroot::provision(
+            cache.root(),
+            &TreeSpec::release_packages(arch, release, packages, with_dependencies, name, network),
+        )
+    };
     let started = std::time::Instant::now();
-    let tools = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            config.tools.clone(),
-            false,
-            &format!("rust-tools-{}-{release}", BUILD_ARCH.debian()),
-            network,
-        ),
+    let tools = tree(
+        BUILD_ARCH,
+        config.tools.clone(),
+        false,
+        &format!("rust-tools-{}-{release}", BUILD_ARCH.debian()),
     )
     .map_err(|err| failed("rustc and cargo", err))?;
     let Some(version) = package_version(&tools, "rustc") else {
@@ -69,33 +95,28 @@ pub(super) fn from_debian(
             format!("{} has no rustc package", tools.root().display()),
         ));
     };
-    let pinned = |package: &str| package.replace("{version}", &version);
-    let folder_version = version.replace(['+', '~', ':'], "_");
-    let libraries = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            config.libraries.iter().map(|p| pinned(p)).collect(),
-            true,
-            &format!("rust-libraries-{}-{folder_version}", BUILD_ARCH.debian()),
-            network,
-        ),
+    let pinned = |packages: &[String]| -> Vec<String> {
+        packages
+            .iter()
+            .map(|package| package.replace("{version}", &version))
+            .collect()
+    };
+    let folder_version = folder_version(&version);
+    let libraries = tree(
+        BUILD_ARCH,
+        pinned(&config.libraries),
+        true,
+        &format!("rust-libraries-{}-{folder_version}", BUILD_ARCH.debian()),
     )
     .map_err(|err| failed(&format!("Rust {version} libraries"), err))?;
     let std = match std_arch {
         Some(arch) if arch == BUILD_ARCH => TargetStd::Built(libraries.clone()),
         Some(arch) => TargetStd::Built(
-            sysroot::provision(
-                cache.root(),
-                &TreeSpec::release_packages(
-                    arch,
-                    release,
-                    vec![pinned(&config.target_std)],
-                    false,
-                    &format!("rust-std-{}-{folder_version}", arch.debian()),
-                    network,
-                ),
+            tree(
+                arch,
+                pinned(std::slice::from_ref(&config.target_std)),
+                false,
+                &format!("rust-std-{}-{folder_version}", arch.debian()),
             )
             .map_err(|err| {
                 failed(
@@ -105,16 +126,11 @@ pub(super) fn from_debian(
             })?,
         ),
         None => TargetStd::Source(
-            sysroot::provision(
-                cache.root(),
-                &TreeSpec::release_packages(
-                    BUILD_ARCH,
-                    release,
-                    config.std_source.iter().map(|p| pinned(p)).collect(),
-                    false,
-                    &format!("rust-src-{folder_version}"),
-                    network,
-                ),
+            tree(
+                BUILD_ARCH,
+                pinned(&config.std_source),
+                false,
+                &format!("rust-src-{folder_version}"),
             )
             .map_err(|err| failed(&format!("Rust {version}'s source"), err))?,
         ),
@@ -129,65 +145,50 @@ pub(super) fn from_debian(
             started.elapsed().as_secs_f64()
         );
     }
+    Ok(Provisioned {
+        version,
+        tools,
+        libraries,
+        std,
+    })
+}
+
+/// A Debian version as a folder name.
+fn folder_version(version: &str) -> String {
+    version.replace(['+', '~', ':'], "_")
+}
+
+/// The sysroot rustc is run with (the build machine's library, and the target's or its
+/// source, linked in from the trees) and the scripts that run rustc, cargo and, for a
+/// library built from source, `rust-objcopy`, each through the loader of Debian's tree.
+fn install(
+    cache: &Cache,
+    target: &Target,
+    triple: &str,
+    provisioned: &Provisioned,
+) -> Result<RustTools, ToolchainError> {
+    let Provisioned {
+        version,
+        tools,
+        libraries,
+        std,
+    } = provisioned;
+    let config = config();
     let folder = cache
         .toolchains()
         .join("rust")
-        .join(format!("debian-{folder_version}"));
+        .join(format!("debian-{}", folder_version(version)));
     let sysroot = folder.join("sysroot");
-    let host_lib = rustlib(&libraries, BUILD_TRIPLE);
-    require_dir(target, triple, &host_lib.join("lib"), &version)?;
+    let host_lib = rustlib(libraries, BUILD_TRIPLE);
+    require_dir(target, triple, &host_lib.join("lib"), version)?;
     link(&sysroot.join("lib/rustlib").join(BUILD_TRIPLE), &host_lib)?;
-    let libdir = libraries.root().join("usr/lib/x86_64-linux-gnu");
-    let loader = libdir.join("ld-linux-x86-64.so.2");
-    let run = |program: &Path| {
-        format!(
-            "exec {} --library-path {} {}",
-            shell_quote_path(&loader),
-            shell_quote_path(&libdir),
-            shell_quote_path(program)
-        )
+    let loader = Loader {
+        libdir: libraries.root().join("usr/lib/x86_64-linux-gnu"),
     };
+    let run = |program: &Path| loader.exec(program);
     let bin = folder.join("bin");
     create_dir(&bin)?;
-    let builds_std = match &std {
-        TargetStd::Built(tree) => {
-            let target_lib = rustlib(tree, triple);
-            require_dir(target, triple, &target_lib.join("lib"), &version)?;
-            link(&sysroot.join("lib/rustlib").join(triple), &target_lib)?;
-            false
-        }
-        TargetStd::Source(tree) => {
-            // Where cargo's -Zbuild-std looks: `$(rustc --print sysroot)/lib/rustlib/src/rust`.
-            let source = tree.root().join("usr/lib/rustlib/src/rust");
-            require_dir(target, triple, &source.join("library/std"), &version)?;
-            link(&sysroot.join("lib/rustlib/src/rust"), &source)?;
-            // rustc still names the target's library folder to the linker (`-L`), and a
-            // missing one is a linker warning in every build.
-            create_dir(&sysroot.join("lib/rustlib").join(triple).join("lib"))?;
-            // rustc runs `rust-objcopy` (rustup's name for llvm-objcopy), found on PATH,
-            // to strip what the profile says of an Apple binary.
-            let objcopy = tree.root().join(&config.objcopy);
-            if !objcopy.is_file() {
-                return Err(missing(
-                    target,
-                    triple,
-                    format!(
-                        "Debian's {} has no {}",
-                        config.std_source.join(", "),
-                        objcopy.display()
-                    ),
-                ));
-            }
-            write_script(
-                &bin.join("rust-objcopy"),
-                &format!(
-                    "#!/bin/sh\n# Generated by crosswheel: Debian's llvm-objcopy, run by its own loader.\n{} \"$@\"\n",
-                    run(&objcopy)
-                ),
-            )?;
-            true
-        }
-    };
+    let builds_std = link_target_std(std, &sysroot, &bin, &loader, (target, triple), version)?;
     let rustc = bin.join("rustc");
     let cargo = bin.join("cargo");
     write_script(
@@ -221,9 +222,80 @@ pub(super) fn from_debian(
         programs_dir: Some(bin),
         builds_std,
         origin: format!(
-            "Debian's rustc {version} from {release} ({}){std_origin}",
+            "Debian's rustc {version} from {} ({}){std_origin}",
+            config.debian_release,
             folder.display()
         ),
+    })
+}
+
+/// Debian's loader and libraries, which run its rustc, cargo and llvm-objcopy on any
+/// build machine's C library.
+struct Loader {
+    libdir: PathBuf,
+}
+
+impl Loader {
+    /// The shell line that runs `program` through the loader with its arguments to come.
+    fn exec(&self, program: &Path) -> String {
+        format!(
+            "exec {} --library-path {} {}",
+            shell_quote_path(&self.libdir.join("ld-linux-x86-64.so.2")),
+            shell_quote_path(&self.libdir),
+            shell_quote_path(program)
+        )
+    }
+}
+
+/// Puts the target's standard library, or its source and `rust-objcopy`, where rustc and
+/// cargo look for them; whether cargo builds the library (`-Zbuild-std`).
+fn link_target_std(
+    std: &TargetStd,
+    sysroot: &Path,
+    bin: &Path,
+    loader: &Loader,
+    (target, triple): (&Target, &str),
+    version: &str,
+) -> Result<bool, ToolchainError> {
+    let config = config();
+    Ok(match std {
+        TargetStd::Built(tree) => {
+            let target_lib = rustlib(tree, triple);
+            require_dir(target, triple, &target_lib.join("lib"), version)?;
+            link(&sysroot.join("lib/rustlib").join(triple), &target_lib)?;
+            false
+        }
+        TargetStd::Source(tree) => {
+            // Where cargo's -Zbuild-std looks: `$(rustc --print sysroot)/lib/rustlib/src/rust`.
+            let source = tree.root().join("usr/lib/rustlib/src/rust");
+            require_dir(target, triple, &source.join("library/std"), version)?;
+            link(&sysroot.join("lib/rustlib/src/rust"), &source)?;
+            // rustc still names the target's library folder to the linker (`-L`), and a
+            // missing one is a linker warning in every build.
+            create_dir(&sysroot.join("lib/rustlib").join(triple).join("lib"))?;
+            // rustc runs `rust-objcopy` (rustup's name for llvm-objcopy), found on PATH,
+            // to strip what the profile says of an Apple binary.
+            let objcopy = tree.root().join(&config.objcopy);
+            if !objcopy.is_file() {
+                return Err(missing(
+                    target,
+                    triple,
+                    format!(
+                        "Debian's {} has no {}",
+                        config.std_source.join(", "),
+                        objcopy.display()
+                    ),
+                ));
+            }
+            write_script(
+                &bin.join("rust-objcopy"),
+                &format!(
+                    "#!/bin/sh\n# Generated by crosswheel: Debian's llvm-objcopy, run by its own loader.\n{} \"$@\"\n",
+                    loader.exec(&objcopy)
+                ),
+            )?;
+            true
+        }
     })
 }
 
