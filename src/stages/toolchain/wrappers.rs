@@ -459,6 +459,15 @@ fn archiver_script(zig: &Zig, zig_cache: &Path, tool: &str) -> String {
 
 /// Writes through a temp file and rename so a concurrent build never runs half a script.
 pub(super) fn write_script(path: &Path, content: &str) -> Result<(), ToolchainError> {
+    write_file(path, content, 0o755)
+}
+
+/// [`write_script`] for a file that is read, not run.
+pub(super) fn write_data(path: &Path, content: &str) -> Result<(), ToolchainError> {
+    write_file(path, content, 0o644)
+}
+
+fn write_file(path: &Path, content: &str, mode: u32) -> Result<(), ToolchainError> {
     use std::os::unix::fs::PermissionsExt;
     if std::fs::read_to_string(path).is_ok_and(|existing| existing == content) {
         return Ok(());
@@ -474,7 +483,7 @@ pub(super) fn write_script(path: &Path, content: &str) -> Result<(), ToolchainEr
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io_err)?;
     std::io::Write::write_all(&mut temp, content.as_bytes()).map_err(io_err)?;
     temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o755))
+        .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(io_err)?;
     temp.persist(path).map_err(|err| io_err(err.error))?;
     Ok(())
