@@ -256,13 +256,7 @@ fn abi3_project(extra: &str) -> tempfile::TempDir {
 fn an_abi3_wheel_that_fails_a_later_cpythons_test_leaves_the_wheelhouse() {
     let project = abi3_project("import sys; assert sys.version_info[:2] != (3, 13), 3.13");
     let out = tempfile::tempdir().expect("tempdir");
-    let output = Command::new(crosswheel_bin())
-        .arg("build")
-        .arg(project.path())
-        .arg("-w")
-        .arg(out.path())
-        .output()
-        .expect("run crosswheel build");
+    let output = common::build(project.path(), out.path());
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");

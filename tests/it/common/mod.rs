@@ -665,15 +665,20 @@ pub fn write_project(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
-/// `crosswheel build <project> -w <out>`, which must succeed: its stdout (the summary).
-pub fn build_succeeds(project: &Path, out: &Path) -> String {
-    let output = Command::new(crosswheel_bin())
+/// `crosswheel build <project> -w <out>`, as it ended.
+pub fn build(project: &Path, out: &Path) -> std::process::Output {
+    Command::new(crosswheel_bin())
         .arg("build")
         .arg(project)
         .arg("-w")
         .arg(out)
         .output()
-        .expect("run crosswheel build");
+        .expect("run crosswheel build")
+}
+
+/// `crosswheel build <project> -w <out>`, which must succeed: its stdout (the summary).
+pub fn build_succeeds(project: &Path, out: &Path) -> String {
+    let output = build(project, out);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
