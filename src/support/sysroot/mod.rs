@@ -463,7 +463,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
     remove_abandoned_work(parent, &name);
     refuse_when_offline(format!("{} packages", spec.debian_arch), &spec.suite)?;
     tracing::info!(
-        "fetching {} for {} from Debian {} at {} (~25 MB download, ~80 MB unpacked, once)",
+        "fetching {} for {} from Debian {} at {} (once)",
         if spec.with_dependencies {
             format!(
                 "{} and its libraries",
@@ -482,6 +482,11 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
         .tempdir_in(parent)
         .map_err(SysrootError::io("create a temporary folder in", parent))?;
     let debs = fetch(work.path(), spec)?;
+    let downloaded: u64 = debs
+        .iter()
+        .filter_map(|deb| fs::metadata(deb).ok())
+        .map(|meta| meta.len())
+        .sum();
     let root = work.path().join("root");
     let libraries = unpack::unpack_all(&debs, &root)?;
     unpack::relativize_absolute_symlinks(&root)?;
@@ -499,6 +504,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
         packages: unpack::package_versions(&debs, &libraries),
     };
     write_manifest(&root, &manifest)?;
+    let unpacked = tree_size(&root);
 
     if let Err(err) = fs::rename(&root, &final_dir) {
         // Another process that did not see our lock (a stale one was broken) may have won
@@ -510,14 +516,27 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
         }
     }
     tracing::info!(
-        "provisioned {} ({} packages) in {:.1} s",
+        "provisioned {} ({} packages, {} MB downloaded, {} MB unpacked) in {:.1} s",
         final_dir.display(),
         manifest.packages.len(),
+        downloaded.div_ceil(1_000_000),
+        unpacked.div_ceil(1_000_000),
         started.elapsed().as_secs_f64()
     );
     let mut tree = open_finished(&final_dir)?;
     tree.downloaded = true;
     Ok(tree)
+}
+
+/// The bytes of the regular files below `root` (links not followed), for the log.
+fn tree_size(root: &Path) -> u64 {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry.file_type().is_file())
+        .filter_map(|entry| entry.metadata().ok())
+        .map(|meta| meta.len())
+        .sum()
 }
 
 /// An offline suite (`--offline`, [`Network::offline`]): what is not in the cache cannot
@@ -897,6 +916,16 @@ fn major_minor(release: &str) -> Option<OsVersion> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trees_size_counts_its_files_once_and_not_what_its_links_point_at() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("usr/lib")).unwrap();
+        fs::write(root.path().join("usr/lib/libx.so.1"), [0u8; 1000]).unwrap();
+        fs::write(root.path().join("copyright"), [0u8; 24]).unwrap();
+        std::os::unix::fs::symlink("libx.so.1", root.path().join("usr/lib/libx.so")).unwrap();
+        assert_eq!(tree_size(root.path()), 1024);
+    }
 
     fn py(version: &str) -> PythonTag {
         PythonTag::parse_version(version).unwrap()
