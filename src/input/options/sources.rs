@@ -34,10 +34,8 @@ pub(super) struct Sources {
     pub(super) env: Layer,
     pub(super) env_platform: BTreeMap<Platform, Layer>,
     /// `CROSSWHEEL_INHERIT` (or `CIBW_INHERIT`): how the variables combine with the
-    /// configuration, per option...
-    pub(super) env_inherit: BTreeMap<&'static str, Inherit>,
-    /// ... and per platform variable (`before-all-linux`).
-    pub(super) env_inherit_suffixed: Vec<(String, Inherit)>,
+    /// configuration.
+    pub(super) env_inherit: EnvInherit,
     pub(super) cli: Layer,
 }
 
@@ -62,8 +60,7 @@ impl Sources {
         let env_general =
             keep(env_layer(env, None, &mut env_vars), &mut problems).unwrap_or_default();
         let cli_settings = keep(cli_layer(cli), &mut problems).unwrap_or_default();
-        let (env_inherit, env_inherit_suffixed) =
-            keep(env_inherit(env), &mut problems).unwrap_or_default();
+        let env_inherit = keep(env_inherit(env), &mut problems).unwrap_or_default();
         if env.var("CROSSWHEEL_INHERIT").is_none() && env.var("CIBW_INHERIT").is_some() {
             push_new(&mut env_vars.cibw, "CIBW_INHERIT");
         }
@@ -90,7 +87,6 @@ impl Sources {
             env: env_general,
             env_platform,
             env_inherit,
-            env_inherit_suffixed,
             cli: cli_settings,
         })
     }
@@ -149,11 +145,12 @@ impl Sources {
             }
         }
         let late_layers = [
-            Some((&self.env, self.env_inherit.get(key))),
+            Some((&self.env, self.env_inherit.per_option.get(key))),
             self.env_platform.get(&platform).map(|layer| {
                 let suffixed = format!("{key}-{}", platform.name());
                 let rule = self
-                    .env_inherit_suffixed
+                    .env_inherit
+                    .per_platform_variable
                     .iter()
                     .find(|(name, _)| *name == suffixed)
                     .map(|(_, rule)| rule);
@@ -188,10 +185,16 @@ impl Sources {
 /// `CROSSWHEEL_INHERIT`, or cibuildwheel's `CIBW_INHERIT`: `audit-requires;
 /// before-all-linux: prepend`, an option without a rule appending. Rules of options (and
 /// of an option with a platform's suffix) that take no inheritance are refused by name.
-#[allow(clippy::type_complexity)]
-fn env_inherit(
-    env: &impl EnvSource,
-) -> Result<(BTreeMap<&'static str, Inherit>, Vec<(String, Inherit)>), OptionsError> {
+/// The rules of `CROSSWHEEL_INHERIT` (or `CIBW_INHERIT`).
+#[derive(Debug, Default)]
+pub(super) struct EnvInherit {
+    /// Per option (`before-all`).
+    per_option: BTreeMap<&'static str, Inherit>,
+    /// Per platform variable (`before-all-linux`).
+    per_platform_variable: Vec<(String, Inherit)>,
+}
+
+fn env_inherit(env: &impl EnvSource) -> Result<EnvInherit, OptionsError> {
     let Some((variable, text)) = ["CROSSWHEEL_INHERIT", "CIBW_INHERIT"]
         .into_iter()
         .find_map(|name| Some((name, env.var(name).filter(|text| !text.trim().is_empty())?)))
@@ -235,7 +238,10 @@ fn env_inherit(
             }
         }
     }
-    Ok((general, suffixed))
+    Ok(EnvInherit {
+        per_option: general,
+        per_platform_variable: suffixed,
+    })
 }
 
 /// Which `CIBW_*` variables `env_layer` read, which it passed over for a `CROSSWHEEL_*`
