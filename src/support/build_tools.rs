@@ -125,10 +125,14 @@ impl Provided {
     /// `path` (a PATH value) with the provided tools' folders after it: the machine's own
     /// tools always win.
     pub fn path_after(&self, path: &OsStr) -> OsString {
-        let mut folders: Vec<PathBuf> = std::env::split_paths(path).collect();
-        folders.extend(self.folders.iter().cloned());
-        std::env::join_paths(folders).unwrap_or_else(|_| path.to_os_string())
+        path_with_folders_after(path, &self.folders)
     }
+}
+
+/// `path` (a PATH value) with `folders` after it, so the machine's own programs win.
+pub fn path_with_folders_after(path: &OsStr, folders: &[PathBuf]) -> OsString {
+    let all = std::env::split_paths(path).chain(folders.iter().cloned());
+    std::env::join_paths(all).unwrap_or_else(|_| path.to_os_string())
 }
 
 /// Finds each of `programs` on `path` (a PATH value); provides from the cache each tool

@@ -119,10 +119,11 @@ impl Identifier<'_> {
         // Build tools `before-all` asked for that crosswheel provided: after the rest.
         if !self.target.tool_folders.is_empty() {
             let path = environment.get("PATH").unwrap_or(&base_path);
-            let folders = std::env::split_paths(path).chain(self.target.tool_folders.clone());
-            if let Ok(joined) = std::env::join_paths(folders) {
-                environment.insert("PATH".into(), joined.to_string_lossy().into_owned());
-            }
+            let joined = crate::support::build_tools::path_with_folders_after(
+                path.as_ref(),
+                &self.target.tool_folders,
+            );
+            environment.insert("PATH".into(), joined.to_string_lossy().into_owned());
         }
         let programs: &[&str] = match frontend.installer {
             crate::support::host::Installer::Uv => &["python"],
