@@ -26,15 +26,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tarfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "scripts/compat_lib"))
 import cells  # noqa: E402
-import corpus  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent))
+from project_build import corpus_sdist, timed, unpack  # noqa: E402
 
 HOST_PYTHON = "/usr/bin/python3"
 SETUP_ARGS = ["-Csetup-args=-Duse-ilp64=true", "-Csetup-args=-Dallow-noblas=false", "-Cbuild-dir=build"]
@@ -47,38 +47,6 @@ SHORT_TEST = (
     "a = np.random.default_rng(0).random((300, 300)); assert np.allclose(a @ np.linalg.inv(a), np.eye(300), atol=1e-8)\""
 )
 NINJA_PROGRESS = re.compile(r"^\s*\[(\d+)/(\d+)\]", re.MULTILINE)
-
-
-def numpy_sdist() -> tuple[corpus.Project, Path]:
-    projects = corpus.load(ROOT / "tests/compat/projects.toml")
-    (numpy,) = [p for p in projects if p.name == "numpy"]
-    cache = Path(os.environ.get("CROSSWHEEL_COMPAT_CACHE", Path.home() / ".cache/crosswheel/compat"))
-    return numpy, corpus.fetch_sdist(numpy, cache)
-
-
-def unpack(sdist: Path, into: Path) -> Path:
-    shutil.rmtree(into, ignore_errors=True)
-    into.mkdir(parents=True)
-    with tarfile.open(sdist) as archive:
-        archive.extractall(into)
-    (root,) = [p for p in into.iterdir() if p.is_dir()]
-    return root
-
-
-def timed(argv: list[str], log: Path, env: dict[str, str] | None = None, cap: float | None = None) -> tuple[float, bool, int]:
-    """Runs `argv` with its output in `log`: (seconds, finished before the cap, exit code)."""
-    with open(log, "w") as out:
-        out.write("$ " + shlex.join(argv) + "\n")
-        out.flush()
-        started = time.monotonic()
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        try:
-            code = process.wait(timeout=cap)
-            return time.monotonic() - started, True, code
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
-            return time.monotonic() - started, False, -9
 
 
 def crosswheel_run(crosswheel: str, numpy, sdist: Path, target: str, cache: Path, work: Path, label: str) -> dict:
@@ -195,7 +163,7 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true",
                         help="keep the crosswheel rows of the last run's results.json and measure only what it lacks")
     args = parser.parse_args()
-    numpy, sdist = numpy_sdist()
+    numpy, sdist = corpus_sdist("numpy")
     args.work.mkdir(parents=True, exist_ok=True)
     results = {"cross": [], "native": None, "emulated": None}
     if args.resume and (args.work / "results.json").is_file():

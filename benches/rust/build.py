@@ -37,15 +37,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tarfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "scripts/compat_lib"))
 import cells  # noqa: E402
-import corpus  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent))
+from project_build import corpus_sdist, timed, unpack  # noqa: E402
 
 HOST_PYTHON = "/usr/bin/python3"
 TARGET = "linux-aarch64"
@@ -62,38 +62,6 @@ SHORT_TEST = (
 RUST_FETCHED = re.compile(r"fetched Debian's Rust (?P<version>\S+) for \S+ in (?P<seconds>[\d.]+) s")
 RUST_ORIGIN = re.compile(r"Rust for \S+: (?P<origin>.+)$", re.MULTILINE)
 CARGO_COMPILING = re.compile(r"^\s*Compiling (\S+) v", re.MULTILINE)
-
-
-def orjson_sdist() -> tuple[corpus.Project, Path]:
-    projects = corpus.load(ROOT / "tests/compat/projects.toml")
-    (orjson,) = [p for p in projects if p.name == "orjson"]
-    cache = Path(os.environ.get("CROSSWHEEL_COMPAT_CACHE", Path.home() / ".cache/crosswheel/compat"))
-    return orjson, corpus.fetch_sdist(orjson, cache)
-
-
-def unpack(sdist: Path, into: Path) -> Path:
-    shutil.rmtree(into, ignore_errors=True)
-    into.mkdir(parents=True)
-    with tarfile.open(sdist) as archive:
-        archive.extractall(into)
-    (root,) = [p for p in into.iterdir() if p.is_dir()]
-    return root
-
-
-def timed(argv: list[str], log: Path, env: dict[str, str] | None = None, cap: float | None = None) -> tuple[float, bool, int]:
-    """Runs `argv` with its output in `log`: (seconds, finished before the cap, exit code)."""
-    with open(log, "w") as out:
-        out.write("$ " + shlex.join(argv) + "\n")
-        out.flush()
-        started = time.monotonic()
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        try:
-            code = process.wait(timeout=cap)
-            return time.monotonic() - started, True, code
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
-            return time.monotonic() - started, False, -9
 
 
 def without_rust(path: str) -> str:
@@ -228,7 +196,7 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true",
                         help="keep the crosswheel rows of the last run's results.json and measure only what it lacks")
     args = parser.parse_args()
-    orjson, sdist = orjson_sdist()
+    orjson, sdist = corpus_sdist("orjson")
     args.work.mkdir(parents=True, exist_ok=True)
     results = {"cross": [], "emulated": None}
     if args.resume and (args.work / "results.json").is_file():
