@@ -72,7 +72,7 @@ fn nothing_to_build_exits_with_3() {
 #[ignore = "slow: two real zig builds"]
 fn a_wheel_name_built_twice_in_one_run_exits_with_6_and_keeps_the_first() {
     let project = project(
-        "archs = [\"manylinux_aarch64\"]\nbuild = [\"cp311-*\", \"cp312-*\"]\ntest-command = \"\"\n\
+        "archs = [\"manylinux_aarch64\"]\nbuild = [\"cp311-*\", \"cp313-*\"]\ntest-command = \"\"\n\
          repair-wheel-command = \"cp {wheel} {dest_dir}/spam-0.1-cp311-cp311-linux_aarch64.whl\"\n",
     );
     let output = build(project.path(), &["--jobs", "1"]);
