@@ -349,6 +349,10 @@ pub struct TargetData {
     /// Members of the target's libgcc that zig's own runtime lacks, linked into every link.
     #[serde(default)]
     pub zig_runtime: Option<ZigRuntime>,
+    /// The C++ standard library C++ code compiles and links against in place of zig's
+    /// libc++; `None` keeps zig's.
+    #[serde(default)]
+    pub cxx_runtime: Option<CxxRuntime>,
     /// Why zig cannot do link-time optimisation for this target (empty: it can); the
     /// wrappers then drop the [`LtoFlags`] and say this once per build.
     pub zig_lto_broken: String,
@@ -396,6 +400,26 @@ pub struct ZigRuntime {
     pub archive: String,
     /// The archive members to take.
     pub members: Vec<String>,
+}
+
+/// A C++ standard library from Debian packages: its headers, the static archives that
+/// stand for `-l<name>`, linked with their symbols hidden, and the shared libraries they
+/// need at run time.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CxxRuntime {
+    /// What the toolchain's description says of it (it keys the target libraries' cache).
+    pub name: String,
+    /// The Debian release the packages come from.
+    pub release: String,
+    /// The packages (only these, no dependencies), for the build machine's architecture.
+    pub packages: Vec<String>,
+    /// Header folders in the packages, searched in this order before the C library's.
+    pub include: Vec<String>,
+    /// `-l` names and the archive in the packages that replaces each.
+    pub archives: std::collections::BTreeMap<String, String>,
+    /// Shared libraries in the packages that every link using the archives names.
+    pub shared: Vec<String>,
 }
 
 /// A value of a meson machine file: meson's own types a TOML value can name.

@@ -3,3 +3,4 @@ mod check;
 pub mod edit;
 pub mod facts;
 mod layout;
+pub mod visibility;

@@ -3,6 +3,7 @@
 
 mod cpu_flags;
 mod cuda;
+mod cxx_runtime;
 mod doctor;
 mod fortran;
 mod gcc;
@@ -62,6 +63,12 @@ pub enum ToolchainError {
     Runtime {
         target: String,
         package: String,
+        reason: String,
+    },
+    #[error("cannot get {name} for {target}'s C++ (zig's libc++ lacks its ABI): {reason}")]
+    CxxRuntime {
+        target: String,
+        name: String,
         reason: String,
     },
     #[error("no Rust for {target}: {reason}; install it with `{install_command}`")]
@@ -218,7 +225,9 @@ fn resolve_c_toolchain(
         ToolchainKind::Zig => {
             let zig = ensure_zig(cache, host_python, network.offline)?;
             let runtime = runtime::runtime_archive(cache, &zig, target, network)?;
-            let wrappers = write_zig_wrappers(cache, &zig, target, runtime.as_deref())?;
+            let cxx = cxx_runtime::cxx_library(cache, target, network)?;
+            let wrappers =
+                write_zig_wrappers(cache, &zig, target, runtime.as_deref(), cxx.as_ref())?;
             Ok(Toolchain {
                 kind,
                 target: target.clone(),
@@ -241,6 +250,7 @@ fn resolve_c_toolchain(
                     target.zig_triple()
                 ))
                 .chain(target.data().zig_extra_cflags.iter().cloned())
+                .chain(cxx.map(|cxx| format!("C++: {}", cxx.name)))
                 .collect::<Vec<_>>()
                 .join(" "),
             })

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::cxx_runtime::CxxLibrary;
 use super::{ToolchainError, Zig, cpu_flags};
 use crate::support::host::{Cache, shell_quote};
 pub use crate::support::host::{WRAPPER_NOTES_VAR, wrapper_notices};
@@ -28,12 +29,14 @@ pub struct WrapperPaths {
 /// of rewriting each other's under a running build.
 ///
 /// `runtime` is an archive of compiler runtime helpers zig lacks for the target (see
-/// `runtime::runtime_archive`), added to every link.
+/// `runtime::runtime_archive`), added to every link; `cxx` the C++ standard library C++
+/// compiles and links against in place of zig's libc++ (`cxx_runtime::cxx_library`).
 pub fn write_zig_wrappers(
     cache: &Cache,
     zig: &Zig,
     target: &Target,
     runtime: Option<&Path>,
+    cxx: Option<&CxxLibrary>,
 ) -> Result<WrapperPaths, ToolchainError> {
     let zig_cache = cache.zig_global_cache();
     let compiler = |driver| CompilerScript {
@@ -42,6 +45,7 @@ pub fn write_zig_wrappers(
         cache_root: cache.root(),
         target,
         runtime,
+        cxx,
         driver,
     };
     let cc = compiler("cc").render();
@@ -121,6 +125,7 @@ struct CompilerScript<'a> {
     cache_root: &'a Path,
     target: &'a Target,
     runtime: Option<&'a Path>,
+    cxx: Option<&'a CxxLibrary>,
     driver: &'a str,
 }
 
@@ -132,12 +137,19 @@ impl CompilerScript<'_> {
             cache_root,
             target,
             runtime,
+            cxx,
             driver,
         } = *self;
         let mut script = prologue(zig_cache);
         script.push_str(&scan_arguments());
+        if cxx.is_some() {
+            script.push_str(&scan_for_cxx(driver));
+        }
         script.push_str(&cpu_flags::functions(target));
-        script.push_str(&rewrite_arguments(target));
+        script.push_str(&rewrite_arguments(target, cxx));
+        if let Some(cxx) = cxx {
+            script.push_str(&cxx_library_flags(cxx, driver));
+        }
         script.push_str(&link_flags(target));
         if let Some(runtime) = runtime {
             // After the link's own inputs, so an archive member is pulled in only when an
@@ -192,8 +204,72 @@ fn scan_arguments() -> String {
     )
 }
 
-/// The loop that drops or replaces the arguments zig rejects for `target`.
-fn rewrite_arguments(target: &Target) -> String {
+/// Sets `cw_cxx` when this call compiles C++: always for the `c++` driver; for `cc` when
+/// a source is C++ by its name or by `-x c++` (setuptools compiles `.cpp` files with
+/// `CC`). `cw_cxx_link` says a link needs the C++ library: the `c++` driver's links,
+/// and any link naming `-lstdc++` (set by the rewrite loop).
+fn scan_for_cxx(driver: &str) -> String {
+    let cxx = if driver == "c++" { "1" } else { "" };
+    format!(
+        "cw_cxx={cxx}\ncw_cxx_link={cxx}\ncw_prev=\nfor arg in \"$@\"; do\n  \
+         case \"$cw_prev$arg\" in\n    \
+         *.cc|*.cpp|*.cxx|*.c++|*.C|*.cp|*.CPP|*.ii|-xc++|-xc++-header) cw_cxx=1 ;;\n  \
+         esac\n  cw_prev=$arg\n  case \"$arg\" in -x) ;; *) cw_prev= ;; esac\ndone\n"
+    )
+}
+
+/// `case` arms standing the C++ library's archives in for the `-l` names they replace,
+/// where the link names them (a static archive must follow the objects that call it), and
+/// dropping `-static-libstdc++`, which the archives already are.
+fn cxx_library_arms(cxx: &CxxLibrary) -> String {
+    let mut arms: String = cxx
+        .archives
+        .iter()
+        .map(|(name, archive)| {
+            format!(
+                "    -l{name}) set -- \"$@\" {}; cw_cxx_link=1; continue ;;\n",
+                shell_quote(&archive.to_string_lossy())
+            )
+        })
+        .collect();
+    arms.push_str("    -static-libstdc++) continue ;;\n");
+    arms
+}
+
+/// The C++ library's headers on a C++ compile, after the command's own `-I` folders and
+/// before the C library's (`-I`, not `-isystem`: zig puts its C headers first among the
+/// system folders, and libstdc++'s `#include_next <stdlib.h>` must find them after its
+/// own; its headers mark themselves as system headers). On a link that needs it, its
+/// archive and shared libraries, and for the `c++` driver no libc++.
+fn cxx_library_flags(cxx: &CxxLibrary, driver: &str) -> String {
+    let quote = |path: &Path| shell_quote(&path.to_string_lossy()).into_owned();
+    let include: Vec<String> = cxx
+        .include
+        .iter()
+        .map(|folder| shell_quote(&format!("-I{}", folder.display())).into_owned())
+        .collect();
+    let mut link: Vec<String> = Vec::new();
+    if driver == "c++" {
+        link.push("-nostdlib++".to_string());
+    }
+    link.extend(
+        cxx.archives
+            .iter()
+            .filter(|(name, _)| name == "stdc++")
+            .map(|(_, archive)| quote(archive)),
+    );
+    link.extend(cxx.shared.iter().map(|library| quote(library)));
+    format!(
+        "if [ -n \"$cw_cxx\" ]; then set -- \"$@\" -nostdinc++ {}; fi\n\
+         if [ \"$link\" = 1 ] && [ -n \"$cw_cxx_link\" ]; then set -- \"$@\" {}; fi\n",
+        include.join(" "),
+        link.join(" ")
+    )
+}
+
+/// The loop that drops or replaces the arguments zig rejects for `target`, and stands the
+/// C++ library `cxx` in for the names of GCC's.
+fn rewrite_arguments(target: &Target, cxx: Option<&CxxLibrary>) -> String {
     let macos = target.is_macos();
     let lto_broken = &target.data().zig_lto_broken;
     let mut script = String::from(
@@ -204,6 +280,9 @@ fn rewrite_arguments(target: &Target) -> String {
     // `-l:/abs/libx.so` names the file itself (CMake links a library found in an implicit
     // link folder so, FindOpenMP's libomp among them); zig refuses an absolute `-l:`.
     script.push_str("    -l:/*) set -- \"$@\" \"${arg#-l:}\"; continue ;;\n");
+    if let Some(cxx) = cxx {
+        script.push_str(&cxx_library_arms(cxx));
+    }
     // clang compiles OpenMP only for LLVM's runtime: `-fopenmp=libgomp` (or libiomp5)
     // would build the code serial without a word. LLVM's runtime answers GOMP_* calls too,
     // so a link naming GCC's (pykdtree links `-lgomp` on Linux) gets it when the build has
@@ -514,6 +593,7 @@ mod tests {
             cache_root: Path::new("/c"),
             target: &target,
             runtime,
+            cxx: None,
             driver: tool,
         }
         .render()
@@ -522,6 +602,17 @@ mod tests {
     /// The arguments zig gets when the `cc` wrapper of `target` runs with `args` and the
     /// variables `env` (zig being a script that prints them, one per line).
     fn zig_arguments(target: &str, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+        wrapper_arguments(target, "cc", None, args, env)
+    }
+
+    /// [`zig_arguments`] for the `driver` wrapper, with the C++ library `cxx`.
+    fn wrapper_arguments(
+        target: &str,
+        driver: &str,
+        cxx: Option<&CxxLibrary>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         let zig = dir.path().join("zig");
         std::fs::write(&zig, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
@@ -535,7 +626,8 @@ mod tests {
             cache_root: dir.path(),
             target: &target,
             runtime: None,
-            driver: "cc",
+            cxx,
+            driver,
         }
         .render();
         let wrapper = dir.path().join("cc");
@@ -585,6 +677,115 @@ mod tests {
         // CMake's FindOpenMP links with -v to read the implicit libraries: still a link.
         let verbose = zig_arguments("linux-aarch64", &["-v", "-fopenmp", "x.o", "-o", "x"], &env);
         assert!(verbose.contains(&"-lomp".to_string()), "{verbose:?}");
+    }
+
+    fn libstdcxx() -> CxxLibrary {
+        CxxLibrary {
+            include: vec![
+                PathBuf::from("/c/inc/c++/9"),
+                PathBuf::from("/c/inc/c++/9/ppc"),
+            ],
+            archives: vec![
+                ("stdc++".into(), PathBuf::from("/c/lib/libstdc++.a")),
+                ("stdc++fs".into(), PathBuf::from("/c/lib/libstdc++fs.a")),
+            ],
+            shared: vec![PathBuf::from("/c/lib/libgcc_s.so.1")],
+            name: "libstdc++ 9".into(),
+        }
+    }
+
+    #[test]
+    fn cxx_compiles_against_the_targets_cxx_library_after_the_commands_own_folders() {
+        let cxx = libstdcxx();
+        let run = |driver, args: &[&str]| {
+            wrapper_arguments("linux-ppc64le", driver, Some(&cxx), args, &[])
+        };
+        for (driver, args) in [
+            ("c++", &["-Iown", "-c", "x.c"][..]),
+            ("cc", &["-Iown", "-c", "x.cpp"]),
+            ("cc", &["-Iown", "-x", "c++", "-c", "-"]),
+        ] {
+            let compile = run(driver, args);
+            let at = |flag: &str| compile.iter().position(|arg| arg == flag);
+            assert!(at("-Iown") < at("-I/c/inc/c++/9"), "{compile:?}");
+            assert!(
+                at("-I/c/inc/c++/9") < at("-I/c/inc/c++/9/ppc"),
+                "{compile:?}"
+            );
+            assert!(
+                at("-nostdinc++").is_some(),
+                "zig's libc++ headers are dropped: {compile:?}"
+            );
+            assert!(
+                at("/c/lib/libstdc++.a").is_none(),
+                "a compile links nothing: {compile:?}"
+            );
+        }
+        let c = run("cc", &["-c", "x.c"]);
+        assert!(
+            !c.iter().any(|arg| arg.starts_with("-I/c/inc")),
+            "C is left alone: {c:?}"
+        );
+    }
+
+    #[test]
+    fn a_cxx_link_gets_the_hidden_archive_after_its_objects_and_never_libcxx() {
+        let cxx = libstdcxx();
+        let link = wrapper_arguments(
+            "linux-ppc64le",
+            "c++",
+            Some(&cxx),
+            &["-shared", "x.o", "-static-libstdc++", "-o", "x.so"],
+            &[],
+        );
+        let at = |flag: &str| link.iter().position(|arg| arg == flag).unwrap();
+        assert!(at("x.o") < at("/c/lib/libstdc++.a"), "{link:?}");
+        assert!(
+            at("/c/lib/libstdc++.a") < at("/c/lib/libgcc_s.so.1"),
+            "{link:?}"
+        );
+        assert!(link.contains(&"-nostdlib++".to_string()), "{link:?}");
+        assert!(!link.contains(&"-static-libstdc++".to_string()), "{link:?}");
+        assert!(
+            !link.contains(&"/c/lib/libstdc++fs.a".to_string()),
+            "{link:?}"
+        );
+    }
+
+    #[test]
+    fn a_c_driver_link_naming_gccs_cxx_libraries_gets_the_archives_in_their_place() {
+        let cxx = libstdcxx();
+        let run = |args: &[&str]| wrapper_arguments("linux-ppc64le", "cc", Some(&cxx), args, &[]);
+        let link = run(&[
+            "-shared",
+            "a.o",
+            "-lstdc++fs",
+            "b.o",
+            "-lstdc++",
+            "-lm",
+            "-o",
+            "x.so",
+        ]);
+        let at = |flag: &str| link.iter().position(|arg| arg == flag).unwrap();
+        assert!(
+            at("a.o") < at("/c/lib/libstdc++fs.a") && at("/c/lib/libstdc++fs.a") < at("b.o"),
+            "{link:?}"
+        );
+        assert!(at("b.o") < at("/c/lib/libstdc++.a"), "{link:?}");
+        assert!(
+            link.contains(&"/c/lib/libgcc_s.so.1".to_string()),
+            "{link:?}"
+        );
+        assert!(
+            !link.iter().any(|arg| arg.starts_with("-lstdc++")),
+            "zig would link libc++: {link:?}"
+        );
+        assert!(!link.contains(&"-nostdlib++".to_string()), "{link:?}");
+        let plain = run(&["-shared", "a.o", "-o", "x.so"]);
+        assert!(
+            !plain.iter().any(|arg| arg.starts_with("/c/lib")),
+            "a C link gets nothing: {plain:?}"
+        );
     }
 
     #[test]
