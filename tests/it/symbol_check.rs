@@ -3,8 +3,10 @@
 //!
 //! The binaries are real ppc64le builds: with zig as it is (`-mabi=ibmlongdouble` leaves
 //! libgcc's IBM double-double helpers undefined, which broke `import numpy.fft`), with
-//! crosswheel's own wrapper (which links them from the target's libgcc), and C++ on zig's
-//! libc++ (whose long double printing needs glibc 2.32's `__*ieee128` functions).
+//! crosswheel's own wrapper (which links them from the target's libgcc), code built for
+//! IEEE quad `long double` (whose printing needs glibc 2.32's `__*ieee128` functions), and
+//! C++ on GCC's libstdc++ for IBM double-double, which crosswheel links in place of zig's
+//! IEEE-quad libc++.
 
 use crate::common;
 
@@ -17,8 +19,19 @@ const LONG_DOUBLE_SOURCE: &str = "long double scale(long double a, long double b
     { return a * b + a / b - (long double)(long long)a; }\n\
     long long truncated(long double x) { return (long long)x; }\n";
 
-const CXX_SOURCE: &str = "#include <sstream>\n\
-    extern \"C\" int digits(int x) { std::ostringstream s; s << x; return (int)s.str().size(); }\n";
+/// printf of a `long double` built for IEEE quad: glibc's headers send it to
+/// `__snprintfieee128`, which glibc has only since 2.32.
+const IEEE_QUAD_SOURCE: &str = "#include <stdio.h>\n\
+    int digits(long double x) { char s[64]; return snprintf(s, sizeof s, \"%Lg\", x); }\n";
+
+/// What zig's libc++ could not do for IBM double-double: print a `long double` through
+/// iostreams and `std::to_string`, and throw and catch across the C++ library.
+const CXX_SOURCE: &str = "#include <sstream>\n#include <stdexcept>\n#include <string>\n\
+    extern \"C\" const char* show(long double x) {\n\
+      static std::string kept; std::ostringstream out; out.precision(25);\n\
+      out << x << ' ' << std::to_string(x);\n\
+      try { throw std::runtime_error(\"thrown\"); } catch (const std::exception& e) { out << ' ' << e.what(); }\n\
+      kept = out.str(); return kept.c_str(); }\n";
 
 fn run_ok(program: &Path, args: &[&str], dir: &Path) -> Output {
     let output = Command::new(program)
@@ -196,10 +209,17 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
 #[ignore = "slow: zig ppc64le builds run under qemu"]
 fn an_unversioned_glibc_import_tags_the_wheel_with_the_glibc_that_has_it() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("digits.cpp"), CXX_SOURCE).unwrap();
+    std::fs::write(dir.path().join("digits.c"), IEEE_QUAD_SOURCE).unwrap();
     run_ok(
-        &common::zig_wrapper("linux-ppc64le", true),
-        &["-shared", "-fPIC", "digits.cpp", "-o", "digits.so"],
+        &common::zig_wrapper("linux-ppc64le", false),
+        &[
+            "-shared",
+            "-fPIC",
+            "-mabi=ieeelongdouble",
+            "digits.c",
+            "-o",
+            "digits.so",
+        ],
         dir.path(),
     );
     let wheel = wheel_with(
@@ -234,5 +254,103 @@ fn an_unversioned_glibc_import_tags_the_wheel_with_the_glibc_that_has_it() {
     assert_eq!(
         common::wheel_names_in(&out),
         ["ldbl-1.0-cp311-cp311-manylinux_2_34_ppc64le.whl"]
+    );
+}
+
+#[test]
+#[ignore = "slow: zig ppc64le builds run under qemu"]
+fn cxx_on_ppc64le_prints_ibm_long_double_and_needs_nothing_past_manylinux2014() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("show.cpp"), CXX_SOURCE).unwrap();
+    std::fs::write(
+        dir.path().join("main.c"),
+        "#include <dlfcn.h>\n#include <stdio.h>\n\
+         int main(void) { void *h = dlopen(\"./show.so\", RTLD_NOW | RTLD_LOCAL);\n\
+         if (!h) { puts(dlerror()); return 1; }\n\
+         const char *(*show)(long double) = (const char *(*)(long double))dlsym(h, \"show\");\n\
+         puts(show(129.0L / 7.0L)); return 0; }\n",
+    )
+    .unwrap();
+    // setuptools compiles C++ with CC and links it with CXX: both drivers take part.
+    let cc = common::zig_wrapper("linux-ppc64le", false);
+    run_ok(
+        &cc,
+        &["-fPIC", "-c", "show.cpp", "-o", "show.o"],
+        dir.path(),
+    );
+    run_ok(
+        &common::zig_wrapper("linux-ppc64le", true),
+        &["-shared", "show.o", "-o", "show.so"],
+        dir.path(),
+    );
+    run_ok(&cc, &["main.c", "-ldl", "-o", "main"], dir.path());
+
+    let library = std::fs::read(dir.path().join("show.so")).unwrap();
+    let facts = crosswheel::formats::elf::facts::ElfFacts::parse(&library).unwrap();
+    let versions = facts.versions_by_prefix();
+    assert!(
+        !versions.contains_key("GLIBCXX") && !versions.contains_key("CXXABI"),
+        "the C++ library is linked in, not imported: {versions:?}"
+    );
+    assert!(
+        !facts.needed.iter().any(|needed| needed.contains("c++")),
+        "{:?}",
+        facts.needed
+    );
+    let exported: Vec<String> = {
+        let elf = goblin::elf::Elf::parse(&library).unwrap();
+        elf.dynsyms
+            .iter()
+            .filter(|symbol| symbol.st_shndx != 0)
+            .filter_map(|symbol| elf.dynstrtab.get_at(symbol.st_name).map(str::to_string))
+            .collect()
+    };
+    // What the library defines (throwing, runtime_error, printing a long double) stays
+    // inside the extension; the extension's own template instantiations are its own.
+    for name in [
+        "__cxa_throw",
+        "_ZNSt13runtime_errorC1EPKc",
+        "_ZNSo9_M_insertIgEERSoT_",
+    ] {
+        assert!(
+            !exported.iter().any(|exported| exported == name),
+            "{name} is exported: {exported:?}"
+        );
+    }
+
+    // 129/7 to 25 digits needs double-double precision; to_string prints six decimals.
+    let cache = Cache::from_env().unwrap();
+    let root = crosswheel::support::sysroot::system_libraries(
+        cache.root(),
+        crosswheel::target::LinuxArch::Ppc64le,
+        &crosswheel::support::host::Network::default(),
+    )
+    .unwrap();
+    let qemu = common::require_tool("qemu-ppc64le-static", "apt-get install qemu-user-static");
+    let output = Command::new(qemu)
+        .arg("-L")
+        .arg(&root)
+        .arg("./main")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "18.42857142857142857142857 18.428571 thrown\n",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let wheel = wheel_with(dir.path(), &library);
+    let out = dir.path().join("out");
+    let repaired = repair(&wheel, &out);
+    assert!(
+        repaired.status.success(),
+        "{}",
+        String::from_utf8_lossy(&repaired.stderr)
+    );
+    assert_eq!(
+        common::wheel_names_in(&out),
+        ["ldbl-1.0-cp311-cp311-manylinux_2_17_ppc64le.manylinux2014_ppc64le.whl"]
     );
 }

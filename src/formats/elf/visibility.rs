@@ -23,8 +23,8 @@ pub enum ArchiveError {
     Member { member: String, source: ElfError },
 }
 
-/// A copy of `archive` in which every global or weak symbol that one of its ELF objects
-/// defines has hidden visibility, and how many symbols changed. Members that are not ELF
+/// A copy of `archive` in which every global, weak or unique symbol that one of its ELF
+/// objects defines has hidden visibility, and how many symbols changed. Members that are not ELF
 /// (the symbol index, the long-name table) are copied as they are.
 pub fn hide_archive_definitions(archive: &[u8]) -> Result<(Vec<u8>, usize), ArchiveError> {
     const MAGIC: &[u8] = b"!<arch>\n";
@@ -75,8 +75,9 @@ pub fn hide_archive_definitions(archive: &[u8]) -> Result<(Vec<u8>, usize), Arch
     Ok((out, hidden))
 }
 
-/// Hides, in place, every global or weak symbol `object` (one ELF file) defines in its
-/// `.symtab`; returns how many changed. Only the visibility bits of `st_other` change:
+/// Hides, in place, every global, weak or unique symbol `object` (one ELF file) defines in
+/// its `.symtab` (GCC makes templates' static data members `STB_GNU_UNIQUE`: libstdc++'s
+/// locale facet ids); returns how many changed. Only the visibility bits of `st_other` change:
 /// the rest of that byte carries other meaning on some machines (ppc64's local entry
 /// point offset).
 pub fn hide_object_definitions(object: &mut [u8]) -> Result<usize, ElfError> {
@@ -97,8 +98,10 @@ pub fn hide_object_definitions(object: &mut [u8]) -> Result<usize, ElfError> {
             .iter()
             .enumerate()
             .filter(|(_, symbol)| {
-                matches!(symbol.st_bind(), sym::STB_GLOBAL | sym::STB_WEAK)
-                    && symbol.st_shndx != section_header::SHN_UNDEF as usize
+                matches!(
+                    symbol.st_bind(),
+                    sym::STB_GLOBAL | sym::STB_WEAK | sym::STB_GNU_UNIQUE
+                ) && symbol.st_shndx != section_header::SHN_UNDEF as usize
                     && symbol.st_visibility() != sym::STV_HIDDEN
             })
             .map(|(index, _)| index)

@@ -17,6 +17,10 @@ use crate::target::Target;
 /// The packages are `Architecture: all` cross packages, indexed with the build machine's.
 const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
 
+/// What the archives' copies hide; part of their cache key, so a change is never mixed
+/// with copies an older rule made.
+const HIDDEN: &str = "global weak unique definitions";
+
 /// What the wrappers compile and link C++ with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CxxLibrary {
@@ -47,6 +51,7 @@ pub fn cxx_library(
     let key = cache_key(&[
         runtime.release.as_bytes(),
         runtime.packages.join(" ").as_bytes(),
+        HIDDEN.as_bytes(),
     ]);
     let spec = TreeSpec::release_packages(
         BUILD_ARCH,
