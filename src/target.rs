@@ -346,6 +346,9 @@ pub struct TargetData {
     pub cmake_system_name: String,
     pub cmake_system_processor: String,
     pub zig_extra_cflags: Vec<String>,
+    /// Flags the zig wrappers add to C++ compiles only, after the command's own.
+    #[serde(default)]
+    pub zig_cxx_flags: Vec<String>,
     /// Members of the target's libgcc that zig's own runtime lacks, linked into every link.
     #[serde(default)]
     pub zig_runtime: Option<ZigRuntime>,

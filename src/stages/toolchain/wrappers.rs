@@ -142,13 +142,21 @@ impl CompilerScript<'_> {
         } = *self;
         let mut script = prologue(zig_cache);
         script.push_str(&scan_arguments());
-        if cxx.is_some() {
+        let cxx_flags = &target.data().zig_cxx_flags;
+        if cxx.is_some() || !cxx_flags.is_empty() {
             script.push_str(&scan_for_cxx(driver));
         }
         script.push_str(&cpu_flags::functions(target));
         script.push_str(&rewrite_arguments(target, cxx));
         if let Some(cxx) = cxx {
             script.push_str(&cxx_library_flags(cxx, driver));
+        }
+        if !cxx_flags.is_empty() {
+            let flags: Vec<_> = cxx_flags.iter().map(|flag| shell_quote(flag)).collect();
+            script.push_str(&format!(
+                "if [ -n \"$cw_cxx\" ]; then set -- \"$@\" {}; fi\n",
+                flags.join(" ")
+            ));
         }
         script.push_str(&link_flags(target));
         if let Some(runtime) = runtime {
