@@ -250,7 +250,13 @@ fn resolve_c_toolchain(
                     target.zig_triple()
                 ))
                 .chain(target.data().zig_extra_cflags.iter().cloned())
-                .chain(target.data().zig_cxx_flags.iter().map(|flag| format!("C++ {flag}")))
+                .chain(
+                    target
+                        .data()
+                        .zig_cxx_flags
+                        .iter()
+                        .map(|flag| format!("C++ {flag}")),
+                )
                 .chain(cxx.map(|cxx| format!("C++: {}", cxx.name)))
                 .collect::<Vec<_>>()
                 .join(" "),

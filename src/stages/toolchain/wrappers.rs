@@ -149,7 +149,7 @@ impl CompilerScript<'_> {
         script.push_str(&cpu_flags::functions(target));
         script.push_str(&rewrite_arguments(target, cxx));
         if let Some(cxx) = cxx {
-            script.push_str(&cxx_library_flags(cxx, driver));
+            script.push_str(&cxx_library_flags(cxx));
         }
         if !cxx_flags.is_empty() {
             let flags: Vec<_> = cxx_flags.iter().map(|flag| shell_quote(flag)).collect();
@@ -247,29 +247,28 @@ fn cxx_library_arms(cxx: &CxxLibrary) -> String {
 /// The C++ library's headers on a C++ compile, after the command's own `-I` folders and
 /// before the C library's (`-I`, not `-isystem`: zig puts its C headers first among the
 /// system folders, and libstdc++'s `#include_next <stdlib.h>` must find them after its
-/// own; its headers mark themselves as system headers). On a link that needs it, its
-/// archive and shared libraries, and for the `c++` driver no libc++.
-fn cxx_library_flags(cxx: &CxxLibrary, driver: &str) -> String {
+/// own; its headers mark themselves as system headers). On a link that needs it (the `c++`
+/// driver's, one naming `-lstdc++`, one compiling C++ sources too), its archive and shared
+/// libraries, and never zig's libc++.
+fn cxx_library_flags(cxx: &CxxLibrary) -> String {
     let quote = |path: &Path| shell_quote(&path.to_string_lossy()).into_owned();
     let include: Vec<String> = cxx
         .include
         .iter()
         .map(|folder| shell_quote(&format!("-I{}", folder.display())).into_owned())
         .collect();
-    let mut link: Vec<String> = Vec::new();
-    if driver == "c++" {
-        link.push("-nostdlib++".to_string());
-    }
-    link.extend(
-        cxx.archives
-            .iter()
-            .filter(|(name, _)| name == "stdc++")
-            .map(|(_, archive)| quote(archive)),
-    );
-    link.extend(cxx.shared.iter().map(|library| quote(library)));
+    let link: Vec<String> = std::iter::once("-nostdlib++".to_string())
+        .chain(
+            cxx.archives
+                .iter()
+                .filter(|(name, _)| name == "stdc++")
+                .map(|(_, archive)| quote(archive)),
+        )
+        .chain(cxx.shared.iter().map(|library| quote(library)))
+        .collect();
     format!(
         "if [ -n \"$cw_cxx\" ]; then set -- \"$@\" -nostdinc++ {}; fi\n\
-         if [ \"$link\" = 1 ] && [ -n \"$cw_cxx_link\" ]; then set -- \"$@\" {}; fi\n",
+         if [ \"$link\" = 1 ] && [ -n \"$cw_cxx_link$cw_cxx\" ]; then set -- \"$@\" {}; fi\n",
         include.join(" "),
         link.join(" ")
     )
@@ -788,7 +787,6 @@ mod tests {
             !link.iter().any(|arg| arg.starts_with("-lstdc++")),
             "zig would link libc++: {link:?}"
         );
-        assert!(!link.contains(&"-nostdlib++".to_string()), "{link:?}");
         let plain = run(&["-shared", "a.o", "-o", "x.so"]);
         assert!(
             !plain.iter().any(|arg| arg.starts_with("/c/lib")),
