@@ -27,6 +27,11 @@ pub(super) fn first_error(lines: &[&str]) -> Option<FirstError> {
 /// Whether a line reports an error: a compiler's or tool's `error:`, meson's `ERROR:`,
 /// Python's `...Error:`, CMake's `CMake Error`, GNU ld's `cannot find -lfoo`.
 fn is_error_line(line: &str) -> bool {
+    // A configure probe's result line (`checking for -single_module linker flag... error:
+    // ...`) is what a compiler said while configure went on, never why a build stopped.
+    if line.starts_with("checking ") {
+        return false;
+    }
     line.starts_with("CMake Error")
         || line.contains(": cannot find -l")
         || ["error:", "Error:", "ERROR:"]

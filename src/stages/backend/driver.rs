@@ -168,6 +168,12 @@ fn last_complete_line(output: &[u8], from: usize) -> Option<String> {
 /// Whether a log line is a compiler's, linker's or tool's error diagnostic (CMake's
 /// `CMake Error at CMakeLists.txt:3 (project):` too, whose message follows it).
 fn is_diagnostic(line: &str) -> bool {
+    // configure's probes print their result after `checking ...`, with whatever the
+    // compiler said when a probe failed (libtool's `-single_module` check): configure goes
+    // on, and its own failures are `configure: error:` lines.
+    if line.trim_start().starts_with("checking ") {
+        return false;
+    }
     let lower = line.to_ascii_lowercase();
     lower.contains("error:")
         || lower.contains("fatal error")
@@ -233,6 +239,22 @@ mod tests {
             "{excerpt}"
         );
         assert!(!excerpt.contains("running build_ext"));
+    }
+
+    #[test]
+    fn a_configure_probes_result_is_no_diagnostic() {
+        let log = "checking for -single_module linker flag... error: unsupported linker arg: -single_module
+                   checking for ar... ar
+                   FAIL: verify1
+                   subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2.
+";
+        assert_eq!(
+            first_diagnostic(log),
+            Some(
+                "subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2."
+            )
+        );
+        assert!(!error_excerpt(log).contains("single_module"));
     }
 
     #[test]

@@ -330,6 +330,9 @@ fn rewrite_arguments(target: &Target, cxx: Option<&CxxLibrary>) -> String {
         script.push_str(
             "    -all_load|-Wl,-all_load) set -- \"$@\" -Wl,--whole-archive; continue ;;\n",
         );
+        // libtool's `-single_module` is an obsolete ld64 option ld64 accepts and ignores;
+        // zig refuses it (libsodium's configure probes for it).
+        script.push_str("    -single_module|-Wl,-single_module) continue ;;\n");
         // CMake and setuptools on a mac pass the arch separately; the triple already says it.
         script.push_str("    -arch) skip_next=1; continue ;;\n");
         script.push_str(
@@ -849,6 +852,15 @@ mod tests {
         );
         assert!(args.contains(&"/p/lib/libomp.so".to_string()), "{args:?}");
         assert!(!args.iter().any(|arg| arg.starts_with("-l:")), "{args:?}");
+    }
+
+    #[test]
+    fn macos_links_drop_the_obsolete_single_module_option_ld64_ignores() {
+        for spelling in ["-single_module", "-Wl,-single_module"] {
+            let link = zig_arguments("macos-arm64", &["-dynamiclib", spelling, "x.o"], &[]);
+            assert!(!link.contains(&spelling.to_string()), "{link:?}");
+            assert!(link.contains(&"x.o".to_string()), "{link:?}");
+        }
     }
 
     #[test]
