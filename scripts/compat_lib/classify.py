@@ -64,7 +64,8 @@ RULES = [
         "crosswheel",
     ),
     Rule(
-        r"no LLVM CPU feature named \"sse|-msse2|unsupported option '-m(sse|avx)",
+        # Not configure's own probe (`checking whether C compiler accepts -msse2... no`).
+        r"(?m)^(?!checking ).*(no LLVM CPU feature named \"sse|-msse2|unsupported option '-m(sse|avx))",
         "the build asked the host's platform.machine() and passed x86 flags to the target compiler (issue 15)",
         "crosswheel",
     ),
@@ -93,6 +94,12 @@ RULES = [
         r"framework '?\w+'? not found|unable to find framework|-framework \w+.*not found"
         r"|Dependency \"(Accelerate|CoreFoundation|IOKit|Security)\" not found",
         "links an Apple framework and no macOS SDK was given (issue 15: SDK support; an SDK is outside this host)",
+        "outside",
+    ),
+    Rule(
+        r"(?s)for macos-\S+ \(macOS.*Command '\['make', 'check'\]' returned non-zero exit status",
+        "the build runs its bundled library's own test programs (`make check`), built for macOS: "
+        "nothing on this Linux host runs a macOS program (qemu-user has no Darwin)",
         "outside",
     ),
     Rule(
