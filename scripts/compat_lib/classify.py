@@ -97,7 +97,7 @@ RULES = [
         "outside",
     ),
     Rule(
-        r"(?s)for macos-\S+ \(macOS.*Command '\['make', 'check'\]' returned non-zero exit status",
+        r"(?s)for macos-\S+ \(macOS.*Command '\['make', 'check'[^\]]*\]' returned non-zero exit status",
         "the build runs its bundled library's own test programs (`make check`), built for macOS: "
         "nothing on this Linux host runs a macOS program (qemu-user has no Darwin)",
         "outside",

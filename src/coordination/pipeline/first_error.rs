@@ -28,8 +28,12 @@ pub(super) fn first_error(lines: &[&str]) -> Option<FirstError> {
 /// Python's `...Error:`, CMake's `CMake Error`, GNU ld's `cannot find -lfoo`.
 fn is_error_line(line: &str) -> bool {
     // A configure probe's result line (`checking for -single_module linker flag... error:
-    // ...`) is what a compiler said while configure went on, never why a build stopped.
-    if line.starts_with("checking ") {
+    // ...`) is what a compiler said while configure went on, unless configure itself
+    // stopped there (`checking whether we are cross compiling... configure: error: ...`).
+    // Nor is automake's test-suite summary (`# ERROR: 0`).
+    if (line.starts_with("checking ") && !line.contains(CONFIGURE_ERROR))
+        || line.starts_with("# ERROR:")
+    {
         return false;
     }
     line.starts_with("CMake Error")
@@ -273,6 +277,18 @@ mod tests {
     fn first(log: &str) -> FirstError {
         let lines: Vec<&str> = log.lines().collect();
         first_error(&lines).unwrap_or_else(|| panic!("no first error in {log}"))
+    }
+
+    #[test]
+    fn a_configure_probes_result_and_a_test_summary_are_not_the_reason() {
+        let log = "checking for -single_module linker flag... error: unsupported linker arg: -single_module\n\
+            FAIL: verify1\n\
+            # ERROR: 0\n\
+            subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2.";
+        assert_eq!(
+            first(log).line,
+            "subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2."
+        );
     }
 
     #[test]

@@ -170,8 +170,12 @@ fn last_complete_line(output: &[u8], from: usize) -> Option<String> {
 fn is_diagnostic(line: &str) -> bool {
     // configure's probes print their result after `checking ...`, with whatever the
     // compiler said when a probe failed (libtool's `-single_module` check): configure goes
-    // on, and its own failures are `configure: error:` lines.
-    if line.trim_start().starts_with("checking ") {
+    // on, and its own failures say `configure: error:`.
+    // Nor is automake's test-suite summary (`# ERROR: 0`) a diagnostic.
+    let line = line.trim_start();
+    if (line.starts_with("checking ") && !line.contains("configure: error:"))
+        || line.starts_with("# ERROR:")
+    {
         return false;
     }
     let lower = line.to_ascii_lowercase();
@@ -243,16 +247,20 @@ mod tests {
 
     #[test]
     fn a_configure_probes_result_is_no_diagnostic() {
-        let log = "checking for -single_module linker flag... error: unsupported linker arg: -single_module
-                   checking for ar... ar
-                   FAIL: verify1
-                   subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2.
-";
+        let log = [
+            "checking for -single_module linker flag... error: unsupported linker arg: -single_module",
+            "checking for ar... ar",
+            "checking whether we are cross compiling... configure: error: in '/b':",
+            "FAIL: verify1",
+            "# ERROR: 0",
+            "subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2.",
+        ]
+        .join("\n");
+        let log = log.as_str();
         assert_eq!(
             first_diagnostic(log),
-            Some(
-                "subprocess.CalledProcessError: Command '['make', 'check']' returned non-zero exit status 2."
-            )
+            Some("checking whether we are cross compiling... configure: error: in '/b':"),
+            "configure stopping in a probe is a diagnostic"
         );
         assert!(!error_excerpt(log).contains("single_module"));
     }
