@@ -76,6 +76,45 @@ fn repair(wheel: &Path, out: &Path) -> Output {
     crosswheel(&["repair".as_ref(), wheel, "-w".as_ref(), out])
 }
 
+/// What `program` (in `dir`) prints on stdout under qemu on the target's Debian C library
+/// and compiler runtimes.
+fn stdout_under_qemu(dir: &Path, program: &str) -> String {
+    let cache = Cache::from_env().unwrap();
+    let root = crosswheel::support::sysroot::system_libraries(
+        cache.root(),
+        crosswheel::target::LinuxArch::Ppc64le,
+        &crosswheel::support::host::Network::default(),
+    )
+    .unwrap();
+    let qemu = common::require_tool("qemu-ppc64le-static", "apt-get install qemu-user-static");
+    let output = Command::new(qemu)
+        .arg("-L")
+        .arg(&root)
+        .arg(program)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The names of the wheels `crosswheel repair` makes of a wheel holding `library`.
+fn repaired_names(dir: &Path, library: &[u8]) -> Vec<String> {
+    let wheel = wheel_with(dir, library);
+    let out = dir.join("out");
+    let repaired = repair(&wheel, &out);
+    assert!(
+        repaired.status.success(),
+        "{}",
+        String::from_utf8_lossy(&repaired.stderr)
+    );
+    common::wheel_names_in(&out)
+}
+
 #[test]
 #[ignore = "slow: zig ppc64le builds run under qemu"]
 fn a_helper_no_loaded_library_defines_keeps_the_wheel_from_being_written() {
@@ -170,37 +209,12 @@ fn crosswheels_ppc64le_wrapper_links_the_ibm_long_double_helpers_from_libgcc() {
 
     // The helpers compute what GCC's own build computes: 3*7 + 3/7 - 3 in IBM
     // double-double precision (31 significant digits, not double's 17).
-    let cache = Cache::from_env().unwrap();
-    let root = crosswheel::support::sysroot::system_libraries(
-        cache.root(),
-        crosswheel::target::LinuxArch::Ppc64le,
-        &crosswheel::support::host::Network::default(),
-    )
-    .unwrap();
-    let qemu = common::require_tool("qemu-ppc64le-static", "apt-get install qemu-user-static");
-    let output = Command::new(qemu)
-        .arg("-L")
-        .arg(&root)
-        .arg(dir.path().join("main"))
-        .output()
-        .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "18.42857142857142857142857 184285714285\n",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-
-    let wheel = wheel_with(dir.path(), &library);
-    let out = dir.path().join("out");
-    let repaired = repair(&wheel, &out);
-    assert!(
-        repaired.status.success(),
-        "{}",
-        String::from_utf8_lossy(&repaired.stderr)
+        stdout_under_qemu(dir.path(), "./main"),
+        "18.42857142857142857142857 184285714285\n"
     );
     assert_eq!(
-        common::wheel_names_in(&out),
+        repaired_names(dir.path(), &library),
         ["ldbl-1.0-cp311-cp311-manylinux_2_17_ppc64le.manylinux2014_ppc64le.whl"]
     );
 }
@@ -319,38 +333,12 @@ fn cxx_on_ppc64le_prints_ibm_long_double_and_needs_nothing_past_manylinux2014() 
     }
 
     // 129/7 to 25 digits needs double-double precision; to_string prints six decimals.
-    let cache = Cache::from_env().unwrap();
-    let root = crosswheel::support::sysroot::system_libraries(
-        cache.root(),
-        crosswheel::target::LinuxArch::Ppc64le,
-        &crosswheel::support::host::Network::default(),
-    )
-    .unwrap();
-    let qemu = common::require_tool("qemu-ppc64le-static", "apt-get install qemu-user-static");
-    let output = Command::new(qemu)
-        .arg("-L")
-        .arg(&root)
-        .arg("./main")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "18.42857142857142857142857 18.428571 thrown\n",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-
-    let wheel = wheel_with(dir.path(), &library);
-    let out = dir.path().join("out");
-    let repaired = repair(&wheel, &out);
-    assert!(
-        repaired.status.success(),
-        "{}",
-        String::from_utf8_lossy(&repaired.stderr)
+        stdout_under_qemu(dir.path(), "./main"),
+        "18.42857142857142857142857 18.428571 thrown\n"
     );
     assert_eq!(
-        common::wheel_names_in(&out),
+        repaired_names(dir.path(), &library),
         ["ldbl-1.0-cp311-cp311-manylinux_2_17_ppc64le.manylinux2014_ppc64le.whl"]
     );
 }
