@@ -10,8 +10,7 @@ use super::ToolchainError;
 use crate::formats::elf::visibility::hide_archive_definitions;
 use crate::io_error::IoError;
 use crate::support::host::{Cache, Network, cache_key};
-use crate::support::sysroot::LinuxArch;
-use crate::support::sysroot::{self, TreeSpec};
+use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 use crate::target::Target;
 
 /// The packages are `Architecture: all` cross packages, indexed with the build machine's.
