@@ -3,7 +3,9 @@
 //! for every file, `<identifier>-<stage>.log`. A run never overwrites another's logs, and
 //! every path a message prints stays there after the run: the work folder, which is deleted,
 //! holds none. `logs/runs/latest` points at the newest run; the oldest runs beyond
-//! [`KEPT_RUNS`] are removed when a run starts, except those of runs still going.
+//! [`KEPT_RUNS`] are removed when a run starts, except those of runs still going and the
+//! newest [`KEPT_FAILED_RUNS`] that kept a failed wheel (`failed/`): the summary told the
+//! user that wheel is kept, and a busy machine starts 20 runs in minutes.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +13,9 @@ use crate::io_error::IoError;
 
 /// How many runs' logs are kept, this one included.
 pub(super) const KEPT_RUNS: usize = 20;
+
+/// How many runs that kept a failed wheel are kept beyond [`KEPT_RUNS`].
+pub(super) const KEPT_FAILED_RUNS: usize = 10;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunLogs {
@@ -125,6 +130,14 @@ fn prune(runs: &Path, keep: usize) -> Result<(), IoError> {
         })
         .collect();
     folders.sort();
+    let failed_kept: Vec<PathBuf> = folders
+        .iter()
+        .rev()
+        .filter(|(_, folder)| folder.join("failed").is_dir())
+        .take(KEPT_FAILED_RUNS)
+        .map(|(_, folder)| folder.clone())
+        .collect();
+    folders.retain(|(_, folder)| !failed_kept.contains(folder));
     let excess = folders.len().saturating_sub(keep);
     for (_, folder) in folders.into_iter().take(excess) {
         // Another run may be pruning the same folder: what is gone is gone.
@@ -180,6 +193,30 @@ mod tests {
         std::fs::write(second.file("cp311-manylinux_aarch64", "test"), "").unwrap();
         assert_eq!(second.files_of("cp311-manylinux_aarch64").len(), 2);
         assert!(second.files_of("cp311-manylinux_ppc64le").is_empty());
+    }
+
+    #[test]
+    fn runs_that_kept_a_failed_wheel_outlive_twenty_later_runs() {
+        let cache = tempfile::tempdir().unwrap();
+        let runs = cache.path().join("logs/runs");
+        let failed_at = [2, 3];
+        for started in 1..=KEPT_RUNS + 5 {
+            let folder = runs.join(format!("{started}-999999999"));
+            std::fs::create_dir_all(&folder).unwrap();
+            if failed_at.contains(&started) {
+                std::fs::create_dir_all(folder.join("failed/cp311-manylinux_aarch64")).unwrap();
+            }
+        }
+        RunLogs::create(cache.path()).unwrap();
+        for started in failed_at {
+            assert!(runs.join(format!("{started}-999999999/failed")).is_dir());
+        }
+        assert!(!runs.join("1-999999999").exists());
+        let left = std::fs::read_dir(&runs)
+            .unwrap()
+            .filter(|entry| entry.as_ref().unwrap().file_type().unwrap().is_dir())
+            .count();
+        assert_eq!(left, KEPT_RUNS + failed_at.len());
     }
 
     #[test]

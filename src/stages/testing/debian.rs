@@ -111,6 +111,15 @@ pub(crate) fn emulated_env(
                 not_in_debian.push(package);
                 continue;
             }
+            Err(TestError::Sysroot(
+                error @ crate::support::sysroot::SysrootError::NotForPython { .. },
+            )) => {
+                log.note(&format!(
+                    "Debian's {package} does not serve this CPython: {error}"
+                ))?;
+                not_in_debian.push(package);
+                continue;
+            }
             Err(other) => return Err(other),
         };
         asked = packages;

@@ -56,6 +56,16 @@ pub enum SysrootError {
     #[error("cannot unpack {deb}: {detail}")]
     Unpack { deb: PathBuf, detail: String },
     #[error(
+        "Debian {release}'s {packages} for {arch} holds extension modules for CPython {found}, not {python}"
+    )]
+    NotForPython {
+        release: String,
+        packages: String,
+        arch: String,
+        python: String,
+        found: String,
+    },
+    #[error(
         "Debian source {package} {version} is not what the catalogue (config/target-libraries.toml) names: {detail}; fix the entry, or set CROSSWHEEL_DEBIAN_MIRROR to a mirror that carries that version"
     )]
     SourceMismatch {
@@ -172,9 +182,22 @@ impl TreeSpec {
     ) -> Result<Vec<Self>, SysrootError> {
         Ok(archive::python_package_sets(arch, python)?
             .into_iter()
-            .map(|(suite, mut packages)| {
+            .enumerate()
+            .map(|(index, (suite, mut packages))| {
                 packages.extend(extra.iter().cloned());
+                // A fallback release's tree is kept under a name of its own: under the first
+                // release's name it would be taken for that release's on every later run.
+                let fallback = (index > 0).then(|| suite.codename.clone());
                 let mut spec = Self::python_tree(arch, python, suite, packages);
+                if let Some(codename) = fallback {
+                    let mut name = spec
+                        .cache_subdir
+                        .file_name()
+                        .unwrap_or_default()
+                        .to_os_string();
+                    name.push(format!("-{codename}"));
+                    spec.cache_subdir.set_file_name(name);
+                }
                 if !extra.is_empty() {
                     spec.cache_subdir = tree_name_with(&spec.cache_subdir, extra);
                     spec.alternatives = python_packages::alternatives().to_vec();
@@ -661,11 +684,20 @@ impl Sysroot {
         let first = candidates
             .next()
             .ok_or_else(|| archive::unsupported(arch, python_version))?;
+        let attempt = |spec: &TreeSpec| {
+            let tree = provision(cache, spec)?;
+            if !extra_packages.is_empty() {
+                extensions_fit(&tree, spec, python_version, extra_packages)?;
+            }
+            Ok(tree)
+        };
         let mut release = first.suite.codename.clone();
-        let mut tree = provision(cache, &first);
+        let mut tree = attempt(&first);
         for fallback in candidates {
-            let Err(SysrootError::Apt { detail, .. }) = &tree else {
-                break;
+            let detail = match &tree {
+                Err(SysrootError::Apt { detail, .. }) => detail.clone(),
+                Err(error @ SysrootError::NotForPython { .. }) => error.to_string(),
+                _ => break,
             };
             tracing::warn!(
                 "the {arch} tree for CPython {} from Debian {release} failed ({detail}); trying Debian {}",
@@ -673,7 +705,7 @@ impl Sysroot {
                 fallback.suite.codename
             );
             release = fallback.suite.codename.clone();
-            tree = provision(cache, &fallback);
+            tree = attempt(&fallback);
         }
         let tree = tree?;
         let manifest = tree.manifest();
@@ -872,6 +904,52 @@ fn has_loader(root: &Path, arch: LinuxArch) -> bool {
         .any(|loader| root.join(loader).exists())
 }
 
+/// Checks that the Debian packages `extra` added to `tree` were built for `python`: a
+/// release that still ships an older CPython (forky keeps 3.13 beside its default 3.14)
+/// builds its `python3-*` extension packages for the default one only, and a tree whose
+/// `python3-numpy` has `cpython-314` modules alone would give a 3.13 venv a numpy that
+/// cannot import.
+fn extensions_fit(
+    tree: &PackageTree,
+    spec: &TreeSpec,
+    python: PythonTag,
+    extra: &[String],
+) -> Result<(), SysrootError> {
+    let dist_packages = tree.root().join(python_packages::DIST_PACKAGES);
+    let mut found = std::collections::BTreeSet::new();
+    for entry in walkdir::WalkDir::new(&dist_packages).into_iter().flatten() {
+        let name = entry.file_name().to_string_lossy();
+        if let Some(tag) = extension_tag(&name) {
+            found.insert(tag.to_string());
+        }
+    }
+    let wanted = python.interpreter_version().replace('.', "");
+    if found.is_empty() || found.contains(&wanted) {
+        return Ok(());
+    }
+    let dotted = |tag: &String| format!("{}.{}", &tag[..1], &tag[1..]);
+    Err(SysrootError::NotForPython {
+        release: spec.suite.codename.clone(),
+        packages: extra.join(", "),
+        arch: spec.debian_arch.clone(),
+        python: python.interpreter_version(),
+        found: found.iter().map(dotted).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// `313` of an extension module's file name (`_multiarray_umath.cpython-313-powerpc64le-linux-gnu.so`).
+fn extension_tag(name: &str) -> Option<&str> {
+    let rest = name.strip_suffix(".so")?;
+    let tag = rest.split('.').next_back()?.strip_prefix("cpython-")?;
+    let tag = tag.split('-').next()?;
+    (tag.len() >= 3
+        && tag
+            .trim_end_matches('t')
+            .bytes()
+            .all(|b| b.is_ascii_digit()))
+    .then_some(tag)
+}
+
 /// The version of the GNU C library under `root`, read from its `libc.so.6` ("... release
 /// version 2.36").
 fn libc_version_in(root: &Path) -> Option<OsVersion> {
@@ -974,6 +1052,27 @@ mod tests {
     }
 
     #[test]
+    fn a_fallback_releases_tree_is_kept_under_a_name_of_its_own() {
+        let extra = ["python3-numpy".to_string()];
+        let specs =
+            TreeSpec::python_sysroot_candidates_with(LinuxArch::Ppc64le, py("3.13"), &extra)
+                .unwrap();
+        assert!(specs.len() > 1, "3.13 comes from trixie, then forky");
+        assert_eq!(
+            specs[0].cache_subdir,
+            Path::new("sysroots/ppc64el-py3.13+python3-numpy")
+        );
+        let fallback = &specs[1];
+        assert_eq!(
+            fallback.cache_subdir,
+            Path::new(&format!(
+                "sysroots/ppc64el-py3.13-{}+python3-numpy",
+                fallback.suite.codename
+            ))
+        );
+    }
+
+    #[test]
     fn a_sysroot_with_debian_python_packages_is_a_tree_of_its_own() {
         let extra = ["python3-yaml".to_string(), "python3-numpy".to_string()];
         let specs =
@@ -1060,6 +1159,22 @@ mod tests {
         assert!(!err.to_string().contains('\n'), "{err}");
         let online = TreeSpec::system_libraries(LinuxArch::Aarch64, &Network::default());
         assert!(!online.suite.offline);
+    }
+
+    #[test]
+    fn an_extension_modules_name_says_its_cpython() {
+        assert_eq!(
+            extension_tag("_multiarray_umath.cpython-313-powerpc64le-linux-gnu.so"),
+            Some("313")
+        );
+        assert_eq!(
+            extension_tag("_core.cpython-313t-aarch64-linux-gnu.so"),
+            Some("313t")
+        );
+        assert_eq!(extension_tag("_x.cpython-314.so"), Some("314"));
+        assert_eq!(extension_tag("libopenblas.so"), None);
+        assert_eq!(extension_tag("_x.abi3.so"), None);
+        assert_eq!(extension_tag("numpy.cpython-313.pyc"), None);
     }
 
     #[test]
