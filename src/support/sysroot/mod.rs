@@ -55,13 +55,10 @@ pub enum SysrootError {
     },
     #[error("cannot unpack {deb}: {detail}")]
     Unpack { deb: PathBuf, detail: String },
-    #[error(
-        "Debian {release}'s {packages} for {arch} holds extension modules for CPython {found}, not {python}"
-    )]
+    #[error("{packages} holds extension modules for CPython {found}, not {python}")]
     NotForPython {
-        release: String,
+        /// `Debian forky's python3-numpy for ppc64el`.
         packages: String,
-        arch: String,
         python: String,
         found: String,
     },
@@ -929,9 +926,12 @@ fn extensions_fit(
     }
     let dotted = |tag: &String| format!("{}.{}", &tag[..1], &tag[1..]);
     Err(SysrootError::NotForPython {
-        release: spec.suite.codename.clone(),
-        packages: extra.join(", "),
-        arch: spec.debian_arch.clone(),
+        packages: format!(
+            "Debian {}'s {} for {}",
+            spec.suite.codename,
+            extra.join(", "),
+            spec.debian_arch
+        ),
         python: python.interpreter_version(),
         found: found.iter().map(dotted).collect::<Vec<_>>().join(", "),
     })
