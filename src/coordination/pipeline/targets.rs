@@ -4,7 +4,7 @@
 //! target's cross toolchain exported the way autotools, CMake and meson expect.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -14,10 +14,11 @@ use crate::input::options::{BuildSpec, Plan};
 use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
+use crate::stages::toolchain::fortran_runtime_is_a_target_library as runtime_is_a_target_library;
 use crate::support::build_tools;
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
-    CrossBuild, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
+    CrossBuild, FLANG_RUNTIME_LIBRARY, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
     catalogue, ensure_library, linked_by, read_before_all, requested_libraries, resolve,
 };
 
@@ -85,7 +86,7 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
         _folder: None,
     };
     // Read once per project: every target of it asks the same.
-    let mut asks_for_openmp: BTreeMap<PathBuf, bool> = BTreeMap::new();
+    let mut project_asks: BTreeMap<PathBuf, ProjectAsks> = BTreeMap::new();
     for spec in &plan.builds {
         let key = key_of(spec);
         if targets.prepared.contains_key(&key) {
@@ -104,7 +105,7 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
                 read_before_all(command, origin)
             })
             .transpose()?;
-        let asked = libraries_asked(spec, before_all.as_ref(), &mut asks_for_openmp)?;
+        let asked = libraries_asked(spec, before_all.as_ref(), &mut project_asks)?;
         let tools = before_all
             .as_ref()
             .map(|read| read.tools.clone())
@@ -135,15 +136,32 @@ pub(super) fn prepare(plan: &Plan, context: &super::context::RunContext<'_>) -> 
     Ok(targets)
 }
 
+/// What a project's own build files ask of every target's libraries.
+#[derive(Debug, Clone, Copy)]
+struct ProjectAsks {
+    openmp: bool,
+    fortran: bool,
+}
+
+impl ProjectAsks {
+    fn read(package: &Path) -> ProjectAsks {
+        ProjectAsks {
+            openmp: crate::stages::backend::requires_openmp(package),
+            fortran: crate::stages::backend::requires_fortran(package),
+        }
+    }
+}
+
 /// The catalogue libraries a target's builds need, by name: those the configuration names
-/// (`target-libraries`, `before-all`'s install lines), and LLVM's OpenMP runtime for a
+/// (`target-libraries`, `before-all`'s install lines); LLVM's OpenMP runtime for a
 /// project that asks for OpenMP, as a manylinux container's GCC has libgomp and a macOS
-/// runner's Homebrew has libomp. The versions are chosen once the build's environment
-/// (which may pin them) is known. `asks_for_openmp` is read once per project.
+/// runner's Homebrew has libomp; flang's runtime for a project that compiles Fortran for
+/// a macOS target, whose Fortran is flang. The versions are chosen once the build's
+/// environment (which may pin them) is known. `project_asks` is read once per project.
 fn libraries_asked(
     spec: &BuildSpec,
     before_all: Option<&crate::support::target_libraries::BeforeAll>,
-    asks_for_openmp: &mut BTreeMap<PathBuf, bool>,
+    project_asks: &mut BTreeMap<PathBuf, ProjectAsks>,
 ) -> Result<Vec<&'static LibraryEntry>> {
     let mut asked: Vec<&'static LibraryEntry> =
         requested_libraries(&spec.options.target_libraries)?;
@@ -153,13 +171,20 @@ fn libraries_asked(
         }
     }
     let package = &spec.paths.package;
-    if *asks_for_openmp
+    let asks = *project_asks
         .entry(package.clone())
-        .or_insert_with(|| crate::stages::backend::requires_openmp(package))
-        && let Some(openmp) = catalogue().library(OPENMP_LIBRARY)
-        && !asked.iter().any(|known| known.name == openmp.name)
-    {
-        asked.push(openmp);
+        .or_insert_with(|| ProjectAsks::read(package));
+    let implied = [
+        asks.openmp.then_some(OPENMP_LIBRARY),
+        (asks.fortran && runtime_is_a_target_library(&spec.target))
+            .then_some(FLANG_RUNTIME_LIBRARY),
+    ];
+    for name in implied.into_iter().flatten() {
+        if let Some(entry) = catalogue().library(name)
+            && !asked.iter().any(|known| known.name == entry.name)
+        {
+            asked.push(entry);
+        }
     }
     Ok(asked)
 }

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use build_files::requires_openmp;
+pub use build_files::{requires_fortran, requires_openmp};
 pub use frontend::Frontend;
 pub use hook_env::{HookEnv, HookEnvRequest};
 pub use host_env::HostEnv;

@@ -236,6 +236,12 @@ pub fn add_prefix_variables(vars: &mut BTreeMap<String, String>, roots: &[PathBu
             vars.insert(name, value);
         }
     }
+    if let Some(runtime) = roots.iter().find(|root| is_flang_runtime_prefix(root)) {
+        vars.insert(
+            FORTRAN_RUNTIME_VARIABLE.to_string(),
+            runtime.to_string_lossy().into_owned(),
+        );
+    }
     if let Some(openmp) = roots.iter().find(|root| is_openmp_prefix(root)) {
         vars.insert(
             OPENMP_VARIABLE.to_string(),
@@ -301,6 +307,21 @@ pub const OPENMP_VARIABLE: &str = "CROSSWHEEL_OPENMP";
 
 /// The catalogue's OpenMP runtime, which a project asking for OpenMP gets.
 pub const OPENMP_LIBRARY: &str = "libomp";
+
+/// The catalogue's build of flang's runtime, which a project compiling Fortran for a
+/// macOS target gets: that target's Fortran is LLVM flang
+/// (src/stages/toolchain/fortran/flang.rs).
+pub const FLANG_RUNTIME_LIBRARY: &str = "flang-runtime";
+
+/// Names the prefix of [`FLANG_RUNTIME_LIBRARY`] to the `flang` script, which links
+/// `lib/libFortranRuntime.dylib` from it.
+pub const FORTRAN_RUNTIME_VARIABLE: &str = "CROSSWHEEL_FORTRAN_RUNTIME";
+
+fn is_flang_runtime_prefix(root: &Path) -> bool {
+    ["lib/libFortranRuntime.dylib", "lib/libFortranRuntime.so"]
+        .iter()
+        .any(|lib| root.join(lib).exists())
+}
 
 fn is_openmp_prefix(root: &Path) -> bool {
     root.join("include/omp.h").is_file()

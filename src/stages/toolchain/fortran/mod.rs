@@ -1,0 +1,194 @@
+//! The Fortran compiler of a target, behind the one seam every language uses
+//! ([`super::language::Compiler`]): Debian's cross gfortran for manylinux targets
+//! ([`gfortran`]), LLVM flang for macOS ([`flang`]). Either way a Fortran compiler only
+//! compiles: every link goes through the target's C compiler (zig), so Fortran objects
+//! bind to the same C library, deployment target and signing as the C code, and the
+//! script crosswheel writes adds the Fortran runtime the wheel will vendor.
+//! config/fortran-toolchain.toml says where each part comes from and why.
+
+mod flang;
+mod gfortran;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use super::ToolchainError;
+use super::language::Compiler;
+use crate::support::host::{Cache, Network};
+#[cfg(doc)]
+use crate::support::target_libraries::FLANG_RUNTIME_LIBRARY;
+use crate::target::Target;
+
+const FORTRAN_TOOLCHAIN_TOML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/config/fortran-toolchain.toml"
+));
+
+/// config/fortran-toolchain.toml (the file's comments describe the fields).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FortranConfig {
+    debian_release: String,
+    libraries: Vec<String>,
+    runtime_project: String,
+    target: Vec<gfortran::FortranTarget>,
+    flang: flang::FlangConfig,
+}
+
+fn config() -> &'static FortranConfig {
+    static CONFIG: OnceLock<FortranConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| match toml::from_str(FORTRAN_TOOLCHAIN_TOML) {
+        Ok(config) => config,
+        // The file is compiled in; the unit test `the_bundled_file_parses` guards it.
+        Err(err) => panic!("config/fortran-toolchain.toml is invalid: {err}"),
+    })
+}
+
+/// The Fortran compiler of `target`, linking through `cc` (the toolchain's C compiler).
+pub(super) fn fortran_compiler(
+    cache: &Cache,
+    target: &Target,
+    cc: &Path,
+    network: &Network,
+) -> Result<Compiler, ToolchainError> {
+    if target.is_macos() {
+        flang::flang_compiler(cache, target, cc, network)
+    } else {
+        gfortran::gfortran_compiler(cache, target, cc, network)
+    }
+}
+
+/// Whether `target`'s Fortran runtime is the catalogue's `flang-runtime`, built for the
+/// target like any library ([`FLANG_RUNTIME_LIBRARY`]), rather than one the compiler
+/// brings.
+pub fn runtime_is_a_target_library(target: &Target) -> bool {
+    target.is_macos()
+}
+
+/// The part of a Fortran script that sorts its arguments: `link=0` for a command that does
+/// not link, `shared=1` for a shared object, `sources=1` when Fortran sources are named.
+const ARGUMENT_SCAN: &str = "\
+link=1
+shared=0
+sources=0
+for arg in \"$@\"; do
+  case \"$arg\" in
+    -c|-S|-E|-M|-MM|--version|-v|--help|-dumpversion|-dumpfullversion|-dumpmachine|-print-*|-###|-fsyntax-only) link=0 ;;
+    -shared|-dynamiclib|-bundle) shared=1 ;;
+    -*) ;;
+    *.[fF]|*.[fF]90|*.[fF]95|*.[fF]03|*.[fF]08|*.for|*.ftn|*.fpp) sources=1 ;;
+  esac
+done
+";
+
+/// The part of a Fortran script that turns a link naming Fortran sources (meson's checks
+/// compile and link in one command) into a compile of each source, by the script's
+/// `fortran` function with the options that are not the link's, and a link of the
+/// objects with the options that are.
+const SPLIT_COMPILE_AND_LINK: &str = "\
+quote() { printf \"'%s' \" \"$(printf '%s' \"$1\" | sed \"s/'/'\\\\\\\\''/g\")\"; }
+if [ \"$sources\" = 1 ]; then
+  objects=$(mktemp -d) || exit 1
+  trap 'rm -rf \"$objects\"' EXIT
+  compile=
+  next=
+  for arg in \"$@\"; do
+    case \"$next\" in
+      compile) compile=\"$compile$(quote \"$arg\")\"; next=; continue ;;
+      skip) next=; continue ;;
+    esac
+    case \"$arg\" in
+      -o) next=skip ;;
+      -I|-J|-D|-U|-x|-include|-isystem|-module-dir) compile=\"$compile$(quote \"$arg\")\"; next=compile ;;
+      -l*|-L*|-Wl,*|-shared|-dynamiclib|-bundle|-static-lib*|-pthread) ;;
+      -*) compile=\"$compile$(quote \"$arg\")\" ;;
+    esac
+  done
+  count=0
+  next=
+  for arg do
+    shift
+    case \"$next\" in
+      keep) set -- \"$@\" \"$arg\"; next=; continue ;;
+      drop) next=; continue ;;
+    esac
+    case \"$arg\" in
+      -o) next=keep; set -- \"$@\" \"$arg\" ;;
+      -I|-J|-D|-U|-x|-include|-isystem|-module-dir) next=drop ;;
+      -l*|-L*|-Wl,*|-shared|-dynamiclib|-bundle|-pthread|-fPIC|-fpic|-fopenmp) set -- \"$@\" \"$arg\" ;;
+      -*) ;;
+      *.[fF]|*.[fF]90|*.[fF]95|*.[fF]03|*.[fF]08|*.for|*.ftn|*.fpp)
+        count=$((count + 1))
+        eval \"fortran $compile -c \\\"\\$arg\\\" -o \\\"\\$objects/$count.o\\\"\" || exit $?
+        set -- \"$@\" \"$objects/$count.o\" ;;
+      *) set -- \"$@\" \"$arg\" ;;
+    esac
+  done
+fi
+";
+
+/// The answer to `-print-search-dirs`, whose `libraries:` line meson turns into `-L`
+/// options when another language's compiler links Fortran objects: `runtime` (a shell
+/// word) is the folder to search, not the build machine's /usr/lib.
+fn print_search_dirs(runtime: &str) -> String {
+    format!(
+        "for arg in \"$@\"; do\n  \
+           case \"$arg\" in\n    \
+             -print-search-dirs|--print-search-dirs)\n      \
+               printf 'install: %s/\\nprograms: =\\nlibraries: =%s\\n' {runtime} {runtime}; exit 0 ;;\n  \
+           esac\n\
+         done\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The split runs the compiles through `sh`: a script whose compile options were lost
+    /// (an undefined helper) would still link.
+    #[test]
+    fn a_compile_and_link_keeps_the_compile_options_for_the_compile() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let script = dir.path().join("fc");
+        let text = format!(
+            "#!/bin/sh\n{ARGUMENT_SCAN}fortran() {{ echo \"compile $*\" >> '{log}'; touch \"$(eval echo \\${{$#}})\"; }}\n\
+             {SPLIT_COMPILE_AND_LINK}echo \"link $*\" >> '{log}'\n",
+            log = log.display()
+        );
+        std::fs::write(&script, text).unwrap();
+        let status = std::process::Command::new("sh")
+            .arg(&script)
+            .args([
+                "-O2",
+                "-I",
+                "inc dir",
+                "-DX=1",
+                "a.f90",
+                "-shared",
+                "-o",
+                "out.so",
+                "-lm",
+            ])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let log = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 2, "{log}");
+        assert!(
+            lines[0].starts_with("compile -O2 -I inc dir -DX=1 -c a.f90 -o "),
+            "{log}"
+        );
+        assert!(lines[1].starts_with("link "), "{log}");
+        assert!(lines[1].ends_with("/1.o -shared -o out.so -lm"), "{log}");
+    }
+
+    #[test]
+    fn search_dirs_name_the_runtime() {
+        let text = print_search_dirs("/rt");
+        assert!(text.contains("printf 'install: %s/\\nprograms: =\\nlibraries: =%s\\n' /rt /rt"));
+    }
+}
