@@ -3,8 +3,9 @@
 //! Debian's cross gfortran compiles, zig links against the target's glibc floor, the
 //! repair vendors the manylinux_2_28 image's libgfortran (and libquadmath on ppc64le and
 //! x86_64), and the suite runs on Debian's target CPython under qemu-user (x86_64's
-//! natively). A target without a
-//! Fortran stops in one line before its build.
+//! natively). For macOS arm64 LLVM flang compiles, zig links, and the repair vendors
+//! flang's runtime built for the target; the wheel is checked statically. A target without
+//! a Fortran stops in one line before its build.
 
 use std::path::Path;
 use std::process::Command;
@@ -86,14 +87,96 @@ fn fortran_example_passes_its_suite_on_aarch64_ppc64le_s390x_and_x86_64() {
 }
 
 #[test]
-#[ignore = "slow: resolves the macOS toolchain (zig) before refusing Fortran"]
-fn a_target_without_fortran_stops_in_one_line_before_its_build() {
+#[ignore = "slow: flang for macOS arm64 (Debian's flang-19) and its runtime built from LLVM's source with zig"]
+fn fortran_example_builds_for_macos_arm64_with_flang_and_vendors_its_runtime() {
+    use crate::common::macho::{llvm_tool, otool_thin, run};
     let out = tempfile::tempdir().unwrap();
     let output = build(Some("cp311-macosx_arm64"), out.path());
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "build of fortranproj for macOS failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("Fortran for macos-arm64: Debian's flang-19 from bookworm"),
+        "{stderr}"
+    );
+    let wheel = "fortranproj-0.1.0-cp311-cp311-macosx_11_0_arm64.whl";
+    assert_eq!(common::wheel_names_in(out.path()), [wheel]);
+    let dir = tempfile::tempdir().unwrap();
+    common::unzip_to(&out.path().join(wheel), dir.path());
+    // As delocate leaves a vendored library: in the package's .dylibs folder, under
+    // delocate's install name, signed.
+    let runtime = dir
+        .path()
+        .join("fortranproj/.dylibs/libFortranRuntime.dylib");
+    let vendored = otool_thin(&runtime);
+    assert_eq!(
+        vendored.install_id.as_deref(),
+        Some("/DLC/fortranproj/.dylibs/libFortranRuntime.dylib")
+    );
+    assert!(vendored.code_signature.is_some(), "{vendored:?}");
+    assert_eq!(vendored.minos.as_deref(), Some("11.0"));
+    let extension = std::fs::read_dir(dir.path().join("fortranproj"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with(".so"))
+        .expect("the extension module");
+    let reading = otool_thin(&extension);
+    assert!(
+        reading
+            .dependencies
+            .iter()
+            .any(|(_, name)| name == "@loader_path/.dylibs/libFortranRuntime.dylib"),
+        "{reading:?}"
+    );
+    assert!(reading.code_signature.is_some(), "{reading:?}");
+    // Every runtime entry point the Fortran code calls is one the vendored runtime
+    // exports: formatted I/O into a string, ALLOCATE's bookkeeping, SUM.
+    let nm = |args: &[&str], path: &std::path::Path| {
+        run(std::process::Command::new(llvm_tool("llvm-nm"))
+            .args(args)
+            .arg(path))
+    };
+    let called: Vec<String> = nm(&["-u"], &extension)
+        .lines()
+        .map(|line| line.trim().to_string())
+        .filter(|name| name.starts_with("__Fortran"))
+        .collect();
+    assert!(
+        called.iter().any(|name| name.starts_with("__FortranAio")),
+        "{called:?}"
+    );
+    let exported = nm(&["-gU", "--format=just-symbols"], &runtime);
+    let exported: std::collections::BTreeSet<&str> = exported.lines().collect();
+    for name in &called {
+        assert!(
+            exported.contains(name.as_str()),
+            "{name} is not in the runtime"
+        );
+    }
+    let sbom = std::fs::read_to_string(
+        dir.path()
+            .join("fortranproj-0.1.0.dist-info/sboms/crosswheel.cdx.json"),
+    )
+    .unwrap();
+    assert!(
+        sbom.contains("llvm-toolchain-19") && sbom.contains("Apache-2.0 WITH LLVM-exception"),
+        "{sbom}"
+    );
+}
+
+#[test]
+#[ignore = "slow: resolves the musllinux toolchain (zig) before refusing Fortran"]
+fn a_target_without_fortran_stops_in_one_line_before_its_build() {
+    let out = tempfile::tempdir().unwrap();
+    let output = build(Some("cp311-musllinux_aarch64"), out.path());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}\n{stderr}");
-    let cause = "no Fortran for macos-arm64: crosswheel has gfortran only for manylinux targets";
+    let cause =
+        "no Fortran for musllinux-aarch64: crosswheel has Fortran only for manylinux targets";
     // On stderr when it happens, as cibuildwheel says errors, and on the summary's line.
     assert_eq!(stderr.matches(cause).count(), 1, "{stderr}");
     assert!(

@@ -18,8 +18,9 @@ use crate::stages::toolchain::fortran_runtime_is_a_target_library as runtime_is_
 use crate::support::build_tools;
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
-    CrossBuild, FLANG_RUNTIME_LIBRARY, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES, TargetPrefix, add_prefix_variables,
-    catalogue, ensure_library, linked_by, read_before_all, requested_libraries, resolve,
+    CrossBuild, FLANG_RUNTIME_LIBRARY, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES,
+    TargetPrefix, add_prefix_variables, catalogue, ensure_library, linked_by, read_before_all,
+    requested_libraries, resolve,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 pub use cpu_flags::{CPU_FLAGS_ERROR, wrapper_errors};
 pub use cuda::CudaRequest;
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
+pub use fortran::runtime_is_a_target_library as fortran_runtime_is_a_target_library;
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};
 pub use language::{
     Compiler, Compilers, Language, LanguageNames, UserFlags, build_machine_program,
 };
-pub use fortran::runtime_is_a_target_library as fortran_runtime_is_a_target_library;
 pub use macos_sdk::{MacosSdk, find_macos_sdk};
 pub use wrappers::{
     DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, WrapperPaths, wrapper_notices, write_zig_wrappers,

@@ -366,6 +366,7 @@ fn rewrite_arguments(target: &Target, cxx: Option<&CxxLibrary>) -> String {
     ));
     script.push_str(&external_assembler_notice(target));
     script.push_str(&openmp_runtime(target));
+    script.push_str(&fortran_runtime());
     if !lto_broken.is_empty() {
         let notice = format!(
             "{}: link-time optimisation (-flto) turned off: {lto_broken}",
@@ -396,6 +397,25 @@ fn openmp_runtime(target: &Target) -> String {
          if [ \"$link\" = 1 ]; then set -- \"$@\" \"-L${var}/lib\" -lomp; fi\n  \
          elif [ -n \"$notes\" ]; then printf '%s\\n' {} > \"$notes/openmp.notice\"\n  fi\nfi\n",
         shell_quote(&missing)
+    )
+}
+
+/// flang's runtime on a link whose objects or archives call it, when the build has the
+/// runtime (`CROSSWHEEL_FORTRAN_RUNTIME`, a prefix of the catalogue's flang-runtime). meson
+/// links a target of C and Fortran sources with the C compiler and, for flang 19 and
+/// newer, adds only the runtime's folder (`-L`), as flang's own driver would link it;
+/// without the library an extension module links anyway (`-undefined dynamic_lookup`) and
+/// fails at import. Only a link that calls the runtime (flang's objects name
+/// `_FortranA...` entry points) gets it, so no other binary of the build loads it.
+fn fortran_runtime() -> String {
+    let var = crate::support::target_libraries::FORTRAN_RUNTIME_VARIABLE;
+    format!(
+        "if [ \"$link\" = 1 ] && [ -n \"${var}\" ]; then\n  \
+         for arg do\n    \
+         case \"$arg\" in\n      \
+         *.o|*.a) if [ -f \"$arg\" ] && grep -q -a _FortranA \"$arg\"; then set -- \"$@\" \"-L${var}/lib\" -lFortranRuntime; break; fi ;;\n    \
+         esac\n  \
+         done\nfi\n"
     )
 }
 
@@ -648,6 +668,7 @@ mod tests {
             .args(args)
             .env("PATH", "/usr/bin:/bin");
         command.env_remove(crate::support::target_libraries::OPENMP_VARIABLE);
+        command.env_remove(crate::support::target_libraries::FORTRAN_RUNTIME_VARIABLE);
         command.env_remove("CROSSWHEEL_SOURCE_DIR");
         command.envs(env.iter().copied());
         // The wrapper execs zig by its path, so the fake must be executable.
@@ -660,6 +681,40 @@ mod tests {
             .lines()
             .map(str::to_string)
             .collect()
+    }
+
+    #[test]
+    fn a_link_of_objects_that_call_flangs_runtime_gets_it_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let fortran = dir.path().join("numerics.f90.o");
+        let c = dir.path().join("glue.c.o");
+        std::fs::write(
+            &fortran,
+            b"\xcf\xfa\xed\xfe...__FortranAioBeginExternalListOutput\0",
+        )
+        .unwrap();
+        std::fs::write(&c, b"\xcf\xfa\xed\xfe..._PyArg_ParseTuple\0").unwrap();
+        let env = [("CROSSWHEEL_FORTRAN_RUNTIME", "/prefix/flang-runtime")];
+        let runtime = ["-L/prefix/flang-runtime/lib", "-lFortranRuntime"].map(String::from);
+        let link = |objects: &[&Path]| {
+            let mut args = vec!["-shared", "-o", "x.so"];
+            args.extend(objects.iter().map(|path| path.to_str().unwrap()));
+            zig_arguments("macos-arm64", &args, &env)
+        };
+        let with = link(&[&c, &fortran]);
+        let objects_end = with
+            .iter()
+            .position(|arg| arg.ends_with("numerics.f90.o"))
+            .unwrap();
+        assert_eq!(with[objects_end + 1..objects_end + 3], runtime, "{with:?}");
+        assert_eq!(
+            with.iter().filter(|arg| *arg == "-lFortranRuntime").count(),
+            1
+        );
+        let without = link(&[&c]);
+        assert!(!without.contains(&runtime[1]), "{without:?}");
+        let compile = zig_arguments("macos-arm64", &["-c", fortran.to_str().unwrap()], &env);
+        assert!(!compile.contains(&runtime[1]), "{compile:?}");
     }
 
     #[test]

@@ -51,7 +51,10 @@ pub(super) fn flang_compiler(
     let started = std::time::Instant::now();
     let name = format!(
         "flang-{release}-{}",
-        cache_key(&[flang.packages.join(" ").as_bytes(), flang.keep.join(" ").as_bytes()])
+        cache_key(&[
+            flang.packages.join(" ").as_bytes(),
+            flang.keep.join(" ").as_bytes()
+        ])
     );
     let compiler_tree = sysroot::provision(
         cache.root(),
@@ -127,7 +130,10 @@ fn llvm_triple(target: &Target) -> String {
 fn flang_version(program: &Path, library_path: &[PathBuf]) -> Result<String, String> {
     let output = std::process::Command::new(program)
         .arg("--version")
-        .env("LD_LIBRARY_PATH", std::env::join_paths(library_path).unwrap_or_default())
+        .env(
+            "LD_LIBRARY_PATH",
+            std::env::join_paths(library_path).unwrap_or_default(),
+        )
         .output()
         .map_err(|err| format!("cannot run {}: {err}", program.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -209,7 +215,8 @@ mod tests {
             "{script}"
         );
         assert!(
-            script.contains("runtime=${CROSSWHEEL_FORTRAN_RUNTIME:+$CROSSWHEEL_FORTRAN_RUNTIME/lib}"),
+            script
+                .contains("runtime=${CROSSWHEEL_FORTRAN_RUNTIME:+$CROSSWHEEL_FORTRAN_RUNTIME/lib}"),
             "{script}"
         );
     }

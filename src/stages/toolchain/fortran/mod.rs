@@ -161,15 +161,7 @@ mod tests {
         let status = std::process::Command::new("sh")
             .arg(&script)
             .args([
-                "-O2",
-                "-I",
-                "inc dir",
-                "-DX=1",
-                "a.f90",
-                "-shared",
-                "-o",
-                "out.so",
-                "-lm",
+                "-O2", "-I", "inc dir", "-DX=1", "a.f90", "-shared", "-o", "out.so", "-lm",
             ])
             .current_dir(dir.path())
             .status()
