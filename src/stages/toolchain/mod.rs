@@ -12,6 +12,7 @@ mod macos_sdk;
 mod runtime;
 mod rust;
 mod wrappers;
+mod xcrun;
 mod zig;
 
 use std::path::{Path, PathBuf};
@@ -229,13 +230,25 @@ fn resolve_c_toolchain(
             let cxx = cxx_runtime::cxx_library(cache, target, network)?;
             let wrappers =
                 write_zig_wrappers(cache, &zig, target, runtime.as_deref(), cxx.as_ref())?;
+            let mut c = Compiler::new(Language::C, wrappers.cc.clone());
+            // A macOS runner's xcrun, which builds ask for the SDK and run compilers through.
+            if target.is_macos() {
+                let bin = wrappers.cc.parent().unwrap_or(Path::new("."));
+                let zig_darwin = zig
+                    .exe
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join("lib/libc/darwin");
+                c.programs_dir = Some(xcrun::write_xcrun(
+                    &bin.join("programs"),
+                    &wrappers,
+                    &zig_darwin,
+                )?);
+            }
             Ok(Toolchain {
                 kind,
                 target: target.clone(),
-                compilers: Compilers::new([
-                    Compiler::new(Language::C, wrappers.cc),
-                    Compiler::new(Language::Cxx, wrappers.cxx),
-                ]),
+                compilers: Compilers::new([c, Compiler::new(Language::Cxx, wrappers.cxx)]),
                 ar: wrappers.ar,
                 ranlib: wrappers.ranlib,
                 binutils: Binutils {
