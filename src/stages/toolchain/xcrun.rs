@@ -117,7 +117,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(stdout(&xcrun(dir.path(), &version, Some(&sdk))), "14.5");
-        let path = xcrun(dir.path(), &["--sdk", "macosx", "--show-sdk-path"], Some(&sdk));
+        let path = xcrun(
+            dir.path(),
+            &["--sdk", "macosx", "--show-sdk-path"],
+            Some(&sdk),
+        );
         assert_eq!(stdout(&path), sdk.to_string_lossy());
     }
 
