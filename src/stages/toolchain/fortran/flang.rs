@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use super::super::ToolchainError;
 use super::super::language::{Compiler, Language};
 use super::super::wrappers::write_script;
-use super::{ARGUMENT_SCAN, SPLIT_COMPILE_AND_LINK, config, print_search_dirs};
-use crate::io_error::IoError;
+use super::{
+    ARGUMENT_SCAN, BUILD_ARCH, DebianCompilerSpec, SPLIT_COMPILE_AND_LINK, config,
+    print_search_dirs, script_path,
+};
 use crate::support::host::{Cache, Network, cache_key, shell_quote, shell_quote_path};
-use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 use crate::support::target_libraries::FORTRAN_RUNTIME_VARIABLE;
 use crate::target::Target;
 
@@ -29,11 +30,7 @@ pub(super) struct FlangConfig {
     keep: Vec<String>,
     libraries: Vec<String>,
     flang: String,
-    library_dir: String,
 }
-
-/// flang's programs are Debian's amd64 ones.
-const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
 
 /// The `flang` script for `target`, over Debian's flang-new, linking through `cc`.
 pub(super) fn flang_compiler(
@@ -56,60 +53,30 @@ pub(super) fn flang_compiler(
             flang.keep.join(" ").as_bytes()
         ])
     );
-    let compiler_tree = sysroot::provision(
-        cache.root(),
-        &TreeSpec {
-            keep_only: flang.keep.clone(),
-            ..TreeSpec::release_packages(
-                BUILD_ARCH,
-                release,
-                flang.packages.clone(),
-                false,
-                &name,
-                network,
-            )
-        },
-    )
-    .map_err(|err| missing(format!("cannot get Debian's flang from {release}: {err}")))?;
-    let libraries = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            flang.libraries.clone(),
-            false,
-            &format!("flang-libraries-{}-{release}", BUILD_ARCH.debian()),
-            network,
-        ),
-    )
-    .map_err(|err| {
-        missing(format!(
-            "cannot get the libraries flang loads from {release}: {err}"
-        ))
-    })?;
-    let program = compiler_tree.root().join(&flang.flang);
-    let library_path: Vec<PathBuf> = [&compiler_tree, &libraries]
-        .iter()
-        .map(|tree| tree.root().join(&flang.library_dir))
-        .collect();
-    let version = flang_version(&program, &library_path).map_err(missing)?;
-    if compiler_tree.downloaded() || libraries.downloaded() {
+    let fetched = DebianCompilerSpec {
+        compiler: "flang",
+        release,
+        packages: &flang.packages,
+        keep: &flang.keep,
+        name: &name,
+        libraries: &flang.libraries,
+        libraries_name: &format!("flang-libraries-{}-{release}", BUILD_ARCH.debian()),
+    }
+    .fetch(cache, network)
+    .map_err(missing)?;
+    let program = fetched.root.join(&flang.flang);
+    let version = flang_version(&program, &fetched.library_path).map_err(missing)?;
+    if fetched.downloaded {
         tracing::info!(
             "fetched Debian's flang for {} in {:.1} s",
             target.id(),
             started.elapsed().as_secs_f64()
         );
     }
-    let folder = cache
-        .toolchains()
-        .join("fortran")
-        .join(format!("{name}-{}", target.id()));
-    let script = folder.join("bin").join("flang");
-    std::fs::create_dir_all(folder.join("bin"))
-        .map_err(|err| ToolchainError::Io(IoError::new("create", folder.join("bin"), err)))?;
+    let script = script_path(cache, &format!("{name}-{}", target.id()), "flang")?;
     write_script(
         &script,
-        &flang_script(&program, &library_path, &llvm_triple(target), cc),
+        &flang_script(&program, &fetched.library_path, &llvm_triple(target), cc),
     )?;
     tracing::info!(
         "Fortran for {}: Debian's {} from {release} ({version}), runtime built for the target from the same LLVM release",

@@ -15,13 +15,15 @@ use std::path::{Path, PathBuf};
 use super::super::ToolchainError;
 use super::super::language::{Compiler, Language};
 use super::super::wrappers::write_script;
-use super::{ARGUMENT_SCAN, SPLIT_COMPILE_AND_LINK, config, print_search_dirs};
+use super::{
+    ARGUMENT_SCAN, BUILD_ARCH, DebianCompilerSpec, SPLIT_COMPILE_AND_LINK, config,
+    print_search_dirs, script_path,
+};
 use crate::formats::elf::edit::{ElfEdits, apply_edits};
 use crate::io_error::IoError;
 use crate::support::host::{
     Cache, Network, cache_key, package_index, shell_quote, shell_quote_path,
 };
-use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 use crate::target::{Libc, Target};
 
 /// One row of config/fortran-toolchain.toml's `[[target]]`.
@@ -34,9 +36,6 @@ pub(super) struct FortranTarget {
     runtime_wheel: String,
     runtime_sha256: String,
 }
-
-/// The build machine's architecture: gfortran's programs are Debian's amd64 ones.
-const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
 
 /// The runtime's libraries as gfortran links them, whatever the wheel named them.
 const LIBGFORTRAN: &str = "libgfortran.so.5";
@@ -92,39 +91,18 @@ pub(super) fn gfortran_compiler(
         row.debian_arch,
         cache_key(&[row.packages.join(" ").as_bytes()])
     );
-    let compiler_tree = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            row.packages.clone(),
-            false,
-            &name,
-            network,
-        ),
-    )
-    .map_err(|err| {
-        missing(format!(
-            "cannot get Debian's gfortran from {release}: {err}"
-        ))
-    })?;
-    let libraries = sysroot::provision(
-        cache.root(),
-        &TreeSpec::release_packages(
-            BUILD_ARCH,
-            release,
-            config.libraries.clone(),
-            false,
-            &format!("fortran-libraries-{}-{release}", BUILD_ARCH.debian()),
-            network,
-        ),
-    )
-    .map_err(|err| {
-        missing(format!(
-            "cannot get the libraries gfortran loads from {release}: {err}"
-        ))
-    })?;
-    let gfortran = compiler_tree.root().join(&row.gfortran);
+    let fetched = DebianCompilerSpec {
+        compiler: "gfortran",
+        release,
+        packages: &row.packages,
+        keep: &[],
+        name: &name,
+        libraries: &config.libraries,
+        libraries_name: &format!("fortran-libraries-{}-{release}", BUILD_ARCH.debian()),
+    }
+    .fetch(cache, network)
+    .map_err(missing)?;
+    let gfortran = fetched.root.join(&row.gfortran);
     if !gfortran.is_file() {
         return Err(missing(format!(
             "Debian's packages {} hold no {}",
@@ -133,24 +111,17 @@ pub(super) fn gfortran_compiler(
         )));
     }
     let runtime = runtime_dir(cache, row, network).map_err(missing)?;
-    if compiler_tree.downloaded() || libraries.downloaded() {
+    if fetched.downloaded {
         tracing::info!(
             "fetched Debian's gfortran for {} in {:.1} s",
             target.id(),
             started.elapsed().as_secs_f64()
         );
     }
-    let library_path: Vec<PathBuf> = [&compiler_tree, &libraries]
-        .iter()
-        .map(|tree| tree.root().join("usr/lib/x86_64-linux-gnu"))
-        .collect();
-    let folder = cache.toolchains().join("fortran").join(&name);
-    let script = folder.join("bin").join("gfortran");
-    std::fs::create_dir_all(folder.join("bin"))
-        .map_err(|err| ToolchainError::Io(IoError::new("create", folder.join("bin"), err)))?;
+    let script = script_path(cache, &name, "gfortran")?;
     write_script(
         &script,
-        &gfortran_script(&gfortran, &library_path, cc, &runtime),
+        &gfortran_script(&gfortran, &fetched.library_path, cc, &runtime),
     )?;
     tracing::info!(
         "Fortran for {}: Debian's {} from {release}, runtime from {} ({})",

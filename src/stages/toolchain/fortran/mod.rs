@@ -9,12 +9,14 @@
 mod flang;
 mod gfortran;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::ToolchainError;
 use super::language::Compiler;
+use crate::io_error::IoError;
 use crate::support::host::{Cache, Network};
+use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 #[cfg(doc)]
 use crate::support::target_libraries::FLANG_RUNTIME_LIBRARY;
 use crate::target::Target;
@@ -63,6 +65,85 @@ pub(super) fn fortran_compiler(
 /// brings.
 pub fn runtime_is_a_target_library(target: &Target) -> bool {
     target.is_macos()
+}
+
+/// Fortran compilers' programs are Debian's amd64 builds.
+const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
+
+/// A compiler's programs from Debian, with the libraries they load that build machines
+/// rarely have, ready to run on the build machine's own C library.
+struct DebianCompiler {
+    root: PathBuf,
+    /// `LD_LIBRARY_PATH` for the programs: the library folders of both trees.
+    library_path: Vec<PathBuf>,
+    /// Whether anything was downloaded now (the fetch's time is then said).
+    downloaded: bool,
+}
+
+/// What to fetch for a [`DebianCompiler`]: `packages` (reduced to `keep` unless empty)
+/// into `tools/<name>`, and `libraries` into `tools/<libraries_name>`, from `release`.
+struct DebianCompilerSpec<'a> {
+    compiler: &'a str,
+    release: &'a str,
+    packages: &'a [String],
+    keep: &'a [String],
+    name: &'a str,
+    libraries: &'a [String],
+    libraries_name: &'a str,
+}
+
+impl DebianCompilerSpec<'_> {
+    fn fetch(&self, cache: &Cache, network: &Network) -> Result<DebianCompiler, String> {
+        let release = self.release;
+        let tree = |packages: &[String], name: &str| TreeSpec {
+            keep_only: if name == self.name {
+                self.keep.to_vec()
+            } else {
+                Vec::new()
+            },
+            ..TreeSpec::release_packages(
+                BUILD_ARCH,
+                release,
+                packages.to_vec(),
+                false,
+                name,
+                network,
+            )
+        };
+        let compiler =
+            sysroot::provision(cache.root(), &tree(self.packages, self.name)).map_err(|err| {
+                format!(
+                    "cannot get Debian's {} from {release}: {err}",
+                    self.compiler
+                )
+            })?;
+        let libraries =
+            sysroot::provision(cache.root(), &tree(self.libraries, self.libraries_name)).map_err(
+                |err| {
+                    format!(
+                        "cannot get the libraries {} loads from {release}: {err}",
+                        self.compiler
+                    )
+                },
+            )?;
+        Ok(DebianCompiler {
+            root: compiler.root().to_path_buf(),
+            library_path: [&compiler, &libraries]
+                .iter()
+                .map(|tree| tree.root().join("usr/lib/x86_64-linux-gnu"))
+                .collect(),
+            downloaded: compiler.downloaded() || libraries.downloaded(),
+        })
+    }
+}
+
+/// `<cache>/toolchains/fortran/<folder>/bin/<program>`, its folder made: where a Fortran
+/// script is written.
+fn script_path(cache: &Cache, folder: &str, program: &str) -> Result<PathBuf, ToolchainError> {
+    let bin = cache.toolchains().join("fortran").join(folder).join("bin");
+    std::fs::create_dir_all(&bin)
+        .map_err(|err| ToolchainError::Io(IoError::new("create", bin.clone(), err)))?;
+    Ok(bin.join(program))
 }
 
 /// The part of a Fortran script that sorts its arguments: `link=0` for a command that does
