@@ -95,12 +95,8 @@ struct DebianCompilerSpec<'a> {
 impl DebianCompilerSpec<'_> {
     fn fetch(&self, cache: &Cache, network: &Network) -> Result<DebianCompiler, String> {
         let release = self.release;
-        let tree = |packages: &[String], name: &str| TreeSpec {
-            keep_only: if name == self.name {
-                self.keep.to_vec()
-            } else {
-                Vec::new()
-            },
+        let tree = |packages: &[String], keep: &[String], name: &str| TreeSpec {
+            keep_only: keep.to_vec(),
             ..TreeSpec::release_packages(
                 BUILD_ARCH,
                 release,
@@ -110,22 +106,23 @@ impl DebianCompilerSpec<'_> {
                 network,
             )
         };
-        let compiler =
-            sysroot::provision(cache.root(), &tree(self.packages, self.name)).map_err(|err| {
+        let compiler = sysroot::provision(cache.root(), &tree(self.packages, self.keep, self.name))
+            .map_err(|err| {
                 format!(
                     "cannot get Debian's {} from {release}: {err}",
                     self.compiler
                 )
             })?;
-        let libraries =
-            sysroot::provision(cache.root(), &tree(self.libraries, self.libraries_name)).map_err(
-                |err| {
-                    format!(
-                        "cannot get the libraries {} loads from {release}: {err}",
-                        self.compiler
-                    )
-                },
-            )?;
+        let libraries = sysroot::provision(
+            cache.root(),
+            &tree(self.libraries, &[], self.libraries_name),
+        )
+        .map_err(|err| {
+            format!(
+                "cannot get the libraries {} loads from {release}: {err}",
+                self.compiler
+            )
+        })?;
         Ok(DebianCompiler {
             root: compiler.root().to_path_buf(),
             library_path: [&compiler, &libraries]
