@@ -114,6 +114,7 @@ def cell_environment(options):
     return env
 
 
+KEPT_FAILED = re.compile(r"the wheel, its logs and the reason are kept in (\S+)")
 SUMMARY_ROW = re.compile(
     r"^(?P<id>cp\S+)\s+(?P<result>ok|FAILED)\s+(?P<build>[\d.]+)s\s+(?P<repair>[\d.]+)s\s+(?P<test_s>[\d.]+)s\s+"
     r"(?P<test>.+?)\s+(?P<size>[\d.]+ MB|-)\s+(?P<wheel>\S+)$",
@@ -228,7 +229,10 @@ class Run:
 
     def _read_outcome(self, result, text, out_dir, timed_out, checks=None):
         wheels = sorted(out_dir.glob("*.whl")) if out_dir.is_dir() else []
-        failed_wheels = sorted(out_dir.glob(".crosswheel-failed/*/*.whl")) if out_dir.is_dir() else []
+        # A wheel whose tests failed is kept in the run's log folder, named on crosswheel's
+        # error line.
+        kept = KEPT_FAILED.search(text)
+        failed_wheels = sorted(Path(kept.group(1)).glob("*.whl")) if kept else []
         row = SUMMARY_ROW.search(text)
         built_wheel = (wheels or failed_wheels or [None])[0]
         result.built = built_wheel is not None

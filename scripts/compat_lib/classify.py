@@ -123,7 +123,17 @@ RULES = [
         "recipe",
     ),
     Rule(
-        r"has no ELF files, so there is nothing to repair|py3-none-any\.whl",
+        r"line \d+ in matrix_balance[\s\S]*Segmentation fault",
+        "scipy-openblas32 0.3.31's ppc64le build (gfortran 10.2.1) stores argument registers into its "
+        "caller's parameter save area in ?gebal, counting JOB's hidden length as a ninth parameter (GCC "
+        "PR100799); scipy's wrapper declares the eight LAPACK names, so its caller allocates none and "
+        "matrix_balance crashes. The same wheel passes with the 0.3.34 build (GCC 14.2.1)",
+        "outside",
+    ),
+    Rule(
+        # crosswheel's own words for it, or the summary row naming a pure wheel (a test
+        # requirement's pure wheel in pip's output is no sign of it).
+        r"(?m)has no ELF files, so there is nothing to repair|^cp\S+\s+ok\s.*-py3-none-any\.whl$",
         "the extension build failed and the project fell back to a pure wheel (issue 15)",
         "crosswheel",
     ),
