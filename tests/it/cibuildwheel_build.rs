@@ -16,7 +16,7 @@ build = "cp3*-*"
 skip = ["pp*", "*-musllinux*"]
 # The runner's own architecture plus an emulated one, as cibuildwheel users write it.
 archs = ["auto64", "aarch64"]
-manylinux-aarch64-image = "manylinux_2_28"
+container-engine = "podman"
 build-verbosity = 1
 # crosswheel's extension: the build links the target's OpenBLAS.
 target-requires = ["scipy-openblas32"]
@@ -65,7 +65,7 @@ fn cibuildwheel_table_builds_and_tests_blasdot_with_its_hooks_and_environments()
     for line in [
         "reading [tool.cibuildwheel] of pyproject.toml (no [tool.crosswheel] table)",
         "using cibuildwheel variables: CIBW_BUILD",
-        "ignored (does not apply to cross builds): manylinux-aarch64-image, [windows]",
+        "ignored (does not apply to cross builds): container-engine, [windows]",
     ] {
         assert_eq!(all.matches(line).count(), 1, "{line:?} in:\n{all}");
     }

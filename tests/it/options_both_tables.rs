@@ -49,7 +49,7 @@ archs = ["auto64"]
 test-command = "pytest tests"
 test-requires = "pytest"
 before-build = "echo cibuildwheel"
-manylinux-x86_64-image = "manylinux_2_28"
+container-engine = "podman"
 
 [tool.cibuildwheel.linux]
 archs = ["x86_64", "aarch64"]
@@ -96,7 +96,7 @@ fn crosswheel_keys_win_and_the_rest_of_the_cibuildwheel_table_applies() {
     // What cannot apply to a cross build is still said, whichever table holds it.
     assert_eq!(
         note(&plan, "ignored"),
-        Some("ignored (does not apply to cross builds): manylinux-x86_64-image")
+        Some("ignored (does not apply to cross builds): container-engine")
     );
 }
 

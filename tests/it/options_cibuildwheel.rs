@@ -104,7 +104,7 @@ fn options_that_do_not_apply_are_reported_once_in_one_line() {
     assert_eq!(
         ignored,
         [
-            "ignored (does not apply to cross builds): manylinux-x86_64-image, container-engine, manylinux-aarch64-image, [windows], [pyodide], xbuild-tools"
+            "ignored (does not apply to cross builds): container-engine, [windows], [pyodide], xbuild-tools"
         ]
     );
 }
@@ -446,10 +446,73 @@ fn real_cibuildwheel_options_are_never_taken_for_misspellings() {
 #[test]
 fn ignored_options_set_by_variables_are_named_by_their_variable() {
     let project = Project::with_pyproject("[tool.cibuildwheel]\nbuild = \"cp311-*\"\n");
-    let plan = project.plan(&[("CIBW_MANYLINUX_AARCH64_IMAGE", "manylinux_2_28")]);
+    let plan = project.plan(&[("CIBW_CONTAINER_ENGINE", "podman")]);
     assert_eq!(
         note(&plan, "ignored"),
-        Some("ignored (does not apply to cross builds): CIBW_MANYLINUX_AARCH64_IMAGE")
+        Some("ignored (does not apply to cross builds): CIBW_CONTAINER_ENGINE")
+    );
+}
+
+/// The glibc each build of `plan` is compiled against, by identifier.
+fn glibc_by_identifier(plan: &Plan) -> BTreeMap<&str, String> {
+    plan.builds
+        .iter()
+        .map(|build| {
+            (
+                build.identifier.as_str(),
+                build.target.os_version().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_manylinux_image_sets_the_glibc_its_builds_compile_against() {
+    // As a build in the image would: glibc 2.28 for manylinux_2_28, never below the
+    // target's lowest (zig's ppc64le starts at 2.19), per architecture and per override.
+    let project = Project::with_pyproject(
+        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = [\"aarch64\", \"ppc64le\", \"s390x\"]\n\
+         manylinux-ppc64le-image = \"quay.io/pypa/manylinux_2_28_ppc64le:2025.01.04-1\"\n\
+         manylinux-s390x-image = \"manylinux2014\"\n\
+         [[tool.cibuildwheel.overrides]]\nselect = \"*-manylinux_aarch64\"\nmanylinux-aarch64-image = \"manylinux_2_34\"\n",
+    );
+    let plan = project.plan(&[("CIBW_SKIP", "*-musllinux*")]);
+    assert_eq!(
+        glibc_by_identifier(&plan),
+        BTreeMap::from([
+            ("cp311-manylinux_aarch64", "2.34".to_string()),
+            ("cp311-manylinux_ppc64le", "2.28".to_string()),
+            ("cp311-manylinux_s390x", "2.17".to_string()),
+        ])
+    );
+    assert_eq!(note(&plan, "ignored"), None, "{:?}", plan.notes);
+    // The variable too; manylinux2014 is below ppc64le's lowest glibc.
+    let plan = project.plan(&[
+        ("CIBW_SKIP", "*-musllinux*"),
+        ("CIBW_MANYLINUX_PPC64LE_IMAGE", "manylinux2014"),
+    ]);
+    assert_eq!(
+        glibc_by_identifier(&plan)["cp311-manylinux_ppc64le"],
+        "2.19"
+    );
+}
+
+#[test]
+fn an_image_that_names_no_manylinux_policy_is_said_and_the_lowest_glibc_used() {
+    let project = Project::with_pyproject(
+        "[tool.cibuildwheel]\nbuild = \"cp311-*\"\narchs = [\"ppc64le\"]\nskip = \"*-musllinux*\"\n\
+         manylinux-ppc64le-image = \"ghcr.io/acme/builder:3\"\n",
+    );
+    let plan = project.plan(&[]);
+    assert_eq!(
+        glibc_by_identifier(&plan)["cp311-manylinux_ppc64le"],
+        "2.19"
+    );
+    assert_eq!(
+        note(&plan, "manylinux-ppc64le-image"),
+        Some(
+            "manylinux-ppc64le-image = ghcr.io/acme/builder:3 names no manylinux policy (manylinux2014, manylinux_2_28, ...): linux-ppc64le is built against glibc 2.19, its lowest"
+        )
     );
 }
 

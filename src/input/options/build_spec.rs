@@ -201,11 +201,13 @@ pub(super) fn build_spec(
         test_environment: build.setting("test-environment").environment(),
         dependency_versions,
     };
+    let linux_image = linux_image(&build, target, notes);
     Ok(BuildSpec {
         target: build_target(
             target,
             options.macos_deployment_target,
             deployment_target_origin,
+            linux_image,
         )?,
         python,
         options,
@@ -438,16 +440,43 @@ fn macos_deployment_target(
     chosen
 }
 
+/// The glibc `manylinux-<arch>-image` asks a manylinux build to compile against; `None`
+/// where it is unset, for other targets, and for an image that names no policy (said in
+/// a note).
+fn linux_image(
+    build: &BuildSettings,
+    data: &'static TargetData,
+    notes: &mut Notes,
+) -> Option<OsVersion> {
+    let target = Target::with_default_version(data);
+    if target.libc() != Some(crate::target::Libc::Glibc) {
+        return None;
+    }
+    let key = schema::find(&format!("manylinux-{}-image", target.arch()))?.key;
+    let image = build.text(key)?;
+    let glibc = super::linux_image::policy_glibc(&image);
+    if glibc.is_none() {
+        notes.push(format!(
+            "{key} = {image} names no manylinux policy (manylinux2014, manylinux_2_28, ...): {} is built against glibc {}, its lowest",
+            target.id(),
+            target.os_version()
+        ));
+    }
+    glibc
+}
+
 /// The target of a build: for macOS at its deployment target (checked against the floor
-/// when the option was read), for Linux at the glibc of `config/targets.toml`.
+/// when the option was read), for Linux at the glibc of the manylinux image the
+/// configuration names, raised to the target's floor, else of `config/targets.toml`.
 fn build_target(
     data: &'static TargetData,
     macos_deployment_target: OsVersion,
     origin: Option<Origin>,
+    linux_image: Option<OsVersion>,
 ) -> Result<Target, OptionsError> {
     let target = Target::with_default_version(data);
     if !target.is_macos() {
-        return Ok(target);
+        return Ok(linux_image.map_or(target, |glibc| Target::at_least(data, glibc)));
     }
     target
         .with_os_version(macos_deployment_target)

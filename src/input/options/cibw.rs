@@ -197,7 +197,8 @@ mod tests {
         assert!(!data.schema_version.is_empty());
         assert!(data.option.len() > 40);
         assert!(find("test-command").is_some());
-        assert!(not_applicable_names().any(|name| name == "manylinux-x86_64-image"));
+        assert!(not_applicable_names().any(|name| name == "container-engine"));
+        assert!(!not_applicable_names().any(|name| name == "manylinux-x86_64-image"));
         assert!(!not_applicable_names().any(|name| name == "environment"));
         assert_eq!(
             foreign_platform_tables().collect::<Vec<_>>(),

@@ -18,6 +18,7 @@ mod error;
 mod frontend;
 mod help;
 mod identifiers;
+mod linux_image;
 mod matrix;
 mod notes;
 mod project_tables;
