@@ -124,11 +124,11 @@ RULES = [
     ),
     Rule(
         r"line \d+ in matrix_balance[\s\S]*Segmentation fault",
-        "scipy-openblas32 0.3.31's ppc64le build (gfortran 10.2.1) stores argument registers into its "
-        "caller's parameter save area in ?gebal, counting JOB's hidden length as a ninth parameter (GCC "
-        "PR100799); scipy's wrapper declares the eight LAPACK names, so its caller allocates none and "
-        "matrix_balance crashes. The same wheel passes with the 0.3.34 build (GCC 14.2.1)",
-        "outside",
+        "scipy-openblas32's gfortran-built ppc64le LAPACK (0.3.31 by GCC 10, 0.3.34 by GCC 14 alike) counts "
+        "?gebal's nine parameters (JOB's hidden length) and spills registers into its caller's parameter save "
+        "area; scipy's f2py wrapper, compiled by zig's clang, passes eight and allocates none, so its frame is "
+        "overwritten and matrix_balance crashes (issue 43)",
+        "crosswheel",
     ),
     Rule(
         # crosswheel's own words for it, or the summary row naming a pure wheel (a test
