@@ -49,7 +49,7 @@ setup(
     ext_modules=[
         Extension(
             "blasdot._core",
-            sources=["csrc/_core.c"],
+            sources=["csrc/_core.c", "csrc/_lapack.c"],
             include_dirs=[include_dir],
             library_dirs=[lib_dir],
             libraries=[library],

@@ -1,4 +1,5 @@
-/* blasdot._core: dot(a, b) via scipy_cblas_ddot, corename() via scipy_openblas_get_corename. */
+/* blasdot._core: dot(a, b) via scipy_cblas_ddot, balance(a) via LAPACK's dgebal,
+   corename() via scipy_openblas_get_corename. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -6,6 +7,9 @@
    machinery, and these two are all the module needs. */
 double scipy_cblas_ddot(int n, const double *x, int incx, const double *y, int incy);
 char *scipy_openblas_get_corename(void);
+/* csrc/_lapack.c */
+void blasdot_dgebal(const char *job, const int *n, double *a, const int *lda, int *ilo,
+                    int *ihi, double *scale, int *info);
 
 /* Copies a sequence of floats into a new buffer; NULL with an exception set on error. */
 static double *as_doubles(PyObject *seq_obj, Py_ssize_t *length, const char *name) {
@@ -65,6 +69,46 @@ static PyObject *dot(PyObject *self, PyObject *args) {
     return PyFloat_FromDouble(result);
 }
 
+/* balance(a, n) -> (balanced, scale): LAPACK's dgebal with JOB='B' (permute and scale) on
+   the n-by-n matrix a, given by columns. */
+static PyObject *balance(PyObject *self, PyObject *args) {
+    PyObject *a_obj;
+    int n;
+    if (!PyArg_ParseTuple(args, "Oi:balance", &a_obj, &n)) {
+        return NULL;
+    }
+    Py_ssize_t length;
+    double *a = as_doubles(a_obj, &length, "a");
+    if (a == NULL) {
+        return NULL;
+    }
+    double *scale = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    if (n < 1 || n > 4096 || length != (Py_ssize_t)n * n || scale == NULL) {
+        PyMem_Free(a);
+        PyMem_Free(scale);
+        return scale == NULL ? PyErr_NoMemory()
+                             : PyErr_Format(PyExc_ValueError, "balance() needs n*n values, 1 <= n <= 4096");
+    }
+    int ilo = 0, ihi = 0, info = 0;
+    blasdot_dgebal("B", &n, a, &n, &ilo, &ihi, scale, &info);
+    PyObject *result = NULL;
+    if (info != 0) {
+        PyErr_Format(PyExc_RuntimeError, "dgebal info %d", info);
+    } else {
+        PyObject *balanced = PyList_New(length), *scales = PyList_New(n);
+        if (balanced != NULL && scales != NULL) {
+            for (Py_ssize_t i = 0; i < length; i++) PyList_SET_ITEM(balanced, i, PyFloat_FromDouble(a[i]));
+            for (int i = 0; i < n; i++) PyList_SET_ITEM(scales, i, PyFloat_FromDouble(scale[i]));
+            result = Py_BuildValue("(OO)", balanced, scales);
+        }
+        Py_XDECREF(balanced);
+        Py_XDECREF(scales);
+    }
+    PyMem_Free(a);
+    PyMem_Free(scale);
+    return result;
+}
+
 static PyObject *corename(PyObject *self, PyObject *unused) {
     const char *name = scipy_openblas_get_corename();
     return PyUnicode_FromString(name != NULL ? name : "");
@@ -72,6 +116,7 @@ static PyObject *corename(PyObject *self, PyObject *unused) {
 
 static PyMethodDef methods[] = {
     {"dot", dot, METH_VARARGS, "dot(a, b) -> float: the dot product of two sequences of floats."},
+    {"balance", balance, METH_VARARGS, "balance(a, n) -> (balanced, scale): LAPACK's dgebal, JOB='B'."},
     {"corename", corename, METH_NOARGS, "corename() -> str: the CPU kernel OpenBLAS picked."},
     {NULL, NULL, 0, NULL},
 };

@@ -67,6 +67,14 @@ def test_dot_rejects_non_numbers():
         blasdot.dot(["x"], [1.0])
 
 
+def test_balance_scales_by_powers_of_two_as_lapack_does():
+    # [[1000, 1], [1000, 0]] by columns. dgebal scales the second row and column by 32, so
+    # that both have similar norms: the balanced matrix is D^-1 A D with D = diag(1, 32).
+    balanced, scale = blasdot.balance([1000.0, 1000.0, 1.0, 0.0], 2)
+    assert scale == [1.0, 32.0]
+    assert balanced == [1000.0, 31.25, 32.0, 0.0]
+
+
 def test_corename_is_a_real_openblas_core_for_this_machine():
     machine = platform.machine().lower()
     if machine in ("aarch64", "arm64"):

@@ -1,5 +1,5 @@
-"""Dot products through OpenBLAS."""
+"""Dot products and LAPACK's matrix balancing through OpenBLAS."""
 
-from blasdot._core import corename, dot
+from blasdot._core import balance, corename, dot
 
-__all__ = ["corename", "dot"]
+__all__ = ["balance", "corename", "dot"]
