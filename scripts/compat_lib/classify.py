@@ -124,10 +124,11 @@ RULES = [
     ),
     Rule(
         r"line \d+ in matrix_balance[\s\S]*Segmentation fault",
-        "scipy-openblas32's gfortran-built ppc64le LAPACK (0.3.31 by GCC 10, 0.3.34 by GCC 14 alike) counts "
-        "?gebal's nine parameters (JOB's hidden length) and spills registers into its caller's parameter save "
-        "area; scipy's f2py wrapper, compiled by zig's clang, passes eight and allocates none, so its frame is "
-        "overwritten and matrix_balance crashes (issue 43)",
+        "scipy-openblas32's gfortran-built ppc64le LAPACK counts ?gebal's nine parameters (JOB's hidden "
+        "length) and stores into its caller's parameter save area, which scipy's forwarding function, passing "
+        "eight, never allocated; with a frame pointer that area holds the function's saved return address. "
+        "crosswheel compiles ppc64le with -fomit-frame-pointer (config/targets.toml) for this: was it lost? "
+        "(issue 43)",
         "crosswheel",
     ),
     Rule(
