@@ -485,6 +485,7 @@ fn the_schema_validator_rejects_what_the_schema_forbids() {
 #[test]
 #[ignore = "needs the fixture cache and python3: scripts/test sets them up"]
 fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schema() {
+    const LAPACK_NOTE: &str = "LAPACK compiled from its Fortran sources with gfortran";
     // The catalogue's OpenBLAS: Debian's orig tarball, and its C LAPACK from an sdist of the
     // package index; the SBOM gives the sdist as the component's pedigree.
     use crosswheel::formats::sbom::{Facts, IndexSdist, Licence, Package, Source, VendoredFile};
@@ -511,6 +512,7 @@ fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schem
                     sha256: "ee".repeat(32),
                     licence: "BSD-3-Clause".into(),
                 }],
+                notes: Some(LAPACK_NOTE.into()),
             },
             licence: Some(Licence::Expression("BSD-3-Clause".into())),
         }],
@@ -536,6 +538,9 @@ fn a_library_built_from_debian_and_index_sources_names_both_and_passes_the_schem
         .find(|component| component["name"] == "libopenblas.so.0")
         .expect("the vendored library's component");
     let ancestor = &library["pedigree"]["ancestors"][0];
+    // Which LAPACK the build compiled, from Fortran or OpenBLAS's C translation.
+    assert_eq!(library["pedigree"]["notes"], LAPACK_NOTE, "{library}");
+    assert!(text.contains(LAPACK_NOTE), "{text}");
     assert_eq!(
         ancestor["purl"], "pkg:pypi/cmeel-openblas@0.3.29",
         "{library}"

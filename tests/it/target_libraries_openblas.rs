@@ -11,10 +11,17 @@
 //! The check is real BLAS and LAPACK work: double and single matrix products and a long dot
 //! product, on integer-valued data whose exact results the check computes itself, so any
 //! wrong kernel shows as a non-zero error; and a linear solve and a matrix inverse through
-//! LAPACK's Fortran names (OpenBLAS's own getrf, the C LAPACK's getri), no Fortran anywhere.
+//! LAPACK's Fortran names (OpenBLAS's own getrf, netlib's getri).
 //!
-//! Real parts: Debian's OpenBLAS orig tarball, the C LAPACK sources from the package index,
-//! zig, the target's GNU as, qemu-user with three or four CPU models per target, Debian's CPythons.
+//! LAPACK is compiled from its Fortran where the target's libraries have gfortran and the
+//! build's glibc fits its runtime: ppc64le and s390x are built here as in cibuildwheel's
+//! manylinux_2_28 image, and their wheels vendor the runtime. aarch64 and i686 keep their
+//! lowest glibc and OpenBLAS's C translation of LAPACK, and their manylinux2014 tags. The
+//! SBOM says which LAPACK each wheel's OpenBLAS has.
+//!
+//! Real parts: Debian's OpenBLAS orig tarball, LAPACK's sources from the package index,
+//! zig, Debian's cross gfortran, the target's GNU as, qemu-user with three or four CPU models
+//! per target, Debian's CPythons.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -166,7 +173,17 @@ impl Entry {
     }
 }
 
-fn blascheck_project(dir: &Path, entry: Entry) -> PathBuf {
+/// Which LAPACK a build's OpenBLAS has, and the image (policy) the build asks for.
+#[derive(Clone, Copy)]
+enum Lapack {
+    /// Compiled from Fortran: the target is built as in the `manylinux_2_28` image.
+    Fortran,
+    /// OpenBLAS's C translation, and the reason the record gives: the target's lowest
+    /// glibc is below what gfortran's runtime needs, or the target has no gfortran.
+    CTranslation { why: &'static str },
+}
+
+fn blascheck_project(dir: &Path, entry: Entry, lapack: Lapack, arch: &str) -> PathBuf {
     let setup_py = format!(
         "from setuptools import setup, Extension\n\
          setup(packages=['blascheck'], ext_modules=[Extension('blascheck._blascheck', \
@@ -187,8 +204,12 @@ fn blascheck_project(dir: &Path, entry: Entry) -> PathBuf {
     );
     let pyproject = project.join("pyproject.toml");
     let mut text = std::fs::read_to_string(&pyproject).unwrap();
+    let image = match lapack {
+        Lapack::Fortran => format!("manylinux-{arch}-image = \"manylinux_2_28\"\n"),
+        Lapack::CTranslation { .. } => String::new(),
+    };
     text.push_str(&format!(
-        "\n[tool.crosswheel]\n{}\n\
+        "\n[tool.crosswheel]\n{}\n{image}\
          test-command = \"python {{project}}/checks/check_blas.py\"\n",
         entry.request()
     ));
@@ -206,8 +227,14 @@ fn output_text(output: &std::process::Output) -> String {
 
 /// Builds blascheck for `identifier` in `dir` with the catalogue's `entry` (its tests
 /// required); returns the project, the one wheel and the build's output.
-fn build_blascheck(dir: &Path, identifier: &str, entry: Entry) -> (PathBuf, PathBuf, String) {
-    let project = blascheck_project(dir, entry);
+fn build_blascheck(
+    dir: &Path,
+    identifier: &str,
+    entry: Entry,
+    lapack: Lapack,
+) -> (PathBuf, PathBuf, String) {
+    let arch = identifier.rsplit('_').next().unwrap();
+    let project = blascheck_project(dir, entry, lapack, arch);
     let out = dir.join("wheelhouse");
     let mut command = Command::new(common::crosswheel_bin());
     common::without_option_variables(&mut command);
@@ -226,19 +253,83 @@ fn build_blascheck(dir: &Path, identifier: &str, entry: Entry) -> (PathBuf, Path
     (project, out.join(&names[0]), text)
 }
 
-/// The bytes of the one library of `wheel` whose path starts with `prefix`.
-fn vendored_library(wheel: &Path, prefix: &str) -> Vec<u8> {
+/// The names of `wheel`'s files whose paths start with `prefix`.
+fn names_starting(wheel: &Path, prefix: &str) -> Vec<String> {
     let file = std::fs::File::open(wheel).unwrap();
-    let mut archive = zip::ZipArchive::new(file).unwrap();
-    let vendored: Vec<String> = archive
+    let archive = zip::ZipArchive::new(file).unwrap();
+    archive
         .file_names()
         .map(|name| name.expect("a readable entry name").into_owned())
         .filter(|name| name.starts_with(prefix))
-        .collect();
+        .collect()
+}
+
+/// The bytes of the one library of `wheel` whose path starts with `prefix`.
+fn vendored_library(wheel: &Path, prefix: &str) -> Vec<u8> {
+    let vendored = names_starting(wheel, prefix);
+    let file = std::fs::File::open(wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
     assert_eq!(vendored.len(), 1, "{vendored:?}");
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut archive.by_name(&vendored[0]).unwrap(), &mut bytes).unwrap();
     bytes
+}
+
+/// What the wheel's SBOM says of its vendored OpenBLAS's LAPACK (its pedigree's notes).
+fn sbom_lapack_note(wheel: &Path, library: &str) -> String {
+    let [path] = names_starting(wheel, "blascheck-")
+        .into_iter()
+        .filter(|name| name.ends_with(".dist-info/sboms/crosswheel.cdx.json"))
+        .collect::<Vec<_>>()
+        .try_into()
+        .expect("one SBOM");
+    let file = std::fs::File::open(wheel).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut archive.by_name(&path).unwrap(), &mut text).unwrap();
+    let sbom: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let component = sbom["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|component| {
+            component["name"]
+                .as_str()
+                .is_some_and(|name| name.starts_with(library))
+        })
+        .unwrap_or_else(|| panic!("no {library} in the SBOM: {text}"));
+    component["pedigree"]["notes"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no notes: {component}"))
+        .to_string()
+}
+
+/// The wheel's OpenBLAS has the LAPACK `lapack` says, its SBOM says so, and it vendors the
+/// gfortran runtime exactly when its LAPACK is Fortran.
+fn assert_lapack(wheel: &Path, entry: Entry, lapack: Lapack) {
+    let library = match entry {
+        Entry::Openblas => "libopenblas",
+        Entry::ScipyOpenblas32 => "libscipy_openblas",
+    };
+    let note = sbom_lapack_note(wheel, library);
+    let runtime = names_starting(wheel, "blascheck.libs/libgfortran");
+    match lapack {
+        Lapack::Fortran => {
+            assert!(
+                note.starts_with("LAPACK compiled from its Fortran sources")
+                    && note.contains("gfortran-9"),
+                "{note}"
+            );
+            assert_eq!(runtime.len(), 1, "{runtime:?}");
+        }
+        Lapack::CTranslation { why } => {
+            assert!(
+                note.starts_with("LAPACK is OpenBLAS's C translation") && note.contains(why),
+                "{note}"
+            );
+            assert!(runtime.is_empty(), "{runtime:?}");
+        }
+    }
 }
 
 /// The Fortran-style names (`dgesv_`) the scipy-openblas32 wheels export without their
@@ -271,12 +362,13 @@ fn assert_names_are_scipy_openblas32s(wheel: &Path) {
 /// compute exactly with them. Returns the build's output.
 fn blascheck_computes_on_each_cpu(
     entry: Entry,
+    lapack: Lapack,
     identifier: &str,
     tag: &str,
     cpus: &[(&str, &str)],
 ) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let (project, wheel, text) = build_blascheck(dir.path(), identifier, entry);
+    let (project, wheel, text) = build_blascheck(dir.path(), identifier, entry, lapack);
     assert!(
         text.contains("dgemm, sgemm and ddot exact; dgesv and dgetri right"),
         "{text}"
@@ -287,8 +379,10 @@ fn blascheck_computes_on_each_cpu(
             || text.contains(&format!("{name} 0.3.21 from the cache")),
         "{text}"
     );
-    // Built with zig against the policy's glibc: the vendored OpenBLAS keeps the lowest tag.
+    // Built with zig against the policy's glibc: the vendored OpenBLAS keeps the policy's
+    // tag, or the gfortran runtime's (glibc 2.27).
     assert!(wheel.to_string_lossy().contains(tag), "{}", wheel.display());
+    assert_lapack(&wheel, entry, lapack);
     if let Entry::ScipyOpenblas32 = entry {
         assert_names_are_scipy_openblas32s(&wheel);
     }
@@ -325,16 +419,19 @@ fn blascheck_computes_on_each_cpu(
 }
 
 #[test]
-#[ignore = "slow: OpenBLAS with three POWER kernel sets and C LAPACK from source, zig, GNU as, qemu"]
+#[ignore = "slow: OpenBLAS with three POWER kernel sets and LAPACK from Fortran, zig, gfortran, GNU as, qemu"]
 fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exactly_on_each() {
     // OpenBLAS tells POWER8 and POWER9 by the processor version register (which qemu-user
     // answers for its CPU model) and POWER10 by the kernel's HWCAP2 bits (ISA 3.1, MMA).
     // Built at all, it went through the target's GNU assembler: LLVM's refuses these
     // kernels (zig_wrappers' tests show the wrappers handing them over).
+    // Built as in the manylinux_2_28 image: LAPACK from Fortran, and the wheel takes the
+    // gfortran runtime's tag.
     blascheck_computes_on_each_cpu(
         Entry::Openblas,
+        Lapack::Fortran,
         "cp311-manylinux_ppc64le",
-        "manylinux_2_17_ppc64le",
+        "manylinux_2_27_ppc64le",
         &[
             ("power8", "POWER8"),
             ("power9", "POWER9"),
@@ -347,9 +444,13 @@ fn openblas_for_ppc64le_picks_power8_power9_and_power10_kernels_and_computes_exa
 #[ignore = "slow: OpenBLAS with four aarch64 kernel sets and C LAPACK from source, zig, qemu"]
 fn openblas_for_aarch64_picks_cortex_a72_and_neoverse_n1_kernels_and_armv8_elsewhere() {
     // OpenBLAS tells an aarch64 CPU by its MIDR register, which qemu-user answers for its
-    // model; a CPU whose kernels were not built (Cortex-A53) gets ARMV8's.
+    // model; a CPU whose kernels were not built (Cortex-A53) gets ARMV8's. At aarch64's
+    // lowest glibc the LAPACK is the C translation, and the wheel keeps manylinux2014.
     blascheck_computes_on_each_cpu(
         Entry::Openblas,
+        Lapack::CTranslation {
+            why: "builds against glibc 2.17, below the glibc 2.27 its gfortran runtime needs",
+        },
         "cp311-manylinux_aarch64",
         "manylinux_2_17_aarch64",
         &[
@@ -361,18 +462,20 @@ fn openblas_for_aarch64_picks_cortex_a72_and_neoverse_n1_kernels_and_armv8_elsew
 }
 
 #[test]
-#[ignore = "slow: both OpenBLAS entries with three z kernel sets and C LAPACK from source, zig, qemu"]
+#[ignore = "slow: both OpenBLAS entries with three z kernel sets and LAPACK from Fortran, zig, gfortran, qemu"]
 fn openblas_and_scipy_openblas32_for_s390x_pick_z13_and_z14_kernels_and_the_generic_ones_before() {
     // OpenBLAS tells z13 (vector facility) and z14 (vector enhancements 1) by the kernel's
     // HWCAP bits, which qemu-user sets from its CPU's facilities. qemu's named models
     // (z13, z14) ask for crypto functions its emulation lacks and do not start, so its
     // `max` CPU stands for each with the facilities taken away. The second entry has
-    // scipy-openblas32's names, LAPACK's among them (`scipy_dgesv_`).
+    // scipy-openblas32's names, LAPACK's among them (`scipy_dgesv_`), renamed in its
+    // Fortran objects too. Built as in the manylinux_2_28 image: LAPACK from Fortran.
     for entry in [Entry::Openblas, Entry::ScipyOpenblas32] {
         blascheck_computes_on_each_cpu(
             entry,
+            Lapack::Fortran,
             "cp311-manylinux_s390x",
-            "manylinux_2_17_s390x",
+            "manylinux_2_27_s390x",
             &[
                 ("max,vx=off,vxeh=off", "ZARCH_GENERIC"),
                 ("max,vxeh=off", "Z13"),
@@ -389,9 +492,13 @@ fn openblas_and_scipy_openblas32_for_i686_pick_core2_and_nehalem_kernels_and_pre
     // after Nehalem's are not in OpenBLAS's 32-bit list: a Haswell gets Nehalem's. OpenBLAS
     // names Prescott's kernels "Katmai" here: the CPUs before Prescott share them, and its
     // name lookup asks for Katmai's first. The wheel keeps i686's lowest tag (manylinux2010).
+    // No gfortran for i686: LAPACK is the C translation.
     for entry in [Entry::Openblas, Entry::ScipyOpenblas32] {
         blascheck_computes_on_each_cpu(
             entry,
+            Lapack::CTranslation {
+                why: "gfortran only for the manylinux targets of Debian's",
+            },
             "cp311-manylinux_i686",
             "manylinux_2_12_i686",
             &[
@@ -411,8 +518,18 @@ fn openblas_for_macos_exports_blas_and_lapack_to_the_extension_and_passes_the_st
     // libopenblas (cblas_dgemm, dgesv_, dgetri_, ...) is exported there: an OpenBLAS dylib
     // linked without its archive's members (zig ignoring `-all_load`) fails it.
     let dir = tempfile::tempdir().unwrap();
-    let (_, wheel, text) = build_blascheck(dir.path(), "cp311-macosx_arm64", Entry::Openblas);
+    let (_, wheel, text) = build_blascheck(
+        dir.path(),
+        "cp311-macosx_arm64",
+        Entry::Openblas,
+        Lapack::CTranslation { why: "" },
+    );
     assert!(text.contains("static check (not executed)"), "{text}");
+    assert!(
+        sbom_lapack_note(&wheel, "libopenblas").contains("flang compiles projects only"),
+        "{}",
+        sbom_lapack_note(&wheel, "libopenblas")
+    );
     let bytes = vendored_library(&wheel, "blascheck/.dylibs/libopenblas");
     let macho = goblin::mach::MachO::parse(&bytes, 0).unwrap();
     let exported: Vec<String> = macho

@@ -28,6 +28,7 @@ pub fn owner(folder: &Path) -> Option<Provenance> {
                     licence: source.licence.clone(),
                 })
                 .collect(),
+            notes: record.notes,
         },
         licence: Some(Licence::Expression(record.licence)),
     })

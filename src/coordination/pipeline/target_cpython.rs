@@ -37,7 +37,7 @@ pub(super) fn built_target_cpython(
     }
     let jobs = std::thread::available_parallelism().map_or(1, usize::from);
     let network = Network::new(offline, spec.options.debian_mirror.clone());
-    let setup = target_setup(spec, python, cache, offline)?;
+    let setup = target_setup(spec, python, cache, offline, &[])?;
     let base = setup.command_variables();
     let mut roots: Vec<PathBuf> = Vec::new();
     let mut cross = CrossBuild {
@@ -49,6 +49,7 @@ pub(super) fn built_target_cpython(
         build_python: None,
         cache_folder: TARGET_LIBRARIES,
         announcement: None,
+        fortran: Err("no library of a CPython compiles Fortran".into()),
     };
     for name in TARGET_CPYTHON_LIBRARIES {
         let library = catalogue()

@@ -15,12 +15,13 @@ use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
 use crate::stages::toolchain::fortran_runtime_is_a_target_library as runtime_is_a_target_library;
+use crate::stages::toolchain::{Language, fortran_for_libraries};
 use crate::support::build_tools;
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
-    CrossBuild, FLANG_RUNTIME_LIBRARY, LibraryEntry, OPENMP_LIBRARY, TARGET_LIBRARIES,
-    TargetPrefix, add_prefix_variables, catalogue, ensure_library, linked_by, read_before_all,
-    requested_libraries, resolve,
+    CrossBuild, FLANG_RUNTIME_LIBRARY, LibraryEntry, LibraryFortran, OPENMP_LIBRARY,
+    TARGET_LIBRARIES, TargetPrefix, add_prefix_variables, catalogue, ensure_library, linked_by,
+    read_before_all, requested_libraries, resolve,
 };
 
 /// The prefixes of every target of a run, keyed by [`key_of`]; the user prefixes live in
@@ -274,8 +275,28 @@ fn prepare_one(
         let dir = user_prefix.join(sub);
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
-    let setup = target_setup(spec, spec.python, cache, offline)?;
+    // The target's Fortran, fetched only when a library to build compiles Fortran and the
+    // target's libraries can have it; the others take their route without it.
+    let fortran_description = if libraries.iter().any(|entry| entry.fortran.is_some()) {
+        fortran_for_libraries(&spec.target)
+    } else {
+        Err("no library to build compiles Fortran".to_string())
+    };
+    let languages: &[Language] = match fortran_description {
+        Ok(_) => &[Language::Fortran],
+        Err(_) => &[],
+    };
+    let setup = target_setup(spec, spec.python, cache, offline, languages)?;
+    let fortran = fortran_description.and_then(|description| library_fortran(&setup, description));
     let mut base = setup.command_variables();
+    // Only the entries that take a Fortran route get the compiler, through `{fc}`: the
+    // others' own configure scripts would find it and build what their cache key does not
+    // say (HDF5's Fortran interface).
+    if let Some(compiler) = setup.toolchain.compilers.get(Language::Fortran) {
+        for (name, _) in compiler.variables() {
+            base.remove(&name);
+        }
+    }
     base.extend(environment);
     let mut prefix = TargetPrefix {
         user: Some(user_prefix.clone()),
@@ -302,6 +323,7 @@ fn prepare_one(
             build_python: None,
             cache_folder: TARGET_LIBRARIES,
             announcement: None,
+            fortran: fortran.clone(),
         };
         let started = std::time::Instant::now();
         let built = ensure_library(cache, entry, &cross)?;
@@ -384,6 +406,20 @@ fn prepare_one(
     })
 }
 
+/// The Fortran compiler of `setup`'s toolchain as a library's build gets it, described as
+/// its record will say.
+fn library_fortran(setup: &TargetSetup, description: String) -> Result<LibraryFortran, String> {
+    let compiler = setup.toolchain.compilers.get(Language::Fortran);
+    match compiler.and_then(|compiler| Some((compiler, compiler.runtime_dir.clone()?))) {
+        Some((compiler, runtime_dir)) => Ok(LibraryFortran {
+            program: compiler.program.clone(),
+            runtime_dir,
+            description,
+        }),
+        None => Err("the toolchain came without its Fortran compiler".to_string()),
+    }
+}
+
 /// The setup the target's own builds (catalogue libraries, `before-all`, a target CPython)
 /// run with: the GIL build python of `python`, whatever ABI the project targets, and no
 /// runner (a library's `configure` is told `--host`).
@@ -392,6 +428,7 @@ pub(super) fn target_setup(
     python: PythonTag,
     cache: &Cache,
     offline: bool,
+    languages: &[Language],
 ) -> Result<TargetSetup> {
     let purpose = format!("preparing {}", spec.target);
     Ok(TargetSetup::prepare(&SetupRequest {
@@ -403,7 +440,7 @@ pub(super) fn target_setup(
         cache,
         network: &Network::new(offline, spec.options.debian_mirror.clone()),
         runner: None,
-        languages: &[],
+        languages,
         cuda: None,
     })?)
 }

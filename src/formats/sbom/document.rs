@@ -77,6 +77,8 @@ pub struct Component {
 pub struct Pedigree {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ancestors: Vec<Component>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
 }
 
 impl Component {

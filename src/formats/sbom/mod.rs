@@ -48,6 +48,9 @@ pub enum Source {
         /// Sdists from the package index whose parts the build added to that source
         /// (OpenBLAS's C LAPACK): the SBOM's pedigree of the component.
         also_from: Vec<IndexSdist>,
+        /// What the build chose that the source does not say (which LAPACK OpenBLAS
+        /// has): the pedigree's notes.
+        notes: Option<String>,
     },
     /// Nothing records it: named after the library itself.
     Unknown,
@@ -227,10 +230,14 @@ impl VendoredFile {
     /// The sdists besides its Debian source that a library was built from, as CycloneDX
     /// ancestors; `None` for everything else.
     fn pedigree(&self) -> Option<Pedigree> {
-        let Source::DebianSource { also_from, .. } = &self.source else {
+        let Source::DebianSource {
+            also_from, notes, ..
+        } = &self.source
+        else {
             return None;
         };
-        (!also_from.is_empty()).then(|| Pedigree {
+        (!also_from.is_empty() || notes.is_some()).then(|| Pedigree {
+            notes: notes.clone(),
             ancestors: also_from
                 .iter()
                 .map(|sdist| Component {

@@ -68,6 +68,7 @@ impl HostBuild {
                 entry.debian_version,
                 host_cpythons().cpu_minutes().div_ceil(jobs as u32).max(1),
             )),
+            fortran: Err("no library of a CPython compiles Fortran".into()),
         };
         Some(HostBuild { entry, cross })
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::catalogue::LibraryEntry;
+use super::catalogue::{FortranRoute, LibraryEntry};
 use super::{DebianSource, LibraryRecord, RECORD_NAME, TargetLibraryError, record_of};
 use crate::io_error::IoError;
 use crate::support::build_tools;
@@ -37,6 +37,23 @@ pub struct CrossBuild {
     /// The line announcing a build, instead of the usual `building <library> for
     /// <target>`; `None`: that one.
     pub announcement: Option<String>,
+    /// The target's Fortran compiler for an entry with a [`FortranRoute`], or why its
+    /// libraries have none (such an entry then takes its route without Fortran, and its
+    /// record says why).
+    pub fortran: Result<LibraryFortran, String>,
+}
+
+/// The Fortran compiler of a target, as a library's build gets it.
+#[derive(Debug, Clone)]
+pub struct LibraryFortran {
+    /// What the build runs (`{fc}`); it links through the target's C compiler.
+    pub program: PathBuf,
+    /// The runtime it links (`libgfortran.so.5`). A library built with it gets a copy in
+    /// its own `lib`, as the index's scipy-openblas wheels carry theirs: whatever links the
+    /// library (and the repair vendoring it) finds the runtime beside it.
+    pub runtime_dir: PathBuf,
+    /// The compiler and runtime as the record and the cache key name them.
+    pub description: String,
 }
 
 /// The cache folder of the libraries and CPythons built for targets.
@@ -147,6 +164,10 @@ pub fn ensure_verified_library(
         index_sources: entry.index_sources.clone(),
         target: target.id().to_string(),
         toolchain: cross.toolchain.clone(),
+        notes: entry
+            .fortran
+            .as_ref()
+            .map(|route| route_note(route, &cross.fortran)),
     };
     let logs = root.join("logs");
     std::fs::create_dir_all(&logs).map_err(IoError::at("create", &logs))?;
@@ -194,6 +215,30 @@ pub fn ensure_verified_library(
         record,
         built_in: Some(took),
     })
+}
+
+/// What a library's record says of the route its build took.
+fn route_note(route: &FortranRoute, fortran: &Result<LibraryFortran, String>) -> String {
+    match fortran {
+        Ok(fortran) => format!("{} ({})", route.with_note, fortran.description),
+        Err(why) => format!("{}: {why}", route.without_note),
+    }
+}
+
+/// Copies the shared runtime in `runtime_dir` (its versioned files: `libgfortran.so.5`,
+/// `libquadmath.so.0`; not the link-time `libgfortran.so`) into `lib`.
+fn copy_runtime(runtime_dir: &Path, lib: &Path) -> Result<(), TargetLibraryError> {
+    let entries = std::fs::read_dir(runtime_dir).map_err(IoError::at("read", runtime_dir))?;
+    for entry in entries {
+        let entry = entry.map_err(IoError::at("read", runtime_dir))?;
+        let name = entry.file_name();
+        if !name.to_string_lossy().contains(".so.") {
+            continue;
+        }
+        let to = lib.join(&name);
+        std::fs::copy(entry.path(), &to).map_err(IoError::at("write", &to))?;
+    }
+    Ok(())
 }
 
 /// The build machine's programs `entry`'s steps run by name: each step's program (past
@@ -297,6 +342,13 @@ fn prefix_and_key(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> (P
         target.os_version().to_string().into_bytes(),
         cross.toolchain.as_bytes().to_vec(),
     ];
+    if entry.fortran.is_some() {
+        let description = match &cross.fortran {
+            Ok(fortran) => fortran.description.as_str(),
+            Err(_) => "none",
+        };
+        parts.push(format!("Fortran: {description}").into_bytes());
+    }
     for name in KEYED_VARIABLES {
         parts.push(format!("{name}={:?}", cross.vars.get(*name)).into_bytes());
     }
@@ -438,6 +490,22 @@ impl Build<'_> {
                 .ok_or_else(|| self.unsupported("make_vars_by_arch"))?;
             make_vars.extend(vars.iter().map(|var| fill(var)));
         }
+        let fortran = self.cross.fortran.as_ref().ok();
+        if let Some(route) = &self.entry.fortran {
+            let (vars, fc, runtime) = match fortran {
+                Some(fortran) => (
+                    &route.with,
+                    fortran.program.to_string_lossy(),
+                    fortran.runtime_dir.to_string_lossy(),
+                ),
+                None => (&route.without, "".into(), "".into()),
+            };
+            make_vars.extend(vars.iter().map(|var| {
+                fill(var)
+                    .replace("{fc}", &fc)
+                    .replace("{fortran_runtime}", &runtime)
+            }));
+        }
         let destination = staging.join("dest");
         let jobs = self.cross.jobs.max(1).to_string();
         let fill_step = |text: &str| {
@@ -469,6 +537,9 @@ impl Build<'_> {
         }
         let relative = self.prefix.strip_prefix("/").unwrap_or(self.prefix);
         let installed = destination.join(relative);
+        if let Some(fortran) = fortran.filter(|_| self.entry.fortran.is_some()) {
+            copy_runtime(&fortran.runtime_dir, &installed.join("lib"))?;
+        }
         self.check(&installed)?;
         Ok(installed)
     }
@@ -619,6 +690,76 @@ fn single_folder(dir: &Path) -> Result<PathBuf, TargetLibraryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cross_build(target: &str, fortran: Result<LibraryFortran, String>) -> CrossBuild {
+        CrossBuild {
+            target: Target::parse(target).unwrap(),
+            toolchain: "zig".into(),
+            vars: BTreeMap::new(),
+            jobs: 2,
+            network: Network::new(true, None),
+            build_python: None,
+            cache_folder: TARGET_LIBRARIES,
+            announcement: None,
+            fortran,
+        }
+    }
+
+    #[test]
+    fn a_library_with_a_fortran_route_is_keyed_and_recorded_by_the_route_it_takes() {
+        let openblas = super::super::catalogue::catalogue()
+            .library("openblas")
+            .unwrap();
+        let route = openblas
+            .fortran
+            .as_ref()
+            .expect("OpenBLAS has a Fortran route");
+        let cache = Cache::at("/cache");
+        let gfortran = |description: &str| LibraryFortran {
+            program: "/cache/gfortran".into(),
+            runtime_dir: "/cache/runtime".into(),
+            description: description.into(),
+        };
+        let without = cross_build("linux-aarch64", Err("glibc 2.17 is too old".into()));
+        let with = cross_build("linux-aarch64", Ok(gfortran("gfortran 9")));
+        let newer = cross_build("linux-aarch64", Ok(gfortran("gfortran 10")));
+        let key = |cross: &CrossBuild| prefix_and_key(&cache, openblas, cross).1;
+        assert_ne!(key(&without), key(&with));
+        assert_ne!(key(&with), key(&newer), "another compiler is another build");
+        assert_eq!(
+            route_note(route, &without.fortran),
+            format!("{}: glibc 2.17 is too old", route.without_note)
+        );
+        assert!(route.without_note.contains("C translation"));
+        assert_eq!(
+            route_note(route, &with.fortran),
+            format!("{} (gfortran 9)", route.with_note)
+        );
+        // A library without Fortran keeps its key whatever the target has.
+        let zlib = super::super::catalogue::catalogue()
+            .library("zlib")
+            .unwrap();
+        assert_eq!(
+            prefix_and_key(&cache, zlib, &without).1,
+            prefix_and_key(&cache, zlib, &with).1
+        );
+    }
+
+    #[test]
+    fn the_runtime_a_library_links_is_copied_beside_it_without_the_link_time_name() {
+        let runtime = tempfile::tempdir().unwrap();
+        for name in ["libgfortran.so", "libgfortran.so.5", "libquadmath.so.0"] {
+            std::fs::write(runtime.path().join(name), name).unwrap();
+        }
+        let lib = tempfile::tempdir().unwrap();
+        copy_runtime(runtime.path(), lib.path()).unwrap();
+        let mut copied: Vec<String> = std::fs::read_dir(lib.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        copied.sort();
+        assert_eq!(copied, ["libgfortran.so.5", "libquadmath.so.0"]);
+    }
 
     #[test]
     fn every_library_folder_of_ldflags_becomes_a_run_path() {

@@ -129,7 +129,27 @@ pub struct LibraryEntry {
     /// `{configure_target}`; empty: the library's configure takes `--host` alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub configure_target: BTreeMap<String, String>,
+    /// How the build differs by whether the target has a Fortran compiler for libraries;
+    /// `None`: it compiles no Fortran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fortran: Option<FortranRoute>,
     pub check: Checks,
+}
+
+/// A library that compiles Fortran where the target has a compiler for it and takes
+/// another route where it has none (OpenBLAS: LAPACK from its Fortran, or its C
+/// translation).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FortranRoute {
+    /// `NAME=value` assignments given to every `make` when the target has a Fortran
+    /// compiler (`{fc}` names it, `{fortran_runtime}` the folder of the runtime it links).
+    pub with: Vec<String>,
+    /// The same when it has none.
+    pub without: Vec<String>,
+    /// What the library's SBOM entry says of each route.
+    pub with_note: String,
+    pub without_note: String,
 }
 
 /// One text replacement in one file of a library's source.

@@ -23,11 +23,11 @@ use crate::target::Target;
 
 pub use before_all::{BeforeAll, read_before_all};
 pub use build::{
-    BuiltLibrary, CrossBuild, InstallCheck, TARGET_LIBRARIES, ensure_library,
+    BuiltLibrary, CrossBuild, InstallCheck, LibraryFortran, TARGET_LIBRARIES, ensure_library,
     ensure_verified_library, library_prefix,
 };
 pub use catalogue::{
-    Catalogue, HostCpythons, LibraryEntry, TargetCpythons, catalogue, host_cpythons,
+    Catalogue, FortranRoute, HostCpythons, LibraryEntry, TargetCpythons, catalogue, host_cpythons,
     target_cpythons,
 };
 pub use index_source::{IndexSource, index_sdist};
@@ -136,6 +136,10 @@ pub struct LibraryRecord {
     pub target: String,
     /// The toolchain it was built with, as logs name it.
     pub toolchain: String,
+    /// What its build chose that the source does not say: OpenBLAS's LAPACK, compiled from
+    /// Fortran or its C translation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
 }
 
 /// A Debian source package's orig tarball.

@@ -24,7 +24,7 @@ use crate::io_error::IoError;
 use crate::support::host::{
     Cache, Network, cache_key, package_index, shell_quote, shell_quote_path,
 };
-use crate::target::{Libc, Target};
+use crate::target::{Libc, OsVersion, Target};
 
 /// One row of config/fortran-toolchain.toml's `[[target]]`.
 #[derive(Debug, serde::Deserialize)]
@@ -68,6 +68,48 @@ fn row_for(target: &Target) -> Result<&'static FortranTarget, String> {
             target.id()
         )),
     }
+}
+
+/// gfortran and its runtime for `target` as a library's record names them, or why the
+/// target's libraries get no Fortran: it has no gfortran, or it builds against a glibc
+/// older than the runtime needs. A library is optional Fortran (OpenBLAS's LAPACK has a C
+/// translation): raising every wheel that links it to the runtime's tag would break the
+/// promise of the policy the build asked for.
+pub(super) fn for_libraries(target: &Target) -> Result<String, String> {
+    let row = row_for(target)?;
+    let needs = runtime_glibc(row)?;
+    let glibc = target.os_version();
+    if glibc < needs {
+        return Err(format!(
+            "{} builds against glibc {glibc}, below the glibc {needs} its gfortran runtime needs (a build at glibc {needs} or newer, as in the manylinux_2_28 image, gets it)",
+            target.id()
+        ));
+    }
+    Ok(format!(
+        "Debian {}'s {}, runtime from {} (sha256 {})",
+        config().debian_release,
+        row.packages[0],
+        row.runtime_wheel,
+        &row.runtime_sha256[..12]
+    ))
+}
+
+/// The glibc the runtime needs: its wheel's first manylinux tag
+/// (`..._manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl`).
+fn runtime_glibc(row: &FortranTarget) -> Result<OsVersion, String> {
+    let tag = row.runtime_wheel.split(['-', '.']).find_map(|part| {
+        let mut numbers = part.strip_prefix("manylinux_")?.split('_');
+        Some(OsVersion::new(
+            numbers.next()?.parse().ok()?,
+            numbers.next()?.parse().ok()?,
+        ))
+    });
+    tag.ok_or_else(|| {
+        format!(
+            "the runtime wheel {} names no manylinux_2_X tag",
+            row.runtime_wheel
+        )
+    })
 }
 
 /// The Fortran compiler of `target`: the `gfortran` script over Debian's gfortran, linking

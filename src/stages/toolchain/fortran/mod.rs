@@ -67,6 +67,21 @@ pub fn runtime_is_a_target_library(target: &Target) -> bool {
     target.is_macos()
 }
 
+/// The target's Fortran compiler and runtime as the record of a library built with them
+/// names them (the catalogue's OpenBLAS compiles LAPACK from its Fortran where this is
+/// `Ok`), or why its libraries get none: gfortran's manylinux targets, built against a
+/// glibc the runtime fits. macOS, whose flang runtime is itself a catalogue library, is not
+/// among them yet.
+pub fn for_libraries(target: &Target) -> Result<String, String> {
+    if target.is_macos() {
+        return Err(format!(
+            "crosswheel compiles no library's Fortran for {} yet (flang compiles projects only)",
+            target.id()
+        ));
+    }
+    gfortran::for_libraries(target)
+}
+
 /// Fortran compilers' programs are Debian's amd64 builds.
 const BUILD_ARCH: LinuxArch = LinuxArch::X86_64;
 
@@ -222,6 +237,36 @@ fn print_search_dirs(runtime: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::OsVersion;
+
+    #[test]
+    fn libraries_compile_fortran_for_the_manylinux_targets_with_gfortran_only() {
+        let at_2_28 = |id: &str| {
+            let target = Target::parse(id).unwrap();
+            for_libraries(&Target::at_least(target.data(), OsVersion::new(2, 28)))
+        };
+        for id in [
+            "linux-aarch64",
+            "linux-ppc64le",
+            "linux-s390x",
+            "linux-x86_64",
+        ] {
+            let description = at_2_28(id).unwrap_or_else(|why| panic!("{id}: {why}"));
+            assert!(description.contains("gfortran-9"), "{description}");
+            // The runtime needs glibc 2.27: at the targets' lowest glibc a library's
+            // Fortran would raise every wheel linking it to manylinux_2_27.
+            let lowest = for_libraries(&Target::parse(id).unwrap()).unwrap_err();
+            assert!(lowest.contains("below the glibc 2.27"), "{lowest}");
+        }
+        for id in [
+            "linux-i686",
+            "linux-armv7l",
+            "musllinux-aarch64",
+            "macos-arm64",
+        ] {
+            assert!(for_libraries(&Target::parse(id).unwrap()).is_err(), "{id}");
+        }
+    }
 
     /// The split runs the compiles through `sh`: a script whose compile options were lost
     /// (an undefined helper) would still link.
