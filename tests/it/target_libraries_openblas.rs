@@ -337,17 +337,18 @@ fn assert_lapack(wheel: &Path, entry: Entry, lapack: Lapack) {
 const BARE_IN_THE_WHEELS_TOO: &[&str] = &["blas_thread_shutdown_", "caxpyc_", "zaxpyc_"];
 
 /// Every BLAS and LAPACK routine of the wheel's vendored libscipy_openblas has its `scipy_`
-/// name, the newer netlib's LAPACK 3.11 and 3.12 routines (`scipy_dgelst_`) among them.
-fn assert_names_are_scipy_openblas32s(wheel: &Path) {
+/// name, the newer netlib's LAPACK 3.11 and 3.12 routines (`scipy_dgelst_`) among them, and
+/// the C translation's machine-constant helpers (`scipy_dlamc1_`) where it has them.
+fn assert_names_are_scipy_openblas32s(wheel: &Path, lapack: Lapack) {
     let bytes = vendored_library(wheel, "blascheck.libs/libscipy_openblas");
     let exported = common::elf_exported_functions(&bytes);
-    for name in [
-        "scipy_cblas_dgemm",
-        "scipy_dgesv_",
-        "scipy_dgelst_",
-        "scipy_dlamc1_",
-    ] {
-        assert!(exported.iter().any(|e| e == name), "{name} not exported");
+    let has = |name: &str| exported.iter().any(|e| e == name);
+    for name in ["scipy_cblas_dgemm", "scipy_dgesv_", "scipy_dgelst_"] {
+        assert!(has(name), "{name} not exported");
+    }
+    match lapack {
+        Lapack::CTranslation { .. } => assert!(has("scipy_dlamc1_"), "scipy_dlamc1_ not exported"),
+        Lapack::Fortran => assert!(!has("scipy_dlamc1_"), "a C helper in a Fortran LAPACK"),
     }
     let bare: Vec<&String> = exported
         .iter()
@@ -384,7 +385,7 @@ fn blascheck_computes_on_each_cpu(
     assert!(wheel.to_string_lossy().contains(tag), "{}", wheel.display());
     assert_lapack(&wheel, entry, lapack);
     if let Entry::ScipyOpenblas32 = entry {
-        assert_names_are_scipy_openblas32s(&wheel);
+        assert_names_are_scipy_openblas32s(&wheel, lapack);
     }
     for (cpu, core) in cpus {
         let mut command = Command::new(common::crosswheel_bin());

@@ -354,6 +354,15 @@ fn prefix_and_key(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> (P
     }
     let borrowed: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     let key = cache_key(&borrowed);
+    tracing::debug!(
+        "{} for {}: cache key {key} of {:?}",
+        entry.name,
+        target.id(),
+        parts[3..]
+            .iter()
+            .map(|part| String::from_utf8_lossy(part))
+            .collect::<Vec<_>>()
+    );
     let prefix = cache.root().join(cross.cache_folder).join(format!(
         "{}-{}-{}-{}",
         entry.name,
