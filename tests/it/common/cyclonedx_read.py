@@ -59,6 +59,7 @@ def read_back(document):
             "purl": str(c.purl) if c.purl else None,
             "sha256": [h.content for h in c.hashes if h.alg.value == "SHA-256"],
             "ancestors": [str(a.purl) for a in c.pedigree.ancestors] if c.pedigree else [],
+            "pedigree_notes": c.pedigree.notes if c.pedigree else None,
             "locations": [o.location for o in c.evidence.occurrences] if c.evidence else [],
             "licences": [
                 getattr(l, "value", None) or getattr(l, "id", None) or getattr(l, "name", None)
