@@ -443,7 +443,9 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
         "a run that ended normally left something in its temporary folder"
     );
 
-    let moments: Vec<Moment> = [0.2, 0.5, 0.8]
+    // The last moment lands as the run ends, or just after: a signal that arrives while it
+    // finishes must still end it with the signal's status.
+    let moments: Vec<Moment> = [0.2, 0.5, 0.8, 0.97, 1.0]
         .map(|fraction| Moment::Elapsed(full_run.mul_f64(fraction)))
         .into_iter()
         .chain([Moment::AfterNewFile(

@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -25,6 +26,23 @@ use crate::io_error::IoError;
 /// read: its path is `TMPDIR`.
 pub struct RunFolder {
     _folder: tempfile::TempDir,
+}
+
+/// Set by the signal handler itself, before the handler's thread wakes: a run whose last
+/// step races a signal must still end as the signal says, not with the work's status.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+impl Drop for RunFolder {
+    /// A run that finished its work as a signal arrived waits for [`stop`], which removes
+    /// the folder and exits with the signal's status; returning from `main` instead would
+    /// exit 0 while the handler's thread is still stopping the run.
+    fn drop(&mut self) {
+        if STOPPING.load(Ordering::SeqCst) {
+            loop {
+                std::thread::park();
+            }
+        }
+    }
 }
 
 /// Makes the run's temporary folder, points `TMPDIR` at it, and installs the handler of
@@ -47,6 +65,15 @@ pub fn enter() -> Result<RunFolder, IoError> {
     let to_remove = folder.path().to_path_buf();
     match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
         Ok(mut signals) => {
+            for signal in [SIGINT, SIGTERM, SIGHUP] {
+                // Registered after the iterator: a flag that is set always has a thread
+                // that will stop the run.
+                if let Err(error) = signal_hook::flag::register(signal, &STOPPING) {
+                    tracing::warn!(
+                        "cannot watch for signal {signal} ({error}): a run that ends as it arrives exits 0"
+                    );
+                }
+            }
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
                     stop(signal, &to_remove);
