@@ -21,6 +21,10 @@ pub struct TargetRunner {
     pub python: PathBuf,
     /// `QEMU_CPU`, when the emulated CPU is chosen (see `testing::emulator`).
     pub cpu: Option<String>,
+    /// For a musllinux target, a root holding Debian's musl loader: a dynamic musl program
+    /// (one linked with a shared library, such as the Fortran runtime) names
+    /// `/lib/ld-musl-*.so.1`, which the Debian tree above lacks.
+    pub musl_root: Option<PathBuf>,
 }
 
 impl TargetRunner {
@@ -58,16 +62,31 @@ pub(crate) fn run_program_script(target: &Target, runner: Option<&TargetRunner>)
         let machine = target.elf_machine();
         let run = match runner {
             Some(runner) => {
-                let env: Vec<String> = runner
-                    .env_vars()
-                    .iter()
-                    .map(|(name, value)| format!("{name}={}", shell_quote(value)))
-                    .collect();
-                format!(
-                    "  exec env {} {} \"$@\"\n",
-                    env.join(" "),
-                    shell_quote(&runner.qemu.to_string_lossy())
-                )
+                let run_on = |root: &Path| {
+                    let env: Vec<String> = runner
+                        .env_vars()
+                        .into_iter()
+                        .map(|(name, value)| match name {
+                            "QEMU_LD_PREFIX" => (name, root.to_string_lossy().into_owned()),
+                            _ => (name, value),
+                        })
+                        .map(|(name, value)| format!("{name}={}", shell_quote(&value)))
+                        .collect();
+                    format!(
+                        "exec env {} {} \"$@\"\n",
+                        env.join(" "),
+                        shell_quote(&runner.qemu.to_string_lossy())
+                    )
+                };
+                // The loader's path is in the program's bytes (PT_INTERP) only when it
+                // links musl dynamically; musl's static programs run on either root.
+                let musl = runner.musl_root.as_deref().map_or(String::new(), |root| {
+                    format!(
+                        "  if grep -q -a -F /lib/ld-musl- \"$program\"; then\n    {}  fi\n",
+                        run_on(root)
+                    )
+                });
+                format!("{musl}  {}", run_on(&runner.root))
             }
             None => format!(
                 "  echo \"crosswheel: $1 is {description} and no qemu-user for it was available when the cross environment was made (see the build log's first lines)\" >&2\n  exit 126\n"
@@ -106,6 +125,25 @@ mod tests {
             assert!(script.contains("= 3e00 ]"), "{script}");
         }
         assert!(script.ends_with("exec \"$@\"\n"));
+    }
+
+    #[test]
+    fn dynamic_musl_programs_run_on_the_musl_loaders_root() {
+        let target = Target::parse("musllinux-aarch64").unwrap();
+        let runner = TargetRunner {
+            qemu: PathBuf::from("/q/qemu-aarch64"),
+            root: PathBuf::from("/debian"),
+            python: PathBuf::from("/debian/usr/bin/python3.11"),
+            cpu: None,
+            musl_root: Some(PathBuf::from("/musl")),
+        };
+        let script = run_program_script(&target, Some(&runner));
+        assert!(
+            script.contains(
+                "if grep -q -a -F /lib/ld-musl- \"$program\"; then\n    exec env QEMU_LD_PREFIX=/musl /q/qemu-aarch64 \"$@\"\n  fi\n  exec env QEMU_LD_PREFIX=/debian /q/qemu-aarch64 \"$@\"\n"
+            ),
+            "{script}"
+        );
     }
 
     #[test]

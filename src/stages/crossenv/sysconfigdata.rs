@@ -367,6 +367,7 @@ mod tests {
             root: "/root-tree".into(),
             python: "/root-tree/usr/bin/python3.11".into(),
             cpu: None,
+            musl_root: None,
         };
         let target = Target::parse("linux-aarch64").unwrap();
         let module = render_ctypes_bridge(&target, Path::new("/e/bin/run-program"), &runner);

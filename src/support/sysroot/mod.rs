@@ -877,6 +877,20 @@ fn links_musl(python: &Path) -> bool {
         .is_some_and(|loader| loader.contains("/ld-musl-"))
 }
 
+/// A root holding only Debian's `musl` package for `arch`: what qemu-user resolves a
+/// dynamic musl program's `/lib/ld-musl-*.so.1` against (the loader is musl's C library
+/// too; the program's other libraries come from its rpath).
+pub fn musl_loader_root(
+    cache: &Path,
+    arch: LinuxArch,
+    network: &Network,
+) -> Result<PathBuf, SysrootError> {
+    let runtime = provision(cache, &TreeSpec::musl_runtime(arch, network))?;
+    let root = runtime.root().to_path_buf();
+    link_merged_lib(&root)?;
+    Ok(root)
+}
+
 /// Debian's `musl` package installs its loader under `usr/lib` and relies on the base
 /// system's `/lib -> usr/lib` link (merged /usr) for the `/lib/ld-musl-*.so.1` that musl
 /// programs name; a tree of that package alone gets the link here.

@@ -494,6 +494,7 @@ pub fn target_runner(
         root: emulator.sysroot().root().to_path_buf(),
         python: emulator.sysroot().python(),
         cpu: emulator.cpu().map(str::to_string),
+        musl_root: None,
     }
 }
 

@@ -202,6 +202,7 @@ impl Identifier<'_> {
                 root: emulator.sysroot().root().to_path_buf(),
                 python: emulator.sysroot().python(),
                 cpu: emulator.cpu().map(str::to_string),
+                musl_root: self.musl_root(arch),
             }),
             Err(error) => {
                 tracing::warn!(
@@ -212,6 +213,29 @@ impl Identifier<'_> {
                 None
             }
         }
+    }
+}
+
+impl Identifier<'_> {
+    /// For a musllinux target, the root of Debian's musl loader, on which the build's
+    /// dynamic musl programs run; without it (offline, no mirror) they fail naming the
+    /// loader, as static ones never do.
+    fn musl_root(&self, arch: crate::support::sysroot::LinuxArch) -> Option<std::path::PathBuf> {
+        if self.spec.target.libc() != Some(crate::target::Libc::Musl) {
+            return None;
+        }
+        crate::support::sysroot::musl_loader_root(
+            self.context.cache.root(),
+            arch,
+            &self.context.network(self.spec),
+        )
+        .inspect_err(|error| {
+            tracing::warn!(
+                "{}: dynamic musl programs cannot run during the build (no musl loader: {error})",
+                self.spec.identifier
+            )
+        })
+        .ok()
     }
 }
 

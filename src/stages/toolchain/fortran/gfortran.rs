@@ -31,43 +31,60 @@ use crate::target::{Libc, OsVersion, Target};
 #[serde(deny_unknown_fields)]
 pub(super) struct FortranTarget {
     debian_arch: String,
+    /// The C library of the targets the row serves: Debian's gfortran compiles for either,
+    /// but the runtime is built for one.
+    #[serde(default = "glibc")]
+    libc: Libc,
     packages: Vec<String>,
     gfortran: String,
     runtime_wheel: String,
     runtime_sha256: String,
 }
 
+fn glibc() -> Libc {
+    Libc::Glibc
+}
+
 /// The runtime's libraries as gfortran links them, whatever the wheel named them.
 const LIBGFORTRAN: &str = "libgfortran.so.5";
 const LIBQUADMATH: &str = "libquadmath.so.0";
+/// GCC's support library, which a musl runtime links by name: musl systems may lack it, so
+/// the runtime's wheel vendors it and so does the repair.
+const LIBGCC_S: &str = "libgcc_s.so.1";
 
 /// The row of `target`, or why it has none.
 fn row_for(target: &Target) -> Result<&'static FortranTarget, String> {
-    let served = || {
+    let served = |libc: Libc| {
         config()
             .target
             .iter()
+            .filter(|row| row.libc == libc)
             .map(|row| row.debian_arch.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    match (target.linux_arch(), target.libc()) {
-        (Some(arch), Some(Libc::Glibc)) => config()
-            .target
-            .iter()
-            .find(|row| row.debian_arch == arch.debian())
-            .ok_or_else(|| {
-                format!(
-                    "crosswheel has gfortran only for the manylinux targets of Debian's {} architectures",
-                    served()
-                )
-            }),
-        _ => Err(format!(
-            "crosswheel has Fortran only for manylinux targets (gfortran, for Debian's {} architectures) and macOS (flang), not for {}",
-            served(),
+    let (Some(arch), Some(libc)) = (target.linux_arch(), target.libc()) else {
+        return Err(format!("{} is not a Linux target", target.id()));
+    };
+    let row = config()
+        .target
+        .iter()
+        .find(|row| row.debian_arch == arch.debian() && row.libc == libc);
+    // The records of libraries built without Fortran quote these lines, and caches keep
+    // them: the first words stay.
+    row.ok_or_else(|| match libc {
+        Libc::Glibc => format!(
+            "crosswheel has gfortran only for the manylinux targets of Debian's {} architectures and the musllinux targets of {}",
+            served(Libc::Glibc),
+            served(Libc::Musl),
+        ),
+        Libc::Musl => format!(
+            "crosswheel has Fortran only for manylinux targets (gfortran, for Debian's {} architectures), musllinux targets (for {}) and macOS (flang), not for {}",
+            served(Libc::Glibc),
+            served(Libc::Musl),
             target.id()
-        )),
-    }
+        ),
+    })
 }
 
 /// gfortran and its runtime for `target` as a library's record names them, or why the
@@ -77,12 +94,15 @@ fn row_for(target: &Target) -> Result<&'static FortranTarget, String> {
 /// promise of the policy the build asked for.
 pub(super) fn for_libraries(target: &Target) -> Result<String, String> {
     let row = row_for(target)?;
-    let needs = runtime_glibc(row)?;
-    let glibc = target.os_version();
-    if glibc < needs {
+    let needs = runtime_floor(row)?;
+    let version = target.os_version();
+    if version < needs {
+        let libc = row.libc.name();
         return Err(format!(
-            "{} builds against glibc {glibc}, below the glibc {needs} its gfortran runtime needs (a build at glibc {needs} or newer, as in the manylinux_2_28 image, gets it)",
-            target.id()
+            "{} builds against {libc} {version}, below the {libc} {needs} its gfortran runtime needs; a build against {libc} {needs} or newer gets it (`{}-{}-image`)",
+            target.id(),
+            row.libc.identifier_prefix(),
+            target.arch(),
         ));
     }
     Ok(format!(
@@ -94,11 +114,12 @@ pub(super) fn for_libraries(target: &Target) -> Result<String, String> {
     ))
 }
 
-/// The glibc the runtime needs: its wheel's first manylinux tag
-/// (`..._manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl`).
-fn runtime_glibc(row: &FortranTarget) -> Result<OsVersion, String> {
+/// The C library the runtime needs: its wheel's first tag of the row's C library
+/// (`..._manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl`, `..._musllinux_1_2_aarch64.whl`).
+fn runtime_floor(row: &FortranTarget) -> Result<OsVersion, String> {
+    let stem = format!("{}_", row.libc.identifier_prefix());
     let tag = row.runtime_wheel.split(['-', '.']).find_map(|part| {
-        let mut numbers = part.strip_prefix("manylinux_")?.split('_');
+        let mut numbers = part.strip_prefix(&stem)?.split('_');
         Some(OsVersion::new(
             numbers.next()?.parse().ok()?,
             numbers.next()?.parse().ok()?,
@@ -106,7 +127,7 @@ fn runtime_glibc(row: &FortranTarget) -> Result<OsVersion, String> {
     });
     tag.ok_or_else(|| {
         format!(
-            "the runtime wheel {} names no manylinux_2_X tag",
+            "the runtime wheel {} names no {stem}X_Y tag",
             row.runtime_wheel
         )
     })
@@ -160,7 +181,16 @@ pub(super) fn gfortran_compiler(
             started.elapsed().as_secs_f64()
         );
     }
-    let script = script_path(cache, &name, "gfortran")?;
+    // One script per C compiler and runtime: a run may build one architecture for two C
+    // library floors, or for glibc and musl, at once.
+    let script_folder = format!(
+        "{name}-{}",
+        cache_key(&[
+            cc.as_os_str().as_encoded_bytes(),
+            runtime.as_os_str().as_encoded_bytes()
+        ])
+    );
+    let script = script_path(cache, &script_folder, "gfortran")?;
     write_script(
         &script,
         &gfortran_script(&gfortran, &fetched.library_path, cc, &runtime),
@@ -268,7 +298,8 @@ fn runtime_dir(cache: &Cache, row: &FortranTarget, network: &Network) -> Result<
 /// and the bytes have it.
 fn fetch_wheel(row: &FortranTarget, destination: &Path, network: &Network) -> Result<(), String> {
     tracing::info!(
-        "downloading the Fortran runtime for {}: {} (sha256 {})",
+        "downloading the {} Fortran runtime for {}: {} (sha256 {})",
+        row.libc.name(),
         row.debian_arch,
         row.runtime_wheel,
         row.runtime_sha256
@@ -282,7 +313,8 @@ fn fetch_wheel(row: &FortranTarget, destination: &Path, network: &Network) -> Re
     )
 }
 
-/// Writes the wheel's `libgfortran-<hash>.so.5*` and `libquadmath-<hash>.so.0*` into `to`
+/// Writes the wheel's `libgfortran-<hash>.so.5*`, `libquadmath-<hash>.so.0*` and
+/// `libgcc_s-<hash>.so.1` (musl's wheels) into `to`
 /// under the names gfortran links (their SONAMEs and the reference between them renamed
 /// back), with `libgfortran.so` for the linker.
 fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
@@ -304,6 +336,8 @@ fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
             LIBGFORTRAN
         } else if base.starts_with("libquadmath") && base.contains(".so.0") {
             LIBQUADMATH
+        } else if base.starts_with("libgcc_s") && base.contains(".so.1") {
+            LIBGCC_S
         } else {
             continue;
         };
@@ -390,25 +424,47 @@ mod tests {
     }
 
     #[test]
-    fn the_manylinux_targets_have_fortran() {
-        for id in [
-            "linux-aarch64",
-            "linux-ppc64le",
-            "linux-s390x",
-            "linux-x86_64",
+    fn manylinux_and_musllinux_targets_get_the_runtime_built_for_their_c_library() {
+        for (id, libc, tag) in [
+            ("linux-aarch64", Libc::Glibc, "manylinux_2_27_aarch64"),
+            ("linux-ppc64le", Libc::Glibc, "manylinux_2_27_ppc64le"),
+            ("linux-s390x", Libc::Glibc, "manylinux_2_27_s390x"),
+            ("linux-x86_64", Libc::Glibc, "manylinux_2_27_x86_64"),
+            ("linux-riscv64", Libc::Glibc, "manylinux_2_38_riscv64"),
+            ("musllinux-aarch64", Libc::Musl, "musllinux_1_2_aarch64"),
         ] {
-            let target = Target::parse(id).unwrap();
-            assert!(row_for(&target).is_ok(), "{id}");
+            let row = row_for(&Target::parse(id).unwrap()).unwrap();
+            assert_eq!(row.libc, libc, "{id}");
+            assert!(
+                row.runtime_wheel.contains(tag),
+                "{id}: {}",
+                row.runtime_wheel
+            );
         }
     }
 
     #[test]
+    fn the_runtime_needs_the_c_library_of_its_wheels_first_tag() {
+        let floor = |id: &str| runtime_floor(row_for(&Target::parse(id).unwrap()).unwrap());
+        assert_eq!(floor("linux-aarch64"), Ok(OsVersion::new(2, 27)));
+        assert_eq!(floor("linux-riscv64"), Ok(OsVersion::new(2, 38)));
+        assert_eq!(floor("musllinux-aarch64"), Ok(OsVersion::new(1, 2)));
+    }
+
+    #[test]
     fn a_target_without_fortran_says_which_have_it() {
-        for id in ["musllinux-aarch64", "linux-riscv64"] {
-            let target = Target::parse(id).unwrap();
-            let reason = row_for(&target).unwrap_err();
-            assert!(reason.contains("arm64, ppc64el, s390x"), "{id}: {reason}");
+        for id in ["linux-i686", "linux-armv7l"] {
+            let reason = row_for(&Target::parse(id).unwrap()).unwrap_err();
+            assert_eq!(
+                reason,
+                "crosswheel has gfortran only for the manylinux targets of Debian's arm64, ppc64el, s390x, amd64, riscv64 architectures and the musllinux targets of arm64"
+            );
         }
+        let reason = row_for(&Target::parse("musllinux-x86_64").unwrap()).unwrap_err();
+        assert!(
+            reason.contains("arm64, ppc64el, s390x, amd64, riscv64 architectures), musllinux targets (for arm64) and macOS (flang), not for musllinux-x86_64"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -240,7 +240,7 @@ mod tests {
     use crate::target::OsVersion;
 
     #[test]
-    fn libraries_compile_fortran_for_the_manylinux_targets_with_gfortran_only() {
+    fn libraries_compile_fortran_where_the_targets_c_library_fits_the_gfortran_runtime() {
         let at_2_28 = |id: &str| {
             let target = Target::parse(id).unwrap();
             for_libraries(&Target::at_least(target.data(), OsVersion::new(2, 28)))
@@ -258,10 +258,17 @@ mod tests {
             let lowest = for_libraries(&Target::parse(id).unwrap()).unwrap_err();
             assert!(lowest.contains("below the glibc 2.27"), "{lowest}");
         }
+        // musllinux builds link musl 1.2, which the runtime needs; riscv64's runtime needs
+        // glibc 2.38, above the target's lowest.
+        assert!(for_libraries(&Target::parse("musllinux-aarch64").unwrap()).is_ok());
+        let riscv64 = Target::parse("linux-riscv64").unwrap();
+        let lowest = for_libraries(&riscv64).unwrap_err();
+        assert!(lowest.contains("below the glibc 2.38"), "{lowest}");
+        assert!(for_libraries(&Target::at_least(riscv64.data(), OsVersion::new(2, 39))).is_ok());
         for id in [
             "linux-i686",
             "linux-armv7l",
-            "musllinux-aarch64",
+            "musllinux-armv7l",
             "macos-arm64",
         ] {
             assert!(for_libraries(&Target::parse(id).unwrap()).is_err(), "{id}");
