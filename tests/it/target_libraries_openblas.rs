@@ -513,6 +513,21 @@ fn openblas_and_scipy_openblas32_for_i686_pick_core2_and_nehalem_kernels_and_pre
 }
 
 #[test]
+#[ignore = "slow: scipy-openblas32 with LAPACK from Fortran against musl, zig, gfortran, qemu"]
+fn scipy_openblas32_for_musllinux_aarch64_compiles_lapack_from_fortran_with_musls_runtime() {
+    // Debian's gfortran compiles LAPACK, zig links it against musl with the runtime of
+    // cibuildwheel's musllinux_1_2 image, which the wheel vendors (with its libgcc_s); the
+    // check runs on crosswheel's musl CPython under qemu.
+    blascheck_computes_on_each_cpu(
+        Entry::ScipyOpenblas32,
+        Lapack::Fortran,
+        "cp311-musllinux_aarch64",
+        "musllinux_1_2_aarch64",
+        &[("neoverse-n1", "neoversen1")],
+    );
+}
+
+#[test]
 #[ignore = "slow: OpenBLAS with C LAPACK from source for macOS, zig"]
 fn openblas_for_macos_exports_blas_and_lapack_to_the_extension_and_passes_the_static_check() {
     // The static check proves every symbol the extension takes from the vendored
