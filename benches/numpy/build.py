@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -34,7 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts/compat_lib"))
 import cells  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent))
-from project_build import corpus_sdist, timed, unpack  # noqa: E402
+from project_build import corpus_sdist, in_root, native_pip_wheel, timed, unpack  # noqa: E402
 
 HOST_PYTHON = "/usr/bin/python3"
 SETUP_ARGS = ["-Csetup-args=-Duse-ilp64=true", "-Csetup-args=-Dallow-noblas=false", "-Cbuild-dir=build"]
@@ -73,24 +71,8 @@ def crosswheel_run(crosswheel: str, numpy, sdist: Path, target: str, cache: Path
 
 
 def native_run(sdist: Path, work: Path) -> dict:
-    """numpy's own steps in a fresh venv: its before-build, then pip wheel with its
-    config-settings and PKG_CONFIG_PATH, as its cibuildwheel configuration runs them."""
-    project = unpack(sdist, work / "src-native")
-    venv = work / "native-venv"
-    shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([HOST_PYTHON, "-m", "venv", str(venv)], check=True)
-    out = work / "out-native"
-    env = dict(os.environ, PATH=f"{venv}/bin:{os.environ['PATH']}", PIP_CACHE_DIR=str(work / "native-pip-cache"),
-               PKG_CONFIG_PATH=str(project / ".openblas"), RUNNER_OS="Linux")
-    # Debian 12's pip (23.0) predates `-C`; cibuildwheel's containers have a current pip.
-    script = (f"cd {shlex.quote(str(project))} && python -m pip install --quiet --upgrade pip && "
-              "bash tools/wheels/cibw_before_build.sh . && "
-              f"python -m pip wheel --no-deps -w {shlex.quote(str(out))} {' '.join(SETUP_ARGS)} .")
-    log = work / "native.log"
-    seconds, _, code = timed(["sh", "-c", script], log, env)
-    if code != 0 or not list(out.glob("numpy-*.whl")):
-        sys.exit(f"numpy bench: the native build failed (exit {code}); its log: {log}")
-    return {"label": "native x86_64 (pip wheel)", "wall": seconds, "log": str(log)}
+    """numpy's own steps natively, with its config-settings (see `native_pip_wheel`)."""
+    return native_pip_wheel("numpy", sdist, work, HOST_PYTHON, SETUP_ARGS)
 
 
 def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
@@ -104,9 +86,7 @@ def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
     shutil.rmtree(source, ignore_errors=True)
     shutil.copytree(unpack(sdist, work / "src-emulated"), source)
     platforms = [arg for minor in range(17, 37) for arg in ("--platform", f"manylinux_2_{minor}_aarch64")]
-    in_root = ["unshare", "--mount", "--propagation", "private", "sh", "-c"]
-    mounts = f"mount -t proc proc {shlex.quote(str(root / 'proc'))} && mount --rbind /dev {shlex.quote(str(root / 'dev'))} && "
-    subprocess.run([*in_root, mounts + f"exec chroot {shlex.quote(str(root))} python3 -m venv --without-pip {venv}"], check=True)
+    subprocess.run(in_root(root, f"python3 -m venv --without-pip {venv}"), check=True)
     subprocess.run([HOST_PYTHON, "-m", "pip", "install", "--quiet", "--only-binary=:all:", *platforms,
                     "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "abi3", "--abi", "none",
                     "--target", str(site), "pip", *EMULATED_REQUIREMENTS], check=True)
@@ -121,8 +101,7 @@ def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
              "mkdir -p .openblas && python -c 'import scipy_openblas64; print(scipy_openblas64.get_pkg_config())' > .openblas/scipy-openblas.pc && "
              f"python -m pip wheel -v --no-build-isolation --no-deps -w /opt/numpy-bench-out {' '.join(SETUP_ARGS)} .")
     log = work / "emulated.log"
-    seconds, finished, code = timed([*in_root, mounts + f"exec chroot {shlex.quote(str(root))} /bin/sh -c {shlex.quote(inner)}"],
-                                    log, cap=cap)
+    seconds, finished, code = timed(in_root(root, inner), log, cap=cap)
     steps = NINJA_PROGRESS.findall(log.read_text(errors="replace"))
     done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, 0)
     if finished and code != 0:

@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -45,7 +44,7 @@ sys.path.insert(0, str(ROOT / "scripts/compat_lib"))
 import cells  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent))
-from project_build import corpus_sdist, timed, unpack  # noqa: E402
+from project_build import corpus_sdist, in_root, timed, unpack  # noqa: E402
 
 HOST_PYTHON = "/usr/bin/python3"
 TARGET = "linux-aarch64"
@@ -120,12 +119,8 @@ def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
     """orjson's `pip wheel` under qemu-aarch64 in the Debian forky arm64 root, with its rustc."""
     root = Path(subprocess.run([str(ROOT / "benches/emulated-root"), "--suite", "forky", "--with-rust"], check=True,
                                stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1])
-    in_root = ["unshare", "--mount", "--propagation", "private", "sh", "-c"]
-    mounts = f"mount -t proc proc {shlex.quote(str(root / 'proc'))} && mount --rbind /dev {shlex.quote(str(root / 'dev'))} && "
-
     def chroot_output(command: str) -> str:
-        return subprocess.run([*in_root, mounts + f"exec chroot {shlex.quote(str(root))} sh -c {shlex.quote(command)}"],
-                              check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+        return subprocess.run(in_root(root, command), check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
 
     python = chroot_output("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'")
     versions = chroot_output("python3 --version; rustc --version; cargo --version").splitlines()
@@ -148,8 +143,7 @@ def emulated_run(sdist: Path, work: Path, cap: float) -> dict:
              "rm -rf /opt/orjson-bench-cargo-home target && "
              "python -m pip wheel -v --no-build-isolation --no-deps -w /opt/orjson-bench-out .")
     log = work / "emulated.log"
-    seconds, finished, code = timed([*in_root, mounts + f"exec chroot {shlex.quote(str(root))} /bin/sh -c {shlex.quote(inner)}"],
-                                    log, cap=cap)
+    seconds, finished, code = timed(in_root(root, inner), log, cap=cap)
     text = log.read_text(errors="replace")
     crates = CARGO_COMPILING.findall(text)
     lock = (source / "Cargo.lock").read_text()

@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -44,7 +43,7 @@ sys.path.insert(0, str(ROOT / "scripts/compat_lib"))
 import cells  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent))
-from project_build import corpus_sdist, timed, unpack  # noqa: E402
+from project_build import corpus_sdist, in_root, native_pip_wheel, timed, unpack  # noqa: E402
 
 PLATFORM = {"linux-aarch64": "manylinux_aarch64", "linux-ppc64le": "manylinux_ppc64le", "linux-s390x": "manylinux_s390x"}
 SHORT_TEST = (
@@ -106,26 +105,11 @@ def cross(crosswheel: str, scipy, sdist: Path, target: str, cache: Path, work: P
 
 
 def native(sdist: Path, work: Path, python: str) -> dict:
-    """scipy's own steps for x86_64 in a fresh venv: its before-build, then `pip wheel` with
-    PKG_CONFIG_PATH naming the folder the before-build writes."""
+    """scipy's own steps natively (see `native_pip_wheel`), with the machine's gfortran."""
     for tool in ("gfortran", "pkg-config"):
         if shutil.which(tool) is None:
             sys.exit(f"scipy bench: the native build needs {tool}: apt-get install {tool}")
-    source = unpack(sdist, work / "src-native")
-    venv = work / "native-venv"
-    shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([python, "-m", "venv", str(venv)], check=True)
-    wheelhouse = work / "wheelhouse-native"
-    env = dict(os.environ, PATH=f"{venv}/bin:{os.environ['PATH']}", PIP_CACHE_DIR=str(work / "native-pip-cache"),
-               PKG_CONFIG_PATH=str(source / ".openblas"), RUNNER_OS="Linux")
-    steps = (f"cd {shlex.quote(str(source))} && python -m pip install --quiet --upgrade pip && "
-             "bash tools/wheels/cibw_before_build.sh . && "
-             f"python -m pip wheel --no-deps -w {shlex.quote(str(wheelhouse))} .")
-    log = work / "native.log"
-    wall, _, status = timed(["sh", "-c", steps], log, env)
-    if status != 0 or not list(wheelhouse.glob("scipy-*.whl")):
-        sys.exit(f"scipy bench: the native build failed (exit {status}); its log: {log}")
-    return {"label": "native x86_64 (pip wheel)", "wall": wall, "log": str(log)}
+    return native_pip_wheel("scipy", sdist, work, python, [])
 
 
 def emulated(sdist: Path, work: Path, cap: float) -> dict:
@@ -141,9 +125,7 @@ def emulated(sdist: Path, work: Path, cap: float) -> dict:
     inside = root / "opt/scipy-bench-src"
     shutil.rmtree(inside, ignore_errors=True)
     shutil.copytree(unpack(sdist, work / "src-emulated"), inside)
-    chrooted = ["unshare", "--mount", "--propagation", "private", "sh", "-c"]
-    mounts = f"mount -t proc proc {shlex.quote(str(root / 'proc'))} && mount --rbind /dev {shlex.quote(str(root / 'dev'))} && "
-    subprocess.run([*chrooted, mounts + f"exec chroot {shlex.quote(str(root))} python3 -m venv --without-pip {venv}"], check=True)
+    subprocess.run(in_root(root, f"python3 -m venv --without-pip {venv}"), check=True)
     tags = [arg for minor in range(17, 42) for arg in ("--platform", f"manylinux_2_{minor}_aarch64")]
     abi = f"cp{version.replace('.', '')}"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--only-binary=:all:", *tags,
@@ -159,8 +141,7 @@ def emulated(sdist: Path, work: Path, cap: float) -> dict:
              "python -c 'import scipy_openblas32; print(scipy_openblas32.get_pkg_config())' > .openblas/scipy-openblas.pc && "
              "python -m pip wheel -v --no-build-isolation --no-deps -w /opt/scipy-bench-out .")
     log = work / "emulated.log"
-    wall, finished, status = timed([*chrooted, mounts + f"exec chroot {shlex.quote(str(root))} /bin/sh -c {shlex.quote(steps)}"],
-                                   log, cap=cap)
+    wall, finished, status = timed(in_root(root, steps), log, cap=cap)
     progress = NINJA_STEP.findall(log.read_text(errors="replace"))
     if finished and status != 0:
         sys.exit(f"scipy bench: the emulated build failed (exit {status}); its log: {log}")
