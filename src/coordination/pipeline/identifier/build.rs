@@ -214,9 +214,7 @@ impl Identifier<'_> {
             }
         }
     }
-}
 
-impl Identifier<'_> {
     /// For a musllinux target, the root of Debian's musl loader, on which the build's
     /// dynamic musl programs run; without it (offline, no mirror) they fail naming the
     /// loader, as static ones never do.
