@@ -169,12 +169,13 @@ fn fortran_example_builds_for_macos_arm64_with_flang_and_vendors_its_runtime() {
 
 /// musllinux aarch64 and riscv64: the same Debian gfortran compiles, zig links against musl
 /// or riscv64's glibc, and the runtime is the one cibuildwheel's musllinux_1_2 and
-/// manylinux_2_39 images give (scipy-openblas32's wheels of those tags). The musl runtime
+/// manylinux_2_39 images give (scipy-openblas32's wheels of those tags), and armv7l and
+/// i686 with Debian bullseye's runtime. The musl runtime
 /// makes meson's sanity-check program a dynamic musl one, which runs on Debian's musl
 /// loader under qemu; riscv64's runtime needs glibc 2.38, which tags the wheel.
 #[test]
-#[ignore = "slow: gfortran for musllinux aarch64 and riscv64, zig, qemu"]
-fn fortran_example_passes_its_suite_on_musllinux_aarch64_and_riscv64() {
+#[ignore = "slow: gfortran for musllinux aarch64, riscv64, armv7l and i686, zig, qemu"]
+fn fortran_example_passes_its_suite_on_musllinux_aarch64_riscv64_armv7l_and_i686() {
     for (only, wheel, libs) in [
         (
             "cp311-musllinux_aarch64",
@@ -185,6 +186,17 @@ fn fortran_example_passes_its_suite_on_musllinux_aarch64_and_riscv64() {
             "cp313-manylinux_riscv64",
             "fortranproj-0.1.0-cp313-cp313-manylinux_2_38_riscv64.whl",
             &["libgfortran-"][..],
+        ),
+        // Debian bullseye's runtime, which needs glibc 2.29: auditwheel's next policy is 2.31.
+        (
+            "cp311-manylinux_armv7l",
+            "fortranproj-0.1.0-cp311-cp311-manylinux_2_31_armv7l.whl",
+            &["libgfortran-"][..],
+        ),
+        (
+            "cp311-manylinux_i686",
+            "fortranproj-0.1.0-cp311-cp311-manylinux_2_31_i686.whl",
+            &["libgfortran-", "libquadmath-"][..],
         ),
     ] {
         let out = tempfile::tempdir().unwrap();
@@ -209,14 +221,15 @@ fn fortran_example_passes_its_suite_on_musllinux_aarch64_and_riscv64() {
 }
 
 #[test]
-#[ignore = "slow: resolves the armv7l toolchain (zig) before refusing Fortran"]
+#[ignore = "slow: resolves the musllinux armv7l toolchain (zig) before refusing Fortran"]
 fn a_target_without_fortran_stops_in_one_line_before_its_build() {
     let out = tempfile::tempdir().unwrap();
-    let output = build(Some("cp311-manylinux_armv7l"), out.path());
+    let output = build(Some("cp311-musllinux_armv7l"), out.path());
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}\n{stderr}");
-    let cause = "no Fortran for linux-armv7l: crosswheel has gfortran only for the manylinux targets of Debian's";
+    let cause =
+        "no Fortran for musllinux-armv7l: crosswheel has Fortran only for manylinux targets";
     // On stderr when it happens, as cibuildwheel says errors, and on the summary's line.
     assert_eq!(stderr.matches(cause).count(), 1, "{stderr}");
     assert!(

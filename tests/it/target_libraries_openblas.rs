@@ -178,6 +178,8 @@ impl Entry {
 enum Lapack {
     /// Compiled from Fortran: the target is built as in the `manylinux_2_28` image.
     Fortran,
+    /// Compiled from Fortran with LLVM flang (macOS).
+    Flang,
     /// OpenBLAS's C translation, and the reason the record gives: the target's lowest
     /// glibc is below what gfortran's runtime needs, or the target has no gfortran.
     CTranslation { why: &'static str },
@@ -206,7 +208,7 @@ fn blascheck_project(dir: &Path, entry: Entry, lapack: Lapack, arch: &str) -> Pa
     let mut text = std::fs::read_to_string(&pyproject).unwrap();
     let image = match lapack {
         Lapack::Fortran => format!("manylinux-{arch}-image = \"manylinux_2_28\"\n"),
-        Lapack::CTranslation { .. } => String::new(),
+        Lapack::Flang | Lapack::CTranslation { .. } => String::new(),
     };
     text.push_str(&format!(
         "\n[tool.crosswheel]\n{}\n{image}\
@@ -322,6 +324,10 @@ fn assert_lapack(wheel: &Path, entry: Entry, lapack: Lapack) {
             );
             assert_eq!(runtime.len(), 1, "{runtime:?}");
         }
+        Lapack::Flang => {
+            assert!(note.contains("LLVM flang"), "{note}");
+            assert!(runtime.is_empty(), "{runtime:?}");
+        }
         Lapack::CTranslation { why } => {
             assert!(
                 note.starts_with("LAPACK is OpenBLAS's C translation") && note.contains(why),
@@ -348,7 +354,9 @@ fn assert_names_are_scipy_openblas32s(wheel: &Path, lapack: Lapack) {
     }
     match lapack {
         Lapack::CTranslation { .. } => assert!(has("scipy_dlamc1_"), "scipy_dlamc1_ not exported"),
-        Lapack::Fortran => assert!(!has("scipy_dlamc1_"), "a C helper in a Fortran LAPACK"),
+        Lapack::Fortran | Lapack::Flang => {
+            assert!(!has("scipy_dlamc1_"), "a C helper in a Fortran LAPACK")
+        }
     }
     let bare: Vec<&String> = exported
         .iter()
@@ -492,13 +500,13 @@ fn openblas_and_scipy_openblas32_for_i686_pick_core2_and_nehalem_kernels_and_pre
     // OpenBLAS tells an x86 CPU by CPUID, which qemu-user answers for its model. Kernels
     // after Nehalem's are not in OpenBLAS's 32-bit list: a Haswell gets Nehalem's. OpenBLAS
     // names Prescott's kernels "Katmai" here: the CPUs before Prescott share them, and its
-    // name lookup asks for Katmai's first. The wheel keeps i686's lowest tag (manylinux2010).
-    // No gfortran for i686: LAPACK is the C translation.
+    // name lookup asks for Katmai's first. The wheel keeps i686's lowest tag (manylinux2010):
+    // i686's gfortran runtime (Debian's) needs glibc 2.29, so LAPACK is the C translation.
     for entry in [Entry::Openblas, Entry::ScipyOpenblas32] {
         blascheck_computes_on_each_cpu(
             entry,
             Lapack::CTranslation {
-                why: "gfortran only for the manylinux targets of Debian's",
+                why: "below the glibc 2.29 its gfortran runtime needs",
             },
             "cp311-manylinux_i686",
             "manylinux_2_12_i686",
@@ -533,23 +541,46 @@ fn scipy_openblas32_for_musllinux_aarch64_compiles_lapack_from_fortran_with_musl
 #[ignore = "slow: OpenBLAS with C LAPACK from source for macOS, zig"]
 fn openblas_for_macos_exports_blas_and_lapack_to_the_extension_and_passes_the_static_check() {
     // The static check proves every symbol the extension takes from the vendored
-    // libopenblas (cblas_dgemm, dgesv_, dgetri_, ...) is exported there: an OpenBLAS dylib
-    // linked without its archive's members (zig ignoring `-all_load`) fails it.
+    // libopenblas (cblas_dgemm, dgesv_, dgetri_, ...) is exported there, and every symbol
+    // libopenblas takes from flang's runtime is exported by the vendored runtime: an
+    // OpenBLAS dylib linked without its archive's members (zig ignoring `-all_load`), or
+    // LAPACK compiled against another runtime, fails it.
     let dir = tempfile::tempdir().unwrap();
     let (_, wheel, text) = build_blascheck(
         dir.path(),
         "cp311-macosx_arm64",
         Entry::Openblas,
-        Lapack::CTranslation { why: "" },
+        Lapack::Flang,
     );
     assert!(text.contains("static check (not executed)"), "{text}");
+    let note = sbom_lapack_note(&wheel, "libopenblas");
     assert!(
-        sbom_lapack_note(&wheel, "libopenblas").contains("flang compiles projects only"),
-        "{}",
-        sbom_lapack_note(&wheel, "libopenblas")
+        note.contains("compiled from its Fortran sources") && note.contains("LLVM flang"),
+        "{note}"
     );
     let bytes = vendored_library(&wheel, "blascheck/.dylibs/libopenblas");
     let macho = goblin::mach::MachO::parse(&bytes, 0).unwrap();
+    // LAPACK's Fortran calls flang's runtime, which the wheel vendors beside it.
+    assert!(
+        macho
+            .libs
+            .iter()
+            .any(|lib| lib.ends_with("/libFortranRuntime.dylib")),
+        "{:?}",
+        macho.libs
+    );
+    let runtime_calls: Vec<String> = macho
+        .imports()
+        .unwrap()
+        .into_iter()
+        .filter(|import| import.name.starts_with("__Fortran"))
+        .map(|import| import.name.to_string())
+        .collect();
+    assert!(
+        !runtime_calls.is_empty(),
+        "libopenblas calls no flang runtime"
+    );
+    vendored_library(&wheel, "blascheck/.dylibs/libFortranRuntime");
     let exported: Vec<String> = macho
         .exports()
         .unwrap()

@@ -15,11 +15,11 @@ use crate::io_error::IoError;
 use crate::python_tag::PythonTag;
 use crate::stages::crossenv::{PythonSource, SetupRequest, TargetSetup};
 use crate::stages::toolchain::fortran_runtime_is_a_target_library as runtime_is_a_target_library;
-use crate::stages::toolchain::{Language, fortran_for_libraries};
+use crate::stages::toolchain::{Language, fortran_family, fortran_for_libraries};
 use crate::support::build_tools;
 use crate::support::host::{Cache, Network};
 use crate::support::target_libraries::{
-    CrossBuild, FLANG_RUNTIME_LIBRARY, LibraryEntry, LibraryFortran, OPENMP_LIBRARY,
+    CrossBuild, FLANG_RUNTIME_LIBRARY, FortranFamily, LibraryEntry, LibraryFortran, OPENMP_LIBRARY,
     TARGET_LIBRARIES, TargetPrefix, add_prefix_variables, catalogue, ensure_library, linked_by,
     read_before_all, requested_libraries, resolve,
 };
@@ -275,6 +275,7 @@ fn prepare_one(
         let dir = user_prefix.join(sub);
         std::fs::create_dir_all(&dir).map_err(IoError::at("create", &dir))?;
     }
+    let libraries = &with_flang_runtime_first(&spec.target, libraries);
     // The target's Fortran, fetched only when a library to build compiles Fortran and the
     // target's libraries can have it; the others take their route without it.
     let fortran_description = if libraries.iter().any(|entry| entry.fortran.is_some()) {
@@ -287,7 +288,8 @@ fn prepare_one(
         Err(_) => &[],
     };
     let setup = target_setup(spec, spec.python, cache, offline, languages)?;
-    let fortran = fortran_description.and_then(|description| library_fortran(&setup, description));
+    let fortran = fortran_description
+        .and_then(|description| library_fortran(&setup, &spec.target, description));
     let mut base = setup.command_variables();
     // Only the entries that take a Fortran route get the compiler, through `{fc}`: the
     // others' own configure scripts would find it and build what their cache key does not
@@ -306,7 +308,15 @@ fn prepare_one(
         let mut vars = base.clone();
         // Only what it links: a library's build (and its cache key) does not change with
         // the other libraries a configuration asks for.
-        let needed = linked_by(entry, libraries);
+        let mut needed = linked_by(entry, libraries);
+        // flang's runtime, built first, is what a library compiled with flang links.
+        let flang_runtime = prefix
+            .libraries
+            .iter()
+            .find(|built| built.record.name == FLANG_RUNTIME_LIBRARY);
+        if entry.fortran.is_some() && fortran_family(&spec.target) == FortranFamily::Flang {
+            needed.push(FLANG_RUNTIME_LIBRARY);
+        }
         let roots: Vec<PathBuf> = prefix
             .libraries
             .iter()
@@ -314,6 +324,16 @@ fn prepare_one(
             .map(|built| built.prefix.clone())
             .collect();
         add_prefix_variables(&mut vars, &roots);
+        let fortran = fortran.clone().and_then(|fortran| match fortran.family {
+            FortranFamily::Gfortran => Ok(fortran),
+            FortranFamily::Flang => match flang_runtime {
+                Some(runtime) => Ok(LibraryFortran {
+                    runtime_dir: runtime.prefix.join("lib"),
+                    ..fortran
+                }),
+                None => Err(format!("{FLANG_RUNTIME_LIBRARY} was not built first")),
+            },
+        });
         let cross = CrossBuild {
             target: spec.target.clone(),
             toolchain: setup.toolchain.description.clone(),
@@ -323,7 +343,7 @@ fn prepare_one(
             build_python: None,
             cache_folder: TARGET_LIBRARIES,
             announcement: None,
-            fortran: fortran.clone(),
+            fortran,
         };
         let started = std::time::Instant::now();
         let built = ensure_library(cache, entry, &cross)?;
@@ -407,17 +427,56 @@ fn prepare_one(
 }
 
 /// The Fortran compiler of `setup`'s toolchain as a library's build gets it, described as
-/// its record will say.
-fn library_fortran(setup: &TargetSetup, description: String) -> Result<LibraryFortran, String> {
-    let compiler = setup.toolchain.compilers.get(Language::Fortran);
-    match compiler.and_then(|compiler| Some((compiler, compiler.runtime_dir.clone()?))) {
-        Some((compiler, runtime_dir)) => Ok(LibraryFortran {
-            program: compiler.program.clone(),
-            runtime_dir,
-            description,
-        }),
-        None => Err("the toolchain came without its Fortran compiler".to_string()),
-    }
+/// its record will say. flang's runtime folder is left empty here: it is the catalogue's
+/// `flang-runtime`, built before the libraries that link it, each given its folder then.
+fn library_fortran(
+    setup: &TargetSetup,
+    target: &crate::target::Target,
+    description: String,
+) -> Result<LibraryFortran, String> {
+    let missing = || "the toolchain came without its Fortran compiler".to_string();
+    let compiler = setup
+        .toolchain
+        .compilers
+        .get(Language::Fortran)
+        .ok_or_else(missing)?;
+    let family = fortran_family(target);
+    let runtime_dir = match family {
+        FortranFamily::Gfortran => compiler.runtime_dir.clone().ok_or_else(missing)?,
+        FortranFamily::Flang => PathBuf::new(),
+    };
+    Ok(LibraryFortran {
+        program: compiler.program.clone(),
+        runtime_dir,
+        description,
+        family,
+    })
+}
+
+/// `libraries` in build order, with flang's runtime first where a library compiles
+/// Fortran with flang (macOS): their builds link it, and it links nothing.
+fn with_flang_runtime_first(
+    target: &crate::target::Target,
+    libraries: &[&'static LibraryEntry],
+) -> Vec<&'static LibraryEntry> {
+    let (runtime, mut ordered): (Vec<&'static LibraryEntry>, Vec<&'static LibraryEntry>) =
+        libraries
+            .iter()
+            .partition(|entry| entry.name == FLANG_RUNTIME_LIBRARY);
+    let compiles_with_flang = fortran_family(target) == FortranFamily::Flang
+        && libraries.iter().any(|entry| {
+            entry
+                .fortran
+                .as_ref()
+                .is_some_and(|route| route.flang.is_some())
+        });
+    let runtime = runtime.into_iter().next().or_else(|| {
+        compiles_with_flang
+            .then(|| catalogue().library(FLANG_RUNTIME_LIBRARY))
+            .flatten()
+    });
+    ordered.splice(0..0, runtime);
+    ordered
 }
 
 /// The setup the target's own builds (catalogue libraries, `before-all`, a target CPython)

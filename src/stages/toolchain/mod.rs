@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub use cpu_flags::{CPU_FLAGS_ERROR, wrapper_errors};
 pub use cuda::CudaRequest;
 pub use doctor::{DoctorReport, Readiness, TargetDoctor, doctor};
+pub use fortran::family as fortran_family;
 pub use fortran::for_libraries as fortran_for_libraries;
 pub use fortran::runtime_is_a_target_library as fortran_runtime_is_a_target_library;
 pub use gcc::{GccProbe, GccTools, apt_install_command, find_gcc, probe_gcc};

@@ -54,6 +54,17 @@ pub struct LibraryFortran {
     pub runtime_dir: PathBuf,
     /// The compiler and runtime as the record and the cache key name them.
     pub description: String,
+    /// Which compiler it is: gfortran and flang take different flags.
+    pub family: FortranFamily,
+}
+
+/// The Fortran compilers crosswheel has for libraries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FortranFamily {
+    /// Debian's cross gfortran (Linux targets).
+    Gfortran,
+    /// LLVM flang (macOS), whose runtime is the catalogue's `flang-runtime`.
+    Flang,
 }
 
 /// The cache folder of the libraries and CPythons built for targets.
@@ -219,20 +230,44 @@ pub fn ensure_verified_library(
 
 /// What a library's record says of the route its build took.
 fn route_note(route: &FortranRoute, fortran: &Result<LibraryFortran, String>) -> String {
-    match fortran {
-        Ok(fortran) => format!("{} ({})", route.with_note, fortran.description),
+    match route_taken(route, fortran) {
+        Ok((_, note, fortran)) => format!("{note} ({})", fortran.description),
         Err(why) => format!("{}: {why}", route.without_note),
     }
 }
 
-/// Copies the shared runtime in `runtime_dir` (its versioned files: `libgfortran.so.5`,
-/// `libquadmath.so.0`; not the link-time `libgfortran.so`) into `lib`.
+/// The assignments and note of the route `route` takes with `fortran`, or why it takes
+/// the one without Fortran.
+fn route_taken<'a>(
+    route: &'a FortranRoute,
+    fortran: &'a Result<LibraryFortran, String>,
+) -> Result<(&'a [String], &'a str, &'a LibraryFortran), String> {
+    let fortran = fortran.as_ref().map_err(Clone::clone)?;
+    match fortran.family {
+        FortranFamily::Gfortran => Ok((&route.with, &route.with_note, fortran)),
+        FortranFamily::Flang => match &route.flang {
+            Some(flang) => Ok((&flang.with, &flang.note, fortran)),
+            None => Err("the catalogue's entry has no route for flang".to_string()),
+        },
+    }
+}
+
+/// Copies the shared runtime in `runtime_dir` under the names a program loads it by
+/// (`libgfortran.so.5`, `libquadmath.so.0`; not the link-time `libgfortran.so`, nor the
+/// file behind a Debian tree's `libgfortran.so.5` link, `libgfortran.so.5.0.0`) into
+/// `lib`. flang's
+/// `libFortranRuntime.dylib` is not copied: it is a catalogue library of its own, whose
+/// absolute install name the library records and the repair follows.
 fn copy_runtime(runtime_dir: &Path, lib: &Path) -> Result<(), TargetLibraryError> {
     let entries = std::fs::read_dir(runtime_dir).map_err(IoError::at("read", runtime_dir))?;
     for entry in entries {
         let entry = entry.map_err(IoError::at("read", runtime_dir))?;
         let name = entry.file_name();
-        if !name.to_string_lossy().contains(".so.") {
+        let loaded_name = name
+            .to_string_lossy()
+            .split_once(".so.")
+            .is_some_and(|(_, version)| !version.contains('.'));
+        if !loaded_name {
             continue;
         }
         let to = lib.join(&name);
@@ -342,9 +377,9 @@ fn prefix_and_key(cache: &Cache, entry: &LibraryEntry, cross: &CrossBuild) -> (P
         target.os_version().to_string().into_bytes(),
         cross.toolchain.as_bytes().to_vec(),
     ];
-    if entry.fortran.is_some() {
-        let description = match &cross.fortran {
-            Ok(fortran) => fortran.description.as_str(),
+    if let Some(route) = &entry.fortran {
+        let description = match route_taken(route, &cross.fortran) {
+            Ok((_, _, fortran)) => fortran.description.as_str(),
             Err(_) => "none",
         };
         parts.push(format!("Fortran: {description}").into_bytes());
@@ -499,15 +534,18 @@ impl Build<'_> {
                 .ok_or_else(|| self.unsupported("make_vars_by_arch"))?;
             make_vars.extend(vars.iter().map(|var| fill(var)));
         }
-        let fortran = self.cross.fortran.as_ref().ok();
+        let mut fortran = None;
         if let Some(route) = &self.entry.fortran {
-            let (vars, fc, runtime) = match fortran {
-                Some(fortran) => (
-                    &route.with,
-                    fortran.program.to_string_lossy(),
-                    fortran.runtime_dir.to_string_lossy(),
-                ),
-                None => (&route.without, "".into(), "".into()),
+            let (vars, fc, runtime) = match route_taken(route, &self.cross.fortran) {
+                Ok((vars, _, taken)) => {
+                    fortran = Some(taken);
+                    (
+                        vars,
+                        taken.program.to_string_lossy(),
+                        taken.runtime_dir.to_string_lossy(),
+                    )
+                }
+                Err(_) => (route.without.as_slice(), "".into(), "".into()),
             };
             make_vars.extend(vars.iter().map(|var| {
                 fill(var)
@@ -546,7 +584,7 @@ impl Build<'_> {
         }
         let relative = self.prefix.strip_prefix("/").unwrap_or(self.prefix);
         let installed = destination.join(relative);
-        if let Some(fortran) = fortran.filter(|_| self.entry.fortran.is_some()) {
+        if let Some(fortran) = fortran {
             copy_runtime(&fortran.runtime_dir, &installed.join("lib"))?;
         }
         self.check(&installed)?;
@@ -728,6 +766,7 @@ mod tests {
             program: "/cache/gfortran".into(),
             runtime_dir: "/cache/runtime".into(),
             description: description.into(),
+            family: FortranFamily::Gfortran,
         };
         let without = cross_build("linux-aarch64", Err("glibc 2.17 is too old".into()));
         let with = cross_build("linux-aarch64", Ok(gfortran("gfortran 9")));
@@ -755,9 +794,58 @@ mod tests {
     }
 
     #[test]
+    fn with_flang_openblas_takes_the_flang_route_and_a_library_without_one_takes_none() {
+        let catalogue = super::super::catalogue::catalogue();
+        let openblas = catalogue.library("openblas").unwrap();
+        let route = openblas.fortran.as_ref().unwrap();
+        let flang_route = route
+            .flang
+            .as_ref()
+            .expect("OpenBLAS has a route for flang");
+        let flang = Ok(LibraryFortran {
+            program: "/cache/flang".into(),
+            runtime_dir: "/cache/flang-runtime/lib".into(),
+            description: "flang 19".into(),
+            family: FortranFamily::Flang,
+        });
+        let (vars, note, _) = route_taken(route, &flang).unwrap();
+        assert_eq!(vars, flang_route.with.as_slice());
+        assert!(
+            vars.iter().any(|var| var == "F_COMPILER=GFORTRAN"),
+            "{vars:?}"
+        );
+        assert_eq!(route_note(route, &flang), format!("{note} (flang 19)"));
+        let without_flang = FortranRoute {
+            flang: None,
+            ..route.clone()
+        };
+        assert_eq!(
+            route_note(&without_flang, &flang),
+            format!(
+                "{}: the catalogue's entry has no route for flang",
+                route.without_note
+            )
+        );
+        // The flang route keys macOS builds only.
+        let linux = Target::parse("linux-aarch64").unwrap();
+        let macos = Target::parse("macos-arm64").unwrap();
+        let bare = LibraryEntry {
+            fortran: Some(without_flang),
+            ..openblas.clone()
+        };
+        assert_eq!(openblas.cache_identity(&linux), bare.cache_identity(&linux));
+        assert_ne!(openblas.cache_identity(&macos), bare.cache_identity(&macos));
+    }
+
+    #[test]
     fn the_runtime_a_library_links_is_copied_beside_it_without_the_link_time_name() {
         let runtime = tempfile::tempdir().unwrap();
-        for name in ["libgfortran.so", "libgfortran.so.5", "libquadmath.so.0"] {
+        for name in [
+            "libgfortran.so",
+            "libgfortran.so.5",
+            "libgfortran.so.5.0.0",
+            "libquadmath.so.0",
+        ] {
             std::fs::write(runtime.path().join(name), name).unwrap();
         }
         let lib = tempfile::tempdir().unwrap();

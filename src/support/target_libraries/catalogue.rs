@@ -150,6 +150,18 @@ pub struct FortranRoute {
     /// What the library's SBOM entry says of each route.
     pub with_note: String,
     pub without_note: String,
+    /// The route with LLVM flang (macOS's Fortran), which takes other flags than gfortran;
+    /// `None`: the library takes its route without Fortran there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flang: Option<FlangRoute>,
+}
+
+/// [`FortranRoute::with`] and its note for flang.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FlangRoute {
+    pub with: Vec<String>,
+    pub note: String,
 }
 
 /// One text replacement in one file of a library's source.
@@ -329,6 +341,13 @@ impl LibraryEntry {
             if let Some(serde_json::Value::Object(rows)) = fields.get_mut(table) {
                 rows.retain(|key, _| key == row);
             }
+        }
+        // The flang route is macOS's (its Fortran is flang): the Linux targets' builds
+        // keep their keys whatever it says.
+        if !target.is_macos()
+            && let Some(serde_json::Value::Object(route)) = fields.get_mut("fortran")
+        {
+            route.remove("flang");
         }
         if fields.contains_key("gnu_assembler_for") {
             let needed = self

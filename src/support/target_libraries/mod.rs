@@ -23,8 +23,8 @@ use crate::target::Target;
 
 pub use before_all::{BeforeAll, read_before_all};
 pub use build::{
-    BuiltLibrary, CrossBuild, InstallCheck, LibraryFortran, TARGET_LIBRARIES, ensure_library,
-    ensure_verified_library, library_prefix,
+    BuiltLibrary, CrossBuild, FortranFamily, InstallCheck, LibraryFortran, TARGET_LIBRARIES,
+    ensure_library, ensure_verified_library, library_prefix,
 };
 pub use catalogue::{
     Catalogue, FortranRoute, HostCpythons, LibraryEntry, TargetCpythons, catalogue, host_cpythons,

@@ -18,7 +18,7 @@ use super::{
     print_search_dirs, script_path,
 };
 use crate::support::host::{Cache, Network, cache_key, shell_quote, shell_quote_path};
-use crate::support::target_libraries::FORTRAN_RUNTIME_VARIABLE;
+use crate::support::target_libraries::{FLANG_RUNTIME_LIBRARY, FORTRAN_RUNTIME_VARIABLE};
 use crate::target::Target;
 
 /// config/fortran-toolchain.toml's `[flang]` table (the file's comments describe it).
@@ -84,6 +84,15 @@ pub(super) fn flang_compiler(
         flang.packages[0],
     );
     Ok(Compiler::new(Language::Fortran, script))
+}
+
+/// flang and its runtime as the record of a library compiled with them names them.
+pub(super) fn for_libraries() -> String {
+    let flang = &config().flang;
+    format!(
+        "Debian {}'s {}, runtime the catalogue's {FLANG_RUNTIME_LIBRARY} built for the target from the same LLVM release",
+        flang.debian_release, flang.packages[0]
+    )
 }
 
 /// The triple flang compiles for: the target's architecture and its deployment target,

@@ -10,8 +10,11 @@
 //! queries, which meson and CMake identify the compiler by) to gfortran, and links to the
 //! C compiler with the runtime's folder and `-lgfortran` added.
 
+mod runtime;
+
 use std::path::{Path, PathBuf};
 
+use self::runtime::{DebianRuntime, describe, runtime_dir, runtime_floor};
 use super::super::ToolchainError;
 use super::super::language::{Compiler, Language};
 use super::super::wrappers::write_script;
@@ -19,12 +22,8 @@ use super::{
     ARGUMENT_SCAN, BUILD_ARCH, DebianCompilerSpec, SPLIT_COMPILE_AND_LINK, config,
     print_search_dirs, script_path,
 };
-use crate::formats::elf::edit::{ElfEdits, apply_edits};
-use crate::io_error::IoError;
-use crate::support::host::{
-    Cache, Network, cache_key, package_index, shell_quote, shell_quote_path,
-};
-use crate::target::{Libc, OsVersion, Target};
+use crate::support::host::{Cache, Network, cache_key, shell_quote, shell_quote_path};
+use crate::target::{Libc, Target};
 
 /// One row of config/fortran-toolchain.toml's `[[target]]`.
 #[derive(Debug, serde::Deserialize)]
@@ -37,20 +36,16 @@ pub(super) struct FortranTarget {
     libc: Libc,
     packages: Vec<String>,
     gfortran: String,
-    runtime_wheel: String,
-    runtime_sha256: String,
+    /// The runtime: a wheel of `runtime_project`, pinned by SHA-256...
+    runtime_wheel: Option<String>,
+    runtime_sha256: Option<String>,
+    /// ...or Debian's packages, where the index has no such wheel.
+    runtime_debian: Option<DebianRuntime>,
 }
 
 fn glibc() -> Libc {
     Libc::Glibc
 }
-
-/// The runtime's libraries as gfortran links them, whatever the wheel named them.
-const LIBGFORTRAN: &str = "libgfortran.so.5";
-const LIBQUADMATH: &str = "libquadmath.so.0";
-/// GCC's support library, which a musl runtime links by name: musl systems may lack it, so
-/// the runtime's wheel vendors it and so does the repair.
-const LIBGCC_S: &str = "libgcc_s.so.1";
 
 /// The row of `target`, or why it has none.
 fn row_for(target: &Target) -> Result<&'static FortranTarget, String> {
@@ -106,31 +101,11 @@ pub(super) fn for_libraries(target: &Target) -> Result<String, String> {
         ));
     }
     Ok(format!(
-        "Debian {}'s {}, runtime from {} (sha256 {})",
+        "Debian {}'s {}, {}",
         config().debian_release,
         row.packages[0],
-        row.runtime_wheel,
-        &row.runtime_sha256[..12]
+        describe(row)?
     ))
-}
-
-/// The C library the runtime needs: its wheel's first tag of the row's C library
-/// (`..._manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl`, `..._musllinux_1_2_aarch64.whl`).
-fn runtime_floor(row: &FortranTarget) -> Result<OsVersion, String> {
-    let stem = format!("{}_", row.libc.identifier_prefix());
-    let tag = row.runtime_wheel.split(['-', '.']).find_map(|part| {
-        let mut numbers = part.strip_prefix(&stem)?.split('_');
-        Some(OsVersion::new(
-            numbers.next()?.parse().ok()?,
-            numbers.next()?.parse().ok()?,
-        ))
-    });
-    tag.ok_or_else(|| {
-        format!(
-            "the runtime wheel {} names no {stem}X_Y tag",
-            row.runtime_wheel
-        )
-    })
 }
 
 /// The Fortran compiler of `target`: the `gfortran` script over Debian's gfortran, linking
@@ -173,7 +148,10 @@ pub(super) fn gfortran_compiler(
             row.gfortran
         )));
     }
-    let runtime = runtime_dir(cache, row, network).map_err(missing)?;
+    let arch = target
+        .linux_arch()
+        .ok_or_else(|| missing(format!("{} is not a Linux target", target.id())))?;
+    let runtime = runtime_dir(cache, row, arch, network).map_err(missing)?;
     if fetched.downloaded {
         tracing::info!(
             "fetched Debian's gfortran for {} in {:.1} s",
@@ -196,11 +174,10 @@ pub(super) fn gfortran_compiler(
         &gfortran_script(&gfortran, &fetched.library_path, cc, &runtime),
     )?;
     tracing::info!(
-        "Fortran for {}: Debian's {} from {release}, runtime from {} ({})",
+        "Fortran for {}: Debian's {} from {release}, {}",
         target.id(),
         row.packages[0],
-        config.runtime_project,
-        row.runtime_wheel
+        describe(row).map_err(missing)?
     );
     let mut compiler = Compiler::new(Language::Fortran, script);
     compiler.runtime_dir = Some(runtime);
@@ -263,158 +240,21 @@ fn programs_prefix(gfortran: &Path) -> PathBuf {
     }
 }
 
-/// The folder holding the runtime as gfortran links it (`libgfortran.so` for the link,
-/// `libgfortran.so.5` and, where the wheel has it, `libquadmath.so.0`), made once from
-/// the pinned wheel.
-fn runtime_dir(cache: &Cache, row: &FortranTarget, network: &Network) -> Result<PathBuf, String> {
-    let folder = cache.toolchains().join("fortran").join(format!(
-        "runtime-{}-{}",
-        row.debian_arch,
-        &row.runtime_sha256[..12]
-    ));
-    if folder.join(LIBGFORTRAN).is_file() {
-        return Ok(folder);
-    }
-    let parent = cache.toolchains().join("fortran");
-    std::fs::create_dir_all(&parent)
-        .map_err(|err| IoError::new("create", parent.clone(), err).to_string())?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".runtime-")
-        .tempdir_in(&parent)
-        .map_err(|err| IoError::new("create a folder in", parent.clone(), err).to_string())?;
-    let wheel = scratch.path().join(&row.runtime_wheel);
-    fetch_wheel(row, &wheel, network)?;
-    let staged = scratch.path().join("runtime");
-    extract_runtime(&wheel, &staged)?;
-    match std::fs::rename(&staged, &folder) {
-        Ok(()) => Ok(folder),
-        // Another build made it first: theirs is the same bytes.
-        Err(_) if folder.join(LIBGFORTRAN).is_file() => Ok(folder),
-        Err(err) => Err(IoError::new("move into place", folder, err).to_string()),
-    }
-}
-
-/// Downloads the pinned wheel, refusing it unless the index publishes the pinned SHA-256
-/// and the bytes have it.
-fn fetch_wheel(row: &FortranTarget, destination: &Path, network: &Network) -> Result<(), String> {
-    tracing::info!(
-        "downloading the {} Fortran runtime for {}: {} (sha256 {})",
-        row.libc.name(),
-        row.debian_arch,
-        row.runtime_wheel,
-        row.runtime_sha256
-    );
-    package_index::download_pinned(
-        &config().runtime_project,
-        &row.runtime_wheel,
-        &row.runtime_sha256,
-        destination,
-        network,
-    )
-}
-
-/// Writes the wheel's `libgfortran-<hash>.so.5*`, `libquadmath-<hash>.so.0*` and
-/// `libgcc_s-<hash>.so.1` (musl's wheels) into `to`
-/// under the names gfortran links (their SONAMEs and the reference between them renamed
-/// back), with `libgfortran.so` for the linker.
-fn extract_runtime(wheel: &Path, to: &Path) -> Result<(), String> {
-    let file = std::fs::File::open(wheel)
-        .map_err(|err| IoError::new("open", wheel.to_path_buf(), err).to_string())?;
-    let mut archive = zip::ZipArchive::new(file)
-        .map_err(|err| format!("{} is not a wheel: {err}", wheel.display()))?;
-    let mut members: Vec<(String, &str, Vec<u8>)> = Vec::new();
-    for index in 0..archive.len() {
-        let mut entry = archive
-            .by_index(index)
-            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?;
-        let name = entry
-            .name()
-            .map_err(|err| format!("cannot read {}: {err}", wheel.display()))?
-            .into_owned();
-        let base = name.rsplit('/').next().unwrap_or("").to_string();
-        let wanted = if base.starts_with("libgfortran") && base.contains(".so.5") {
-            LIBGFORTRAN
-        } else if base.starts_with("libquadmath") && base.contains(".so.0") {
-            LIBQUADMATH
-        } else if base.starts_with("libgcc_s") && base.contains(".so.1") {
-            LIBGCC_S
-        } else {
-            continue;
-        };
-        let mut data = Vec::new();
-        std::io::Read::read_to_end(&mut entry, &mut data)
-            .map_err(|err| format!("cannot read {base} in {}: {err}", wheel.display()))?;
-        members.push((base, wanted, data));
-    }
-    if !members.iter().any(|(_, wanted, _)| *wanted == LIBGFORTRAN) {
-        return Err(format!("{} holds no libgfortran", wheel.display()));
-    }
-    let renames: std::collections::BTreeMap<String, String> = members
-        .iter()
-        .map(|(base, wanted, _)| (base.clone(), wanted.to_string()))
-        .collect();
-    std::fs::create_dir_all(to)
-        .map_err(|err| IoError::new("create", to.to_path_buf(), err).to_string())?;
-    for (base, wanted, data) in &members {
-        let edits = ElfEdits {
-            soname: Some(wanted.to_string()),
-            replace_needed: renames.clone(),
-            ..ElfEdits::default()
-        };
-        let edited =
-            apply_edits(data, &edits).map_err(|err| format!("cannot rename {base}: {err}"))?;
-        let path = to.join(wanted);
-        std::fs::write(&path, edited)
-            .map_err(|err| IoError::new("write", path.clone(), err).to_string())?;
-    }
-    record_origin(to, wheel, &members)?;
-    let link = to.join("libgfortran.so");
-    std::os::unix::fs::symlink(LIBGFORTRAN, &link)
-        .map_err(|err| IoError::new("link", link, err).to_string())
-}
-
-/// The distribution the files came from, as an installed wheel records it (one
-/// `*.dist-info` per file, for their licences differ from the distribution's own), so the
-/// SBOM of a wheel that vendors them names the wheel and the licence.
-fn record_origin(
-    to: &Path,
-    wheel: &Path,
-    members: &[(String, &str, Vec<u8>)],
-) -> Result<(), String> {
-    let file_name = wheel.file_name().unwrap_or_default().to_string_lossy();
-    let version = file_name.split('-').nth(1).unwrap_or("0");
-    for (_, wanted, _) in members {
-        let licence = if *wanted == LIBQUADMATH {
-            "LGPL-2.1-or-later"
-        } else {
-            "GPL-3.0-or-later WITH GCC-exception-3.1"
-        };
-        let stem = wanted.split('.').next().unwrap_or(wanted);
-        let folder = to.join(format!("{stem}-{version}.dist-info"));
-        std::fs::create_dir_all(&folder)
-            .map_err(|err| IoError::new("create", folder.clone(), err).to_string())?;
-        let metadata = format!(
-            "Metadata-Version: 2.4\nName: {}\nVersion: {version}\nLicense-Expression: {licence}\n",
-            config().runtime_project
-        );
-        for (file, text) in [("METADATA", metadata), ("RECORD", format!("{wanted},,\n"))] {
-            let path = folder.join(file);
-            std::fs::write(&path, text)
-                .map_err(|err| IoError::new("write", path.clone(), err).to_string())?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::OsVersion;
 
     #[test]
     fn the_bundled_file_parses() {
         assert!(!config().target.is_empty());
         for row in &config().target {
-            assert_eq!(row.runtime_sha256.len(), 64, "{}", row.runtime_wheel);
+            match row.runtime().unwrap() {
+                runtime::RuntimeSource::Wheel(wheel) => {
+                    assert_eq!(wheel.sha256.len(), 64, "{}", wheel.file)
+                }
+                runtime::RuntimeSource::Debian(_) => runtime_floor(row).map(|_| ()).unwrap(),
+            }
             assert!(
                 row.gfortran.starts_with("usr/bin/") && row.gfortran.ends_with("-gfortran-9"),
                 "{}",
@@ -432,37 +272,39 @@ mod tests {
             ("linux-x86_64", Libc::Glibc, "manylinux_2_27_x86_64"),
             ("linux-riscv64", Libc::Glibc, "manylinux_2_38_riscv64"),
             ("musllinux-aarch64", Libc::Musl, "musllinux_1_2_aarch64"),
+            (
+                "linux-armv7l",
+                Libc::Glibc,
+                "Debian bullseye's libgfortran5 for armhf",
+            ),
+            (
+                "linux-i686",
+                Libc::Glibc,
+                "Debian bullseye's libgfortran5 libquadmath0 for i386",
+            ),
         ] {
             let row = row_for(&Target::parse(id).unwrap()).unwrap();
             assert_eq!(row.libc, libc, "{id}");
-            assert!(
-                row.runtime_wheel.contains(tag),
-                "{id}: {}",
-                row.runtime_wheel
-            );
+            let runtime = describe(row).unwrap();
+            assert!(runtime.contains(tag), "{id}: {runtime}");
         }
     }
 
     #[test]
-    fn the_runtime_needs_the_c_library_of_its_wheels_first_tag() {
+    fn the_runtime_needs_the_c_library_of_its_wheels_first_tag_or_what_debians_needs() {
         let floor = |id: &str| runtime_floor(row_for(&Target::parse(id).unwrap()).unwrap());
         assert_eq!(floor("linux-aarch64"), Ok(OsVersion::new(2, 27)));
+        assert_eq!(floor("linux-armv7l"), Ok(OsVersion::new(2, 29)));
+        assert_eq!(floor("linux-i686"), Ok(OsVersion::new(2, 29)));
         assert_eq!(floor("linux-riscv64"), Ok(OsVersion::new(2, 38)));
         assert_eq!(floor("musllinux-aarch64"), Ok(OsVersion::new(1, 2)));
     }
 
     #[test]
     fn a_target_without_fortran_says_which_have_it() {
-        for id in ["linux-i686", "linux-armv7l"] {
-            let reason = row_for(&Target::parse(id).unwrap()).unwrap_err();
-            assert_eq!(
-                reason,
-                "crosswheel has gfortran only for the manylinux targets of Debian's arm64, ppc64el, s390x, amd64, riscv64 architectures and the musllinux targets of arm64"
-            );
-        }
         let reason = row_for(&Target::parse("musllinux-x86_64").unwrap()).unwrap_err();
         assert!(
-            reason.contains("arm64, ppc64el, s390x, amd64, riscv64 architectures), musllinux targets (for arm64) and macOS (flang), not for musllinux-x86_64"),
+            reason.contains("arm64, ppc64el, s390x, amd64, riscv64, armhf, i386 architectures), musllinux targets (for arm64) and macOS (flang), not for musllinux-x86_64"),
             "{reason}"
         );
     }

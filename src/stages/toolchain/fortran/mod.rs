@@ -19,6 +19,7 @@ use crate::support::host::{Cache, Network};
 use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 #[cfg(doc)]
 use crate::support::target_libraries::FLANG_RUNTIME_LIBRARY;
+use crate::support::target_libraries::FortranFamily;
 use crate::target::Target;
 
 const FORTRAN_TOOLCHAIN_TOML: &str = include_str!(concat!(
@@ -53,10 +54,19 @@ pub(super) fn fortran_compiler(
     cc: &Path,
     network: &Network,
 ) -> Result<Compiler, ToolchainError> {
+    match family(target) {
+        FortranFamily::Flang => flang::flang_compiler(cache, target, cc, network),
+        FortranFamily::Gfortran => gfortran::gfortran_compiler(cache, target, cc, network),
+    }
+}
+
+/// Which compiler `target`'s Fortran is: flang for macOS (no Debian package has a
+/// gfortran for Darwin), gfortran for Linux.
+pub fn family(target: &Target) -> FortranFamily {
     if target.is_macos() {
-        flang::flang_compiler(cache, target, cc, network)
+        FortranFamily::Flang
     } else {
-        gfortran::gfortran_compiler(cache, target, cc, network)
+        FortranFamily::Gfortran
     }
 }
 
@@ -64,22 +74,19 @@ pub(super) fn fortran_compiler(
 /// target like any library ([`FLANG_RUNTIME_LIBRARY`]), rather than one the compiler
 /// brings.
 pub fn runtime_is_a_target_library(target: &Target) -> bool {
-    target.is_macos()
+    family(target) == FortranFamily::Flang
 }
 
 /// The target's Fortran compiler and runtime as the record of a library built with them
 /// names them (the catalogue's OpenBLAS compiles LAPACK from its Fortran where this is
-/// `Ok`), or why its libraries get none: gfortran's manylinux targets, built against a
-/// glibc the runtime fits. macOS, whose flang runtime is itself a catalogue library, is not
-/// among them yet.
+/// `Ok`), or why its libraries get none: flang for macOS, with the catalogue's
+/// `flang-runtime`, which the library's build comes after; gfortran's manylinux targets,
+/// built against a glibc the runtime fits.
 pub fn for_libraries(target: &Target) -> Result<String, String> {
-    if target.is_macos() {
-        return Err(format!(
-            "crosswheel compiles no library's Fortran for {} yet (flang compiles projects only)",
-            target.id()
-        ));
+    match family(target) {
+        FortranFamily::Flang => Ok(flang::for_libraries()),
+        FortranFamily::Gfortran => gfortran::for_libraries(target),
     }
-    gfortran::for_libraries(target)
 }
 
 /// Fortran compilers' programs are Debian's amd64 builds.
@@ -265,14 +272,22 @@ mod tests {
         let lowest = for_libraries(&riscv64).unwrap_err();
         assert!(lowest.contains("below the glibc 2.38"), "{lowest}");
         assert!(for_libraries(&Target::at_least(riscv64.data(), OsVersion::new(2, 39))).is_ok());
-        for id in [
-            "linux-i686",
-            "linux-armv7l",
-            "musllinux-armv7l",
-            "macos-arm64",
-        ] {
-            assert!(for_libraries(&Target::parse(id).unwrap()).is_err(), "{id}");
+        // armv7l's and i686's runtime (Debian's) needs glibc 2.29: armv7l's manylinux_2_31
+        // image takes it, i686's lowest glibc does not.
+        for id in ["linux-i686", "linux-armv7l"] {
+            let target = Target::parse(id).unwrap();
+            let lowest = for_libraries(&target).unwrap_err();
+            assert!(lowest.contains("below the glibc 2.29"), "{id}: {lowest}");
+            let at_2_31 = Target::at_least(target.data(), OsVersion::new(2, 31));
+            assert!(for_libraries(&at_2_31).is_ok(), "{id}");
         }
+        assert!(for_libraries(&Target::parse("musllinux-armv7l").unwrap()).is_err());
+        // macOS's libraries compile Fortran with flang, whose runtime is a catalogue library.
+        let macos = for_libraries(&Target::parse("macos-arm64").unwrap()).unwrap();
+        assert!(
+            macos.contains("flang-19") && macos.contains("flang-runtime"),
+            "{macos}"
+        );
     }
 
     /// The split runs the compiles through `sh`: a script whose compile options were lost
