@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::io_error::IoError;
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{Cache, Network, cache_key, find_in_path, package_index};
 use crate::support::sysroot::{self, TreeSpec};
 use crate::target::LinuxArch;
@@ -240,9 +241,7 @@ fn provide_from_wheel(
     }
     std::fs::create_dir_all(&tools)
         .map_err(|err| IoError::new("create", tools.clone(), err).to_string())?;
-    let scratch = tempfile::Builder::new()
-        .prefix(&format!(".build-{}-", tool.name))
-        .tempdir_in(&tools)
+    let scratch = staging_in(&tools, &format!(".build-{}-", tool.name))
         .map_err(|err| IoError::new("create a folder in", tools.clone(), err).to_string())?;
     tracing::info!(
         "the build machine has no {}: downloading {} (sha256 {}, pinned in config/build-tools.toml) into {} (once)",

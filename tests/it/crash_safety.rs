@@ -516,3 +516,124 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
         "only {landed} signals reached a running build (an uninterrupted run took {full_run:?})"
     );
 }
+
+/// crosswheel's cache as crosswheel finds it: `CROSSWHEEL_CACHE`, `XDG_CACHE_HOME` or HOME's.
+fn crosswheel_cache() -> PathBuf {
+    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    match (set("CROSSWHEEL_CACHE"), set("XDG_CACHE_HOME")) {
+        (Some(cache), _) => PathBuf::from(cache),
+        (None, Some(xdg)) => Path::new(&xdg).join("crosswheel"),
+        (None, None) => {
+            Path::new(&std::env::var_os("HOME").expect("HOME")).join(".cache/crosswheel")
+        }
+    }
+}
+
+/// The entries of `folder` whose names start with `prefix`.
+fn entries_starting(folder: &Path, prefix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|entry| entry.file_name().to_string_lossy().starts_with(prefix))
+                .map(|entry| entry.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "slow: builds zlib for aarch64 with zig, and stops it half-way"]
+fn a_build_stopped_while_it_builds_a_library_leaves_no_staging_folder_in_the_cache() {
+    // A library is built in a staging folder beside its place in the cache and renamed
+    // there once complete. A stop removes that folder as it removes the run's own: the
+    // cache holds finished libraries only. A CFLAGS of this run alone gives zlib a key
+    // no earlier run built, so the build starts from nothing.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let unique = format!(
+        "-DCROSSWHEEL_STOP_TEST_{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("a clock after 1970")
+            .as_nanos()
+    );
+    let project = common::setuptools_project(
+        &dir.path().join("project"),
+        "stopped",
+        "from setuptools import setup\nsetup()\n",
+        &[],
+    );
+    let pyproject = project.join("pyproject.toml");
+    let mut text = std::fs::read_to_string(&pyproject).expect("read pyproject.toml");
+    text.push_str(&format!(
+        "\n[tool.crosswheel]\ntarget-libraries = [\"zlib\"]\nenvironment = {{ CFLAGS = \"{unique}\" }}\n"
+    ));
+    std::fs::write(&pyproject, text).expect("write pyproject.toml");
+    let temporary = dir.path().join("tmp");
+    std::fs::create_dir_all(&temporary).expect("create crosswheel's temp folder");
+    let libraries = crosswheel_cache().join("target-libraries");
+    let before = entries_starting(&libraries, ".build-zlib-");
+    let output = dir.path().join("wheelhouse");
+    let args = [
+        "build".as_ref(),
+        project.as_os_str(),
+        "--only".as_ref(),
+        "cp311-manylinux_aarch64".as_ref(),
+        "-w".as_ref(),
+        output.as_os_str(),
+    ];
+    let mut child = spawn(&args, &[("TMPDIR", temporary.to_str().expect("UTF-8"))]);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let staging = loop {
+        let new: Vec<PathBuf> = entries_starting(&libraries, ".build-zlib-")
+            .into_iter()
+            .filter(|path| !before.contains(path))
+            .collect();
+        if let Some(staging) = new.into_iter().next() {
+            break staging;
+        }
+        assert!(
+            child.try_wait().expect("poll crosswheel").is_none(),
+            "crosswheel ended before it built zlib"
+        );
+        assert!(Instant::now() < deadline, "no zlib build started in 600 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Into the build: configure has written files in the staging folder by then.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        child.try_wait().expect("poll crosswheel").is_none(),
+        "zlib's build ended within 2 s"
+    );
+    let kill = Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("poll crosswheel") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "crosswheel still runs 10 s later"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let left = members_after_they_end(child.id(), Duration::from_secs(10));
+    kill_orphans(&child);
+    assert_eq!(status.code(), Some(130), "exit status {status}");
+    assert!(left.is_empty(), "still running: {left:?}");
+    assert!(
+        !staging.exists(),
+        "{} is left in the cache",
+        staging.display()
+    );
+    assert_eq!(
+        std::fs::read_dir(&temporary)
+            .expect("read the temporary folder")
+            .count(),
+        0
+    );
+}

@@ -26,6 +26,7 @@ use crate::formats::wheel::{PlatformTag, WheelArchive, open_within_env_limits, s
 use crate::input::options::{EnvSource, ProcessEnv, repair_macos_version};
 use crate::stages::repair::macos::MacosRepairOptions;
 use crate::stages::repair::{RepairRequest, repair};
+use crate::support::host::run_folder::staging_in;
 use crate::target::{Platform, Target};
 
 /// Runs `peer` with `args` (the program name first, as the peer's parser expects).
@@ -367,9 +368,7 @@ fn delocate_wheel(args: &DelocateWheel, env: &impl EnvSource) -> Result<ExitCode
             // delocate's default overwrites the input: repair beside it, then replace it.
             None => {
                 let folder = path.parent().unwrap_or(Path::new("."));
-                let staging = tempfile::Builder::new()
-                    .prefix(".delocate-")
-                    .tempdir_in(folder)
+                let staging = staging_in(folder, ".delocate-")
                     .with_context(|| format!("create a folder in {}", folder.display()))?;
                 (staging.path().to_path_buf(), Some(staging))
             }

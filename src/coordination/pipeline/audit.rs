@@ -15,6 +15,7 @@ use anyhow::Result;
 
 use super::exit::FatalError;
 use crate::input::options::BuildOptions;
+use crate::support::host::run_folder::staging_in;
 
 /// cibuildwheel's default `audit-requires`, installed from [`PINNED_ABI3AUDIT`] instead.
 const DEFAULT_REQUIRES: &str = "abi3audit";
@@ -176,9 +177,7 @@ pub fn pinned_abi3audit(cache: &crate::support::host::Cache) -> Result<PathBuf> 
         "abi3audit: installing the pinned abi3audit (config/audit-requirements.txt) into {} (once)",
         venv.display()
     );
-    let staging = tempfile::Builder::new()
-        .prefix(".abi3audit-")
-        .tempdir_in(&tools)
+    let staging = staging_in(&tools, ".abi3audit-")
         .map_err(crate::io_error::IoError::at("create a folder in", &tools))?;
     let staged = staging.path().join("venv");
     make_venv(&[DEFAULT_REQUIRES.to_string()], &staged, &python, false)?;

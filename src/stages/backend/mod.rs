@@ -52,6 +52,7 @@ use crate::stages::crossenv::CrossEnv;
 use crate::stages::toolchain::{
     DEBUG_INFO_MARKER, WRAPPER_NOTES_VAR, wrapper_errors, wrapper_notices,
 };
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{BuildPython, CROSS_ONLY_VARS, Cache};
 
 #[derive(Debug, thiserror::Error)]
@@ -464,9 +465,7 @@ fn run_build_wheel(
     let backend = project.build_system.backend.name();
     std::fs::create_dir_all(request.out_dir)
         .map_err(|source| io_error("create", request.out_dir, source))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".crosswheel-")
-        .tempdir_in(request.out_dir)
+    let staging = staging_in(request.out_dir, ".crosswheel-")
         .map_err(|source| io_error("create a folder in", request.out_dir, source))?;
     let outcome = cross_run.run("build_wheel", Some(staging.path()))?;
     log.append(&outcome.output)?;

@@ -21,6 +21,7 @@ pub use setup::{PythonSource, SetupError, SetupRequest, TargetSetup};
 
 use crate::python_tag::PythonTag;
 use crate::stages::toolchain::{Language, Toolchain, UserFlags, build_machine_program};
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{BuildPython, Cache, cache_key, find_on_path, shell_quote};
 use crate::target::Target;
 
@@ -256,10 +257,7 @@ impl CrossEnv {
         };
         let parent = self.root.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(io(parent))?;
-        let staging = tempfile::Builder::new()
-            .prefix(".staging-")
-            .tempdir_in(parent)
-            .map_err(io(parent))?;
+        let staging = staging_in(parent, ".staging-").map_err(io(parent))?;
         let relocate = |path: &Path| {
             staging
                 .path()
@@ -293,10 +291,7 @@ impl CrossEnv {
         // An outdated environment is moved aside in one rename before it is deleted: two
         // runs replacing it at once must not delete each other's files half-way.
         if self.root.exists() {
-            let outdated = tempfile::Builder::new()
-                .prefix(".outdated-")
-                .tempdir_in(parent)
-                .map_err(io(parent))?;
+            let outdated = staging_in(parent, ".outdated-").map_err(io(parent))?;
             match std::fs::rename(&self.root, outdated.path().join("env")) {
                 Ok(()) => {}
                 // Another run moved it first.

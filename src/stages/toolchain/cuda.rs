@@ -16,6 +16,7 @@ use super::ToolchainError;
 use super::language::{Compiler, Language};
 use super::wrappers::write_script;
 use crate::io_error::IoError;
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{
     Cache, Network, cache_key, package_index, sha256_of_file, shell_quote_path,
 };
@@ -465,9 +466,7 @@ fn toolkit(
         .map_err(|err| IoError::new("create", parent.clone(), err).to_string())?;
     let started = std::time::Instant::now();
     let wheels = fetch_wheels(&parent, target, release, pins, network)?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".toolkit-")
-        .tempdir_in(&parent)
+    let scratch = staging_in(&parent, ".toolkit-")
         .map_err(|err| IoError::new("create a folder in", parent.clone(), err).to_string())?;
     let staged = scratch.path().join("root");
     for (pin, wheel) in pins.iter().zip(&wheels) {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{ToolchainError, Zig};
 use crate::io_error::IoError;
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{Cache, Network};
 use crate::support::sysroot::{self, TreeSpec};
 use crate::target::{Target, ZigRuntime};
@@ -66,9 +67,7 @@ fn extract_members(
 ) -> Result<(), String> {
     std::fs::create_dir_all(folder)
         .map_err(|err| IoError::new("create", folder.to_path_buf(), err).to_string())?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".extract-")
-        .tempdir_in(folder)
+    let scratch = staging_in(folder, ".extract-")
         .map_err(|err| IoError::new("create a folder in", folder.to_path_buf(), err).to_string())?;
     let run = |args: Vec<std::ffi::OsString>| -> Result<(), String> {
         let output = duct::cmd(&zig.exe, &args)

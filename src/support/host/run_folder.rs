@@ -10,12 +10,15 @@
 //! every program's.
 //!
 //! Caches and logs live in crosswheel's cache, never here, so removing the folder loses no
-//! path a run printed.
+//! path a run printed. A half-built entry of the cache (a library's staging folder, which
+//! sits beside its final place for the rename) is registered with [`RemovedOnStop`] while
+//! it exists, and a stop removes it too.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -31,6 +34,66 @@ pub struct RunFolder {
 /// Set by the signal handler itself, before the handler's thread wakes: a run whose last
 /// step races a signal must still end as the signal says, not with the work's status.
 static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// The folders outside the run's folder that a stop removes too, while their guards live.
+static ALSO_REMOVED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A folder of the cache that holds unfinished work (a library's staging folder): a stop
+/// removes it, as it removes the run's temporary folder, while this guard lives. A normal
+/// end, or the work's own failure, leaves its removal to the folder's owner.
+pub struct RemovedOnStop {
+    path: PathBuf,
+}
+
+impl RemovedOnStop {
+    pub fn new(path: &Path) -> RemovedOnStop {
+        registered().push(path.to_path_buf());
+        RemovedOnStop {
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for RemovedOnStop {
+    fn drop(&mut self) {
+        registered().retain(|path| path != &self.path);
+    }
+}
+
+/// A staging folder made in `dir` (a cache folder, or an output folder, beside where its
+/// work is renamed once complete), named `<prefix><random>`: removed when dropped, as a
+/// [`tempfile::TempDir`] is, and by a stop.
+pub struct Staging {
+    folder: tempfile::TempDir,
+    _removed_on_stop: RemovedOnStop,
+}
+
+impl Staging {
+    pub fn path(&self) -> &Path {
+        self.folder.path()
+    }
+
+    /// The folder, no longer removed on drop nor by a stop: its owner renames it into
+    /// place next (or removes it).
+    pub fn keep(self) -> PathBuf {
+        self.folder.keep()
+    }
+}
+
+/// A [`Staging`] folder in `dir`.
+pub fn staging_in(dir: &Path, prefix: &str) -> std::io::Result<Staging> {
+    let folder = tempfile::Builder::new().prefix(prefix).tempdir_in(dir)?;
+    let removed_on_stop = RemovedOnStop::new(folder.path());
+    Ok(Staging {
+        folder,
+        _removed_on_stop: removed_on_stop,
+    })
+}
+
+/// The registered folders; a thread that panicked holding the lock left a usable list.
+fn registered() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    ALSO_REMOVED.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 impl Drop for RunFolder {
     /// A run that finished its work as a signal arrived waits for [`stop`], which removes
@@ -110,7 +173,19 @@ fn stop(signal: i32, folder: &Path) -> ! {
     );
     let frozen = freeze_descendants(std::process::id());
     let first_try = remove(folder);
+    // The guards stay registered: `main`'s threads may still run, but none drops a guard
+    // before the exit below, for the frozen processes they wait on never end normally.
+    let cache_work: Vec<PathBuf> = registered().clone();
     send(&frozen, libc::SIGKILL);
+    for work in &cache_work {
+        if let Err(error) = remove_within(work, Duration::from_secs(2)) {
+            let _ = writeln!(
+                stderr,
+                "crosswheel: could not remove {}: {error}",
+                work.display()
+            );
+        }
+    }
     // A process the freeze missed (one that started as the folder went) may have written
     // into it; once the frozen ones are killed, nothing below this one writes.
     if let Err(error) = first_try.or_else(|_| remove_within(folder, Duration::from_secs(2))) {
@@ -218,6 +293,18 @@ fn descendants(root: u32, parents: &BTreeMap<u32, u32>) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_staging_folder_is_removed_by_a_stop_while_it_lives_and_kept_once_kept() {
+        let cache = tempfile::tempdir().unwrap();
+        let staging = staging_in(cache.path(), ".build-x-").unwrap();
+        let path = staging.path().to_path_buf();
+        assert!(registered().contains(&path));
+        drop(staging);
+        assert!(!path.exists() && !registered().contains(&path));
+        let kept = staging_in(cache.path(), ".build-y-").unwrap().keep();
+        assert!(kept.is_dir() && !registered().contains(&kept));
+    }
 
     #[test]
     fn the_parent_is_read_after_a_command_name_with_spaces_and_parentheses() {

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::support::host::run_folder::staging_in;
 use crate::target::Tool;
 
 /// Installs `tool`'s pinned release with `host_python`'s pip into a new venv at `venv`,
@@ -72,9 +73,7 @@ fn install_pinned(
     let parent = venv.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)
         .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".tool-venv-")
-        .tempdir_in(parent)
+    let staging = staging_in(parent, ".tool-venv-")
         .map_err(|err| format!("cannot create a folder in {}: {err}", parent.display()))?;
     let run = |args: Vec<std::ffi::OsString>| -> Result<(), String> {
         let output = duct::cmd(host_python, &args)

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use archive::{Suite, config};
 
+use crate::support::host::run_folder::staging_in;
 use lock::{Acquired, BuildLock};
 
 /// Written last into a finished tree; its presence is what makes a tree usable.
@@ -497,9 +498,7 @@ pub fn provision(cache: &Path, spec: &TreeSpec) -> Result<PackageTree, SysrootEr
         spec.suite.mirror,
     );
     let started = std::time::Instant::now();
-    let work = tempfile::Builder::new()
-        .prefix(&format!(".{name}.tmp-"))
-        .tempdir_in(parent)
+    let work = staging_in(parent, &format!(".{name}.tmp-"))
         .map_err(SysrootError::io("create a temporary folder in", parent))?;
     let debs = fetch(work.path(), spec)?;
     let downloaded: u64 = debs

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::apt::PrivateApt;
 use super::archive::{config, release_suite, system_suite};
 use super::{Network, SysrootError};
+use crate::support::host::run_folder::staging_in;
 
 /// One orig tarball of a Debian source package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,9 +55,7 @@ pub fn orig_tarball(
         return Ok(path);
     }
     fs::create_dir_all(&dir).map_err(SysrootError::io("create", &dir))?;
-    let work = tempfile::Builder::new()
-        .prefix(".source-")
-        .tempdir_in(&dir)
+    let work = staging_in(&dir, ".source-")
         .map_err(SysrootError::io("create a temporary folder in", &dir))?;
     let suite = match orig.release {
         Some(codename) => release_suite(codename, network),

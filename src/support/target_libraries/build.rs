@@ -12,6 +12,7 @@ use super::{DebianSource, LibraryRecord, RECORD_NAME, TargetLibraryError, record
 use crate::io_error::IoError;
 use crate::support::build_tools;
 use crate::support::host::Network;
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{Cache, cache_key};
 use crate::support::sysroot::{OrigTarball, orig_tarball};
 use crate::target::Target;
@@ -183,9 +184,7 @@ pub fn ensure_verified_library(
     let logs = root.join("logs");
     std::fs::create_dir_all(&logs).map_err(IoError::at("create", &logs))?;
     let log = logs.join(format!("{}-{}-{}.log", entry.name, target.id(), key));
-    let staging = tempfile::Builder::new()
-        .prefix(&format!(".build-{}-", entry.name))
-        .tempdir_in(&root)
+    let staging = staging_in(&root, &format!(".build-{}-", entry.name))
         .map_err(IoError::at("create a temporary folder in", &root))?;
     // No wrapper notes folder (`CROSSWHEEL_WRAPPER_NOTES`) for a library: through it one
     // compile's `-g` (autotools' default CFLAGS) makes every link keep debug info, which

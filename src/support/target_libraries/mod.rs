@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::support::host::run_folder::staging_in;
 use crate::target::Target;
 
 pub use before_all::{BeforeAll, read_before_all};
@@ -385,9 +386,7 @@ fn config_script_folder(root: &Path) -> std::io::Result<Option<PathBuf>> {
     }
     // Made aside and renamed into place: runs sharing the cache may make it at once, and
     // a prefix that gained scripts (a later `before-all`) gets the folder made anew.
-    let staging = tempfile::Builder::new()
-        .prefix(".config-scripts-")
-        .tempdir_in(root)?;
+    let staging = staging_in(root, ".config-scripts-")?;
     for script in &scripts {
         if let Some(name) = script.file_name() {
             std::os::unix::fs::symlink(script, staging.path().join(name))?;

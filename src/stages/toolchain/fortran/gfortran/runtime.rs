@@ -10,6 +10,7 @@ use super::super::config;
 use super::FortranTarget;
 use crate::formats::elf::edit::{ElfEdits, apply_edits};
 use crate::io_error::IoError;
+use crate::support::host::run_folder::staging_in;
 use crate::support::host::{Cache, Network, cache_key, package_index};
 use crate::support::sysroot::{self, LinuxArch, TreeSpec};
 use crate::target::OsVersion;
@@ -191,9 +192,7 @@ fn wheel_runtime_dir(
     let parent = cache.toolchains().join("fortran");
     std::fs::create_dir_all(&parent)
         .map_err(|err| IoError::new("create", parent.clone(), err).to_string())?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".runtime-")
-        .tempdir_in(&parent)
+    let scratch = staging_in(&parent, ".runtime-")
         .map_err(|err| IoError::new("create a folder in", parent.clone(), err).to_string())?;
     let file = scratch.path().join(&wheel.file);
     fetch_wheel(row, wheel, &file, network)?;
