@@ -8,7 +8,7 @@ aarch64, built under emulation in a Debian forky arm64 root with gfortran
 (benches/emulated-root --suite forky --with-fortran), stopped at a time cap when it has not
 finished.
 
-    benches/scipy/build.py [--targets linux-aarch64,linux-ppc64le,linux-s390x]
+    benches/scipy/build.py [--targets linux-aarch64,linux-ppc64le,linux-s390x,macos-arm64]
                            [--emulated-cap SECONDS] [--skip-emulated] [--work DIR]
                            [--crosswheel PATH] [--resume]
 
@@ -18,8 +18,9 @@ corpus's pytest subset), and its summary row gives the build stage alone. "Cold"
 crosswheel cache (zig and its compile cache, Debian's gfortran and the Fortran runtime, the
 target's Debian tree, build requirements, test interpreter: everything a first run
 downloads or builds); "warm" repeats the run on that cache. The first Fortran fetch is what
-crosswheel's log line `fetched Debian's gfortran for TARGET in S s` says, inside the cold
-run, and the size of what it unpacked. The native and emulated builds get a fresh pip cache.
+crosswheel's log line `fetched Debian's gfortran for TARGET in S s` (`flang` for macOS)
+says, inside the cold run, and the size of what it unpacked. A macOS wheel gets the static
+check instead of the short test. The native and emulated builds get a fresh pip cache.
 
 Needs: gfortran and pkg-config on the build machine for the native build (`apt-get install
 gfortran pkg-config`), a CPython 3.13 (`--native-python`, default: the first python3.13 on
@@ -45,7 +46,8 @@ import cells  # noqa: E402
 sys.path.insert(0, str(HERE.parent))
 from project_build import corpus_sdist, in_root, native_pip_wheel, timed, unpack  # noqa: E402
 
-PLATFORM = {"linux-aarch64": "manylinux_aarch64", "linux-ppc64le": "manylinux_ppc64le", "linux-s390x": "manylinux_s390x"}
+PLATFORM = {"linux-aarch64": "manylinux_aarch64", "linux-ppc64le": "manylinux_ppc64le", "linux-s390x": "manylinux_s390x",
+            "macos-arm64": "macosx_arm64"}
 SHORT_TEST = (
     "python -c \"import numpy as np; from scipy import linalg, integrate, special, odr; "
     "a = np.random.default_rng(0).random((200, 200)); assert np.allclose(linalg.solve(a, a), np.eye(200)); "
@@ -63,7 +65,7 @@ EMULATED_REQUIREMENTS = [
     "pythran>=0.18.0,<0.19.0", "numpy>=2.0.0", "ninja", "scipy-openblas32", "packaging",
     "pyproject-metadata",
 ]
-FORTRAN_FETCHED = re.compile(r"fetched Debian's gfortran for \S+ in (?P<seconds>[\d.]+) s")
+FORTRAN_FETCHED = re.compile(r"fetched Debian's (?:gfortran|flang) for \S+ in (?P<seconds>[\d.]+) s")
 NINJA_STEP = re.compile(r"^\s*\[(\d+)/(\d+)\]", re.MULTILINE)
 
 
@@ -100,7 +102,8 @@ def cross(crosswheel: str, scipy, sdist: Path, target: str, cache: Path, work: P
     fetched = FORTRAN_FETCHED.search(output)
     if fetched:
         row["fortran_fetch"] = {"seconds": float(fetched.group("seconds")), "unpacked_mb": folder_megabytes(
-            sorted((cache / "tools").glob("fortran-*")) + [cache / "toolchains/fortran"])}
+            sorted((cache / "tools").glob("fortran-*")) + sorted((cache / "tools").glob("flang-*"))
+            + [cache / "toolchains/fortran"])}
     return row
 
 
