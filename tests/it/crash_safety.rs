@@ -24,6 +24,18 @@ use std::time::{Duration, Instant};
 const NUMPY_LINUX: &str =
     "numpy-2.2.6-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl";
 
+/// `build PROJECT --only cp311-manylinux_aarch64 -w OUTPUT`.
+fn aarch64_build<'a>(project: &'a Path, output: &'a Path) -> [&'a std::ffi::OsStr; 6] {
+    [
+        "build".as_ref(),
+        project.as_os_str(),
+        "--only".as_ref(),
+        "cp311-manylinux_aarch64".as_ref(),
+        "-w".as_ref(),
+        output.as_os_str(),
+    ]
+}
+
 /// Starts crosswheel in its own process group, so that the helpers it spawns
 /// (build backends, compilers, emulators) can be cleaned up after the kill.
 fn spawn(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Child {
@@ -330,14 +342,7 @@ fn build_killed_at_any_moment_leaves_no_partial_wheel() {
         output: dir.path().join("wheelhouse"),
         temporary: temporary.path().join("tmp"),
     };
-    let args = [
-        "build".as_ref(),
-        project.as_os_str(),
-        "--only".as_ref(),
-        "cp311-manylinux_aarch64".as_ref(),
-        "-w".as_ref(),
-        folders.output.as_os_str(),
-    ];
+    let args = aarch64_build(&project, &folders.output);
     // The first run also warms the caches, so that the kills below hit the
     // build, repair and test stages rather than downloads.
     std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
@@ -378,6 +383,38 @@ enum Sent {
     ToGroup,
     /// To crosswheel alone: `timeout`, a CI runner's cancel, `kill`.
     ToCrosswheel,
+}
+
+/// Sends SIG`name` to `whom` (a pid, or `-<group>`), waits at most 10 s for crosswheel to
+/// end, and returns its status and the processes of its group still running then.
+fn signal_and_wait(
+    child: &mut Child,
+    name: &str,
+    whom: &str,
+    label: &str,
+) -> (std::process::ExitStatus, Vec<String>) {
+    let kill = Command::new("kill")
+        .args([&format!("-{name}"), "--", whom])
+        .status()
+        .expect("run kill");
+    assert!(kill.success(), "{label}: kill failed");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("poll crosswheel") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{label}: crosswheel still runs 10 s later"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // SIGKILL reaches a frozen process at once, but a loaded machine may take a while to
+    // run it to its end (one in uninterruptible I/O waits for the I/O); a process that
+    // escaped the freeze still runs when the wait is over.
+    let left = members_after_they_end(child.id(), Duration::from_secs(10));
+    kill_orphans(child);
+    (status, left)
 }
 
 /// The processes of process group `group` that have not ended, from `/proc/<pid>/stat`.
@@ -425,14 +462,7 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
     };
     std::fs::create_dir_all(&folders.temporary).expect("create crosswheel's temp folder");
     let temporary = folders.temporary.to_str().expect("UTF-8 temp path");
-    let args = [
-        "build".as_ref(),
-        project.as_os_str(),
-        "--only".as_ref(),
-        "cp311-manylinux_aarch64".as_ref(),
-        "-w".as_ref(),
-        folders.output.as_os_str(),
-    ];
+    let args = aarch64_build(&project, &folders.output);
     // Warms the caches, so that the signals below land in the build, repair and test stages.
     let full_run = run_to_completion(&args, &[("TMPDIR", temporary)], "an uninterrupted build");
     assert_eq!(
@@ -474,28 +504,8 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
                 Sent::ToGroup => format!("-{}", child.id()),
                 Sent::ToCrosswheel => child.id().to_string(),
             };
-            let kill = Command::new("kill")
-                .args([&format!("-{name}"), "--", &whom])
-                .status()
-                .expect("run kill");
-            assert!(kill.success(), "{label}: kill failed");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let status = loop {
-                if let Some(status) = child.try_wait().expect("poll crosswheel") {
-                    break status;
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "{label}: crosswheel still runs 10 s later"
-                );
-                std::thread::sleep(Duration::from_millis(10));
-            };
+            let (status, left) = signal_and_wait(&mut child, name, &whom, &label);
             landed += 1;
-            // SIGKILL reaches a frozen process at once, but a loaded machine may take a
-            // while to run it to its end (one in uninterruptible I/O waits for the I/O);
-            // a process that escaped the freeze still runs when the wait is over.
-            let left = members_after_they_end(child.id(), Duration::from_secs(10));
-            kill_orphans(&child);
             assert_eq!(
                 status.code(),
                 Some(128 + number),
@@ -574,14 +584,7 @@ fn a_build_stopped_while_it_builds_a_library_leaves_no_staging_folder_in_the_cac
     let libraries = crosswheel_cache().join("target-libraries");
     let before = entries_starting(&libraries, ".build-zlib-");
     let output = dir.path().join("wheelhouse");
-    let args = [
-        "build".as_ref(),
-        project.as_os_str(),
-        "--only".as_ref(),
-        "cp311-manylinux_aarch64".as_ref(),
-        "-w".as_ref(),
-        output.as_os_str(),
-    ];
+    let args = aarch64_build(&project, &output);
     let mut child = spawn(&args, &[("TMPDIR", temporary.to_str().expect("UTF-8"))]);
     let deadline = Instant::now() + Duration::from_secs(600);
     let staging = loop {
@@ -605,24 +608,8 @@ fn a_build_stopped_while_it_builds_a_library_leaves_no_staging_folder_in_the_cac
         child.try_wait().expect("poll crosswheel").is_none(),
         "zlib's build ended within 2 s"
     );
-    let kill = Command::new("kill")
-        .args(["-INT", "--", &format!("-{}", child.id())])
-        .status()
-        .expect("run kill");
-    assert!(kill.success());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("poll crosswheel") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "crosswheel still runs 10 s later"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let left = members_after_they_end(child.id(), Duration::from_secs(10));
-    kill_orphans(&child);
+    let group = format!("-{}", child.id());
+    let (status, left) = signal_and_wait(&mut child, "INT", &group, "SIGINT");
     assert_eq!(status.code(), Some(130), "exit status {status}");
     assert!(left.is_empty(), "still running: {left:?}");
     assert!(

@@ -176,7 +176,8 @@ impl Entry {
 /// Which LAPACK a build's OpenBLAS has, and the image (policy) the build asks for.
 #[derive(Clone, Copy)]
 enum Lapack {
-    /// Compiled from Fortran: the target is built as in the `manylinux_2_28` image.
+    /// Compiled from Fortran: the target is built as in the `manylinux_2_28` image
+    /// (armv7l's `manylinux_2_31`).
     Fortran,
     /// Compiled from Fortran with LLVM flang (macOS).
     Flang,
@@ -207,6 +208,10 @@ fn blascheck_project(dir: &Path, entry: Entry, lapack: Lapack, arch: &str) -> Pa
     let pyproject = project.join("pyproject.toml");
     let mut text = std::fs::read_to_string(&pyproject).unwrap();
     let image = match lapack {
+        // armv7l's Fortran runtime (Debian's) needs glibc 2.29: its manylinux_2_31 image.
+        Lapack::Fortran if arch == "armv7l" => {
+            format!("manylinux-{arch}-image = \"manylinux_2_31\"\n")
+        }
         Lapack::Fortran => format!("manylinux-{arch}-image = \"manylinux_2_28\"\n"),
         Lapack::Flang | Lapack::CTranslation { .. } => String::new(),
     };
@@ -538,7 +543,23 @@ fn scipy_openblas32_for_musllinux_aarch64_compiles_lapack_from_fortran_with_musl
 }
 
 #[test]
-#[ignore = "slow: OpenBLAS with C LAPACK from source for macOS, zig"]
+#[ignore = "slow: OpenBLAS with LAPACK from Fortran for armv7l (Debian's runtime), zig, gfortran, qemu"]
+fn openblas_for_armv7l_in_the_manylinux_2_31_image_compiles_lapack_from_fortran() {
+    // armv7l's gfortran runtime is Debian bullseye's, which needs glibc 2.29: built as in
+    // cibuildwheel's manylinux_2_31 image, LAPACK is compiled from its Fortran, and the
+    // wheel vendors that runtime and keeps the image's tag.
+    let text = blascheck_computes_on_each_cpu(
+        Entry::Openblas,
+        Lapack::Fortran,
+        "cp311-manylinux_armv7l",
+        "manylinux_2_31_armv7l",
+        &[],
+    );
+    assert!(text.contains("passed (emulated)"), "{text}");
+}
+
+#[test]
+#[ignore = "slow: OpenBLAS with LAPACK from Fortran (flang) for macOS, zig"]
 fn openblas_for_macos_exports_blas_and_lapack_to_the_extension_and_passes_the_static_check() {
     // The static check proves every symbol the extension takes from the vendored
     // libopenblas (cblas_dgemm, dgesv_, dgetri_, ...) is exported there, and every symbol
