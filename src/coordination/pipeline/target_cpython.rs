@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::targets::target_setup;
-use crate::input::options::BuildSpec;
+use super::targets::{TargetReach, setup_for};
 use crate::python_tag::PythonTag;
 use crate::stages::testing::SmokeTest;
 use crate::support::host::{Cache, Network};
@@ -23,25 +22,26 @@ const TARGET_CPYTHON_LIBRARIES: &[&str] = &["libffi", "zlib"];
 /// The root of CPython `python` for the target, built once from Debian's source package
 /// with the target's toolchain (config/target-cpython.toml), smoke-tested under qemu, and
 /// kept in the cache. `None` when the catalogue has no CPython of that version.
-pub(super) fn built_target_cpython(
-    spec: &BuildSpec,
+pub(crate) fn built_target_cpython(
+    reach: &TargetReach<'_>,
     python: PythonTag,
     cache: &Cache,
     offline: bool,
 ) -> Result<Option<PathBuf>> {
+    let target = reach.target;
     let Some(entry) = target_cpythons().for_version(&python.version()) else {
         return Ok(None);
     };
-    if spec.target.linux_arch().is_none() {
+    if target.linux_arch().is_none() {
         return Ok(None);
     }
     let jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    let network = Network::new(offline, spec.options.debian_mirror.clone());
-    let setup = target_setup(spec, python, cache, offline, &[])?;
+    let network = Network::new(offline, reach.debian_mirror.clone());
+    let setup = setup_for(reach, python, cache, offline, &[])?;
     let base = setup.command_variables();
     let mut roots: Vec<PathBuf> = Vec::new();
     let mut cross = CrossBuild {
-        target: spec.target.clone(),
+        target: target.clone(),
         toolchain: setup.toolchain.description.clone(),
         vars: base.clone(),
         jobs,
@@ -62,14 +62,14 @@ pub(super) fn built_target_cpython(
     cross.build_python = Some(setup.python.executable.clone());
     let smoke = SmokeTest {
         cache: cache.root(),
-        target: &spec.target,
+        target,
         python,
         modules: target_cpythons().smoke_imports(),
         network: &network,
     };
     let verify = |root: &Path| {
         let said = smoke.run(root)?;
-        tracing::info!("{}: smoke test under qemu: {said}", spec.target.id());
+        tracing::info!("{}: smoke test under qemu: {said}", target.id());
         Ok(())
     };
     let built = ensure_verified_library(cache, entry, &cross, &verify)?;

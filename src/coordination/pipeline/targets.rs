@@ -489,15 +489,45 @@ pub(super) fn target_setup(
     offline: bool,
     languages: &[Language],
 ) -> Result<TargetSetup> {
-    let purpose = format!("preparing {}", spec.target);
+    let reach = TargetReach::of(spec);
+    setup_for(&reach, python, cache, offline, languages)
+}
+
+/// A target and how a run reaches what builds for it (its toolchain, Debian's archive):
+/// what a build's own libraries and CPythons are made with, outside a build too.
+pub(crate) struct TargetReach<'a> {
+    pub target: &'a crate::target::Target,
+    pub toolchain: crate::target::ToolchainKind,
+    pub debian_mirror: Option<String>,
+}
+
+impl<'a> TargetReach<'a> {
+    pub(super) fn of(spec: &'a BuildSpec) -> TargetReach<'a> {
+        TargetReach {
+            target: &spec.target,
+            toolchain: spec.options.toolchain,
+            debian_mirror: spec.options.debian_mirror.clone(),
+        }
+    }
+}
+
+/// [`target_setup`] for `reach`.
+pub(super) fn setup_for(
+    reach: &TargetReach<'_>,
+    python: PythonTag,
+    cache: &Cache,
+    offline: bool,
+    languages: &[Language],
+) -> Result<TargetSetup> {
+    let purpose = format!("preparing {}", reach.target);
     Ok(TargetSetup::prepare(&SetupRequest {
         purpose: &purpose,
-        target: &spec.target,
+        target: reach.target,
         python: python.with_gil(),
         python_source: PythonSource::FindOrInstall,
-        toolchain: spec.options.toolchain,
+        toolchain: reach.toolchain,
         cache,
-        network: &Network::new(offline, spec.options.debian_mirror.clone()),
+        network: &Network::new(offline, reach.debian_mirror.clone()),
         runner: None,
         languages,
         cuda: None,

@@ -51,7 +51,8 @@ pub(super) fn test(
         let built = if python_version.is_free_threaded() {
             None
         } else {
-            target_cpython::built_target_cpython(spec, python_version, cache, offline)?
+            let reach = super::targets::TargetReach::of(spec);
+            target_cpython::built_target_cpython(&reach, python_version, cache, offline)?
         };
         match built {
             Some(root) => target_python = Some(root),

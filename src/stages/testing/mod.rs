@@ -65,7 +65,7 @@ pub enum TestError {
     )]
     LinuxWheelOnForeignHost { arch: LinuxArch },
     #[error(
-        "a musllinux {arch} wheel is tested on a musl CPython, which Debian does not ship: give one's root with --target-python (`crosswheel build` builds one itself)"
+        "a musllinux {arch} wheel is tested on a musl CPython, which Debian does not ship, and crosswheel builds none of this wheel's version (config/target-cpython.toml): give one's root with --target-python"
     )]
     NoMuslPython { arch: LinuxArch },
     #[error("{platform} wheels cannot be executed here; use the static load check")]
