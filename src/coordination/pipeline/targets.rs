@@ -304,66 +304,17 @@ fn prepare_one(
         user: Some(user_prefix.clone()),
         libraries: Vec::new(),
     };
+    let builds = LibraryBuilds {
+        spec,
+        cache,
+        toolchain: &setup.toolchain.description,
+        base: &base,
+        fortran: &fortran,
+        jobs,
+        offline,
+    };
     for entry in libraries {
-        let mut vars = base.clone();
-        // Only what it links: a library's build (and its cache key) does not change with
-        // the other libraries a configuration asks for.
-        let mut needed = linked_by(entry, libraries);
-        // flang's runtime, built first, is what a library compiled with flang links.
-        let flang_runtime = prefix
-            .libraries
-            .iter()
-            .find(|built| built.record.name == FLANG_RUNTIME_LIBRARY);
-        if entry.fortran.is_some() && fortran_family(&spec.target) == FortranFamily::Flang {
-            needed.push(FLANG_RUNTIME_LIBRARY);
-        }
-        let roots: Vec<PathBuf> = prefix
-            .libraries
-            .iter()
-            .filter(|built| needed.contains(&built.record.name.as_str()))
-            .map(|built| built.prefix.clone())
-            .collect();
-        add_prefix_variables(&mut vars, &roots);
-        let fortran = fortran.clone().and_then(|fortran| match fortran.family {
-            FortranFamily::Gfortran => Ok(fortran),
-            FortranFamily::Flang => match flang_runtime {
-                Some(runtime) => Ok(LibraryFortran {
-                    runtime_dir: runtime.prefix.join("lib"),
-                    ..fortran
-                }),
-                None => Err(format!("{FLANG_RUNTIME_LIBRARY} was not built first")),
-            },
-        });
-        let cross = CrossBuild {
-            target: spec.target.clone(),
-            toolchain: setup.toolchain.description.clone(),
-            vars,
-            jobs,
-            network: Network::new(offline, spec.options.debian_mirror.clone()),
-            build_python: None,
-            cache_folder: TARGET_LIBRARIES,
-            announcement: None,
-            fortran,
-        };
-        let started = std::time::Instant::now();
-        let built = ensure_library(cache, entry, &cross)?;
-        match built.built_in {
-            Some(took) => tracing::info!(
-                "{}: {} {} built in {:.1} s",
-                spec.target.id(),
-                entry.name,
-                entry.version,
-                took.as_secs_f64()
-            ),
-            None => tracing::info!(
-                "{}: {} {} from the cache in {:.1} ms ({})",
-                spec.target.id(),
-                entry.name,
-                entry.version,
-                started.elapsed().as_secs_f64() * 1000.0,
-                built.prefix.display()
-            ),
-        }
+        let built = builds.build(entry, libraries, &prefix)?;
         prefix.libraries.push(built);
     }
     let mut hook_variables = base;
@@ -451,6 +402,99 @@ fn library_fortran(
         description,
         family,
     })
+}
+
+/// How one target's catalogue libraries are built, each in turn.
+struct LibraryBuilds<'a> {
+    spec: &'a BuildSpec,
+    cache: &'a Cache,
+    /// The C toolchain, as the records name it.
+    toolchain: &'a str,
+    /// The variables of every library's build (the compilers, the user's `environment`).
+    base: &'a BTreeMap<String, String>,
+    fortran: &'a Result<LibraryFortran, String>,
+    jobs: usize,
+    offline: bool,
+}
+
+impl LibraryBuilds<'_> {
+    /// `entry` built (or taken from the cache) with the prefixes of what it links among
+    /// `built`, the libraries `libraries` lists before it.
+    fn build(
+        &self,
+        entry: &'static LibraryEntry,
+        libraries: &[&'static LibraryEntry],
+        built: &TargetPrefix,
+    ) -> Result<crate::support::target_libraries::BuiltLibrary> {
+        let target = &self.spec.target;
+        let mut vars = self.base.clone();
+        // Only what it links: a library's build (and its cache key) does not change with
+        // the other libraries a configuration asks for.
+        let mut needed = linked_by(entry, libraries);
+        // flang's runtime, built first, is what a library compiled with flang links.
+        if entry.fortran.is_some() && fortran_family(target) == FortranFamily::Flang {
+            needed.push(FLANG_RUNTIME_LIBRARY);
+        }
+        let roots: Vec<PathBuf> = built
+            .libraries
+            .iter()
+            .filter(|library| needed.contains(&library.record.name.as_str()))
+            .map(|library| library.prefix.clone())
+            .collect();
+        add_prefix_variables(&mut vars, &roots);
+        let cross = CrossBuild {
+            target: target.clone(),
+            toolchain: self.toolchain.to_string(),
+            vars,
+            jobs: self.jobs,
+            network: Network::new(self.offline, self.spec.options.debian_mirror.clone()),
+            build_python: None,
+            cache_folder: TARGET_LIBRARIES,
+            announcement: None,
+            fortran: with_its_runtime(self.fortran, built),
+        };
+        let started = std::time::Instant::now();
+        let library = ensure_library(self.cache, entry, &cross)?;
+        match library.built_in {
+            Some(took) => tracing::info!(
+                "{}: {} {} built in {:.1} s",
+                target.id(),
+                entry.name,
+                entry.version,
+                took.as_secs_f64()
+            ),
+            None => tracing::info!(
+                "{}: {} {} from the cache in {:.1} ms ({})",
+                target.id(),
+                entry.name,
+                entry.version,
+                started.elapsed().as_secs_f64() * 1000.0,
+                library.prefix.display()
+            ),
+        }
+        Ok(library)
+    }
+}
+
+/// `fortran` with its runtime's folder: flang's is the catalogue's `flang-runtime` among
+/// the libraries built so far (first, [`with_flang_runtime_first`]).
+fn with_its_runtime(
+    fortran: &Result<LibraryFortran, String>,
+    built: &TargetPrefix,
+) -> Result<LibraryFortran, String> {
+    let fortran = fortran.clone()?;
+    match fortran.family {
+        FortranFamily::Gfortran => Ok(fortran),
+        FortranFamily::Flang => built
+            .libraries
+            .iter()
+            .find(|library| library.record.name == FLANG_RUNTIME_LIBRARY)
+            .map(|runtime| LibraryFortran {
+                runtime_dir: runtime.prefix.join("lib"),
+                ..fortran
+            })
+            .ok_or_else(|| format!("{FLANG_RUNTIME_LIBRARY} was not built first")),
+    }
 }
 
 /// `libraries` in build order, with flang's runtime first where a library compiles
