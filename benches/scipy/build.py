@@ -186,7 +186,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache/crosswheel-bench/scipy")
     parser.add_argument("--crosswheel", default=str(ROOT / "target/release/crosswheel"))
     parser.add_argument("--resume", action="store_true",
-                        help="keep what the last run's results.json measured and measure only what it lacks")
+                        help="keep what the last run's results.json measured and measure only what it lacks "
+                             "(a target's warm run alone where its cold run and cache are kept)")
     args = parser.parse_args()
     scipy, sdist = corpus_sdist("scipy")
     args.work.mkdir(parents=True, exist_ok=True)
@@ -201,13 +202,19 @@ def main() -> None:
     for position, target in enumerate(args.targets.split(",")):
         measured = {r["label"] for r in results["cross"] if r["target"] == target}
         cache = args.work / f"cache-{target}"
-        if measured != {"cold", "warm"}:
+        # A run stopped after the cold one kept its cache: the warm run can still use it.
+        if measured == {"cold"} and cache.is_dir():
+            labels = ["warm"]
+        elif measured != {"cold", "warm"}:
             results["cross"] = [r for r in results["cross"] if r["target"] != target]
             shutil.rmtree(cache, ignore_errors=True)
-            for label in ("cold", "warm"):
-                print(f"scipy bench: crosswheel {target} {label}", file=sys.stderr, flush=True)
-                results["cross"].append(cross(args.crosswheel, scipy, sdist, target, cache, args.work, label))
-                keep()
+            labels = ["cold", "warm"]
+        else:
+            labels = []
+        for label in labels:
+            print(f"scipy bench: crosswheel {target} {label}", file=sys.stderr, flush=True)
+            results["cross"].append(cross(args.crosswheel, scipy, sdist, target, cache, args.work, label))
+            keep()
         shutil.rmtree(cache, ignore_errors=True)
         if position == 0 and not args.skip_native and results["native"] is None:
             print("scipy bench: native", file=sys.stderr, flush=True)
