@@ -505,12 +505,17 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
                 Sent::ToCrosswheel => child.id().to_string(),
             };
             let (status, left) = signal_and_wait(&mut child, name, &whom, &label);
-            landed += 1;
-            assert_eq!(
-                status.code(),
-                Some(128 + number),
-                "{label}: exit status {status}"
-            );
+            // A signal that comes once the run has claimed its end (its work done, its
+            // folder being removed) is too late: the run ends with its own status, 0.
+            let too_late = status.code() == Some(0);
+            if !too_late {
+                landed += 1;
+                assert_eq!(
+                    status.code(),
+                    Some(128 + number),
+                    "{label}: exit status {status}"
+                );
+            }
             assert!(left.is_empty(), "{label}: still running: {left:?}");
             let leftovers: Vec<_> = std::fs::read_dir(&folders.temporary)
                 .expect("read the temporary folder")
@@ -518,7 +523,11 @@ fn build_stopped_by_a_signal_ends_its_processes_and_leaves_no_temporary_folder()
                 .collect();
             assert!(leftovers.is_empty(), "{label}: left {leftovers:?}");
             assert_only_complete_wheels(&folders.output, &label);
-            eprintln!("{label}: stopped, nothing left");
+            if too_late {
+                eprintln!("{label}: came as the run ended, which finished; nothing left");
+            } else {
+                eprintln!("{label}: stopped, nothing left");
+            }
         }
     }
     assert!(

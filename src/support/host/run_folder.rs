@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -34,6 +34,28 @@ pub struct RunFolder {
 /// Set by the signal handler itself, before the handler's thread wakes: a run whose last
 /// step races a signal must still end as the signal says, not with the work's status.
 static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Who ends the run, decided once: the work (its guard dropped at the end of `main`) or a
+/// signal ([`stop`]). Without the decision both would call `exit`, and a signal arriving
+/// as `main` returns could end a finished run with either status.
+static ENDED_BY: AtomicU8 = AtomicU8::new(RUNNING);
+const RUNNING: u8 = 0;
+const WORK: u8 = 1;
+const SIGNAL: u8 = 2;
+
+/// Claims the end of the run for `by`; false when the other side has it.
+fn claim_end(by: u8) -> bool {
+    ENDED_BY
+        .compare_exchange(RUNNING, by, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// Waits for the other side's `exit`.
+fn wait_for_exit() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
 
 /// The folders outside the run's folder that a stop removes too, while their guards live.
 static ALSO_REMOVED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -100,10 +122,10 @@ impl Drop for RunFolder {
     /// the folder and exits with the signal's status; returning from `main` instead would
     /// exit 0 while the handler's thread is still stopping the run.
     fn drop(&mut self) {
-        if STOPPING.load(Ordering::SeqCst) {
-            loop {
-                std::thread::park();
-            }
+        // A signal that arrived before the work ended ends the run, even when its thread
+        // has not claimed the end yet; after this claim, one that arrives is too late.
+        if STOPPING.load(Ordering::SeqCst) || !claim_end(WORK) {
+            wait_for_exit();
         }
     }
 }
@@ -159,6 +181,10 @@ pub fn enter() -> Result<RunFolder, IoError> {
 /// pipeline waiting on them instead of reporting their deaths as build failures; holding
 /// stdout and stderr keeps it from printing anything after the line that says why.
 fn stop(signal: i32, folder: &Path) -> ! {
+    // The work ended first: its status stands, and its guard removes the folder.
+    if !claim_end(SIGNAL) {
+        wait_for_exit();
+    }
     let name = match signal {
         SIGINT => "SIGINT",
         SIGTERM => "SIGTERM",
