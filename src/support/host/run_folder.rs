@@ -221,6 +221,11 @@ fn stop(signal: i32, folder: &Path) -> ! {
             folder.display()
         );
     }
+    // crosswheel's own threads run until the exit, and one may have made a folder below
+    // the run's again meanwhile (a project copy), or started a process the freeze never
+    // saw: end those and remove the folder once more, last.
+    send(&descendants(std::process::id(), &parents()), libc::SIGKILL);
+    let _ = remove_within(folder, Duration::from_millis(500));
     // Still holding both: the pipeline, woken by the deaths, must not print now.
     let _held = (stdout, stderr);
     std::process::exit(128 + signal);
