@@ -103,6 +103,12 @@ RULES = [
         "outside",
     ),
     Rule(
+        r"a module built for macos-\S+: no interpreter on this Linux build machine loads a macOS module",
+        "the build imports the extension it compiled (a stub generator), which for Linux targets runs in the "
+        "target's CPython under qemu; nothing on this Linux host loads a macOS module",
+        "outside",
+    ),
+    Rule(
         r"'(netinet/tcp_fsm|libproc|mach/[\w/]+|sys/sysctl|CoreFoundation/[\w]+|IOKit/[\w/]+)\.h' file not found",
         "needs macOS SDK headers that zig does not ship; give one with the macos-sdk option (an SDK is outside this host)",
         "outside",

@@ -98,6 +98,7 @@ mod symbol_check;
 mod sysroot_provision;
 mod target_cpython_smoke;
 mod target_headers;
+mod target_imports;
 mod target_libraries;
 mod target_libraries_openblas;
 mod target_libraries_pillow;

@@ -11,6 +11,7 @@ mod pyconfig;
 mod runner;
 mod setup;
 mod sysconfigdata;
+mod target_import;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -228,6 +229,15 @@ impl CrossEnv {
                 runner::run_program_script(&self.target, self.runner.as_ref()),
             ),
         ];
+        files.push((
+            self.sysconfig_dir.join("_crosswheel_target_import.py"),
+            target_import::render(
+                &self.target,
+                &self.run_program,
+                self.runner.as_ref(),
+                python.target_python(),
+            ),
+        ));
         if let Some(runner) = bridge {
             files.push((
                 self.sysconfig_dir.join("_crosswheel_ctypes_bridge.py"),

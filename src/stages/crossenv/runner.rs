@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::python_tag::PythonTag;
 use crate::support::host::shell_quote;
 use crate::target::Target;
 
@@ -19,6 +20,9 @@ pub struct TargetRunner {
     /// The target's CPython in `root`, which loads the target's libraries for a build's
     /// `ctypes` calls (see `python_files/ctypes_bridge.py`).
     pub python: PathBuf,
+    /// That CPython's version: a build's program that imports the module it compiled runs
+    /// in it only when it is the build's own (see `python_files/target_import.py`).
+    pub python_tag: PythonTag,
     /// `QEMU_CPU`, when the emulated CPU is chosen (see `testing::emulator`).
     pub cpu: Option<String>,
     /// For a musllinux target, a root holding Debian's musl loader: a dynamic musl program
@@ -134,6 +138,7 @@ mod tests {
             qemu: PathBuf::from("/q/qemu-aarch64"),
             root: PathBuf::from("/debian"),
             python: PathBuf::from("/debian/usr/bin/python3.11"),
+            python_tag: PythonTag::cpython3(11),
             cpu: None,
             musl_root: Some(PathBuf::from("/musl")),
         };

@@ -318,6 +318,15 @@ mod tests {
                 .replace("@CTYPES_BRIDGE@", "False"),
         );
         write(
+            "cross/_crosswheel_target_import.py",
+            &super::super::target_import::render(
+                &Target::parse("macos-arm64").unwrap(),
+                Path::new("/cross/bin/run-program"),
+                None,
+                crate::python_tag::PythonTag::cpython3(11),
+            ),
+        );
+        write(
             "host/numpy/__init__.py",
             "float128 = complex256 = float96 = complex192 = object\n\
              from numpy.lib._utils_impl import get_include\n",
@@ -342,8 +351,9 @@ mod tests {
                 .env("CROSSWHEEL_TARGET_SITE", &site)
                 .output()
                 .expect("python3 runs");
+            // Nothing on stderr: sitecustomize ran whole ("Error in sitecustomize" otherwise).
             assert!(
-                output.status.success(),
+                output.status.success() && output.stderr.is_empty(),
                 "{}",
                 String::from_utf8_lossy(&output.stderr)
             );
@@ -366,6 +376,7 @@ mod tests {
             qemu: "/q/qemu-aarch64".into(),
             root: "/root-tree".into(),
             python: "/root-tree/usr/bin/python3.11".into(),
+            python_tag: crate::python_tag::PythonTag::cpython3(11),
             cpu: None,
             musl_root: None,
         };

@@ -480,10 +480,11 @@ pub fn target_runner(
     cache: &crosswheel::support::host::Cache,
     arch: crosswheel::target::LinuxArch,
 ) -> crosswheel::stages::crossenv::TargetRunner {
+    let python = crosswheel::support::sysroot::archive::default_python_for(arch);
     let emulator = crosswheel::stages::testing::Emulator::new(
         cache.root(),
         arch,
-        crosswheel::support::sysroot::archive::default_python_for(arch),
+        python,
         None,
         &crosswheel::support::host::Network::default(),
         None,
@@ -493,6 +494,7 @@ pub fn target_runner(
         qemu: emulator.qemu().to_path_buf(),
         root: emulator.sysroot().root().to_path_buf(),
         python: emulator.sysroot().python(),
+        python_tag: python,
         cpu: emulator.cpu().map(str::to_string),
         musl_root: None,
     }

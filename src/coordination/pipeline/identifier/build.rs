@@ -201,6 +201,7 @@ impl Identifier<'_> {
                 qemu: emulator.qemu().to_path_buf(),
                 root: emulator.sysroot().root().to_path_buf(),
                 python: emulator.sysroot().python(),
+                python_tag: python,
                 cpu: emulator.cpu().map(str::to_string),
                 musl_root: self.musl_root(arch),
             }),

@@ -22,6 +22,9 @@
 # 4. A library loaded with ctypes that the build machine cannot load (the target's) is
 #    loaded by the target's interpreter under qemu, for Linux targets: build logic that
 #    reads a library's version or features gets the target's answer.
+# 5. A program of the build that imports a module built for the target (a stub
+#    generator) runs again in the target's interpreter under qemu, for Linux targets:
+#    see _crosswheel_target_import.py. In that interpreter this file does nothing.
 import sys as _sys
 import sysconfig as _sysconfig
 
@@ -46,13 +49,22 @@ _sysconfig.get_paths = _cross_get_paths
 
 
 def _running_program():
-    """The script or `-m` module this interpreter runs: `meson`, `pip`, `setup`, ..."""
-    argv = getattr(_sys, "orig_argv", None) or _sys.argv
-    if "-m" in argv[1:-1]:
-        return argv[argv.index("-m", 1) + 1].split(".")[0]
-    program = _sys.argv[0] if _sys.argv else ""
-    name = program.replace("\\", "/").rsplit("/", 1)[-1]
-    return name[:-3] if name.endswith(".py") else name
+    """The script or `-m` module this interpreter runs: `meson`, `pip`, `setup`, ...
+
+    Only the interpreter's own options count: `python stubgen.py -m _core` runs stubgen."""
+    argv = getattr(_sys, "orig_argv", None) or [_sys.executable] + _sys.argv
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-m":
+            return next(words, "").split(".")[0]
+        if word == "-c":
+            return "-c"
+        if word in ("-W", "-X"):
+            next(words, None)
+        elif not word.startswith("-") or word == "-":
+            name = word.replace("\\", "/").rsplit("/", 1)[-1]
+            return name[:-3] if name.endswith(".py") else name
+    return ""
 
 
 def _report_target():
@@ -191,8 +203,16 @@ def _ctypes_bridge():
     _after_import({"ctypes"}, patch)
 
 
-if _running_program() not in _BUILD_MACHINE_TOOLS:
-    _report_target()
-_target_numpy_headers()
-if @CTYPES_BRIDGE@:
-    _ctypes_bridge()
+def _target_imports():
+    import _crosswheel_target_import
+
+    _crosswheel_target_import.install(_running_program())
+
+
+if "CROSSWHEEL_TARGET_INTERPRETER" not in __import__("os").environ:
+    if _running_program() not in _BUILD_MACHINE_TOOLS:
+        _report_target()
+    _target_numpy_headers()
+    if @CTYPES_BRIDGE@:
+        _ctypes_bridge()
+    _target_imports()
