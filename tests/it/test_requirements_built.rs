@@ -183,3 +183,66 @@ fn a_wheel_that_could_not_be_tested_is_kept_with_the_reason_and_every_printed_lo
         );
     }
 }
+
+/// `crosswheel test` alone, on a wheel built earlier, cross-builds the test requirement the
+/// index and Debian lack as a build's test stage does, and logs it beside its own logs.
+#[test]
+#[ignore = "slow: zig builds of the project and of crc16, qemu, Debian downloads"]
+fn crosswheel_test_alone_cross_builds_a_test_requirement_no_one_ships() {
+    common::require_tool("apt-get", "run on a Debian or Ubuntu host");
+    let links = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::fixture("crc16-0.1.1.zip"),
+        links.path().join("crc16-0.1.1.zip"),
+    )
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let check =
+        "python -c \"import platform, crc16._crc16; assert platform.machine() == 'ppc64le'\"";
+    let project = project(root.path(), "crc16==0.1.1", check);
+    let out = tempfile::tempdir().unwrap();
+    let mut command = Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let built = command
+        .arg("build")
+        .arg(&project)
+        .args(["--only", IDENTIFIER, "--output-dir"])
+        .arg(out.path())
+        .env("CIBW_TEST_SKIP", "*")
+        .output()
+        .expect("crosswheel runs");
+    assert!(built.status.success(), "{}", text_of(&built));
+    let wheels = common::wheel_names_in(out.path());
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+
+    let key = cache_root().join("test-requirements/linux-ppc64le/cp311/crc16-0.1.1");
+    let _ = std::fs::remove_dir_all(&key);
+    let work = tempfile::tempdir().unwrap();
+    let mut command = Command::new(common::crosswheel_bin());
+    common::without_option_variables(&mut command);
+    let tested = command
+        .arg("test")
+        .arg(out.path().join(&wheels[0]))
+        .args(["--test-requires", "crc16==0.1.1", "--test-command", check])
+        .arg("--project")
+        .arg(&project)
+        .current_dir(work.path())
+        .env("PIP_FIND_LINKS", links.path())
+        .output()
+        .expect("crosswheel runs");
+    let text = text_of(&tested);
+    assert!(tested.status.success(), "{text}");
+    assert!(
+        text.contains("crc16 0.1.1 (built here from its sdist in"),
+        "{text}"
+    );
+    assert!(text.contains("passed (emulated"), "{text}");
+    assert_eq!(common::wheel_names_in(&key).len(), 1, "{text}");
+    for path in printed_log_paths(&text) {
+        assert!(
+            path.exists(),
+            "printed {} which does not exist",
+            path.display()
+        );
+    }
+}

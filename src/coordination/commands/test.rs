@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::TestArgs;
 use crate::coordination::pipeline::report::mode_name;
-use crate::coordination::pipeline::{TargetReach, built_target_cpython};
+use crate::coordination::pipeline::{TargetReach, built_target_cpython, requirement_builder};
 use crate::formats::wheel::PlatformTag;
 use crate::python_tag::PythonTag;
 use crate::stages::testing::{TestSpec, Verdict, python_version_of_wheel, test_or_check};
@@ -26,6 +26,17 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             Some(root) => Some(root.clone()),
             None => musl_cpython(&wheel.name().platform, python_version, &cache, &mirror)?,
         };
+        // What neither the index nor Debian has is cross-built from its sdist, as in a
+        // build's test stage: for glibc wheels, whose route goes through Debian's trees.
+        let glibc = wheel
+            .name()
+            .platform
+            .iter()
+            .any(|tag| tag.linux_arch().is_some() && tag.musllinux_arch().is_none());
+        let network = crate::support::host::Network::new(false, mirror.clone());
+        let requirement_builder = glibc
+            .then(|| requirement_builder(&cache, &logs, network.clone()))
+            .transpose()?;
         let spec = TestSpec {
             test_command: args.test_command.clone(),
             test_requires: args.test_requires.clone(),
@@ -36,7 +47,8 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             cache_dir: cache.root().to_path_buf(),
             log_dir: logs.clone(),
             target_python,
-            network: crate::support::host::Network::new(false, mirror.clone()),
+            network,
+            requirement_builder,
             ..TestSpec::default()
         };
         match test_or_check(path, &wheel, &spec)? {

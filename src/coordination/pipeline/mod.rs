@@ -32,6 +32,7 @@ pub use audit::pinned_abi3audit;
 pub use exit::{FatalError, WheelsThisRun, exit_code};
 pub use outcome::{Ending, FinishedWheel, Outcome, Stage, StageTimes, TestResult};
 pub use project_copies::{ProjectCopies, copy_for_linux_targets};
+pub use requirement_build::requirement_builder;
 pub use run_logs::RunLogs;
 pub(crate) use target_cpython::built_target_cpython;
 pub(crate) use targets::TargetReach;

@@ -34,6 +34,22 @@ pub(super) struct PipelineBuilder {
     pub network: Network,
 }
 
+/// The builder a test stage outside a build (`crosswheel test`) is given: the pipeline's,
+/// with the logs of the requirements it builds under `logs`.
+pub fn requirement_builder(
+    cache: &Cache,
+    logs: &Path,
+    network: Network,
+) -> Result<crate::stages::testing::Builder, IoError> {
+    Ok(crate::stages::testing::Builder(std::sync::Arc::new(
+        PipelineBuilder {
+            cache: cache.clone(),
+            logs: RunLogs::in_folder(logs)?,
+            network,
+        },
+    )))
+}
+
 impl RequirementBuilder for PipelineBuilder {
     fn build(
         &self,

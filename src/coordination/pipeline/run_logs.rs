@@ -41,6 +41,15 @@ impl RunLogs {
         Ok(RunLogs { dir })
     }
 
+    /// The logs of a run that keeps them in a folder of its choosing (`crosswheel test`'s
+    /// `crosswheel-test-logs/`), made if missing.
+    pub fn in_folder(dir: &Path) -> Result<Self, IoError> {
+        std::fs::create_dir_all(dir).map_err(IoError::at("create", dir))?;
+        Ok(RunLogs {
+            dir: dir.to_path_buf(),
+        })
+    }
+
     /// The logs of a nested run (a test requirement built here) in a folder of this run's.
     pub fn nested(&self, name: &str) -> Result<Self, IoError> {
         let dir = self.dir.join(name);
