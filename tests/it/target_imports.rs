@@ -162,13 +162,16 @@ fn only_programs_other_than_the_builds_driver_restart_in_the_targets_interpreter
                   here = os.path.realpath(sys.executable) == os.path.realpath(sys.argv[1])\n\
                   try:\n    import _mod\nexcept ImportError as error:\n    \
                   print('fallback', 'build python' if here else 'target', type(error).__name__)\n";
-    for program in ["setup.py", "probe.py"] {
+    for program in ["setup.py", "stubgen.py"] {
         std::fs::write(dir.path().join(program), script).unwrap();
     }
+    // The program's own arguments (`-m _mod`, as nanobind's stubgen takes) name no module
+    // the interpreter runs: the program is still the script.
     let run = |program: &str| {
         let output = Command::new(&python.executable)
             .arg(program)
             .arg(&python.executable)
+            .args(["-m", "_mod"])
             .current_dir(dir.path())
             .envs(env.env_vars())
             .output()
@@ -184,10 +187,10 @@ fn only_programs_other_than_the_builds_driver_restart_in_the_targets_interpreter
         "{stderr}"
     );
     assert!(!stderr.contains("crosswheel:"), "{stderr}");
-    let (stdout, stderr) = run("probe.py");
+    let (stdout, stderr) = run("stubgen.py");
     assert_eq!(stdout, "fallback target ImportError\n", "{stderr}");
     assert_eq!(
-        stderr.matches("crosswheel: probe imports ").count(),
+        stderr.matches("crosswheel: stubgen imports ").count(),
         1,
         "one line says where the program runs: {stderr}"
     );
