@@ -69,18 +69,23 @@ fn cache_root() -> PathBuf {
         .to_path_buf()
 }
 
-#[test]
-#[ignore = "slow: zig builds of the project and of crc16, qemu, Debian downloads"]
-fn a_test_requirement_no_one_ships_for_ppc64le_is_cross_built_here_cached_and_named() {
-    common::require_tool("apt-get", "run on a Debian or Ubuntu host");
-    // crc16 0.1.1 is an sdist only (a C extension), and Debian has no python3-crc16: the
-    // pinned fixture is offered through pip's find-links, which the index's list honours.
+/// A folder for pip's find-links holding the pinned crc16 0.1.1 sdist: an sdist only (a C
+/// extension), and Debian has no python3-crc16; the index's list honours find-links.
+fn crc16_links() -> tempfile::TempDir {
     let links = tempfile::tempdir().unwrap();
     std::fs::copy(
         common::fixture("crc16-0.1.1.zip"),
         links.path().join("crc16-0.1.1.zip"),
     )
     .unwrap();
+    links
+}
+
+#[test]
+#[ignore = "slow: zig builds of the project and of crc16, qemu, Debian downloads"]
+fn a_test_requirement_no_one_ships_for_ppc64le_is_cross_built_here_cached_and_named() {
+    common::require_tool("apt-get", "run on a Debian or Ubuntu host");
+    let links = crc16_links();
     let key = cache_root().join("test-requirements/linux-ppc64le/cp311/crc16-0.1.1");
     let _ = std::fs::remove_dir_all(&key);
     let root = tempfile::tempdir().unwrap();
@@ -190,12 +195,7 @@ fn a_wheel_that_could_not_be_tested_is_kept_with_the_reason_and_every_printed_lo
 #[ignore = "slow: zig builds of the project and of crc16, qemu, Debian downloads"]
 fn crosswheel_test_alone_cross_builds_a_test_requirement_no_one_ships() {
     common::require_tool("apt-get", "run on a Debian or Ubuntu host");
-    let links = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        common::fixture("crc16-0.1.1.zip"),
-        links.path().join("crc16-0.1.1.zip"),
-    )
-    .unwrap();
+    let links = crc16_links();
     let root = tempfile::tempdir().unwrap();
     let check =
         "python -c \"import platform, crc16._crc16; assert platform.machine() == 'ppc64le'\"";
