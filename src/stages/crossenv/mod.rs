@@ -228,16 +228,16 @@ impl CrossEnv {
                 self.run_program.clone(),
                 runner::run_program_script(&self.target, self.runner.as_ref()),
             ),
-        ];
-        files.push((
-            self.sysconfig_dir.join("_crosswheel_target_import.py"),
-            target_import::render(
-                &self.target,
-                &self.run_program,
-                self.runner.as_ref(),
-                python.target_python(),
+            (
+                self.sysconfig_dir.join("_crosswheel_target_import.py"),
+                target_import::render(
+                    &self.target,
+                    &self.run_program,
+                    self.runner.as_ref(),
+                    python.target_python(),
+                ),
             ),
-        ));
+        ];
         if let Some(runner) = bridge {
             files.push((
                 self.sysconfig_dir.join("_crosswheel_ctypes_bridge.py"),
