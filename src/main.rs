@@ -23,7 +23,15 @@ fn main() -> ExitCode {
         argv.extend(args);
         return finish(commands::peers::run(peer, argv));
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help, --version and usage errors: clap's output and exit status, returned
+        // rather than exited, so the run folder is removed on the way out.
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
     crosswheel::logging::init(cli.verbose);
     let outcome = match cli.command {
         Command::Inspect(args) => commands::inspect::run(&args),

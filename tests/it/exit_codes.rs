@@ -111,3 +111,34 @@ fn a_repair_command_that_leaves_no_wheel_exits_with_8() {
         "{text}"
     );
 }
+
+/// `--version`, `--help` and a usage error print clap's text and exit with its status (0, 0,
+/// 2), and leave no run folder in the temporary directory: compat's header asks
+/// `crosswheel --version` once per run.
+#[test]
+fn version_help_and_usage_errors_leave_no_run_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, code, text) in [
+        (&["--version"][..], 0, "crosswheel "),
+        (&["--help"][..], 0, "Usage:"),
+        (&["build", "--no-such-option"][..], 2, "--no-such-option"),
+    ] {
+        let output = Command::new(crosswheel_bin())
+            .args(args)
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+        assert!(
+            all_output(&output).contains(text),
+            "{args:?}: {}",
+            all_output(&output)
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    }
+}
