@@ -69,6 +69,16 @@ fn cache_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Held by each test that clears and fills crc16's entry in the cache: tests run in
+/// parallel, and one's "built here" must not be another's "cached here".
+static CRC16_CACHE_ENTRY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn crc16_cache_entry() -> std::sync::MutexGuard<'static, ()> {
+    CRC16_CACHE_ENTRY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A folder for pip's find-links holding the pinned crc16 0.1.1 sdist: an sdist only (a C
 /// extension), and Debian has no python3-crc16; the index's list honours find-links.
 fn crc16_links() -> tempfile::TempDir {
@@ -85,6 +95,7 @@ fn crc16_links() -> tempfile::TempDir {
 #[ignore = "slow: zig builds of the project and of crc16, qemu, Debian downloads"]
 fn a_test_requirement_no_one_ships_for_ppc64le_is_cross_built_here_cached_and_named() {
     common::require_tool("apt-get", "run on a Debian or Ubuntu host");
+    let _entry = crc16_cache_entry();
     let links = crc16_links();
     let key = cache_root().join("test-requirements/linux-ppc64le/cp311/crc16-0.1.1");
     let _ = std::fs::remove_dir_all(&key);
@@ -195,6 +206,7 @@ fn a_wheel_that_could_not_be_tested_is_kept_with_the_reason_and_every_printed_lo
 #[ignore = "slow: zig builds of the project and of crc16, qemu, Debian downloads"]
 fn crosswheel_test_alone_cross_builds_a_test_requirement_no_one_ships() {
     common::require_tool("apt-get", "run on a Debian or Ubuntu host");
+    let _entry = crc16_cache_entry();
     let links = crc16_links();
     let root = tempfile::tempdir().unwrap();
     let check =
