@@ -32,7 +32,7 @@ pub fn run(args: &TestArgs) -> Result<ExitCode> {
             .name()
             .platform
             .iter()
-            .any(|tag| tag.linux_arch().is_some() && tag.musllinux_arch().is_none());
+            .any(|tag| tag.linux_arch().is_some());
         let network = crate::support::host::Network::new(false, mirror.clone());
         let requirement_builder = glibc
             .then(|| requirement_builder(&cache, &logs, network.clone()))

@@ -25,6 +25,7 @@
 # 5. A program of the build that imports a module built for the target (a stub
 #    generator) runs again in the target's interpreter under qemu, for Linux targets:
 #    see _crosswheel_target_import.py. In that interpreter this file does nothing.
+import os as _os
 import sys as _sys
 import sysconfig as _sysconfig
 
@@ -209,7 +210,7 @@ def _target_imports():
     _crosswheel_target_import.install(_running_program())
 
 
-if "CROSSWHEEL_TARGET_INTERPRETER" not in __import__("os").environ:
+if "CROSSWHEEL_TARGET_INTERPRETER" not in _os.environ:
     if _running_program() not in _BUILD_MACHINE_TOOLS:
         _report_target()
     _target_numpy_headers()

@@ -109,10 +109,6 @@ class _TargetModuleFinder:
                     _restart(fullname, candidate)
         return None
 
-    @classmethod
-    def invalidate_caches(cls):
-        pass
-
 
 def install(program):
     """`program`: the script or `-m` module this interpreter runs (sitecustomize's)."""
