@@ -4,7 +4,8 @@ library crosswheel builds for a target (LAPACK compiled from its Fortran where t
 has gfortran), tested by the suite that ships with LAPACK.
 
     benches/lapack_tests.py [--targets linux-aarch64,linux-ppc64le,linux-s390x]
-                            [--precisions sd] [--families lin,eig] [--crosswheel PATH]
+                            [--precisions sd] [--families lin,eig] [--coretype CORE]
+                            [--crosswheel PATH]
 
 For each target: a minimal project asks crosswheel for the catalogue's `openblas`
 (`CROSSWHEEL_TARGET_LIBRARIES=openblas`) as a build in the manylinux_2_28 image would
@@ -14,7 +15,9 @@ gfortran for the target and linked against that installed libopenblas.so: the li
 wheel vendors, not a build tree's archive. The test programs then run under the cache's
 qemu-user with a Debian root of the target, through LAPACK's own `lapack_testing.py`, whose
 summary (tests run, passed, failed for numerical reasons, failed on an illegal error exit)
-is printed as a markdown table. Nothing here is downloaded: run a crosswheel build of the
+is printed as a markdown table, a row per precision, with the kernels the library chose
+(OpenBLAS's `Core:` line): the machine's `OPENBLAS_CORETYPE` is not passed on, since it
+names the build machine's CPU, unless `--coretype` forces a core. Nothing here is downloaded: run a crosswheel build of the
 target with the library first, which fetches everything. Takes minutes per target and
 precision family under qemu.
 """
@@ -120,7 +123,8 @@ def build_tests(target: str, prefix: Path, work: Path, precisions: str, families
     return netlib
 
 
-def run_tests(target: str, netlib: Path, prefix: Path, precisions: str, families: list[str]) -> tuple[str, float]:
+def run_tests(target: str, netlib: Path, prefix: Path, precisions: str,
+              families: list[str]) -> tuple[str, float, str]:
     """Runs lapack_testing.py with every test program under qemu; returns its output."""
     _, qemu_arch, root = MACHINES[target]
     qemu = one(f"tools/qemu-user-static-amd64-*/usr/bin/qemu-{qemu_arch}-static", f"qemu-{qemu_arch}")
@@ -135,6 +139,11 @@ def run_tests(target: str, netlib: Path, prefix: Path, precisions: str, families
         program.rename(binary)
         program.write_text(f"#!/bin/sh\nLD_LIBRARY_PATH={prefix}/lib exec {qemu} -L {sysroot} {binary} \"$@\"\n")
         program.chmod(0o755)
+    # The kernels OpenBLAS chose for the emulated CPU, as its loader reports them.
+    probe = subprocess.run([testing / ("EIG/xeigtstd" if "eig" in families else "LIN/xlintstd")],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env={**os.environ, "OPENBLAS_VERBOSE": "2"})
+    core = re.search(r"^Core: (\S+)", probe.stdout, re.MULTILINE)
     started = time.monotonic()
     outputs = []
     for family in families:
@@ -142,7 +151,7 @@ def run_tests(target: str, netlib: Path, prefix: Path, precisions: str, families
                                "-b", "TESTING"], cwd=netlib, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
         outputs.append(proc.stdout)
-    return "\n".join(outputs), time.monotonic() - started
+    return "\n".join(outputs), time.monotonic() - started, core[1] if core else "?"
 
 
 def main() -> None:
@@ -155,7 +164,16 @@ def main() -> None:
                         help="the manylinux image (policy) the library is built for, as "
                              "`manylinux-<arch>-image` says it: below glibc 2.27 its LAPACK is the C translation")
     parser.add_argument("--work", type=Path, default=CACHE.parent / "crosswheel-bench/lapack-tests")
+    parser.add_argument("--coretype", help="OpenBLAS's kernels to force (OPENBLAS_CORETYPE, e.g. ZARCH_GENERIC); "
+                                           "by default the library picks them for the emulated CPU, as on a "
+                                           "user's machine")
     args = parser.parse_args()
+    # A build machine may name its own CPU here (OPENBLAS_CORETYPE=Haswell): the target's
+    # library knows no such core and falls back to its generic C kernels, which is not what
+    # a user's machine runs.
+    os.environ.pop("OPENBLAS_CORETYPE", None)
+    if args.coretype:
+        os.environ["OPENBLAS_CORETYPE"] = args.coretype
     families = args.families.split(",")
     rows = []
     for target in args.targets.split(","):
@@ -166,20 +184,22 @@ def main() -> None:
         record = prefix / ".crosswheel-library.json"
         notes = re.search(r'"notes":\s*"([^"]*)"', record.read_text()) if record.exists() else None
         netlib = build_tests(target, prefix, work, args.precisions, families)
-        output, seconds = run_tests(target, netlib, prefix, args.precisions, families)
+        output, seconds, core = run_tests(target, netlib, prefix, args.precisions, families)
         (work / "lapack_testing.out").write_text(output)
-        totals = [0, 0, 0]
+        print(output, file=sys.stderr)
+        per_precision: dict[str, list[int]] = {}
         for found in SUMMARY.finditer(output):
+            totals = per_precision.setdefault(found["precision"], [0, 0, 0])
             totals[0] += int(found["run"])
             totals[1] += int(found["numerical"])
             totals[2] += int(found["other"])
-        print(output, file=sys.stderr)
-        rows.append(f"| {target} | {args.precisions} | {', '.join(families)} | {totals[0]} | "
-                    f"{totals[0] - totals[1] - totals[2]} | {totals[1]} | {totals[2]} | {seconds:.0f} s | "
-                    f"{notes[1] if notes else '?'} |")
-    print("| target | precisions | families | tests run | passed | numerical failures | other failures "
-          "| time under qemu | LAPACK |")
-    print("|---|---|---|---|---|---|---|---|---|")
+        for precision, (run, numerical, other) in per_precision.items():
+            rows.append(f"| {target} | {core} | {precision} | {', '.join(families)} | {run} | "
+                        f"{run - numerical - other} | {numerical} | {other} | {seconds:.0f} s | "
+                        f"{notes[1] if notes else '?'} |")
+    print("| target | OpenBLAS kernels | precision | families | tests run | passed | numerical failures "
+          "| other failures | time under qemu (all precisions) | LAPACK |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 

@@ -514,6 +514,22 @@ const NOT_FOR_TESTS: &[&str] = &[
     "_PYTHON_SYSCONFIGDATA_NAME",
 ];
 
+/// Variables that name the build machine's CPU. An emulated target's libraries would read
+/// them as a choice for the emulated CPU: OpenBLAS given `OPENBLAS_CORETYPE=Haswell` on an
+/// aarch64, ppc64le or s390x finds no such core and falls back to its generic C kernels,
+/// which no user's machine of that architecture runs. cibuildwheel's containers never see
+/// the host's variables; a test asks for a core with `test-environment`.
+const BUILD_MACHINE_CPU: &[&str] = &["OPENBLAS_CORETYPE"];
+
+/// What a test inherits of crosswheel's own environment: all but a build's variables, and
+/// on an emulated target all but those naming the build machine's CPU.
+fn inherited(vars: impl IntoIterator<Item = (String, String)>, emulated: bool) -> Vars {
+    vars.into_iter()
+        .filter(|(name, _)| !NOT_FOR_TESTS.contains(&name.as_str()))
+        .filter(|(name, _)| !(emulated && BUILD_MACHINE_CPU.contains(&name.as_str())))
+        .collect()
+}
+
 /// The environment of `before-test` and the test command, as cibuildwheel builds it:
 /// crosswheel's own, the build's `environment`, the test venv first on PATH (and the
 /// emulator's variables), then `test-environment` evaluated against all that. Second, the
@@ -524,9 +540,7 @@ fn test_variables(
     spec: &TestSpec,
     project: &Path,
 ) -> Result<(Vars, Vars), TestError> {
-    let mut vars: BTreeMap<String, String> = std::env::vars()
-        .filter(|(name, _)| !NOT_FOR_TESTS.contains(&name.as_str()))
-        .collect();
+    let mut vars = inherited(std::env::vars(), env.emulated_arch().is_some());
     vars.extend(
         spec.environment
             .iter()
@@ -654,6 +668,29 @@ fn copy_test_sources(project: &Path, entries: &[PathBuf], workdir: &Path) -> Res
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_emulated_test_does_not_inherit_the_build_machines_cpu_or_a_builds_python_variables() {
+        let outside = || {
+            [
+                ("OPENBLAS_CORETYPE", "Haswell"),
+                ("PYTHONPATH", "/build/site"),
+                ("OMP_NUM_THREADS", "2"),
+            ]
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+        };
+        let emulated = super::inherited(outside(), true);
+        assert_eq!(
+            emulated.keys().collect::<Vec<_>>(),
+            ["OMP_NUM_THREADS"],
+            "{emulated:?}"
+        );
+        let native = super::inherited(outside(), false);
+        assert_eq!(
+            native.keys().collect::<Vec<_>>(),
+            ["OMP_NUM_THREADS", "OPENBLAS_CORETYPE"],
+            "{native:?}"
+        );
+    }
 
     #[test]
     fn relative_pip_files_are_the_projects() {
