@@ -67,6 +67,7 @@ pub fn run_env(args: &EnvArgs) -> Result<ExitCode> {
         cache: &cache,
         network: &Network::new(args.offline, mirror),
         runner: None,
+        musl_root: None,
         languages: &[],
         cuda: None,
     })?;

@@ -573,6 +573,7 @@ pub(super) fn setup_for(
         cache,
         network: &Network::new(offline, reach.debian_mirror.clone()),
         runner: None,
+        musl_root: None,
         languages,
         cuda: None,
     })?)

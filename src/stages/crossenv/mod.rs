@@ -63,6 +63,10 @@ pub struct CrossEnv {
     /// qemu-user and the target's root for target programs; `None` for macOS, or when no
     /// emulator could be provisioned.
     pub runner: Option<TargetRunner>,
+    /// For a musllinux target, the root of Debian's musl loader, on which the build's
+    /// dynamic musl programs run (under the runner's qemu, or as a command on this machine
+    /// when the target is its own); see [`runner::run_program_script`].
+    pub musl_root: Option<PathBuf>,
     /// Empty pkg-config directory that keeps the host's `.pc` files out of a cross build.
     pub pkgconfig_dir: PathBuf,
     /// The target CPython (`cp313t`: free-threaded).
@@ -85,6 +89,7 @@ impl CrossEnv {
         python: &BuildPython,
         toolchain: &Toolchain,
         runner: Option<TargetRunner>,
+        musl_root: Option<PathBuf>,
     ) -> Result<CrossEnv, CrossEnvError> {
         let target = &toolchain.target;
         let key = cache_key(&[
@@ -108,10 +113,11 @@ impl CrossEnv {
             python,
             toolchain,
             runner.clone(),
+            musl_root.clone(),
         );
         let content_key = cache_key(&[provisional.contents(python, &flags)?.stamp.as_bytes()]);
         let root = cache.cross_envs().join(format!("{name}-{content_key}"));
-        let env = Self::at(root, python, toolchain, runner);
+        let env = Self::at(root, python, toolchain, runner, musl_root);
         let contents = env.contents(python, &flags)?;
         let stamp_path = env.root.join("stamp");
         if std::fs::read_to_string(&stamp_path).is_ok_and(|stamp| stamp == contents.stamp) {
@@ -127,6 +133,7 @@ impl CrossEnv {
         python: &BuildPython,
         toolchain: &Toolchain,
         runner: Option<TargetRunner>,
+        musl_root: Option<PathBuf>,
     ) -> CrossEnv {
         let target = &toolchain.target;
         // CPython's own name for the folder: `python3.13t` for the free-threaded ABI.
@@ -149,6 +156,7 @@ impl CrossEnv {
             pkgconfig_dir: root.join("lib").join("pkgconfig"),
             run_program: runner::run_program_path(&root),
             runner,
+            musl_root,
             python: python.executable.clone(),
             target_python: python.target_python(),
             target: target.clone(),
@@ -226,7 +234,11 @@ impl CrossEnv {
             (self.root.join("env.sh"), self.shell_exports()),
             (
                 self.run_program.clone(),
-                runner::run_program_script(&self.target, self.runner.as_ref()),
+                runner::run_program_script(
+                    &self.target,
+                    self.runner.as_ref(),
+                    self.musl_root.as_deref(),
+                ),
             ),
             (
                 self.sysconfig_dir.join("_crosswheel_target_import.py"),

@@ -53,6 +53,9 @@ pub struct SetupRequest<'a> {
     pub network: &'a Network,
     /// qemu-user and the target's root, for the target programs a build runs.
     pub runner: Option<TargetRunner>,
+    /// For a musllinux target, the root of Debian's musl loader, which runs the build's
+    /// dynamic musl programs.
+    pub musl_root: Option<std::path::PathBuf>,
     /// The languages beyond C and C++ the build compiles (Rust for a maturin project).
     pub languages: &'a [Language],
     /// The CUDA release and components the options ask for (`cuda`); a build whose files
@@ -95,8 +98,13 @@ impl TargetSetup {
             request.languages,
             request.cuda,
         )?;
-        let cross_env =
-            CrossEnv::create(request.cache, &python, &toolchain, request.runner.clone())?;
+        let cross_env = CrossEnv::create(
+            request.cache,
+            &python,
+            &toolchain,
+            request.runner.clone(),
+            request.musl_root.clone(),
+        )?;
         Ok(TargetSetup {
             python,
             toolchain,
@@ -162,6 +170,7 @@ mod tests {
             cache: &cache,
             network: &Network::new(true, None),
             runner: None,
+            musl_root: None,
             languages: &[],
             cuda: None,
         })

@@ -378,7 +378,6 @@ mod tests {
             python: "/root-tree/usr/bin/python3.11".into(),
             python_tag: crate::python_tag::PythonTag::cpython3(11),
             cpu: None,
-            musl_root: None,
         };
         let target = Target::parse("linux-aarch64").unwrap();
         let module = render_ctypes_bridge(&target, Path::new("/e/bin/run-program"), &runner);

@@ -91,7 +91,6 @@ mod tests {
             python: PathBuf::from("/root-tree/usr/bin/python3.11"),
             python_tag,
             cpu: None,
-            musl_root: None,
         }
     }
 

@@ -496,7 +496,6 @@ pub fn target_runner(
         python: emulator.sysroot().python(),
         python_tag: python,
         cpu: emulator.cpu().map(str::to_string),
-        musl_root: None,
     }
 }
 

@@ -34,6 +34,7 @@ impl Identifier<'_> {
             cache: &self.context.cache,
             network: &self.context.network(spec),
             runner: self.target_runner(),
+            musl_root: self.musl_root(),
             languages: &crate::stages::backend::languages_of_project(&spec.paths.package),
             cuda: crate::coordination::pipeline::cuda_request(spec)?.as_ref(),
         })?;
@@ -203,7 +204,6 @@ impl Identifier<'_> {
                 python: emulator.sysroot().python(),
                 python_tag: python,
                 cpu: emulator.cpu().map(str::to_string),
-                musl_root: self.musl_root(arch),
             }),
             Err(error) => {
                 tracing::warn!(
@@ -217,12 +217,14 @@ impl Identifier<'_> {
     }
 
     /// For a musllinux target, the root of Debian's musl loader, on which the build's
-    /// dynamic musl programs run; without it (offline, no mirror) they fail naming the
-    /// loader, as static ones never do.
-    fn musl_root(&self, arch: crate::support::sysroot::LinuxArch) -> Option<std::path::PathBuf> {
+    /// dynamic musl programs run (under qemu, or natively on a machine of the target's
+    /// architecture); without it (offline, no mirror) they fail naming the loader, as
+    /// static ones never do.
+    fn musl_root(&self) -> Option<std::path::PathBuf> {
         if self.spec.target.libc() != Some(crate::target::Libc::Musl) {
             return None;
         }
+        let arch = self.spec.target.linux_arch()?;
         crate::support::sysroot::musl_loader_root(
             self.context.cache.root(),
             arch,

@@ -268,6 +268,7 @@ mod tests {
         // musllinux builds link musl 1.2, which the runtime needs; riscv64's runtime needs
         // glibc 2.38, above the target's lowest.
         assert!(for_libraries(&Target::parse("musllinux-aarch64").unwrap()).is_ok());
+        assert!(for_libraries(&Target::parse("musllinux-x86_64").unwrap()).is_ok());
         let riscv64 = Target::parse("linux-riscv64").unwrap();
         let lowest = for_libraries(&riscv64).unwrap_err();
         assert!(lowest.contains("below the glibc 2.38"), "{lowest}");
