@@ -35,7 +35,7 @@ fn cross_env(target: &Target, python: &BuildPython) -> (Cache, CrossEnv) {
         None,
     )
     .unwrap_or_else(|err| panic!("zig toolchain for {target}: {err}"));
-    let env = CrossEnv::create(&cache, python, &toolchain, None)
+    let env = CrossEnv::create(&cache, python, &toolchain, None, None)
         .unwrap_or_else(|err| panic!("cross env: {err}"));
     (cache, env)
 }

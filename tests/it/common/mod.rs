@@ -470,7 +470,7 @@ pub fn zig_cross_env(
         .linux_arch()
         .filter(|_| !parsed.runs_natively_here())
         .map(|arch| target_runner(&cache, arch));
-    crosswheel::stages::crossenv::CrossEnv::create(&cache, python, &toolchain, runner)
+    crosswheel::stages::crossenv::CrossEnv::create(&cache, python, &toolchain, runner, None)
         .unwrap_or_else(|err| panic!("cross environment for {target}: {err}"))
 }
 
